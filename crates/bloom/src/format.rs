@@ -1,0 +1,252 @@
+//! The serialized form, version 1. Every integer is little-endian.
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `BLMF` |
+//! | 4 | 2 | format version, 1 |
+//! | 6 | 1 | layout: 1 standard, 2 blocked (512-bit blocks; also the atomic filter's) |
+//! | 7 | 1 | hash: 1 = SipHash-1-3, 128-bit output, double hashing as in this crate |
+//! | 8 | 16 | SipHash key |
+//! | 24 | 8 | bits `m` |
+//! | 32 | 4 | hashes `k` (probes per item) |
+//! | 36 | 1 | blocks per item (0 for the standard layout) |
+//! | 37 | 3 | reserved, zero |
+//! | 40 | 8 | items inserted (inserts that reported a new item) |
+//! | 48 | 8 | payload length in bytes |
+//! | 56 | 4 | CRC-32C of bytes 0..56 |
+//! | 60 | payload length | the bit array as 64-bit words; bit `i` is bit `i % 64` of word `i / 64` |
+//! | end | 4 | CRC-32C of the payload |
+//!
+//! The header has its own checksum so that a damaged size field is caught before any payload is
+//! read, and the payload is read in bounded chunks so that a header claiming a huge filter
+//! cannot make the reader allocate more than the input actually holds.
+//!
+//! Compatibility promise: a future version of this crate reads every version-1 filter and
+//! answers the same for every item; golden-byte tests pin the format.
+
+use std::io::{Read, Write};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::sizing::{BLOCK_BITS, MAX_BITS, MAX_HASHES};
+
+const MAGIC: [u8; 4] = *b"BLMF";
+const VERSION: u16 = 1;
+const HEADER_LEN: usize = 60;
+const HASH_SIPHASH13_128: u8 = 1;
+/// Words per payload read: 1 MiB at a time.
+const CHUNK_WORDS: usize = 1 << 17;
+
+/// The layouts the format knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// [`crate::BloomFilter`].
+    Standard,
+    /// [`crate::BlockedBloomFilter`] and [`crate::AtomicBloomFilter`].
+    Blocked,
+}
+
+impl Layout {
+    fn id(self) -> u8 {
+        match self {
+            Layout::Standard => 1,
+            Layout::Blocked => 2,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Standard => "standard",
+            Layout::Blocked => "blocked",
+        }
+    }
+
+    /// The payload size in 64-bit words for `bits`.
+    fn words(self, bits: u64) -> u64 {
+        bits.div_ceil(64)
+    }
+}
+
+/// The decoded, validated header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) layout: Layout,
+    pub(crate) key: [u8; 16],
+    pub(crate) bits: u64,
+    pub(crate) hashes: u32,
+    pub(crate) blocks_per_key: u32,
+    pub(crate) items: u64,
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        out[0..4].copy_from_slice(&MAGIC);
+        out[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        out[6] = self.layout.id();
+        out[7] = HASH_SIPHASH13_128;
+        out[8..24].copy_from_slice(&self.key);
+        out[24..32].copy_from_slice(&self.bits.to_le_bytes());
+        out[32..36].copy_from_slice(&self.hashes.to_le_bytes());
+        // Validated to 0, 1 or 2 on every path that builds a header.
+        out[36] = self.blocks_per_key as u8;
+        out[40..48].copy_from_slice(&self.items.to_le_bytes());
+        let payload = self.layout.words(self.bits) * 8;
+        out[48..56].copy_from_slice(&payload.to_le_bytes());
+        let crc = crc32c::crc32c(&out[..56]);
+        out[56..60].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn decode(raw: &[u8; HEADER_LEN], expected: Layout) -> Result<Header> {
+        let u64_at = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"));
+        if raw[0..4] != MAGIC {
+            return Err(ErrorKind::BadMagic.into());
+        }
+        let version = u16::from_le_bytes([raw[4], raw[5]]);
+        if version != VERSION {
+            return Err(ErrorKind::UnsupportedVersion(version).into());
+        }
+        let crc = u32::from_le_bytes(raw[56..60].try_into().expect("4 bytes"));
+        if crc != crc32c::crc32c(&raw[..56]) {
+            return Err(ErrorKind::ChecksumMismatch { part: "header" }.into());
+        }
+        if raw[6] != expected.id() {
+            return Err(ErrorKind::WrongLayout {
+                expected: expected.name(),
+                found: raw[6],
+            }
+            .into());
+        }
+        if raw[7] != HASH_SIPHASH13_128 {
+            return Err(ErrorKind::UnknownHash(raw[7]).into());
+        }
+        if raw[37..40] != [0, 0, 0] {
+            return Err(ErrorKind::Corrupt("reserved header bytes are not zero").into());
+        }
+        let header = Header {
+            layout: expected,
+            key: raw[8..24].try_into().expect("16 bytes"),
+            bits: u64_at(24),
+            hashes: u32::from_le_bytes(raw[32..36].try_into().expect("4 bytes")),
+            blocks_per_key: u32::from(raw[36]),
+            items: u64_at(40),
+        };
+        if header.bits == 0 || header.bits > MAX_BITS {
+            return Err(ErrorKind::Corrupt("bit count is zero or beyond the maximum").into());
+        }
+        if header.hashes == 0 || header.hashes > MAX_HASHES {
+            return Err(ErrorKind::Corrupt("hash count is zero or beyond the maximum").into());
+        }
+        match expected {
+            Layout::Standard if header.blocks_per_key != 0 => {
+                return Err(ErrorKind::Corrupt("standard filter with blocks per item").into());
+            }
+            Layout::Blocked
+                if !header.bits.is_multiple_of(BLOCK_BITS)
+                    || !(1..=2).contains(&header.blocks_per_key)
+                    || header.hashes < header.blocks_per_key =>
+            {
+                return Err(ErrorKind::Corrupt("blocked filter geometry is invalid").into());
+            }
+            _ => {}
+        }
+        if u64_at(48) != expected.words(header.bits) * 8 {
+            return Err(ErrorKind::Corrupt("payload length does not match the bit count").into());
+        }
+        Ok(header)
+    }
+}
+
+/// Writes `header`, then `words` (exactly `ceil(bits / 64)` of them), then the payload checksum.
+pub(crate) fn write<W: Write>(
+    out: &mut W,
+    header: &Header,
+    words: impl Iterator<Item = u64>,
+) -> Result<()> {
+    out.write_all(&header.encode())?;
+    let mut crc = 0u32;
+    let mut buf =
+        Vec::with_capacity(CHUNK_WORDS.min(header.layout.words(header.bits) as usize) * 8);
+    for word in words {
+        buf.extend_from_slice(&word.to_le_bytes());
+        if buf.len() == buf.capacity() {
+            crc = crc32c::crc32c_append(crc, &buf);
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    crc = crc32c::crc32c_append(crc, &buf);
+    out.write_all(&buf)?;
+    out.write_all(&crc.to_le_bytes())?;
+    Ok(())
+}
+
+/// The serialized length of a filter with `bits` in `layout`.
+pub(crate) fn encoded_len(layout: Layout, bits: u64) -> usize {
+    HEADER_LEN + layout.words(bits) as usize * 8 + 4
+}
+
+/// Reads a filter of `expected` layout: its header and its payload grouped into units of `W`
+/// words, each turned into a `T` by `make`.
+///
+/// Memory grows with the bytes actually read, never with what the header claims.
+pub(crate) fn read<R: Read, T, const W: usize>(
+    input: &mut R,
+    expected: Layout,
+    make: impl Fn([u64; W]) -> T,
+) -> Result<(Header, Vec<T>)> {
+    let mut raw = [0u8; HEADER_LEN];
+    input.read_exact(&mut raw)?;
+    let header = Header::decode(&raw, expected)?;
+    let total_words = expected.words(header.bits);
+    let total_units = usize::try_from(total_words / W as u64).map_err(|_| {
+        Error::from(ErrorKind::TooLarge {
+            bits: header.bits as f64,
+        })
+    })?;
+    let mut units: Vec<T> = Vec::new();
+    let mut chunk = vec![0u8; CHUNK_WORDS.min(total_words as usize) * 8];
+    let mut crc = 0u32;
+    let mut remaining = total_words as usize * 8;
+    while remaining > 0 {
+        let part = &mut chunk[..remaining.min(CHUNK_WORDS * 8)];
+        input.read_exact(part)?;
+        crc = crc32c::crc32c_append(crc, part);
+        remaining -= part.len();
+        // Grow geometrically but never past the declared total: realloc of large blocks is
+        // cheap, and a lying header only costs what the input really contained.
+        let needed = part.len() / (8 * W);
+        if units.capacity() - units.len() < needed {
+            let grow = units.len().max(needed).min(total_units - units.len());
+            units
+                .try_reserve_exact(grow)
+                .map_err(|_| ErrorKind::OutOfMemory {
+                    bytes: header.bits / 8,
+                })?;
+        }
+        units.extend(part.chunks_exact(8 * W).map(|unit| {
+            make(core::array::from_fn(|i| {
+                u64::from_le_bytes(unit[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+            }))
+        }));
+    }
+    let mut tail = [0u8; 4];
+    input.read_exact(&mut tail)?;
+    if u32::from_le_bytes(tail) != crc {
+        return Err(ErrorKind::ChecksumMismatch { part: "payload" }.into());
+    }
+    Ok((header, units))
+}
+
+/// Reads a filter from a byte slice that must hold exactly one filter.
+pub(crate) fn read_exact_slice<T, const W: usize>(
+    mut bytes: &[u8],
+    expected: Layout,
+    make: impl Fn([u64; W]) -> T,
+) -> Result<(Header, Vec<T>)> {
+    let decoded = read(&mut bytes, expected, make)?;
+    if !bytes.is_empty() {
+        return Err(ErrorKind::TrailingBytes(bytes.len()).into());
+    }
+    Ok(decoded)
+}

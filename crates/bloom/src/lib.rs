@@ -1,0 +1,59 @@
+//! Bloom filters that keep their promises: the rate you ask for, one cache miss per lookup,
+//! an exactly-once concurrent insert, and bytes that read back the same everywhere.
+//!
+//! * [`BloomFilter`]: the standard layout, the accuracy reference.
+//! * [`BlockedBloomFilter`]: every probe of an item inside one 64-byte cache line (two for low
+//!   rates), sized from a block model so it still meets the target rate.
+//! * [`AtomicBloomFilter`]: the blocked layout shared across threads; when several threads
+//!   insert the same new item at once, exactly one is told it is new.
+//!
+//! All three hash items with keyed SipHash-1-3 (128-bit output, random key unless you give
+//! one), compute positions in 64 bits (filters beyond 2^32 bits are exact), offer batched
+//! operations that prefetch, and serialize to a versioned, checksummed, little-endian format.
+//! The [sizing functions](optimal_bits) are public and documented with their formulas.
+//!
+//! # Example
+//!
+//! ```
+//! use bloom::BlockedBloomFilter;
+//!
+//! // A million URLs at one false positive in a million: 31 bits per URL.
+//! let mut seen = BlockedBloomFilter::new(1_000_000, 1e-6)?;
+//! assert!(seen.insert("https://example.com/"));
+//! assert!(!seen.insert("https://example.com/"));
+//! assert!(seen.contains("https://example.com/"));
+//!
+//! // Ship it and read it back.
+//! let copy = BlockedBloomFilter::from_bytes(&seen.to_bytes())?;
+//! assert!(copy.contains("https://example.com/"));
+//! # Ok::<(), bloom::Error>(())
+//! ```
+//!
+//! # Serialized format
+//!
+//! Version 1, little-endian: a 60-byte header (magic `BLMF`, version, layout, hash id, key,
+//! bits, hashes, blocks per item, item count, payload length, header CRC-32C), the bit array as
+//! 64-bit words, and a CRC-32C of the payload. Truncated, damaged, foreign or future input is a
+//! typed [`Error`], never a panic or an allocation larger than the input. Later versions of
+//! this crate will keep reading version 1.
+
+mod atomic;
+mod blocked;
+mod builder;
+mod error;
+mod format;
+mod hash;
+mod sizing;
+mod standard;
+mod storage;
+
+pub use atomic::AtomicBloomFilter;
+pub use blocked::BlockedBloomFilter;
+pub use builder::Builder;
+pub use error::{Error, ErrorKind, Result};
+pub use hash::{ItemHash, ItemHasher};
+pub use sizing::{
+    BLOCK_BITS, BlockedParams, MAX_BITS, MAX_HASHES, blocked_false_positive_rate, blocked_params,
+    capacity, estimated_items, false_positive_rate, optimal_bits, optimal_hashes,
+};
+pub use standard::BloomFilter;

@@ -1,0 +1,84 @@
+//! Bit storage shared by the filters: fallible zeroed allocation, cache-line blocks, prefetch.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{ErrorKind, Result};
+
+/// One 512-bit block, aligned to a 64-byte cache line so that touching a block costs exactly
+/// one cache miss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
+pub(crate) struct Block(pub(crate) [u64; 8]);
+
+/// The concurrent twin of [`Block`].
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct AtomicBlock(pub(crate) [AtomicU64; 8]);
+
+impl AtomicBlock {
+    pub(crate) fn from_words(words: [u64; 8]) -> Self {
+        AtomicBlock(words.map(AtomicU64::new))
+    }
+
+    pub(crate) fn load(&self) -> [u64; 8] {
+        core::array::from_fn(|i| self.0[i].load(Ordering::Relaxed))
+    }
+}
+
+/// A vector of `len` copies of `zero`, refusing (instead of aborting the process) when the
+/// allocator cannot provide it.
+pub(crate) fn zeroed<T: Clone>(len: usize, zero: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| ErrorKind::OutOfMemory {
+            bytes: (len as u64).saturating_mul(size_of::<T>() as u64),
+        })?;
+    v.resize(len, zero);
+    Ok(v)
+}
+
+/// Same as [`zeroed`] for types that are not `Clone` (atomics).
+pub(crate) fn zeroed_with<T>(len: usize, make: impl FnMut() -> T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| ErrorKind::OutOfMemory {
+            bytes: (len as u64).saturating_mul(size_of::<T>() as u64),
+        })?;
+    v.extend(std::iter::repeat_with(make).take(len));
+    Ok(v)
+}
+
+/// Converts a bit count into a length for `Vec`, refusing lengths this platform cannot index.
+pub(crate) fn units(count: u64) -> Result<usize> {
+    usize::try_from(count).map_err(|_| {
+        ErrorKind::TooLarge {
+            bits: count as f64 * 64.0,
+        }
+        .into()
+    })
+}
+
+/// Asks the CPU to start loading the cache line at `ptr`; a hint only, it never faults.
+#[inline(always)]
+pub(crate) fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    // SAFETY: prefetch is a hint that never dereferences in the architectural sense and
+    // cannot fault, whatever the address; SSE is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(target_arch = "aarch64")]
+    #[allow(unsafe_code)]
+    // SAFETY: PRFM is a hint that cannot fault, whatever the address.
+    unsafe {
+        core::arch::asm!("prfm pldl1keep, [{0}]", in(reg) ptr, options(nostack, readonly, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let _ = ptr;
+}
+
+/// How many items a batch operation hashes and prefetches before probing: enough independent
+/// cache misses in flight to hide DRAM latency, few enough that the lines are still cached when
+/// probed.
+pub(crate) const BATCH: usize = 16;
