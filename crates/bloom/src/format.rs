@@ -165,11 +165,11 @@ pub(crate) fn write<W: Write>(
 ) -> Result<()> {
     out.write_all(&header.encode())?;
     let mut crc = 0u32;
-    let mut buf =
-        Vec::with_capacity(CHUNK_WORDS.min(header.layout.words(header.bits) as usize) * 8);
+    let chunk_bytes = CHUNK_WORDS.min(header.layout.words(header.bits) as usize) * 8;
+    let mut buf = Vec::with_capacity(chunk_bytes);
     for word in words {
         buf.extend_from_slice(&word.to_le_bytes());
-        if buf.len() == buf.capacity() {
+        if buf.len() == chunk_bytes {
             crc = crc32c::crc32c_append(crc, &buf);
             out.write_all(&buf)?;
             buf.clear();

@@ -46,6 +46,7 @@ mod hash;
 mod sizing;
 mod standard;
 mod storage;
+mod sync;
 
 pub use atomic::AtomicBloomFilter;
 pub use blocked::BlockedBloomFilter;
@@ -57,3 +58,8 @@ pub use sizing::{
     capacity, estimated_items, false_positive_rate, optimal_bits, optimal_hashes,
 };
 pub use standard::BloomFilter;
+
+/// Compiles and runs the README's examples as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -16,8 +16,9 @@ use crate::storage::{self, BATCH, prefetch};
 /// bits per item, but each insert or positive lookup touches `k` cache lines. For large filters
 /// prefer [`BlockedBloomFilter`](crate::BlockedBloomFilter).
 ///
-/// Probe `i` of an item is `(h1 + i h2) mod* m`, where `mod*` is a 64-bit multiply-shift
-/// reduction, so filters beyond 2^32 bits are exact.
+/// Probe `i` of an item is `spread(h1 + i h2) mod* m` (Kirsch-Mitzenmacher double hashing),
+/// where `mod*` is a 64-bit multiply-shift reduction, so filters beyond 2^32 bits are exact,
+/// and `spread` is a bijective mix that lets all 128 hash bits decide the positions.
 ///
 /// # Example
 ///
@@ -187,7 +188,7 @@ impl BloomFilter {
         let mut g = hash.h1();
         let mut newly_set = 0;
         for _ in 0..self.hashes {
-            let pos = reduce(g, self.bits);
+            let pos = probe_position(g, self.bits);
             let word = &mut self.words[(pos / 64) as usize];
             let mask = 1u64 << (pos % 64);
             newly_set += u64::from(*word & mask == 0);
@@ -213,7 +214,7 @@ impl BloomFilter {
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
         let mut g = hash.h1();
         for _ in 0..self.hashes {
-            let pos = reduce(g, self.bits);
+            let pos = probe_position(g, self.bits);
             if self.words[(pos / 64) as usize] & (1u64 << (pos % 64)) == 0 {
                 return false;
             }
@@ -224,8 +225,8 @@ impl BloomFilter {
 
     fn prefetch_first_probes(&self, hash: ItemHash) {
         // A negative lookup stops after about two probes at the optimal fill.
-        let first = reduce(hash.h1(), self.bits);
-        let second = reduce(hash.h1().wrapping_add(hash.h2()), self.bits);
+        let first = probe_position(hash.h1(), self.bits);
+        let second = probe_position(hash.h1().wrapping_add(hash.h2()), self.bits);
         prefetch(&self.words[(first / 64) as usize]);
         prefetch(&self.words[(second / 64) as usize]);
     }
@@ -548,6 +549,18 @@ impl BloomFilter {
             ones,
         })
     }
+}
+
+/// The bit a double-hashing value `g` probes in a filter of `bits` bits.
+///
+/// Multiply-shift reduction alone would keep only the top `log2(m)` bits of `g`, so the probe
+/// sequence of an item would depend on just `2 log2(m)` of its 128 hash bits: a small filter at
+/// a low rate then hits the double-hashing floor of about `n / m^2` false positives (measured:
+/// 5.3x the target at n = 1,000, p = 1e-6). An xor-shift and an odd multiplication, both
+/// invertible, first fold the low bits into the top ones.
+#[inline(always)]
+fn probe_position(g: u64, bits: u64) -> u64 {
+    reduce((g ^ (g >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15), bits)
 }
 
 impl Builder<BloomFilter> {

@@ -1,6 +1,8 @@
 //! Bit storage shared by the filters: fallible zeroed allocation, cache-line blocks, prefetch.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+use crate::sync::AtomicU64;
 
 use crate::error::{ErrorKind, Result};
 

@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: deterministic keys and one interface over the
+//! three filter types.
+
+#![allow(dead_code, unreachable_pub)]
+
+use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+
+/// A fixed key: the tests are deterministic, so a statistical bound that passes once always
+/// passes.
+pub const KEY: [u8; 16] = *b"bloom-tests-key!";
+
+/// splitmix64: a cheap, well-mixed sequence for deriving test keys.
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Item `i` of disjoint set `set`: sets never share an item, so members of set 1 are
+/// guaranteed absent from a filter filled from set 0.
+pub fn item(set: u8, i: u64) -> [u8; 17] {
+    let mut out = [0u8; 17];
+    out[0] = set;
+    out[1..9].copy_from_slice(&i.to_le_bytes());
+    out[9..17].copy_from_slice(&mix(i ^ u64::from(set) << 56).to_le_bytes());
+    out
+}
+
+/// The operations every filter type shares, so one test body covers all three.
+pub trait Filter {
+    const NAME: &'static str;
+    fn build(items: usize, rate: f64) -> Self;
+    fn add(&mut self, item: &[u8]) -> bool;
+    fn has(&self, item: &[u8]) -> bool;
+    fn model_rate(&self, items: u64) -> f64;
+}
+
+impl Filter for BloomFilter {
+    const NAME: &'static str = "standard";
+    fn build(items: usize, rate: f64) -> Self {
+        BloomFilter::builder(items, rate).key(KEY).build().unwrap()
+    }
+    fn add(&mut self, item: &[u8]) -> bool {
+        self.insert(item)
+    }
+    fn has(&self, item: &[u8]) -> bool {
+        self.contains(item)
+    }
+    fn model_rate(&self, items: u64) -> f64 {
+        self.false_positive_rate_at(items)
+    }
+}
+
+impl Filter for BlockedBloomFilter {
+    const NAME: &'static str = "blocked";
+    fn build(items: usize, rate: f64) -> Self {
+        BlockedBloomFilter::builder(items, rate)
+            .key(KEY)
+            .build()
+            .unwrap()
+    }
+    fn add(&mut self, item: &[u8]) -> bool {
+        self.insert(item)
+    }
+    fn has(&self, item: &[u8]) -> bool {
+        self.contains(item)
+    }
+    fn model_rate(&self, items: u64) -> f64 {
+        self.false_positive_rate_at(items)
+    }
+}
+
+impl Filter for AtomicBloomFilter {
+    const NAME: &'static str = "atomic";
+    fn build(items: usize, rate: f64) -> Self {
+        AtomicBloomFilter::builder(items, rate)
+            .key(KEY)
+            .build()
+            .unwrap()
+    }
+    fn add(&mut self, item: &[u8]) -> bool {
+        self.insert(item)
+    }
+    fn has(&self, item: &[u8]) -> bool {
+        self.contains(item)
+    }
+    fn model_rate(&self, items: u64) -> f64 {
+        self.false_positive_rate_at(items)
+    }
+}
