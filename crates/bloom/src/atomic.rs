@@ -14,21 +14,23 @@ use crate::storage::{self, AtomicBlock, BATCH, Block, prefetch};
 use crate::sync::{Mutex, MutexGuard};
 use crate::{BlockedBloomFilter, sizing};
 
-/// Lock stripes: enough that threads inserting different new items rarely share one.
+/// Lock stripes: enough that threads inserting new items into different blocks rarely share
+/// one.
 #[cfg(not(loom))]
 const STRIPES: usize = 256;
 /// Few stripes under loom, whose cost grows with every tracked object.
 #[cfg(loom)]
 const STRIPES: usize = 4;
 
-/// One lock stripe, on its own cache line so that stripes do not contend through false sharing.
+/// One lock stripe, guarding every block whose index is congruent to it modulo [`STRIPES`]; on
+/// its own cache line so that stripes do not contend through false sharing.
 #[derive(Debug, Default)]
 #[repr(align(64))]
 struct Stripe {
     counts: Mutex<Counts>,
 }
 
-/// Statistics of the inserts that went through one stripe. Kept per stripe, under the lock
+/// Statistics of the inserts that locked this stripe first. Kept per stripe, under the lock
 /// the insert already holds, instead of in shared counters every thread would write.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
@@ -46,10 +48,11 @@ struct Counts {
 /// single atomic instruction that tests and sets them all, so filters built on per-word
 /// `fetch_or` (Guava's, fastbloom's) can tell two racing threads that an item is new, and a
 /// deduplicating caller then does the work twice. Here, an insert whose bits are all set
-/// returns `false` without locking (the common case when most items are already known);
-/// otherwise it takes one of 256 lock stripes chosen by the item's hash, checks again, and sets
-/// the bits. Racing inserts of one item meet at the same stripe, so exactly one sees the bits
-/// unset. Lookups never lock.
+/// returns `false` without locking (the common case when most items are already known).
+/// Otherwise it locks the stripes (256 in all) that guard its one or two blocks, checks again,
+/// and sets the bits. Every writer of a block holds its stripe, so racing inserts of one item
+/// are serialized and exactly one sees the bits unset; and under the lock plain stores replace
+/// the atomic read-modify-writes a lock-free filter needs for each word. Lookups never lock.
 ///
 /// # Example
 ///
@@ -222,22 +225,25 @@ impl AtomicBloomFilter {
     /// ```
     #[inline]
     pub fn insert_hash(&self, hash: ItemHash) -> bool {
-        let probe = self.geometry.probe(hash);
-        if self.probe_present(&probe) {
+        if self.contains_hash(hash) {
             return false;
         }
-        let mut counts = self.stripe(hash);
-        // Every insert of this item takes this same stripe, so after the lock the bits that an
-        // earlier winner set are visible: at most one inserter gets past this check.
-        if self.probe_present(&probe) {
+        let probe = self.geometry.probe(hash);
+        let (mut counts, _second) = self.lock_blocks(&probe);
+        // Every writer of these blocks holds their stripes, so until they are released the
+        // words cannot change, and the bits of any earlier insert of this item are visible:
+        // at most one inserter gets past this check, and plain stores are enough below.
+        let loaded = self.probe_blocks(&probe);
+        if (0..probe.count).all(|j| block_contains(&loaded[j], &probe.masks[j])) {
             return false;
         }
         let mut newly_set = 0;
-        for j in 0..probe.count {
-            let block = &self.blocks[probe.blocks[j]].0;
-            for (word, &mask) in block.iter().zip(&probe.masks[j]) {
-                if mask != 0 {
-                    let old = word.fetch_or(mask, Ordering::Relaxed);
+        let touched = probe.blocks.iter().zip(&probe.masks).zip(&loaded);
+        for ((&index, masks), loaded) in touched.take(probe.count) {
+            let block = &self.blocks[index].0;
+            for ((word, &mask), &old) in block.iter().zip(masks).zip(loaded) {
+                if mask & !old != 0 {
+                    word.store(old | mask, Ordering::Relaxed);
                     newly_set += u64::from((mask & !old).count_ones());
                 }
             }
@@ -258,20 +264,44 @@ impl AtomicBloomFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        self.probe_present(&self.geometry.probe(hash))
+        self.geometry.contains(hash, |block, word| {
+            self.blocks[block].0[word].load(Ordering::Relaxed)
+        })
     }
 
     #[inline(always)]
-    fn probe_present(&self, probe: &Probe) -> bool {
-        (0..probe.count)
-            .all(|j| block_contains(&self.blocks[probe.blocks[j]].load(), &probe.masks[j]))
+    fn probe_blocks(&self, probe: &Probe) -> [[u64; 8]; 2] {
+        let mut loaded = [[0; 8]; 2];
+        for (slot, &index) in loaded.iter_mut().zip(&probe.blocks).take(probe.count) {
+            *slot = self.blocks[index].load();
+        }
+        loaded
     }
 
-    fn stripe(&self, hash: ItemHash) -> MutexGuard<'_, Counts> {
-        // Low bits of h1: the block index uses its high bits.
-        let stripe = &self.stripes[hash.h1() as usize % STRIPES];
+    /// Locks the stripes of the item's blocks, in stripe order so that two inserters can never
+    /// wait for each other. The first guard carries the statistics.
+    fn lock_blocks(
+        &self,
+        probe: &Probe,
+    ) -> (MutexGuard<'_, Counts>, Option<MutexGuard<'_, Counts>>) {
+        let first = probe.blocks[0] % STRIPES;
+        let second = (probe.count == 2).then(|| probe.blocks[1] % STRIPES);
+        match second {
+            Some(second) if second != first => {
+                let (low, high) = (first.min(second), first.max(second));
+                let low = self.lock_stripe(low);
+                (low, Some(self.lock_stripe(high)))
+            }
+            _ => (self.lock_stripe(first), None),
+        }
+    }
+
+    fn lock_stripe(&self, stripe: usize) -> MutexGuard<'_, Counts> {
         // Nothing panics while a stripe is held, and the counts stay valid if it ever did.
-        stripe.counts.lock().unwrap_or_else(PoisonError::into_inner)
+        self.stripes[stripe]
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn prefetch_blocks(&self, hash: ItemHash) {

@@ -49,18 +49,46 @@ impl Geometry {
     #[inline(always)]
     pub(crate) fn probe(&self, hash: ItemHash) -> Probe {
         let (first, second) = split_probes(self.hashes, self.blocks_per_key);
-        let mut x = hash.h2();
         let mut probe = Probe {
             blocks: [reduce(hash.h1(), self.blocks) as usize, 0],
-            masks: [masks(&mut x, first), [0; 8]],
+            masks: [masks(hash.h2(), 0..first), [0; 8]],
             count: 1,
         };
         if second > 0 {
-            probe.blocks[1] = self.second_block(hash);
-            probe.masks[1] = masks(&mut x, second);
-            probe.count = 2;
+            let block = self.second_block(hash);
+            let masks = masks(hash.h2(), first..first + second);
+            if block == probe.blocks[0] {
+                // One block holding both halves: a single entry, so that writers working from
+                // a snapshot of each block never overwrite one half with the other.
+                for (mine, more) in probe.masks[0].iter_mut().zip(masks) {
+                    *mine |= more;
+                }
+            } else {
+                probe.blocks[1] = block;
+                probe.masks[1] = masks;
+                probe.count = 2;
+            }
         }
         probe
+    }
+
+    /// Whether every probe bit of the item is set, reading words through `word(block, index)`
+    /// and stopping at the first clear bit: a lookup of an absent item usually reads two.
+    #[inline(always)]
+    pub(crate) fn contains(&self, hash: ItemHash, word: impl Fn(usize, usize) -> u64) -> bool {
+        let (first, second) = split_probes(self.hashes, self.blocks_per_key);
+        let probes_set = |block: usize, probes: &[u64]| {
+            probes.iter().all(|&power| {
+                let bit = hash.h2().wrapping_mul(power) >> 55;
+                word(block, (bit >> 6) as usize) & (1 << (bit & 63)) != 0
+            })
+        };
+        probes_set(self.first_block(hash), &POWERS[..first as usize])
+            && (second == 0
+                || probes_set(
+                    self.second_block(hash),
+                    &POWERS[first as usize..(first + second) as usize],
+                ))
     }
 
     #[inline(always)]
@@ -103,14 +131,26 @@ impl Geometry {
     }
 }
 
-/// `k` probe bits inside one 512-bit block, as masks over its eight words.
+/// `GOLDEN^i` for every probe index: probe `i` of an item is the top 9 bits of
+/// `h2 * GOLDEN^i`. The same sequence as multiplying by `GOLDEN` repeatedly, but each probe is an
+/// independent multiplication instead of a link in a dependent chain.
+const POWERS: [u64; crate::MAX_HASHES as usize] = {
+    let mut powers = [1u64; crate::MAX_HASHES as usize];
+    let mut i = 1;
+    while i < powers.len() {
+        powers[i] = powers[i - 1].wrapping_mul(GOLDEN);
+        i += 1;
+    }
+    powers
+};
+
+/// Probes `start..end` of an item, as bit masks over the eight words of one 512-bit block.
 #[inline(always)]
-fn masks(x: &mut u64, k: u32) -> [u64; 8] {
+fn masks(h2: u64, probes: std::ops::Range<u32>) -> [u64; 8] {
     let mut m = [0u64; 8];
-    for _ in 0..k {
-        let bit = *x >> 55;
+    for &power in &POWERS[probes.start as usize..probes.end as usize] {
+        let bit = h2.wrapping_mul(power) >> 55;
         m[(bit >> 6) as usize] |= 1 << (bit & 63);
-        *x = x.wrapping_mul(GOLDEN);
     }
     m
 }
@@ -321,8 +361,8 @@ impl BlockedBloomFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        let probe = self.geometry.probe(hash);
-        (0..probe.count).all(|j| block_contains(&self.blocks[probe.blocks[j]].0, &probe.masks[j]))
+        self.geometry
+            .contains(hash, |block, word| self.blocks[block].0[word])
     }
 
     fn prefetch_blocks(&self, hash: ItemHash) {
