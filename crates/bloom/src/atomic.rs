@@ -44,7 +44,8 @@ struct Counts {
 /// `&self`, so it can be shared across threads (in an `Arc`, or borrowed by scoped threads).
 ///
 /// **Exactly-once insert.** When several threads insert the same new item at the same time,
-/// exactly one of them gets `true`. With `k` probes spread over several words there is no
+/// exactly one of them gets `true` (none, if the item is already a false positive: then it
+/// reads as present to everyone, as in any Bloom filter). With `k` probes spread over several words there is no
 /// single atomic instruction that tests and sets them all, so filters built on per-word
 /// `fetch_or` (Guava's, fastbloom's) can tell two racing threads that an item is new, and a
 /// deduplicating caller then does the work twice. Here, an insert whose bits are all set
@@ -183,7 +184,8 @@ impl AtomicBloomFilter {
     }
 
     /// Adds an item; returns `true` if it was not present before. Exactly one of several
-    /// threads inserting the same new item concurrently gets `true`.
+    /// threads inserting the same new item concurrently gets `true` (none if the item is
+    /// already a false positive).
     ///
     /// # Example
     ///
@@ -630,6 +632,29 @@ impl AtomicBloomFilter {
     }
 }
 
+impl Clone for AtomicBloomFilter {
+    /// A snapshot; as with [`to_bytes`](AtomicBloomFilter::to_bytes), inserts running
+    /// meanwhile may or may not be in it.
+    ///
+    /// ```
+    /// let filter = bloom::AtomicBloomFilter::new(100, 0.01)?;
+    /// filter.insert("a");
+    /// let copy = filter.clone();
+    /// filter.insert("b");
+    /// assert!(copy.contains("a") && !copy.contains("b"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    fn clone(&self) -> Self {
+        let counts = self.counts();
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| AtomicBlock::from_words(b.load()))
+            .collect();
+        AtomicBloomFilter::from_parts(blocks, self.geometry, self.hasher.clone(), counts)
+    }
+}
+
 impl From<BlockedBloomFilter> for AtomicBloomFilter {
     /// Shares a filled single-threaded filter across threads.
     ///
@@ -704,7 +729,10 @@ impl Builder<AtomicBloomFilter> {
     /// ```
     pub fn build(self) -> Result<AtomicBloomFilter> {
         let geometry = Geometry::new(self.blocked_size()?);
-        let blocks = storage::zeroed_with(storage::units(geometry.blocks)?, AtomicBlock::default)?;
+        let blocks = storage::zeroed_with(
+            storage::units(geometry.blocks, geometry.bits())?,
+            AtomicBlock::default,
+        )?;
         Ok(AtomicBloomFilter::from_parts(
             blocks,
             geometry,
@@ -722,5 +750,78 @@ impl fmt::Debug for AtomicBloomFilter {
             .field("blocks_per_key", &self.geometry.blocks_per_key)
             .field("items", &self.items())
             .finish_non_exhaustive()
+    }
+}
+
+/// Loom models that need the filter's internals: items chosen by where their probes land, so
+/// the two-stripe path and opposite lock orders are certain to be explored.
+/// Run: `RUSTFLAGS="--cfg loom" cargo test -p bloom --release --lib loom`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    const KEY: [u8; 16] = *b"bloom-loom-key!!";
+
+    /// Two blocks, two probes in each: under loom the blocks map to two distinct stripes.
+    fn filter() -> Arc<AtomicBloomFilter> {
+        let filter = AtomicBloomFilter::builder_with_bits(1024, 4)
+            .key(KEY)
+            .blocks_per_key(2)
+            .build()
+            .unwrap();
+        Arc::new(filter)
+    }
+
+    /// An item whose first block is `first` and second is the other one.
+    fn item_with_first_block(first: usize) -> String {
+        let geometry = Geometry {
+            blocks: 2,
+            hashes: 4,
+            blocks_per_key: 2,
+        };
+        let hasher = ItemHasher::with_key(KEY);
+        (0..)
+            .map(|i| format!("item-{i}"))
+            .find(|item| {
+                let probe = geometry.probe(hasher.hash(item.as_bytes()));
+                probe.count == 2 && probe.blocks[0] == first
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn two_stripe_item_has_one_winner() {
+        let item = item_with_first_block(0);
+        loom::model(move || {
+            let filter = filter();
+            let other = {
+                let (filter, item) = (filter.clone(), item.clone());
+                thread::spawn(move || filter.insert(&item))
+            };
+            let here = filter.insert(&item);
+            assert!(here ^ other.join().unwrap());
+            assert_eq!(filter.items(), 1);
+        });
+    }
+
+    /// Items whose blocks come in opposite orders lock the same two stripes; taking them in
+    /// stripe order means neither waits for the other forever (loom reports deadlocks), and
+    /// neither overwrites the other's bits.
+    #[test]
+    fn opposite_block_orders_neither_deadlock_nor_lose_bits() {
+        let (a, b) = (item_with_first_block(0), item_with_first_block(1));
+        loom::model(move || {
+            let filter = filter();
+            let other = {
+                let (filter, a) = (filter.clone(), a.clone());
+                thread::spawn(move || filter.insert(&a))
+            };
+            assert!(filter.insert(&b));
+            assert!(other.join().unwrap());
+            assert!(filter.contains(&a) && filter.contains(&b));
+            assert_eq!(filter.items(), 2);
+        });
     }
 }

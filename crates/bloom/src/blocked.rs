@@ -72,23 +72,52 @@ impl Geometry {
         probe
     }
 
-    /// Whether every probe bit of the item is set, reading words through `word(block, index)`
-    /// and stopping at the first clear bit: a lookup of an absent item usually reads two.
+    /// Whether every probe bit of the item is set, reading words through `word(block, index)`.
+    ///
+    /// Branch-free: all probes of a block sit in one cache line, so stopping early saves no
+    /// memory traffic, while the unpredictable early-exit branch of a lookup that misses
+    /// would discard the speculative work on the next lookup that overlaps this one's cache
+    /// miss.
     #[inline(always)]
     pub(crate) fn contains(&self, hash: ItemHash, word: impl Fn(usize, usize) -> u64) -> bool {
         let (first, second) = split_probes(self.hashes, self.blocks_per_key);
         let probes_set = |block: usize, probes: &[u64]| {
-            probes.iter().all(|&power| {
+            probes.iter().fold(1, |all, &power| {
                 let bit = hash.h2().wrapping_mul(power) >> 55;
-                word(block, (bit >> 6) as usize) & (1 << (bit & 63)) != 0
+                all & (word(block, (bit >> 6) as usize) >> (bit & 63))
             })
         };
-        probes_set(self.first_block(hash), &POWERS[..first as usize])
-            && (second == 0
-                || probes_set(
-                    self.second_block(hash),
-                    &POWERS[first as usize..(first + second) as usize],
-                ))
+        let mut all = probes_set(self.first_block(hash), &POWERS[..first as usize]);
+        if second > 0 {
+            let more = &POWERS[first as usize..(first + second) as usize];
+            all &= probes_set(self.second_block(hash), more);
+        }
+        all & 1 == 1
+    }
+
+    /// Sets every probe bit of the item in `blocks`, returning how many were clear. Direct
+    /// read-modify-writes: the line is in L1 after the first probe, and building per-word
+    /// masks first costs more.
+    #[inline(always)]
+    pub(crate) fn set(&self, hash: ItemHash, blocks: &mut [Block]) -> u64 {
+        let (first, second) = split_probes(self.hashes, self.blocks_per_key);
+        let mut newly_set = 0;
+        let mut set_in = |block: usize, probes: &[u64]| {
+            for &power in probes {
+                let bit = hash.h2().wrapping_mul(power) >> 55;
+                let w = &mut blocks[block].0[(bit >> 6) as usize];
+                newly_set += !*w >> (bit & 63) & 1;
+                *w |= 1 << (bit & 63);
+            }
+        };
+        set_in(self.first_block(hash), &POWERS[..first as usize]);
+        if second > 0 {
+            set_in(
+                self.second_block(hash),
+                &POWERS[first as usize..(first + second) as usize],
+            );
+        }
+        newly_set
     }
 
     #[inline(always)]
@@ -194,7 +223,7 @@ pub(crate) fn block_contains(block: &[u64; 8], mask: &[u64; 8]) -> bool {
 /// assert!(seen.contains("https://example.com/"));
 /// # Ok::<(), bloom::Error>(())
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct BlockedBloomFilter {
     blocks: Vec<Block>,
     geometry: Geometry,
@@ -335,15 +364,7 @@ impl BlockedBloomFilter {
     /// ```
     #[inline]
     pub fn insert_hash(&mut self, hash: ItemHash) -> bool {
-        let probe = self.geometry.probe(hash);
-        let mut newly_set = 0;
-        for j in 0..probe.count {
-            let block = &mut self.blocks[probe.blocks[j]].0;
-            for (word, mask) in block.iter_mut().zip(&probe.masks[j]) {
-                newly_set += u64::from((mask & !*word).count_ones());
-                *word |= mask;
-            }
-        }
+        let newly_set = self.geometry.set(hash, &mut self.blocks);
         self.ones += newly_set;
         let new = newly_set > 0;
         self.items += u64::from(new);
@@ -650,7 +671,7 @@ impl BlockedBloomFilter {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (header, blocks) = format::read_exact_slice(bytes, Layout::Blocked, Block)?;
-        Ok(Self::from_decoded(&header, blocks))
+        Self::from_decoded(&header, blocks)
     }
 
     /// Reads one serialized filter from `input`, leaving the reader just after it.
@@ -669,22 +690,23 @@ impl BlockedBloomFilter {
     /// ```
     pub fn read_from<R: Read>(mut input: R) -> Result<Self> {
         let (header, blocks) = format::read(&mut input, Layout::Blocked, Block)?;
-        Ok(Self::from_decoded(&header, blocks))
+        Self::from_decoded(&header, blocks)
     }
 
-    fn from_decoded(header: &Header, blocks: Vec<Block>) -> Self {
+    fn from_decoded(header: &Header, blocks: Vec<Block>) -> Result<Self> {
         let ones = blocks
             .iter()
             .flat_map(|b| b.0)
             .map(|w| u64::from(w.count_ones()))
             .sum();
-        BlockedBloomFilter {
+        format::check_items(header, ones)?;
+        Ok(BlockedBloomFilter {
             blocks,
             geometry: Geometry::from_header(header),
             hasher: ItemHasher::with_key(header.key),
             items: header.items,
             ones,
-        }
+        })
     }
 
     pub(crate) fn into_parts(self) -> (Vec<Block>, Geometry, ItemHasher, u64, u64) {
@@ -747,7 +769,10 @@ impl Builder<BlockedBloomFilter> {
     /// ```
     pub fn build(self) -> Result<BlockedBloomFilter> {
         let geometry = Geometry::new(self.blocked_size()?);
-        let blocks = storage::zeroed(storage::units(geometry.blocks)?, Block::default())?;
+        let blocks = storage::zeroed(
+            storage::units(geometry.blocks, geometry.bits())?,
+            Block::default(),
+        )?;
         Ok(BlockedBloomFilter::from_parts(
             blocks,
             geometry,
@@ -755,6 +780,25 @@ impl Builder<BlockedBloomFilter> {
             0,
             0,
         ))
+    }
+}
+
+impl Clone for BlockedBloomFilter {
+    /// A copy with its own blocks, allocated like a new filter's.
+    ///
+    /// ```
+    /// let mut a = bloom::BlockedBloomFilter::new(100, 0.01)?;
+    /// let b = a.clone();
+    /// a.insert("x");
+    /// assert!(!b.contains("x"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    fn clone(&self) -> Self {
+        BlockedBloomFilter {
+            blocks: storage::copy(&self.blocks),
+            hasher: self.hasher.clone(),
+            ..*self
+        }
     }
 }
 

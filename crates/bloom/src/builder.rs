@@ -118,7 +118,11 @@ impl<F> Builder<F> {
                 check_bits_and_hashes(bits, hashes)?;
                 let blocks_per_key = b.unwrap_or(1);
                 if hashes < blocks_per_key {
-                    return Err(ErrorKind::ZeroHashes.into());
+                    return Err(ErrorKind::FewerHashesThanBlocks {
+                        hashes,
+                        blocks_per_key,
+                    }
+                    .into());
                 }
                 BlockedParams {
                     bits: bits.div_ceil(BLOCK_BITS) * BLOCK_BITS,

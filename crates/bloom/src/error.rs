@@ -54,6 +54,13 @@ pub enum ErrorKind {
     },
     /// Blocked filters put each item in one or two blocks; another count was requested.
     InvalidBlocksPerKey(u32),
+    /// Fewer hashes than blocks per item: some block would get no probe.
+    FewerHashesThanBlocks {
+        /// The hashes requested.
+        hashes: u32,
+        /// The blocks per item requested.
+        blocks_per_key: u32,
+    },
     /// The allocator could not provide the filter's memory.
     OutOfMemory {
         /// The number of bytes requested.
@@ -145,6 +152,13 @@ impl fmt::Display for Error {
             ErrorKind::InvalidBlocksPerKey(b) => {
                 write!(f, "blocks per key must be 1 or 2, not {b}")
             }
+            ErrorKind::FewerHashesThanBlocks {
+                hashes,
+                blocks_per_key,
+            } => write!(
+                f,
+                "{hashes} hashes cannot give each of {blocks_per_key} blocks per item a probe"
+            ),
             ErrorKind::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }

@@ -18,23 +18,25 @@
 //! | end | 4 | CRC-32C of the payload |
 //!
 //! The header has its own checksum so that a damaged size field is caught before any payload is
-//! read, and the payload is read in bounded chunks so that a header claiming a huge filter
-//! cannot make the reader allocate more than the input actually holds.
+//! read, and the payload is read in growing chunks so that a header claiming a huge filter
+//! costs only memory in proportion to the bytes that actually follow it.
 //!
 //! Compatibility promise: a future version of this crate reads every version-1 filter and
 //! answers the same for every item; golden-byte tests pin the format.
 
 use std::io::{Read, Write};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::sizing::{BLOCK_BITS, MAX_BITS, MAX_HASHES};
 
 const MAGIC: [u8; 4] = *b"BLMF";
 const VERSION: u16 = 1;
 const HEADER_LEN: usize = 60;
 const HASH_SIPHASH13_128: u8 = 1;
-/// Words per payload read: 1 MiB at a time.
-const CHUNK_WORDS: usize = 1 << 17;
+/// The largest payload read and write: 1 MiB.
+const MAX_CHUNK: usize = 1 << 20;
+/// The first payload read: 64 KiB.
+const MIN_CHUNK: usize = 1 << 16;
 
 /// The layouts the format knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,7 +167,7 @@ pub(crate) fn write<W: Write>(
 ) -> Result<()> {
     out.write_all(&header.encode())?;
     let mut crc = 0u32;
-    let chunk_bytes = CHUNK_WORDS.min(header.layout.words(header.bits) as usize) * 8;
+    let chunk_bytes = (MAX_CHUNK as u64).min(header.layout.words(header.bits) * 8) as usize;
     let mut buf = Vec::with_capacity(chunk_bytes);
     for word in words {
         buf.extend_from_slice(&word.to_le_bytes());
@@ -189,7 +191,8 @@ pub(crate) fn encoded_len(layout: Layout, bits: u64) -> usize {
 /// Reads a filter of `expected` layout: its header and its payload grouped into units of `W`
 /// words, each turned into a `T` by `make`.
 ///
-/// Memory grows with the bytes actually read, never with what the header claims.
+/// Memory follows the bytes that actually arrive (at most about twice their size, as the
+/// vector grows), never what the header claims: the read buffer starts at 64 KiB and doubles.
 pub(crate) fn read<R: Read, T, const W: usize>(
     input: &mut R,
     expected: Layout,
@@ -198,33 +201,36 @@ pub(crate) fn read<R: Read, T, const W: usize>(
     let mut raw = [0u8; HEADER_LEN];
     input.read_exact(&mut raw)?;
     let header = Header::decode(&raw, expected)?;
-    let total_words = expected.words(header.bits);
-    let total_units = usize::try_from(total_words / W as u64).map_err(|_| {
-        Error::from(ErrorKind::TooLarge {
+    // Checked: on a 32-bit target a legal header can describe more bytes than memory holds.
+    let total_bytes = usize::try_from(expected.words(header.bits))
+        .ok()
+        .and_then(|words| words.checked_mul(8))
+        .ok_or(ErrorKind::TooLarge {
             bits: header.bits as f64,
-        })
-    })?;
+        })?;
+    let total_units = total_bytes / (8 * W);
     let mut units: Vec<T> = Vec::new();
-    let mut chunk = vec![0u8; CHUNK_WORDS.min(total_words as usize) * 8];
+    let mut chunk = Vec::new();
     let mut crc = 0u32;
-    let mut remaining = total_words as usize * 8;
-    while remaining > 0 {
-        let part = &mut chunk[..remaining.min(CHUNK_WORDS * 8)];
-        input.read_exact(part)?;
-        crc = crc32c::crc32c_append(crc, part);
-        remaining -= part.len();
-        // Grow geometrically but never past the declared total: realloc of large blocks is
-        // cheap, and a lying header only costs what the input really contained.
-        let needed = part.len() / (8 * W);
+    let mut done = 0;
+    while done < total_bytes {
+        // Multiples of 64 bytes, so every chunk holds whole units of either layout.
+        let len = (total_bytes - done).min(MAX_CHUNK).min(done.max(MIN_CHUNK));
+        chunk.resize(len, 0);
+        input.read_exact(&mut chunk)?;
+        crc = crc32c::crc32c_append(crc, &chunk);
+        done += len;
+        let needed = len / (8 * W);
         if units.capacity() - units.len() < needed {
+            // Grow geometrically but never past the declared total.
             let grow = units.len().max(needed).min(total_units - units.len());
             units
                 .try_reserve_exact(grow)
                 .map_err(|_| ErrorKind::OutOfMemory {
-                    bytes: header.bits / 8,
+                    bytes: done as u64 * 2,
                 })?;
         }
-        units.extend(part.chunks_exact(8 * W).map(|unit| {
+        units.extend(chunk.chunks_exact(8 * W).map(|unit| {
             make(core::array::from_fn(|i| {
                 u64::from_le_bytes(unit[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
             }))
@@ -235,7 +241,17 @@ pub(crate) fn read<R: Read, T, const W: usize>(
     if u32::from_le_bytes(tail) != crc {
         return Err(ErrorKind::ChecksumMismatch { part: "payload" }.into());
     }
+    crate::storage::advise_huge_pages(&units);
     Ok((header, units))
+}
+
+/// Rejects an item count no filter can reach: every insert that reports a new item sets at
+/// least one bit, so a valid filter never counts more items than set bits.
+pub(crate) fn check_items(header: &Header, set_bits: u64) -> Result<()> {
+    if header.items > set_bits {
+        return Err(ErrorKind::Corrupt("item count exceeds the set bits").into());
+    }
+    Ok(())
 }
 
 /// Reads a filter from a byte slice that must hold exactly one filter.

@@ -5,7 +5,8 @@
 //! * [`BlockedBloomFilter`]: every probe of an item inside one 64-byte cache line (two for low
 //!   rates), sized from a block model so it still meets the target rate.
 //! * [`AtomicBloomFilter`]: the blocked layout shared across threads; when several threads
-//!   insert the same new item at once, exactly one is told it is new.
+//!   insert the same new item at once, exactly one is told it is new (none, if the item is
+//!   already a false positive).
 //!
 //! All three hash items with keyed SipHash-1-3 (128-bit output, random key unless you give
 //! one), compute positions in 64 bits (filters beyond 2^32 bits are exact), offer batched
@@ -34,8 +35,9 @@
 //! Version 1, little-endian: a 60-byte header (magic `BLMF`, version, layout, hash id, key,
 //! bits, hashes, blocks per item, item count, payload length, header CRC-32C), the bit array as
 //! 64-bit words, and a CRC-32C of the payload. Truncated, damaged, foreign or future input is a
-//! typed [`Error`], never a panic or an allocation larger than the input. Later versions of
-//! this crate will keep reading version 1.
+//! typed [`Error`], never a panic; decoding takes memory in proportion to the bytes that
+//! actually arrive, whatever the header claims. Later versions of this crate will keep reading
+//! version 1.
 
 mod atomic;
 mod blocked;

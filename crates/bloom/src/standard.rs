@@ -32,7 +32,7 @@ use crate::storage::{self, BATCH, prefetch};
 /// assert!(!seen.contains("https://example.org/")); // almost surely
 /// # Ok::<(), bloom::Error>(())
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct BloomFilter {
     words: Vec<u64>,
     bits: u64,
@@ -111,7 +111,7 @@ impl BloomFilter {
     }
 
     fn from_parts(bits: u64, hashes: u32, hasher: ItemHasher) -> Result<Self> {
-        let words = storage::zeroed(storage::units(bits.div_ceil(64))?, 0u64)?;
+        let words = storage::zeroed(storage::units(bits.div_ceil(64), bits)?, 0u64)?;
         Ok(BloomFilter {
             words,
             bits,
@@ -499,7 +499,7 @@ impl BloomFilter {
     /// [`ErrorKind::Truncated`], [`ErrorKind::BadMagic`], [`ErrorKind::UnsupportedVersion`],
     /// [`ErrorKind::WrongLayout`], [`ErrorKind::UnknownHash`], [`ErrorKind::Corrupt`],
     /// [`ErrorKind::ChecksumMismatch`] or [`ErrorKind::TrailingBytes`]; never a panic, and
-    /// never more memory than the input's own size.
+    /// memory in proportion to the input's actual size, whatever its header claims.
     ///
     /// # Example
     ///
@@ -540,6 +540,7 @@ impl BloomFilter {
             return Err(ErrorKind::Corrupt("bits set beyond the filter's size").into());
         }
         let ones = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        format::check_items(&header, ones)?;
         Ok(BloomFilter {
             words,
             bits: header.bits,
@@ -581,6 +582,25 @@ impl Builder<BloomFilter> {
     pub fn build(self) -> Result<BloomFilter> {
         let (bits, hashes) = self.standard_size()?;
         BloomFilter::from_parts(bits, hashes, self.hasher())
+    }
+}
+
+impl Clone for BloomFilter {
+    /// A copy with its own bit array, allocated like a new filter's.
+    ///
+    /// ```
+    /// let mut a = bloom::BloomFilter::new(100, 0.01)?;
+    /// let b = a.clone();
+    /// a.insert("x");
+    /// assert!(!b.contains("x"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    fn clone(&self) -> Self {
+        BloomFilter {
+            words: storage::copy(&self.words),
+            hasher: self.hasher.clone(),
+            ..*self
+        }
     }
 }
 

@@ -70,6 +70,11 @@ fn race(items: u64, blocks_per_key: u32, batched: bool) {
     );
     assert_eq!(filter.items(), items);
     assert!((0..items).all(|i| filter.contains(item(0, i))));
+    // The per-stripe bit counts add up to the bits actually set.
+    let bytes = filter.to_bytes();
+    let payload = &bytes[60..bytes.len() - 4];
+    let ones: u64 = payload.iter().map(|b| u64::from(b.count_ones())).sum();
+    assert_eq!(filter.set_bits(), ones);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::io::{self, Read, Write};
 use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, ErrorKind, MAX_BITS};
 use common::item;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -319,8 +320,95 @@ impl KindName for ErrorKind {
     }
 }
 
+/// A complete serialized filter with arbitrary fields and valid checksums: what a buggy or
+/// hostile writer could produce, reaching every check behind the checksums.
+fn forged_filter(
+    layout: u8,
+    bits: u64,
+    hashes: u32,
+    blocks_per_key: u8,
+    items: u64,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"BLMF");
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&[layout, 1]);
+    out.extend_from_slice(&common::KEY);
+    out.extend_from_slice(&bits.to_le_bytes());
+    out.extend_from_slice(&hashes.to_le_bytes());
+    out.extend_from_slice(&[blocks_per_key, 0, 0, 0]);
+    out.extend_from_slice(&items.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&out).to_le_bytes());
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    out
+}
+
+/// Whatever decodes must be a working filter: usable, self-consistent, and re-encoded to the
+/// same bytes.
+fn exercise(bytes: &[u8]) -> Result<(), TestCaseError> {
+    if let Ok(mut f) = BloomFilter::from_bytes(bytes) {
+        prop_assert!(f.items() <= f.set_bits());
+        prop_assert_eq!(f.to_bytes(), bytes);
+        f.insert("probe");
+        prop_assert!(f.contains("probe"));
+        let _ = (
+            f.estimated_items(),
+            f.estimated_false_positive_rate(),
+            format!("{f:?}"),
+        );
+    }
+    if let Ok(mut f) = BlockedBloomFilter::from_bytes(bytes) {
+        prop_assert!(f.items() <= f.set_bits());
+        prop_assert_eq!(f.to_bytes(), bytes);
+        f.insert("probe");
+        prop_assert!(f.contains("probe"));
+        let _ = (
+            f.estimated_items(),
+            f.estimated_false_positive_rate(),
+            format!("{f:?}"),
+        );
+    }
+    if let Ok(f) = AtomicBloomFilter::from_bytes(bytes) {
+        prop_assert!(f.items() <= f.set_bits());
+        prop_assert_eq!(f.to_bytes(), bytes);
+        f.insert("probe");
+        prop_assert!(f.contains("probe"));
+        let _ = (
+            f.estimated_items(),
+            f.estimated_false_positive_rate(),
+            format!("{f:?}"),
+        );
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Forged filters with valid checksums: arbitrary geometry, item counts (up to u64::MAX)
+    /// and payloads of the right length or one word off. Regression: a forged item count near
+    /// u64::MAX once decoded and then overflowed on the next insert.
+    #[test]
+    fn forged_filters_decode_to_working_filters_or_errors(
+        layout in 0u8..4,
+        bits in prop_oneof![1u64..3000, Just(512), Just(1024), Just(0), Just(MAX_BITS + 1)],
+        hashes in prop_oneof![0u32..70, Just(u32::MAX)],
+        blocks_per_key in 0u8..4,
+        items in prop_oneof![0u64..50, Just(u64::MAX), any::<u64>()],
+        word_delta in -1i64..=1,
+        fill in any::<u8>(),
+        seed in any::<u64>(),
+    ) {
+        let words = (bits.div_ceil(64) as i64 + word_delta).clamp(0, 64) as usize;
+        let payload: Vec<u8> = (0..words * 8)
+            .map(|i| (common::mix(seed ^ i as u64) as u8) & fill)
+            .collect();
+        let bytes = forged_filter(layout, bits, hashes, blocks_per_key, items, &payload);
+        exercise(&bytes)?;
+    }
 
     /// Arbitrary bytes never panic any decoder.
     #[test]
