@@ -560,7 +560,7 @@ impl BloomFilter {
 /// 5.3x the target at n = 1,000, p = 1e-6). An xor-shift and an odd multiplication, both
 /// invertible, first fold the low bits into the top ones.
 #[inline(always)]
-fn probe_position(g: u64, bits: u64) -> u64 {
+pub(crate) fn probe_position(g: u64, bits: u64) -> u64 {
     reduce((g ^ (g >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15), bits)
 }
 
