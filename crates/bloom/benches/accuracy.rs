@@ -12,14 +12,15 @@
 //! 10^8 for 1e-6, so that about 100 false positives or more are expected in every row.
 //!
 //! Columns: `k` is hashes per key (for `blocked`/`atomic`, total probes over all blocks);
-//! `bits/key` is the bit array's size in bits over n; `model` is the rate predicted at n items
+//! `bits/key` is the bit array's size in bits over n (for `counting`, its counters' memory:
+//! four times the standard filter's); `model` is the rate predicted at n items
 //! (this crate's filters: `false_positive_rate_at(n)`, i.e. the block model for the blocked
 //! layouts; competitors: the standard formula `(1 - e^(-kn/m))^k` at their m and k);
 //! `measured/target` has a 95% Wilson interval.
 
 mod common;
 
-use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter};
 use common::KeyGen;
 
 /// Items inserted in every filter.
@@ -121,6 +122,29 @@ impl Subject for AtomicBloomFilter {
     }
 }
 
+/// Probes exactly as `BloomFilter`, so it counts the same false positives; `bits/key` is its
+/// memory, four bits per counter.
+impl Subject for CountingBloomFilter {
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+    fn insert(&mut self, key: &[u8]) {
+        CountingBloomFilter::insert(self, key);
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        CountingBloomFilter::contains(self, key)
+    }
+    fn hashes(&self) -> String {
+        CountingBloomFilter::hashes(self).to_string()
+    }
+    fn bits(&self) -> u64 {
+        self.memory_bytes() as u64 * 8
+    }
+    fn model(&self) -> f64 {
+        self.false_positive_rate_at(N)
+    }
+}
+
 impl Subject for fastbloom::BloomFilter {
     fn name(&self) -> &'static str {
         "fastbloom"
@@ -164,7 +188,7 @@ impl Subject for bloomfilter::Bloom<[u8]> {
     }
 }
 
-/// The five filters, sized for `N` at `p`.
+/// The six filters, sized for `N` at `p`.
 fn filters(p: f64) -> Vec<Box<dyn Subject>> {
     let n = N as usize;
     vec![
@@ -177,6 +201,12 @@ fn filters(p: f64) -> Vec<Box<dyn Subject>> {
         ),
         Box::new(
             AtomicBloomFilter::builder(n, p)
+                .key(KEY)
+                .build()
+                .expect("valid"),
+        ),
+        Box::new(
+            CountingBloomFilter::builder(n, p)
                 .key(KEY)
                 .build()
                 .expect("valid"),

@@ -1,5 +1,5 @@
-//! Throughput of insert and lookup, per key, for this crate's three filters against
-//! [`fastbloom`] and [`bloomfilter`].
+//! Throughput of insert and lookup, per key, for this crate's filters against [`fastbloom`] and
+//! [`bloomfilter`].
 //!
 //! Run with `cargo bench -p bloom --bench filters`; pass criterion options after `--`, e.g.
 //! `cargo bench -p bloom --bench filters -- blocked` to run only matching benchmarks or
@@ -23,8 +23,9 @@
 //!   is restored, outside the timed region, to its state after the fill, so every timed
 //!   insert is of a key the filter has never seen and the filter holds between `n` and
 //!   `n + 2^20` items.
-//! * `hit_batch`, `miss_batch`, `insert_batch` (this crate's filters only): the same through
-//!   `contains_batch` / `insert_batch`, 1024 keys per call.
+//! * `hit_batch`, `miss_batch`, `insert_batch` (this crate's filters with batch operations,
+//!   that is all but `CountingBloomFilter`): the same through `contains_batch` /
+//!   `insert_batch`, 1024 keys per call.
 //!
 //! One iteration processes the next 1024 keys of the pool, so criterion reports the time per
 //! 1024 operations and, through `Throughput::Elements(1024)`, operations per second; divide
@@ -40,7 +41,7 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter};
+use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter};
 use common::{KEY_LEN, KeyGen, splitmix64};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
@@ -162,6 +163,27 @@ impl BatchFilter for AtomicBloomFilter {
     }
     fn contains_keys(&self, keys: &[&[u8]], found: &mut Vec<bool>) {
         self.contains_batch(keys, found);
+    }
+}
+
+/// 4-bit counters, so four times the standard filter's memory (4.8 MB at n = 10^6).
+impl Filter for CountingBloomFilter {
+    const NAME: &'static str = "counting";
+    type Saved = Self;
+    fn build(n: usize) -> Self {
+        CountingBloomFilter::new(n, P).expect("valid parameters")
+    }
+    fn insert_key(&mut self, key: &[u8]) -> bool {
+        self.insert(key)
+    }
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.contains(key)
+    }
+    fn save(&self) -> Self {
+        self.clone()
+    }
+    fn restore(saved: &Self) -> Self {
+        saved.clone()
     }
 }
 
@@ -390,7 +412,7 @@ fn bench_ours<F: BatchFilter>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, p:
     });
 }
 
-/// The single-key operations of a competitor.
+/// The single-key operations of a competitor, or of a filter without batch operations.
 fn bench_theirs<F: Filter>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, p: &Pools<'_>) {
     let mut s = Subject::<F>::new(n);
     bench_lookups(g, &mut s, p);
@@ -417,6 +439,7 @@ fn bench_size(c: &mut Criterion, n: usize) {
     bench_ours::<BloomFilter>(&mut g, n, &pools);
     bench_ours::<BlockedBloomFilter>(&mut g, n, &pools);
     bench_ours::<AtomicBloomFilter>(&mut g, n, &pools);
+    bench_theirs::<CountingBloomFilter>(&mut g, n, &pools);
     bench_theirs::<fastbloom::BloomFilter>(&mut g, n, &pools);
     bench_theirs::<bloomfilter::Bloom<[u8]>>(&mut g, n, &pools);
     g.finish();

@@ -10,7 +10,7 @@ import pathlib
 import sys
 
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "target/criterion")
-FILTERS = ["standard", "blocked", "atomic", "fastbloom", "bloomfilter"]
+FILTERS = ["standard", "blocked", "atomic", "counting", "fastbloom", "bloomfilter"]
 OPS = ["insert", "hit", "miss", "insert_batch", "hit_batch", "miss_batch"]
 KEYS_PER_ITERATION = 1024
 

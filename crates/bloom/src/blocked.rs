@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::{Read, Write};
 
 use crate::builder::Builder;
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::format::{self, Header, Layout};
 use crate::hash::{ItemHash, ItemHasher, hash_group, mix64, reduce};
 use crate::sizing::{self, BLOCK_BITS, BlockedParams, split_probes};
@@ -462,6 +462,174 @@ impl BlockedBloomFilter {
         self.blocks.fill(Block::default());
         self.items = 0;
         self.ones = 0;
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        if self.geometry != other.geometry {
+            return Err(
+                ErrorKind::Incompatible("different bits, hashes or blocks per item").into(),
+            );
+        }
+        if self.key() != other.key() {
+            return Err(ErrorKind::Incompatible("different keys").into());
+        }
+        Ok(())
+    }
+
+    /// Adds every item of `other` (bitwise OR), exactly as if all had been inserted here.
+    /// [`items`](Self::items) becomes the estimate from the set bits.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Incompatible`] unless both filters have the same geometry and key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut a = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// let mut b = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// a.insert("x");
+    /// b.insert("y");
+    /// a.union(&b)?;
+    /// assert!(a.contains("x") && a.contains("y"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.blocks.iter_mut().zip(&other.blocks) {
+            for (m, t) in mine.0.iter_mut().zip(theirs.0) {
+                *m |= t;
+            }
+        }
+        self.recount();
+        Ok(())
+    }
+
+    /// Keeps only what both filters hold (bitwise AND); every item inserted into both is
+    /// still found.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Incompatible`] unless both filters have the same geometry and key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut a = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// let mut b = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// a.insert("both");
+    /// b.insert("both");
+    /// b.insert("only b");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn intersect(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.blocks.iter_mut().zip(&other.blocks) {
+            for (m, t) in mine.0.iter_mut().zip(theirs.0) {
+                *m &= t;
+            }
+        }
+        self.recount();
+        Ok(())
+    }
+
+    fn recount(&mut self) {
+        self.ones = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
+        let estimate = sizing::estimated_items(self.bits(), self.hashes(), self.ones);
+        self.items = (estimate.round() as u64).min(self.ones);
+    }
+
+    /// Halves the filter for transfer, keeping key, hashes and blocks per item: block `j` of
+    /// the result is the OR of blocks `2j` and `2j + 1`. Block indices are the top bits of a
+    /// 64-bit value, so with a power-of-two block count every item's blocks halve with it and
+    /// it is still found; the rate becomes that of a filter half the size.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CannotFold`] unless the block count is a power of two, at least 2.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut filter = bloom::BlockedBloomFilter::with_bits(1 << 16, 6)?;
+    /// filter.insert("a");
+    /// let half = filter.fold()?;
+    /// assert_eq!(half.bits(), 1 << 15);
+    /// assert!(half.contains("a"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn fold(&self) -> Result<Self> {
+        if !self.geometry.blocks.is_power_of_two() || self.geometry.blocks < 2 {
+            return Err(ErrorKind::CannotFold.into());
+        }
+        let blocks = self
+            .blocks
+            .chunks_exact(2)
+            .map(|pair| Block(core::array::from_fn(|w| pair[0].0[w] | pair[1].0[w])))
+            .collect();
+        let mut folded = BlockedBloomFilter {
+            blocks,
+            geometry: Geometry {
+                blocks: self.geometry.blocks / 2,
+                ..self.geometry
+            },
+            hasher: self.hasher.clone(),
+            items: self.items,
+            ones: 0,
+        };
+        folded.ones = folded
+            .blocks
+            .iter()
+            .flat_map(|b| b.0)
+            .map(|w| u64::from(w.count_ones()))
+            .sum();
+        folded.items = folded.items.min(folded.ones);
+        Ok(folded)
+    }
+
+    /// The smallest fold whose estimated rate at the current fill is at most `max_rate`; this
+    /// filter itself (cloned) when even one fold would exceed it.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CannotFold`] unless the block count is a power of two;
+    /// [`ErrorKind::InvalidFalsePositiveRate`] unless `0 < max_rate < 1`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut filter = bloom::BlockedBloomFilter::with_bits(1 << 20, 6)?;
+    /// for i in 0..1_000u32 {
+    ///     filter.insert(i.to_le_bytes());
+    /// }
+    /// let small = filter.fold_to_rate(0.01)?;
+    /// assert!(small.bits() <= 1 << 14);
+    /// assert!(small.estimated_false_positive_rate() <= 0.01);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn fold_to_rate(&self, max_rate: f64) -> Result<Self> {
+        if !(max_rate > 0.0 && max_rate < 1.0) {
+            return Err(ErrorKind::InvalidFalsePositiveRate(max_rate).into());
+        }
+        if !self.geometry.blocks.is_power_of_two() {
+            return Err(ErrorKind::CannotFold.into());
+        }
+        let mut best = self.clone();
+        while best.geometry.blocks >= 2 {
+            let folded = best.fold()?;
+            if folded.estimated_false_positive_rate() > max_rate {
+                break;
+            }
+            best = folded;
+        }
+        Ok(best)
     }
 
     /// The number of bits `m`, a multiple of 512.

@@ -35,6 +35,8 @@ struct Config {
     /// Blocks each item touches in blocked layouts. Default: chosen from the target rate
     /// (see [`sizing::blocked_params`]); 1 when sized by bits and hashes.
     blocks_per_key: Option<u32>,
+    /// Bits per counter in counting filters. Default: 4 (see [`crate::CountingBloomFilter`]).
+    counter_bits: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +60,7 @@ impl<F> Builder<F> {
                 size,
                 key: None,
                 blocks_per_key: None,
+                counter_bits: None,
             },
             filter: PhantomData,
         }
@@ -143,6 +146,15 @@ impl<F> Builder<F> {
     pub(crate) fn set_blocks_per_key(mut self, blocks: u32) -> Self {
         self.config.blocks_per_key = Some(blocks);
         self
+    }
+
+    pub(crate) fn set_counter_bits(mut self, bits: u32) -> Self {
+        self.config.counter_bits = Some(bits);
+        self
+    }
+
+    pub(crate) fn counter_bits_option(&self) -> Option<u32> {
+        self.config.counter_bits
     }
 }
 

@@ -61,6 +61,18 @@ pub enum ErrorKind {
         /// The blocks per item requested.
         blocks_per_key: u32,
     },
+    /// Two filters cannot be combined: they differ in size, hashes, layout or key. The text
+    /// says which.
+    Incompatible(&'static str),
+    /// Only filters whose bit count (blocked: block count) is a power of two, larger than the
+    /// minimum, can be folded.
+    CannotFold,
+    /// A scalable filter's growth factor must be 2 to 16.
+    InvalidGrowth(u32),
+    /// A scalable filter's tightening ratio must lie strictly between 0 and 1.
+    InvalidTightening(f64),
+    /// Counting filters have 4- or 8-bit counters; another width was requested.
+    InvalidCounterBits(u32),
     /// The allocator could not provide the filter's memory.
     OutOfMemory {
         /// The number of bytes requested.
@@ -159,6 +171,18 @@ impl fmt::Display for Error {
                 f,
                 "{hashes} hashes cannot give each of {blocks_per_key} blocks per item a probe"
             ),
+            ErrorKind::Incompatible(what) => write!(f, "filters are incompatible: {what}"),
+            ErrorKind::CannotFold => write!(
+                f,
+                "only a filter whose size is a power of two (at least 128 bits, or 2 blocks) can fold"
+            ),
+            ErrorKind::InvalidGrowth(g) => write!(f, "growth factor {g} is not between 2 and 16"),
+            ErrorKind::InvalidTightening(r) => {
+                write!(f, "tightening ratio {r} is not strictly between 0 and 1")
+            }
+            ErrorKind::InvalidCounterBits(w) => {
+                write!(f, "counters must be 4 or 8 bits wide, not {w}")
+            }
             ErrorKind::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }

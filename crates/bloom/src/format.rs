@@ -4,22 +4,43 @@
 //! |---|---|---|
 //! | 0 | 4 | magic `BLMF` |
 //! | 4 | 2 | format version, 1 |
-//! | 6 | 1 | layout: 1 standard, 2 blocked (512-bit blocks; also the atomic filter's) |
+//! | 6 | 1 | layout: 1 standard, 2 blocked (512-bit blocks; also the atomic filter's), 3 counting |
 //! | 7 | 1 | hash: 1 = SipHash-1-3, 128-bit output, double hashing as in this crate |
 //! | 8 | 16 | SipHash key |
-//! | 24 | 8 | bits `m` |
+//! | 24 | 8 | bits `m` (counters, for the counting layout) |
 //! | 32 | 4 | hashes `k` (probes per item) |
-//! | 36 | 1 | blocks per item (0 for the standard layout) |
+//! | 36 | 1 | blocks per item (0 for the standard layout); counter width `w` in bits, 4 or 8, for the counting layout |
 //! | 37 | 3 | reserved, zero |
-//! | 40 | 8 | items inserted (inserts that reported a new item) |
+//! | 40 | 8 | items inserted (inserts that reported a new item; counting layout: inserts less removals, at most the sum of the counters) |
 //! | 48 | 8 | payload length in bytes |
 //! | 56 | 4 | CRC-32C of bytes 0..56 |
 //! | 60 | payload length | the bit array as 64-bit words; bit `i` is bit `i % 64` of word `i / 64` |
 //! | end | 4 | CRC-32C of the payload |
 //!
+//! The counting layout stores `m` counters of `w` bits instead of bits, packed into
+//! `ceil(m w / 64)` 64-bit words: counter `i` is bits `(w i) % 64 ..` of word `(w i) / 64`, and
+//! the bits past the last counter are zero; `m w` is at most 2^40. Its probe positions are the standard layout's, so
+//! a counter is nonzero exactly where the equivalent standard filter has a bit set.
+//!
 //! The header has its own checksum so that a damaged size field is caught before any payload is
 //! read, and the payload is read in growing chunks so that a header claiming a huge filter
 //! costs only memory in proportion to the bytes that actually follow it.
+//!
+//! A scalable filter (layout 4) is a 60-byte header followed by its sub-filters, each a
+//! complete blocked filter as above, oldest first:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `BLMF`, version 1, as above |
+//! | 6 | 1 | layout: 4 scalable |
+//! | 7 | 1 | hash: 1 |
+//! | 8 | 16 | SipHash key, shared by every sub-filter |
+//! | 24 | 8 | initial capacity |
+//! | 32 | 8 | target rate, IEEE 754 binary64 |
+//! | 40 | 8 | tightening ratio, binary64 |
+//! | 48 | 4 | growth factor |
+//! | 52 | 4 | number of sub-filters |
+//! | 56 | 4 | CRC-32C of bytes 0..56 |
 //!
 //! Compatibility promise: a future version of this crate reads every version-1 filter and
 //! answers the same for every item; golden-byte tests pin the format.
@@ -45,6 +66,8 @@ pub(crate) enum Layout {
     Standard,
     /// [`crate::BlockedBloomFilter`] and [`crate::AtomicBloomFilter`].
     Blocked,
+    /// [`crate::CountingBloomFilter`]; the header's `blocks_per_key` holds the counter width.
+    Counting,
 }
 
 impl Layout {
@@ -52,6 +75,7 @@ impl Layout {
         match self {
             Layout::Standard => 1,
             Layout::Blocked => 2,
+            Layout::Counting => 3,
         }
     }
 
@@ -59,11 +83,17 @@ impl Layout {
         match self {
             Layout::Standard => "standard",
             Layout::Blocked => "blocked",
+            Layout::Counting => "counting",
         }
     }
 
-    /// The payload size in 64-bit words for `bits`.
+    /// The payload size in 64-bit words for `bits`, in the bit-array layouts.
     fn words(self, bits: u64) -> u64 {
+        debug_assert_ne!(
+            self,
+            Layout::Counting,
+            "counting payloads depend on the width"
+        );
         bits.div_ceil(64)
     }
 }
@@ -80,6 +110,15 @@ pub(crate) struct Header {
 }
 
 impl Header {
+    /// The payload size in 64-bit words. Cannot overflow: `bits` is at most
+    /// [`MAX_BITS`] and a width at most 255 on every path that gets here.
+    fn payload_words(&self) -> u64 {
+        match self.layout {
+            Layout::Counting => (self.bits * u64::from(self.blocks_per_key)).div_ceil(64),
+            layout => layout.words(self.bits),
+        }
+    }
+
     fn encode(&self) -> [u8; HEADER_LEN] {
         let mut out = [0u8; HEADER_LEN];
         out[0..4].copy_from_slice(&MAGIC);
@@ -89,10 +128,11 @@ impl Header {
         out[8..24].copy_from_slice(&self.key);
         out[24..32].copy_from_slice(&self.bits.to_le_bytes());
         out[32..36].copy_from_slice(&self.hashes.to_le_bytes());
-        // Validated to 0, 1 or 2 on every path that builds a header.
+        // Validated on every path that builds a header: blocks per item 0, 1 or 2, or a
+        // counter width of 4 or 8.
         out[36] = self.blocks_per_key as u8;
         out[40..48].copy_from_slice(&self.items.to_le_bytes());
-        let payload = self.layout.words(self.bits) * 8;
+        let payload = self.payload_words() * 8;
         out[48..56].copy_from_slice(&payload.to_le_bytes());
         let crc = crc32c::crc32c(&out[..56]);
         out[56..60].copy_from_slice(&crc.to_le_bytes());
@@ -150,16 +190,91 @@ impl Header {
             {
                 return Err(ErrorKind::Corrupt("blocked filter geometry is invalid").into());
             }
+            Layout::Counting if !matches!(header.blocks_per_key, 4 | 8) => {
+                return Err(ErrorKind::Corrupt("counter width is not 4 or 8 bits").into());
+            }
+            Layout::Counting if header.bits * u64::from(header.blocks_per_key) > MAX_BITS => {
+                return Err(ErrorKind::Corrupt("counters beyond the maximum filter size").into());
+            }
             _ => {}
         }
-        if u64_at(48) != expected.words(header.bits) * 8 {
+        if u64_at(48) != header.payload_words() * 8 {
             return Err(ErrorKind::Corrupt("payload length does not match the bit count").into());
         }
         Ok(header)
     }
 }
 
-/// Writes `header`, then `words` (exactly `ceil(bits / 64)` of them), then the payload checksum.
+/// The header of a scalable filter; its sub-filters follow, each in the blocked layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ScalableHeader {
+    pub(crate) key: [u8; 16],
+    pub(crate) initial: u64,
+    pub(crate) rate: f64,
+    pub(crate) growth: u32,
+    pub(crate) tightening: f64,
+    pub(crate) filters: u32,
+}
+
+const LAYOUT_SCALABLE: u8 = 4;
+
+/// Writes a scalable filter's 60-byte header (see the module docs).
+pub(crate) fn write_scalable_header<W: Write>(out: &mut W, h: &ScalableHeader) -> Result<()> {
+    let mut raw = [0u8; HEADER_LEN];
+    raw[0..4].copy_from_slice(&MAGIC);
+    raw[4..6].copy_from_slice(&VERSION.to_le_bytes());
+    raw[6] = LAYOUT_SCALABLE;
+    raw[7] = HASH_SIPHASH13_128;
+    raw[8..24].copy_from_slice(&h.key);
+    raw[24..32].copy_from_slice(&h.initial.to_le_bytes());
+    raw[32..40].copy_from_slice(&h.rate.to_bits().to_le_bytes());
+    raw[40..48].copy_from_slice(&h.tightening.to_bits().to_le_bytes());
+    raw[48..52].copy_from_slice(&h.growth.to_le_bytes());
+    raw[52..56].copy_from_slice(&h.filters.to_le_bytes());
+    let crc = crc32c::crc32c(&raw[..56]);
+    raw[56..60].copy_from_slice(&crc.to_le_bytes());
+    out.write_all(&raw)?;
+    Ok(())
+}
+
+/// Reads a scalable filter's header; the caller validates the parameters.
+pub(crate) fn read_scalable_header<R: Read>(input: &mut R) -> Result<ScalableHeader> {
+    let mut raw = [0u8; HEADER_LEN];
+    input.read_exact(&mut raw)?;
+    let u64_at = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"));
+    let u32_at = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
+    if raw[0..4] != MAGIC {
+        return Err(ErrorKind::BadMagic.into());
+    }
+    let version = u16::from_le_bytes([raw[4], raw[5]]);
+    if version != VERSION {
+        return Err(ErrorKind::UnsupportedVersion(version).into());
+    }
+    if u32_at(56) != crc32c::crc32c(&raw[..56]) {
+        return Err(ErrorKind::ChecksumMismatch { part: "header" }.into());
+    }
+    if raw[6] != LAYOUT_SCALABLE {
+        return Err(ErrorKind::WrongLayout {
+            expected: "scalable",
+            found: raw[6],
+        }
+        .into());
+    }
+    if raw[7] != HASH_SIPHASH13_128 {
+        return Err(ErrorKind::UnknownHash(raw[7]).into());
+    }
+    Ok(ScalableHeader {
+        key: raw[8..24].try_into().expect("16 bytes"),
+        initial: u64_at(24),
+        rate: f64::from_bits(u64_at(32)),
+        tightening: f64::from_bits(u64_at(40)),
+        growth: u32_at(48),
+        filters: u32_at(52),
+    })
+}
+
+/// Writes `header`, then `words` (exactly the payload words the header declares), then the
+/// payload checksum.
 pub(crate) fn write<W: Write>(
     out: &mut W,
     header: &Header,
@@ -167,7 +282,7 @@ pub(crate) fn write<W: Write>(
 ) -> Result<()> {
     out.write_all(&header.encode())?;
     let mut crc = 0u32;
-    let chunk_bytes = (MAX_CHUNK as u64).min(header.layout.words(header.bits) * 8) as usize;
+    let chunk_bytes = (MAX_CHUNK as u64).min(header.payload_words() * 8) as usize;
     let mut buf = Vec::with_capacity(chunk_bytes);
     for word in words {
         buf.extend_from_slice(&word.to_le_bytes());
@@ -183,9 +298,14 @@ pub(crate) fn write<W: Write>(
     Ok(())
 }
 
-/// The serialized length of a filter with `bits` in `layout`.
+/// The serialized length of a filter with `bits` in a bit-array `layout`.
 pub(crate) fn encoded_len(layout: Layout, bits: u64) -> usize {
     HEADER_LEN + layout.words(bits) as usize * 8 + 4
+}
+
+/// The serialized length of a filter with `header`, in any layout.
+pub(crate) fn encoded_len_of(header: &Header) -> usize {
+    HEADER_LEN + header.payload_words() as usize * 8 + 4
 }
 
 /// Reads a filter of `expected` layout: its header and its payload grouped into units of `W`
@@ -202,7 +322,7 @@ pub(crate) fn read<R: Read, T, const W: usize>(
     input.read_exact(&mut raw)?;
     let header = Header::decode(&raw, expected)?;
     // Checked: on a 32-bit target a legal header can describe more bytes than memory holds.
-    let total_bytes = usize::try_from(expected.words(header.bits))
+    let total_bytes = usize::try_from(header.payload_words())
         .ok()
         .and_then(|words| words.checked_mul(8))
         .ok_or(ErrorKind::TooLarge {

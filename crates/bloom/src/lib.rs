@@ -7,11 +7,19 @@
 //! * [`AtomicBloomFilter`]: the blocked layout shared across threads; when several threads
 //!   insert the same new item at once, exactly one is told it is new (none, if the item is
 //!   already a false positive).
+//! * [`ScalableBloomFilter`] and [`AtomicScalableBloomFilter`]: chains of blocked filters that
+//!   grow when full and hold the target rate however many items arrive; the atomic one stays
+//!   exactly-once across growth.
+//! * [`CountingBloomFilter`]: 4-bit (or 8-bit) counters instead of bits, so items can be
+//!   removed; saturated counters stick, so removal never causes a false negative.
 //!
-//! All three hash items with keyed SipHash-1-3 (128-bit output, random key unless you give
-//! one), compute positions in 64 bits (filters beyond 2^32 bits are exact), offer batched
-//! operations that prefetch, and serialize to a versioned, checksummed, little-endian format.
-//! The [sizing functions](optimal_bits) are public and documented with their formulas.
+//! Every filter hashes items with keyed SipHash-1-3 (128-bit output, random key unless you
+//! give one), computes positions in 64 bits (filters beyond 2^32 bits are exact) and
+//! serializes to a versioned, checksummed, little-endian format. The standard and blocked
+//! filters offer batched operations that prefetch, set operations (`union`, `intersect`) and
+//! folding to half their size; [`compress`] shrinks sparse serialized filters to within a few
+//! percent of their entropy. The [sizing functions](optimal_bits) are public and documented
+//! with their formulas.
 //!
 //! # Example
 //!
@@ -42,9 +50,12 @@
 mod atomic;
 mod blocked;
 mod builder;
+mod compress;
+mod counting;
 mod error;
 mod format;
 mod hash;
+mod scalable;
 mod sizing;
 mod standard;
 mod storage;
@@ -53,8 +64,11 @@ mod sync;
 pub use atomic::AtomicBloomFilter;
 pub use blocked::BlockedBloomFilter;
 pub use builder::Builder;
+pub use compress::{compress, decompress, entropy_bits};
+pub use counting::CountingBloomFilter;
 pub use error::{Error, ErrorKind, Result};
 pub use hash::{ItemHash, ItemHasher};
+pub use scalable::{AtomicScalableBloomFilter, ScalableBloomFilter, ScalableBuilder};
 pub use sizing::{
     BLOCK_BITS, BlockedParams, MAX_BITS, MAX_HASHES, blocked_false_positive_rate, blocked_params,
     capacity, estimated_items, false_positive_rate, optimal_bits, optimal_hashes,

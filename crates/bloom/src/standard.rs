@@ -303,6 +303,165 @@ impl BloomFilter {
         self.ones = 0;
     }
 
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        if self.bits != other.bits || self.hashes != other.hashes {
+            return Err(ErrorKind::Incompatible("different bits or hashes").into());
+        }
+        if self.key() != other.key() {
+            return Err(ErrorKind::Incompatible("different keys").into());
+        }
+        Ok(())
+    }
+
+    /// Adds every item of `other`: afterwards this filter answers "present" for everything
+    /// either filter held (bitwise OR), exactly as if all items had been inserted here.
+    ///
+    /// [`items`](Self::items) becomes the estimate from the set bits, as the exact count of
+    /// distinct items is unknown.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Incompatible`] unless both filters have the same bits, hashes and key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut a = bloom::BloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// let mut b = bloom::BloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// a.insert("x");
+    /// b.insert("y");
+    /// a.union(&b)?;
+    /// assert!(a.contains("x") && a.contains("y"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn union(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
+            *mine |= theirs;
+        }
+        self.recount();
+        Ok(())
+    }
+
+    /// Keeps only what both filters hold (bitwise AND): every item inserted into both is still
+    /// found. The result's rate is higher than that of a filter built from the common items
+    /// alone, as bits set by different items in each can coincide.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Incompatible`] unless both filters have the same bits, hashes and key.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut a = bloom::BloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// let mut b = bloom::BloomFilter::builder(100, 0.01).key([1; 16]).build()?;
+    /// a.insert("both");
+    /// a.insert("only a");
+    /// b.insert("both");
+    /// a.intersect(&b)?;
+    /// assert!(a.contains("both"));
+    /// assert!(!a.contains("only a"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn intersect(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
+            *mine &= theirs;
+        }
+        self.recount();
+        Ok(())
+    }
+
+    /// Recomputes the set bits, and the item count from them, after a bulk change.
+    fn recount(&mut self) {
+        self.ones = self.words.iter().map(|w| u64::from(w.count_ones())).sum();
+        let estimate = sizing::estimated_items(self.bits, self.hashes, self.ones);
+        // A valid filter never counts more items than set bits.
+        self.items = (estimate.round() as u64).min(self.ones);
+    }
+
+    /// Halves the filter for transfer, keeping its key and hashes: the result answers
+    /// "present" for every item this one holds, at the rate of a filter half the size.
+    ///
+    /// Positions are the top `log2(m)` bits of a 64-bit value, so in a filter of `m = 2^b`
+    /// bits, position `p` becomes `p / 2` in one of `m / 2`: bit `i` of the folded filter is
+    /// the OR of bits `2i` and `2i + 1`. The result is an ordinary filter and folds again.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CannotFold`] unless the bit count is a power of two, at least 128.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut filter = bloom::BloomFilter::with_bits(1 << 16, 4)?;
+    /// filter.insert("a");
+    /// let half = filter.fold()?;
+    /// assert_eq!(half.bits(), 1 << 15);
+    /// assert!(half.contains("a"));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn fold(&self) -> Result<Self> {
+        if !self.bits.is_power_of_two() || self.bits < 128 {
+            return Err(ErrorKind::CannotFold.into());
+        }
+        let words = self
+            .words
+            .chunks_exact(2)
+            .map(|pair| u64::from(squeeze(pair[0])) | u64::from(squeeze(pair[1])) << 32)
+            .collect();
+        let mut folded = BloomFilter {
+            words,
+            bits: self.bits / 2,
+            hashes: self.hashes,
+            hasher: self.hasher.clone(),
+            items: self.items,
+            ones: 0,
+        };
+        folded.ones = folded.words.iter().map(|w| u64::from(w.count_ones())).sum();
+        folded.items = folded.items.min(folded.ones);
+        Ok(folded)
+    }
+
+    /// The smallest fold of this filter whose estimated rate, at the current fill, is at most
+    /// `max_rate`; this filter itself (cloned) when even one fold would exceed it.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CannotFold`] when the bit count is not a power of two;
+    /// [`ErrorKind::InvalidFalsePositiveRate`] unless `0 < max_rate < 1`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let mut filter = bloom::BloomFilter::with_bits(1 << 20, 7)?; // room for ~100,000
+    /// for i in 0..1_000u32 {
+    ///     filter.insert(i.to_le_bytes());
+    /// }
+    /// let small = filter.fold_to_rate(0.01)?;
+    /// assert!(small.bits() <= 1 << 14);
+    /// assert!(small.estimated_false_positive_rate() <= 0.01);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn fold_to_rate(&self, max_rate: f64) -> Result<Self> {
+        if !(max_rate > 0.0 && max_rate < 1.0) {
+            return Err(ErrorKind::InvalidFalsePositiveRate(max_rate).into());
+        }
+        if !self.bits.is_power_of_two() {
+            return Err(ErrorKind::CannotFold.into());
+        }
+        let mut best = self.clone();
+        while best.bits >= 128 {
+            let folded = best.fold()?;
+            if folded.estimated_false_positive_rate() > max_rate {
+                break;
+            }
+            best = folded;
+        }
+        Ok(best)
+    }
+
     /// The number of bits `m`.
     ///
     /// # Example
@@ -550,6 +709,18 @@ impl BloomFilter {
             ones,
         })
     }
+}
+
+/// ORs each adjacent pair of bits of `x` and packs the 32 results, in order, into the low half:
+/// one word's share of a fold.
+fn squeeze(x: u64) -> u32 {
+    let mut y = (x | (x >> 1)) & 0x5555_5555_5555_5555;
+    y = (y | (y >> 1)) & 0x3333_3333_3333_3333;
+    y = (y | (y >> 2)) & 0x0f0f_0f0f_0f0f_0f0f;
+    y = (y | (y >> 4)) & 0x00ff_00ff_00ff_00ff;
+    y = (y | (y >> 8)) & 0x0000_ffff_0000_ffff;
+    y = (y | (y >> 16)) & 0x0000_0000_ffff_ffff;
+    y as u32
 }
 
 /// The bit a double-hashing value `g` probes in a filter of `bits` bits.

@@ -5,7 +5,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, MAX_BITS};
+use bloom::{BlockedBloomFilter, BloomFilter, CountingBloomFilter, ErrorKind, MAX_BITS};
 
 /// The system allocator, keeping the current and peak number of bytes allocated.
 struct Counting;
@@ -55,16 +55,22 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// A header claiming the largest legal filter, with valid checksum, for `layout`.
+/// A header claiming the largest legal filter, with valid checksum, for `layout`: 2^40 bits,
+/// or for the counting layout 2^38 counters of 4 bits.
 fn huge_header(layout: u8) -> Vec<u8> {
+    let (bits, byte_36) = match layout {
+        1 => (MAX_BITS, 0),
+        2 => (MAX_BITS, 1),
+        _ => (MAX_BITS / 4, 4),
+    };
     let mut out = Vec::new();
     out.extend_from_slice(b"BLMF");
     out.extend_from_slice(&1u16.to_le_bytes());
     out.extend_from_slice(&[layout, 1]);
     out.extend_from_slice(&[0; 16]);
-    out.extend_from_slice(&MAX_BITS.to_le_bytes());
+    out.extend_from_slice(&bits.to_le_bytes());
     out.extend_from_slice(&4u32.to_le_bytes());
-    out.extend_from_slice(&[if layout == 2 { 1 } else { 0 }, 0, 0, 0]);
+    out.extend_from_slice(&[byte_36, 0, 0, 0]);
     out.extend_from_slice(&0u64.to_le_bytes());
     out.extend_from_slice(&(MAX_BITS / 8).to_le_bytes());
     out.extend_from_slice(&crc32c::crc32c(&out).to_le_bytes());
@@ -82,14 +88,14 @@ fn peak_during(f: impl FnOnce()) -> usize {
 #[test]
 fn a_128_gib_claim_followed_by_5_mib_costs_megabytes() {
     const ARRIVING: u64 = 5 << 20;
-    for layout in [1u8, 2] {
+    for layout in [1u8, 2, 3] {
         let header = huge_header(layout);
         let peak = peak_during(|| {
             let input = header.as_slice().chain(io::repeat(0).take(ARRIVING));
-            let err = if layout == 1 {
-                BloomFilter::read_from(input).unwrap_err()
-            } else {
-                BlockedBloomFilter::read_from(input).unwrap_err()
+            let err = match layout {
+                1 => BloomFilter::read_from(input).unwrap_err(),
+                2 => BlockedBloomFilter::read_from(input).unwrap_err(),
+                _ => CountingBloomFilter::read_from(input).unwrap_err(),
             };
             assert!(matches!(err.kind(), ErrorKind::Truncated), "{err}");
         });
