@@ -35,15 +35,18 @@
 //! * `--fp-rate P`: the filter's target false-positive rate, between 0 and 1 (default 0.001).
 //! * `--help`: print this summary.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
-use std::fmt::{Display, Write as _};
-use std::io::{self, Write as _};
+use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bloom::BlockedBloomFilter;
+
+use common::{Flags, group, hashbrown_slots, mib, proc_status_bytes, ratio, secs, usize_from};
 
 /// Counts the heap bytes currently allocated through it, forwarding all work to [`System`].
 struct CountingAllocator;
@@ -95,8 +98,8 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-fn live_bytes() -> usize {
-    LIVE_BYTES.load(Ordering::Relaxed)
+fn live_bytes() -> u64 {
+    LIVE_BYTES.load(Ordering::Relaxed) as u64
 }
 
 const USAGE: &str = "\
@@ -121,62 +124,28 @@ struct Config {
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
-        Ok(None) => {
-            // Not println!, which panics when stdout is a closed pipe (`--help | head -1`).
-            let _ = writeln!(io::stdout(), "{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("blacklist: {message}\nrun with --help for usage");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&config) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("blacklist: error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main("blacklist", USAGE, parse_args, run)
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
     let mut config = Config {
         spam: 3_000_000,
         legit: 1_000_000,
         fp_rate: 0.001,
     };
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+    let mut args = Flags::new(args);
+    while let Some(flag) = args.next_flag() {
         match flag.as_str() {
             "--help" | "-h" => return Ok(None),
-            "--spam" => config.spam = parse_count(&flag, &value()?)?,
-            "--legit" => config.legit = parse_count(&flag, &value()?)?,
+            "--spam" => config.spam = args.count()?,
+            "--legit" => config.legit = args.count()?,
             "--fp-rate" => {
-                let text = value()?;
-                match text.parse::<f64>() {
-                    Ok(p) if p > 0.0 && p < 1.0 => config.fp_rate = p,
-                    _ => {
-                        return Err(format!(
-                            "--fp-rate must be a number strictly between 0 and 1, got {text:?}"
-                        ));
-                    }
-                }
+                config.fp_rate = args.number_where(
+                    |p| p > 0.0 && p < 1.0,
+                    "must be a number strictly between 0 and 1",
+                )?;
             }
-            _ => return Err(format!("unknown argument {arg:?}")),
+            _ => return Err(args.unknown()),
         }
     }
     if config.spam == 0 {
@@ -187,12 +156,6 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, 
         return Err("--spam or --legit is unreasonably large".into());
     }
     Ok(Some(config))
-}
-
-fn parse_count(flag: &str, text: &str) -> Result<u64, String> {
-    text.replace('_', "")
-        .parse::<u64>()
-        .map_err(|_| format!("{flag} expects a non-negative whole number, got {text:?}"))
 }
 
 /// Writes blacklisted address number `i` into `out`, replacing its contents: 1,000 spam
@@ -271,7 +234,7 @@ fn run(config: &Config) -> Result<(), String> {
 
     // 5. The exact alternative: every blacklisted address in a HashSet<String>, built the usual
     //    way (growing as it goes), measured by the counting allocator.
-    let rss_before = rss_bytes();
+    let rss_before = proc_status_bytes("VmRSS:");
     let before = live_bytes();
     let started = Instant::now();
     let mut exact: HashSet<String> = HashSet::new();
@@ -282,9 +245,9 @@ fn run(config: &Config) -> Result<(), String> {
     let exact_time = started.elapsed();
     let exact_heap = live_bytes().saturating_sub(before);
     let rss_growth = rss_before
-        .zip(rss_bytes())
+        .zip(proc_status_bytes("VmRSS:"))
         .map(|(a, b)| b.saturating_sub(a));
-    let string_bytes: usize = exact.iter().map(String::capacity).sum();
+    let string_bytes: u64 = exact.iter().map(|s| s.capacity() as u64).sum();
     let table_bytes = exact_heap.saturating_sub(string_bytes);
     drop(exact);
 
@@ -351,7 +314,7 @@ fn run(config: &Config) -> Result<(), String> {
         "  HashSet<String>        {:>14} = {} table ({} slots of {} B + control bytes) + {} strings; built in {}",
         mib(exact_heap),
         mib(table_bytes),
-        group(slots(n)),
+        group(hashbrown_slots(n)),
         size_of::<String>(),
         mib(string_bytes),
         secs(exact_time),
@@ -375,57 +338,4 @@ fn run(config: &Config) -> Result<(), String> {
     }
     println!("verified");
     Ok(())
-}
-
-/// The slots hashbrown (std's HashSet) gives `n` items after growing by doubling: the next
-/// power of two at or above `n * 8 / 7`, its maximum load being 7/8.
-fn slots(n: u64) -> u64 {
-    if n < 4 {
-        4
-    } else if n < 8 {
-        8
-    } else {
-        (n * 8).div_ceil(7).next_power_of_two()
-    }
-}
-
-/// The resident set size, from `/proc/self/status` (Linux only).
-fn rss_bytes() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-fn usize_from(n: u64) -> Result<usize, String> {
-    usize::try_from(n).map_err(|_| format!("{n} does not fit in this platform's usize"))
-}
-
-/// `1234567` as `1,234,567`.
-fn group(n: impl Display) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn mib(bytes: usize) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64)
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
 }

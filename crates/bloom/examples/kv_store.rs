@@ -39,14 +39,17 @@
 //!
 //! The data file lives in a fresh directory under the system temp dir, removed at exit.
 
-use std::fmt::Display;
+mod common;
+
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bloom::BlockedBloomFilter;
+
+use common::{Flags, TempDir, group, mib, mix64, ratio, secs, usize_from};
 
 const KEY_BYTES: usize = 24;
 const VALUE_BYTES: usize = 40;
@@ -79,28 +82,10 @@ struct Config {
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
-        Ok(None) => {
-            // Not println!, which panics when stdout is a closed pipe (`--help | head -1`).
-            let _ = writeln!(io::stdout(), "{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("kv_store: {message}\nrun with --help for usage");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&config) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("kv_store: error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main("kv_store", USAGE, parse_args, run)
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
     let mut config = Config {
         keys: 200_000,
         lookups: 200_000,
@@ -108,32 +93,21 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, 
         fp_rate: 0.01,
         direct: false,
     };
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+    let mut args = Flags::new(args);
+    while let Some(flag) = args.next_flag() {
         match flag.as_str() {
             "--help" | "-h" => return Ok(None),
-            "--keys" => config.keys = parse_count(&flag, &value()?)?,
-            "--lookups" => config.lookups = parse_count(&flag, &value()?)?,
+            "--keys" => config.keys = args.count()?,
+            "--lookups" => config.lookups = args.count()?,
             "--absent-ratio" => {
-                let v = parse_f64(&flag, &value()?)?;
+                let v = args.number_where(f64::is_finite, "expects a number")?;
                 if !(0.0..=1.0).contains(&v) {
                     return Err(format!("--absent-ratio must be between 0 and 1, got {v}"));
                 }
                 config.absent_ratio = v;
             }
             "--fp-rate" => {
-                let v = parse_f64(&flag, &value()?)?;
+                let v = args.number_where(f64::is_finite, "expects a number")?;
                 if !(v > 0.0 && v < 1.0) {
                     return Err(format!(
                         "--fp-rate must be strictly between 0 and 1, got {v}"
@@ -142,31 +116,16 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, 
                 config.fp_rate = v;
             }
             "--direct" => {
-                if inline.is_some() {
-                    return Err("--direct takes no value".into());
-                }
+                args.no_value()?;
                 config.direct = true;
             }
-            _ => return Err(format!("unknown argument {arg:?}")),
+            _ => return Err(args.unknown()),
         }
     }
     if config.keys == 0 {
         return Err("--keys must be at least 1".into());
     }
     Ok(Some(config))
-}
-
-fn parse_count(flag: &str, text: &str) -> Result<u64, String> {
-    text.replace('_', "")
-        .parse::<u64>()
-        .map_err(|_| format!("{flag} expects a non-negative whole number, got {text:?}"))
-}
-
-fn parse_f64(flag: &str, text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(format!("{flag} expects a number, got {text:?}")),
-    }
 }
 
 fn run(config: &Config) -> Result<(), String> {
@@ -526,82 +485,6 @@ impl SplitMix64 {
 
     fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
-/// SplitMix64's finalizer: a bijection on `u64`.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A directory under the system temp dir with a unique name, removed with its contents when
-/// dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(prefix: &str) -> io::Result<Self> {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let base = std::env::temp_dir();
-        for attempt in 0..100 {
-            let path = base.join(format!("{prefix}-{}-{nanos}-{attempt}", std::process::id()));
-            match fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir(path)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no unused temp dir name after 100 attempts",
-        ))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover temp dir must not turn a result into an error.
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn usize_from(n: u64) -> Result<usize, String> {
-    usize::try_from(n).map_err(|_| format!("{n} does not fit in this platform's usize"))
-}
-
-/// `1234567` as `1,234,567`.
-fn group(n: impl Display) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64)
-}
-
-fn secs(d: Duration) -> String {
-    format!("{:.3} s", d.as_secs_f64())
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
     }
 }
 

@@ -49,15 +49,18 @@
 //! Temporary files (generated input, candidates, buckets) go to a fresh directory under the
 //! system temp dir, removed at exit; they need about the size of A plus B on disk.
 
+mod common;
+
 use std::collections::HashSet;
-use std::fmt::Display;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bloom::{BloomFilter, ErrorKind, ItemHasher};
+
+use common::{Flags, TempDir, group, hashbrown_slots, mib, mix64, proc_status_bytes, ratio};
 
 /// Lines handed to the filter's batch operations at a time.
 const CHUNK_LINES: usize = 1024;
@@ -94,90 +97,46 @@ struct Config {
 }
 
 fn main() -> ExitCode {
-    let config = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
-        Ok(None) => {
-            // Not println!, which panics when stdout is a closed pipe (`--help | head -1`).
-            let _ = writeln!(io::stdout(), "{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("url_intersect: {message}\nrun with --help for usage");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&config) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("url_intersect: error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    common::main("url_intersect", USAGE, parse_args, run)
 }
 
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<Config>, String> {
     let mut a = None;
     let mut b = None;
     let mut memory_mb = 16.0;
     let mut out = None;
     let mut urls = None;
     let mut overlap = None;
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+    let mut args = Flags::new(args);
+    while let Some(flag) = args.next_flag() {
         match flag.as_str() {
             "--help" | "-h" => return Ok(None),
-            "--a" => a = Some(PathBuf::from(value()?)),
-            "--b" => b = Some(PathBuf::from(value()?)),
-            "--out" => out = Some(PathBuf::from(value()?)),
+            "--a" => a = Some(PathBuf::from(args.value()?)),
+            "--b" => b = Some(PathBuf::from(args.value()?)),
+            "--out" => out = Some(PathBuf::from(args.value()?)),
             "--memory-mb" => {
-                let text = value()?;
-                memory_mb = match text.parse::<f64>() {
-                    Ok(mb) if mb.is_finite() && mb * (1 << 20) as f64 >= MIN_BUDGET as f64 => mb,
-                    _ => {
-                        return Err(format!(
-                            "--memory-mb expects a number of MiB, at least 0.25, got {text:?}"
-                        ));
-                    }
-                };
+                memory_mb = args.number_where(
+                    |mb| mb.is_finite() && mb * (1 << 20) as f64 >= MIN_BUDGET as f64,
+                    "expects a number of MiB, at least 0.25",
+                )?;
                 // 2^40 bits is the largest filter the crate builds.
                 if memory_mb > (1u64 << 17) as f64 {
                     return Err(format!("--memory-mb {memory_mb} is above 128 GiB"));
                 }
             }
             "--urls" => {
-                let text = value()?;
-                match text.replace('_', "").parse::<u64>() {
-                    Ok(n) if (1..1 << 60).contains(&n) => urls = Some(n),
-                    _ => {
-                        return Err(format!(
-                            "--urls expects a positive whole number, got {text:?}"
-                        ));
-                    }
-                }
+                urls = Some(args.count_where(
+                    |n| (1..1 << 60).contains(&n),
+                    "expects a positive whole number",
+                )?);
             }
             "--overlap" => {
-                let text = value()?;
-                match text.parse::<f64>() {
-                    Ok(f) if (0.0..=1.0).contains(&f) => overlap = Some(f),
-                    _ => {
-                        return Err(format!(
-                            "--overlap expects a fraction between 0 and 1, got {text:?}"
-                        ));
-                    }
-                }
+                overlap = Some(args.number_where(
+                    |f| (0.0..=1.0).contains(&f),
+                    "expects a fraction between 0 and 1",
+                )?);
             }
-            _ => return Err(format!("unknown argument {arg:?}")),
+            _ => return Err(args.unknown()),
         }
     }
     let inputs = match (a, b) {
@@ -682,13 +641,10 @@ fn set_bytes(lines: u64, bytes: u64) -> u64 {
 /// load of at most 7/8; each slot is the entry (a 16-byte `Box<[u8]>`) and one control byte,
 /// plus 16 trailing control bytes.
 fn table_bytes(capacity: u64) -> u64 {
-    let slots = match capacity {
-        0 => return 0,
-        1..4 => 4,
-        4..8 => 8,
-        _ => (capacity * 8).div_ceil(7).next_power_of_two(),
-    };
-    slots * (size_of::<Box<[u8]>>() as u64 + 1) + 16
+    if capacity == 0 {
+        return 0;
+    }
+    hashbrown_slots(capacity) * (size_of::<Box<[u8]>>() as u64 + 1) + 16
 }
 
 /// An upper bound on the heap a `len`-byte line takes: 64-bit glibc malloc rounds a block of
@@ -826,92 +782,16 @@ impl Pass {
     }
 }
 
-/// A size from `/proc/self/status` (Linux): `VmRSS:` the resident set, `VmHWM:` its peak since
-/// start or the last reset.
-fn proc_status_bytes(field: &str) -> Option<u64> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Resets `VmHWM` to the current resident set (Linux 4.0 and later; ignored elsewhere).
 fn reset_peak_rss() {
     let _ = fs::write("/proc/self/clear_refs", "5");
-}
-
-/// SplitMix64's finalizer: a bijection on `u64`.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A directory under the system temp dir with a unique name, removed with its contents when
-/// dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(prefix: &str) -> io::Result<Self> {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let base = std::env::temp_dir();
-        for attempt in 0..100 {
-            let path = base.join(format!("{prefix}-{}-{nanos}-{attempt}", std::process::id()));
-            match fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir(path)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no unused temp dir name after 100 attempts",
-        ))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        // Best effort: a leftover temp dir must not turn a result into an error.
-        let _ = fs::remove_dir_all(&self.0);
-    }
 }
 
 fn file_mib(path: &Path) -> String {
     fs::metadata(path).map_or("?".into(), |m| mib(m.len()))
 }
 
-/// `1234567` as `1,234,567`.
-fn group(n: impl Display) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.2} MiB", bytes as f64 / (1 << 20) as f64)
-}
-
+/// `d` in seconds, two decimals (`common::secs`, which the other examples use, prints three).
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64
-    }
 }

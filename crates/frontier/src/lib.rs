@@ -1,0 +1,45 @@
+//! The frontier of a web crawler: the URLs it knows about and has still to fetch.
+//!
+//! So far it holds the first stage every URL goes through: canonicalization. A
+//! [`Canonicalizer`] turns each URL, a seed or a link found on a page, into one canonical
+//! spelling ([`Canonical`]), so that two spellings of one page produce one fetch, or rejects
+//! it with a reason ([`Rejected`]) that can be counted. The rules, each with an example, are
+//! listed on [`Canonicalizer`].
+//!
+//! The crate knows nothing of HTTP: it parses with the WHATWG-conformant [`url`] crate and
+//! leaves fetching to its caller.
+//!
+//! # Example
+//!
+//! ```
+//! use frontier::{Canonicalizer, RejectKind};
+//!
+//! let canon = Canonicalizer::new();
+//!
+//! // Two spellings of one page, one canonical form.
+//! let a = canon.canonicalize("HTTP://Example.COM:80/docs/../a%7euser/?b=2&a=1#intro")?;
+//! let b = canon.canonicalize("http://example.com/a~user/?a=1&b=2")?;
+//! assert_eq!(a, b);
+//! assert_eq!(a.as_str(), "http://example.com/a~user/?a=1&b=2");
+//! assert_eq!(a.host(), "example.com"); // the key politeness is counted by
+//!
+//! // Links are resolved against the page they were found on.
+//! let link = canon.canonicalize_relative(a.as_url(), "../img/logo.png")?;
+//! assert_eq!(link.as_str(), "http://example.com/img/logo.png");
+//!
+//! // What the crawler will not fetch is rejected with a reason.
+//! let err = canon.canonicalize("ftp://example.com/file").unwrap_err();
+//! assert_eq!(err.kind(), &RejectKind::UnsupportedScheme("ftp".into()));
+//! assert_eq!(err.reason(), "unsupported_scheme");
+//! # Ok::<(), frontier::Rejected>(())
+//! ```
+
+mod canon;
+
+pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
+pub use url::{self, Url};
+
+/// Compiles and runs the README's examples as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
