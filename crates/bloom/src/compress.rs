@@ -43,8 +43,9 @@ const RICE: u8 = 1;
 ///
 /// # Errors
 ///
-/// [`ErrorKind::BadMagic`], [`ErrorKind::Truncated`] or [`ErrorKind::ChecksumMismatch`] when
-/// `serialized` is not one whole serialized filter.
+/// [`ErrorKind::BadMagic`], [`ErrorKind::Truncated`], [`ErrorKind::TrailingBytes`] or
+/// [`ErrorKind::ChecksumMismatch`] when `serialized` is not one whole serialized filter;
+/// [`ErrorKind::WrongLayout`] for a scalable filter (compress its sub-filters instead).
 ///
 /// # Example
 ///
@@ -91,7 +92,8 @@ pub fn compress(serialized: &[u8]) -> Result<Vec<u8>> {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::TooLarge`] beyond `max_len`; [`ErrorKind::BadMagic`],
+/// [`ErrorKind::TooLarge`] beyond `max_len`; [`ErrorKind::OutOfMemory`] when the allocator
+/// refuses even that; [`ErrorKind::BadMagic`],
 /// [`ErrorKind::UnsupportedVersion`], [`ErrorKind::Truncated`],
 /// [`ErrorKind::ChecksumMismatch`], [`ErrorKind::Corrupt`] or [`ErrorKind::TrailingBytes`] for
 /// damaged or foreign input.

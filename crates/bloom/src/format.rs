@@ -31,7 +31,7 @@
 //!
 //! | offset | size | field |
 //! |---|---|---|
-//! | 0 | 8 | magic `BLMF`, version 1, as above |
+//! | 0 | 6 | magic `BLMF`, version 1, as above |
 //! | 6 | 1 | layout: 4 scalable |
 //! | 7 | 1 | hash: 1 |
 //! | 8 | 16 | SipHash key, shared by every sub-filter |

@@ -10,6 +10,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use crate::error::{ErrorKind, Result};
 use crate::format::{self, ScalableHeader};
 use crate::hash::{ItemHash, ItemHasher};
+use crate::sizing::{MAX_BITS, MAX_HASHES};
 use crate::{AtomicBloomFilter, BlockedBloomFilter};
 
 /// The most sub-filters a scalable filter may grow to. With a growth factor of at least 2 the
@@ -40,6 +41,25 @@ impl Plan {
         }
         if !(self.tightening > 0.0 && self.tightening < 1.0) {
             return Err(ErrorKind::InvalidTightening(self.tightening).into());
+        }
+        // Every sub-filter the chain can grow to before MAX_BITS stops it must be buildable:
+        // a ratio so small that a later rate needs more than MAX_HASHES hashes (or underflows
+        // to zero) would make growth fail part-way instead of at the documented size limit.
+        for i in 0..MAX_FILTERS {
+            let rate = self.rate(i);
+            if rate <= 0.0 {
+                return Err(ErrorKind::InvalidTightening(self.tightening).into());
+            }
+            // Standard-layout figures: blocked sub-filters need a few bits more but fewer
+            // hashes, so this errs on the side of refusing.
+            let hashes = -rate.log2();
+            let bits = self.capacity(i) as f64 * hashes / std::f64::consts::LN_2;
+            if bits > MAX_BITS as f64 {
+                break;
+            }
+            if hashes > f64::from(MAX_HASHES) {
+                return Err(ErrorKind::InvalidTightening(self.tightening).into());
+            }
         }
         Ok(self)
     }
@@ -161,6 +181,8 @@ impl<F> ScalableBuilder<F> {
     }
 
     /// The ratio `r` between the rates of successive sub-filters, in (0, 1). Default: 0.85.
+    /// Ratios so small that a sub-filter the chain could still grow to would need more than
+    /// [`MAX_HASHES`](crate::MAX_HASHES) hashes are refused when the filter is built.
     ///
     /// The first sub-filter gets `p (1 - r)` and each next one `r` times its predecessor's, so
     /// the rates sum to `p`. A small `r` makes the first filter cheap but later ones costly
@@ -291,9 +313,9 @@ impl ScalableBloomFilter {
     ///
     /// # Errors
     ///
-    /// When the newest sub-filter is full and the next one cannot be built
-    /// ([`ErrorKind::TooLarge`], [`ErrorKind::OutOfMemory`], or the sub-filter limit);
-    /// the item is then not inserted.
+    /// When the newest sub-filter is full and the next one cannot be built: it would exceed
+    /// [`MAX_BITS`](crate::MAX_BITS) or the limit of 64 sub-filters ([`ErrorKind::TooLarge`]),
+    /// or memory ran out ([`ErrorKind::OutOfMemory`]). The item is then not inserted.
     ///
     /// # Example
     ///
@@ -548,6 +570,10 @@ impl ScalableBloomFilter {
 
     /// Reads one serialized filter from `input`, leaving the reader just after it.
     ///
+    /// Decoding takes memory in proportion to the input, but the parameters it restores decide
+    /// what the filter allocates as it grows (each sub-filter `growth` times the last, at a
+    /// tighter rate): decode untrusted filters only where that growth is acceptable.
+    ///
     /// # Errors
     ///
     /// As [`from_bytes`](Self::from_bytes), less `TrailingBytes`, plus [`ErrorKind::Io`].
@@ -643,8 +669,9 @@ struct ItemStripe(Mutex<()>);
 /// reports `true` (none, if the item is already a false positive). Lookups, and inserts of
 /// items already present, never lock.
 ///
-/// Growth takes a separate lock; inserters that find the newest sub-filter full wait for its
-/// successor, so a sub-filter overfills by at most the inserts already in flight.
+/// Each insert reserves room in the newest sub-filter before inserting, so no sub-filter ever
+/// holds more than its capacity; growth takes a separate lock, and inserters that find the
+/// newest sub-filter full wait for its successor.
 ///
 /// # Example
 ///
@@ -652,7 +679,9 @@ struct ItemStripe(Mutex<()>);
 /// use bloom::AtomicScalableBloomFilter;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
-/// let seen = AtomicScalableBloomFilter::new(100, 1e-6)?;
+/// // A fixed key: with a random one, an item could (very rarely) already be a false
+/// // positive when inserted, and then nobody is told it is new.
+/// let seen = AtomicScalableBloomFilter::builder(100, 1e-6).key([5; 16]).build()?;
 /// let new = AtomicUsize::new(0);
 /// std::thread::scope(|s| {
 ///     for _ in 0..4 {
@@ -810,30 +839,43 @@ impl AtomicScalableBloomFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        let newest = self.newest_with_room()?;
+        let newest = self.reserve()?;
         let filter = self.slots[newest]
             .get()
             .expect("slots up to newest are set");
         let new = filter.insert_hash(hash);
-        if new {
-            self.counts[newest].fetch_add(1, Ordering::Relaxed);
+        if !new {
+            // Other items' bits made this one a false positive meanwhile: nothing was added.
+            self.counts[newest].fetch_sub(1, Ordering::Relaxed);
         }
         Ok(new)
     }
 
-    /// The index of the newest sub-filter, adding one first if it is full.
-    fn newest_with_room(&self) -> Result<usize> {
-        let newest = self.newest.load(Ordering::Acquire);
-        if self.counts[newest].load(Ordering::Relaxed) < self.plan.capacity(newest) {
-            return Ok(newest);
+    /// Reserves room for one item in the newest sub-filter, adding a sub-filter first when it
+    /// is full. Reserving before inserting means a sub-filter never holds more items than its
+    /// capacity, however many threads insert at once.
+    fn reserve(&self) -> Result<usize> {
+        loop {
+            let newest = self.newest.load(Ordering::Acquire);
+            let capacity = self.plan.capacity(newest);
+            let reserved =
+                self.counts[newest].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                    (c < capacity).then_some(c + 1)
+                });
+            if reserved.is_ok() {
+                return Ok(newest);
+            }
+            self.grow(newest)?;
         }
+    }
+
+    /// Adds the sub-filter after `full`, unless another thread already has.
+    fn grow(&self, full: usize) -> Result<()> {
         let _growing = self.growth.lock().unwrap_or_else(PoisonError::into_inner);
-        let newest = self.newest.load(Ordering::Acquire);
-        if self.counts[newest].load(Ordering::Relaxed) < self.plan.capacity(newest) {
-            // Another thread grew the chain while this one waited.
-            return Ok(newest);
+        if self.newest.load(Ordering::Acquire) != full {
+            return Ok(());
         }
-        let next = newest + 1;
+        let next = full + 1;
         if next == MAX_FILTERS {
             return Err(ErrorKind::TooLarge {
                 bits: f64::INFINITY,
@@ -841,10 +883,11 @@ impl AtomicScalableBloomFilter {
             .into());
         }
         let filter = AtomicBloomFilter::from(self.plan.blocked(next, self.hasher.key())?);
-        // Only the grower sets slots, one at a time, under the growth lock.
+        // Only the grower sets slots, one at a time, under the growth lock; the slot is set
+        // before `newest` is published, so readers never see an empty slot below `newest`.
         let _ = self.slots[next].set(filter);
         self.newest.store(next, Ordering::Release);
-        Ok(next)
+        Ok(())
     }
 
     /// Whether the item may be present. Never locks.

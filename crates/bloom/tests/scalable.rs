@@ -117,6 +117,33 @@ fn degenerate_parameters_are_typed_errors() {
             .build()
             .is_err()
     );
+    // Regression: a ratio this small was accepted, then growth failed at the 11th sub-filter
+    // (insert 20,470) needing 65 hashes. It is refused up front now.
+    assert!(
+        kind(
+            ScalableBloomFilter::builder(10, 1e-6)
+                .tightening_ratio(0.01)
+                .build()
+        )
+        .starts_with("InvalidTightening")
+    );
+    assert!(
+        kind(
+            ScalableBloomFilter::builder(10, 0.6)
+                .tightening_ratio(1e-12)
+                .growth_factor(16)
+                .build()
+        )
+        .starts_with("InvalidTightening")
+    );
+    // Small but workable ratios still build and grow.
+    let mut f = ScalableBloomFilter::builder(10, 1e-3)
+        .tightening_ratio(0.3)
+        .build()
+        .unwrap();
+    for i in 0..10_000 {
+        f.insert(item(0, i)).unwrap();
+    }
 }
 
 #[test]
@@ -250,4 +277,14 @@ fn racing_inserts_across_growth_have_exactly_one_winner() {
     assert_eq!(filter.items(), items);
     assert!((0..items).all(|i| filter.contains(item(0, i))));
     assert!(filter.estimated_false_positive_rate() <= 1e-9);
+    // Room is reserved before inserting: however the threads raced, no sub-filter holds more
+    // than its capacity (100, 200, 400, ...), which is what keeps the compound rate bound.
+    let plain = ScalableBloomFilter::from(filter);
+    for (i, sub) in plain.sub_filters().iter().enumerate() {
+        assert!(
+            sub.items() <= 100 << i,
+            "sub-filter {i}: {} items",
+            sub.items()
+        );
+    }
 }
