@@ -58,7 +58,9 @@ pub use rejected::{RejectKind, Rejected};
 ///   not separators in a query. Queries are split into parameters without decoding them.
 /// * Parameters without a value, as written: `?a`, `?a=` and `?a=&b` stay distinct.
 /// * `+` in a query, which only form decoding reads as a space.
-/// * User information (`user:pass@`), which the parser keeps.
+/// * User information (`user:pass@`), which the parser keeps verbatim: its escapes are not
+///   normalized, so `us%65r@` and `user@` stay two URLs. Links with credentials are rare and
+///   fetching them twice is harmless.
 ///
 /// Parameter names (session ids, tracking) are matched without regard to ASCII case, after
 /// escape normalization (`%73id` is `sid`); a name ending in `*` matches every name starting

@@ -37,6 +37,15 @@
 mod canon;
 
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
+/// The URL parser the canonical forms are built on, re-exported so callers use the same
+/// version: its major version is part of this crate's API.
+///
+/// ```
+/// let base = frontier::Url::parse("https://example.com/a/").unwrap();
+/// let page = frontier::Canonicalizer::new().canonicalize_relative(&base, "b")?;
+/// assert_eq!(page.as_str(), "https://example.com/a/b");
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
 pub use url::{self, Url};
 
 /// Compiles and runs the README's examples as doc tests.
