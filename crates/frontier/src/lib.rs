@@ -1,10 +1,21 @@
 //! The frontier of a web crawler: the URLs it knows about and has still to fetch.
 //!
-//! So far it holds the first stage every URL goes through: canonicalization. A
-//! [`Canonicalizer`] turns each URL, a seed or a link found on a page, into one canonical
-//! spelling ([`Canonical`]), so that two spellings of one page produce one fetch, or rejects
-//! it with a reason ([`Rejected`]) that can be counted. The rules, each with an example, are
-//! listed on [`Canonicalizer`].
+//! So far it holds admission, everything decided about a URL before it is queued
+//! ([`Admission`], one counted [`Verdict`] per URL), in this order:
+//!
+//! * Canonical form: a [`Canonicalizer`] turns each URL, a seed or a link found on a page,
+//!   into one canonical spelling ([`Canonical`]), so that two spellings of one page produce one
+//!   fetch, or rejects it with a reason ([`Rejected`]). The rules, each with an example, are
+//!   listed on [`Canonicalizer`].
+//! * Scope and traps: [`ScopeRules`] drop canonical URLs outside the crawl's scope or caught
+//!   in a crawler trap (too deep, too many or repeated path segments); each drop is a
+//!   [`DropReason`], counted in [`DropCounts`].
+//! * The seen-test: a [`SeenSet`] remembers every admitted URL in a few bytes, on a growing
+//!   Bloom filter whose false-positive rate is a setting and whose expected number of wrongly
+//!   dropped URLs is reported ([`SeenStats`]).
+//! * The per-host page budget ([`HostBudget`]), charged for new URLs only.
+//!
+//! Queues, politeness, disk spill and checkpoints come next.
 //!
 //! The crate knows nothing of HTTP: it parses with the WHATWG-conformant [`url`] crate and
 //! leaves fetching to its caller.
@@ -34,9 +45,18 @@
 //! # Ok::<(), frontier::Rejected>(())
 //! ```
 
+mod admission;
 mod canon;
+mod scope;
+mod seen;
 
+pub use admission::{Admission, AdmissionStats, Verdict};
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
+pub use scope::{
+    DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,
+    ScopeRulesBuilder,
+};
+pub use seen::{SeenSet, SeenSetBuilder, SeenStats};
 /// The URL parser the canonical forms are built on, re-exported so callers use the same
 /// version: its major version is part of this crate's API.
 ///

@@ -1,0 +1,356 @@
+//! Admission: everything the frontier decides about a URL before it is queued, counted by
+//! outcome.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use url::Url;
+
+use crate::{
+    Canonical, Canonicalizer, DropCounts, DropReason, HostBudget, RejectKind, ScopeRules, SeenSet,
+    SeenStats,
+};
+
+/// What admission decided about one URL.
+///
+/// # Example
+///
+/// ```
+/// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+/// # let canon = Canonicalizer::new();
+/// # let seed = canon.canonicalize("https://example.com/").unwrap();
+/// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+/// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+/// match admission.admit(seed, 0)? {
+///     Verdict::New(url) => println!("queue {url}"),
+///     other => println!("skip: {}", other.reason()),
+/// }
+/// # Ok::<(), bloom::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Never admitted before: queue it.
+    New(Canonical),
+    /// Admitted before, or (at the seen-test's false-positive rate) taken for such.
+    Seen,
+    /// Dropped by a scope or trap rule, or by the host's page budget.
+    Dropped(DropReason),
+    /// Not a URL the crawler fetches.
+    Invalid(RejectKind),
+}
+
+impl Verdict {
+    /// A short, stable name for counters and logs: `new`, `seen`, a [`DropReason::reason`] or
+    /// a [`Rejected::reason`](crate::Rejected::reason).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(frontier::Verdict::Seen.reason(), "seen");
+    /// ```
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Verdict::New(_) => "new",
+            Verdict::Seen => "seen",
+            Verdict::Dropped(reason) => reason.reason(),
+            Verdict::Invalid(kind) => reject_reason(kind),
+        }
+    }
+}
+
+/// The counter key of a rejection, as [`Rejected::reason`](crate::Rejected::reason) gives it.
+fn reject_reason(kind: &RejectKind) -> &'static str {
+    INVALID_REASONS[reject_index(kind)]
+}
+
+/// Where a rejection is counted. Exhaustive on purpose: a new kind of rejection must get its
+/// own counter here.
+fn reject_index(kind: &RejectKind) -> usize {
+    match kind {
+        RejectKind::Unparsable => 0,
+        RejectKind::UnsupportedScheme(_) => 1,
+        RejectKind::TooLong { .. } => 2,
+        RejectKind::NoHost => 3,
+    }
+}
+
+/// The admission pipeline: canonical form, scope and trap rules, the seen-test, then the
+/// per-host page budget. Every outcome is counted.
+///
+/// The order matters. Scope and traps are cheap and need no memory, so they run first. The
+/// budget runs after the seen-test so that only new URLs are charged to it; a URL the budget
+/// refuses stays marked as seen and is counted once, as `host_budget`.
+///
+/// All methods take `&self`: workers admit links concurrently, and a URL pushed by several at
+/// once is [`Verdict::New`] for exactly one of them.
+///
+/// # Example
+///
+/// ```
+/// use frontier::{Admission, Canonicalizer, DropReason, ScopeRules, SeenSet, Verdict};
+///
+/// let canon = Canonicalizer::new();
+/// let seed = canon.canonicalize("https://example.com/").unwrap();
+/// let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+/// let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(1_000).build()?);
+///
+/// assert!(matches!(admission.admit(seed.clone(), 0)?, Verdict::New(_)));
+/// let base = seed.as_url();
+/// assert_eq!(admission.admit_link(base, "/#top", 1)?, Verdict::Seen);
+/// assert_eq!(
+///     admission.admit_link(base, "https://elsewhere.example/", 1)?,
+///     Verdict::Dropped(DropReason::OutOfScope)
+/// );
+/// assert_eq!(admission.admit_link(base, "mailto:me@example.com", 1)?.reason(), "unsupported_scheme");
+/// assert_eq!(admission.stats().new, 1);
+/// # Ok::<(), bloom::Error>(())
+/// ```
+pub struct Admission {
+    canon: Canonicalizer,
+    scope: ScopeRules,
+    budget: HostBudget,
+    seen: SeenSet,
+    new: AtomicU64,
+    seen_again: AtomicU64,
+    dropped: DropCounts,
+    /// Rejections, indexed by `reject_index`.
+    invalid: [AtomicU64; INVALID_REASONS.len()],
+}
+
+const INVALID_REASONS: [&str; 4] = ["unparsable", "unsupported_scheme", "too_long", "no_host"];
+
+/// Counts of every admission outcome so far, and the seen-test's statistics.
+///
+/// # Example
+///
+/// ```
+/// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet};
+/// # let canon = Canonicalizer::new();
+/// # let seed = canon.canonicalize("https://example.com/").unwrap();
+/// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+/// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+/// admission.admit_str("not a url", 0)?;
+/// let stats = admission.stats();
+/// assert_eq!(stats.invalid, [("unparsable", 1)]);
+/// assert_eq!(stats.total(), 1);
+/// # Ok::<(), bloom::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct AdmissionStats {
+    /// URLs admitted as new.
+    pub new: u64,
+    /// URLs found seen.
+    pub seen: u64,
+    /// Drops by scope, trap or budget rule, by [`DropReason::reason`]; rules that dropped
+    /// nothing are left out.
+    pub dropped: Vec<(&'static str, u64)>,
+    /// Rejected URLs by [`Rejected::reason`](crate::Rejected::reason); reasons that rejected
+    /// nothing are left out.
+    pub invalid: Vec<(&'static str, u64)>,
+    /// The seen-test's size, accuracy and expected wrongly dropped URLs.
+    pub seen_set: SeenStats,
+}
+
+impl AdmissionStats {
+    /// Every URL that went through admission.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// admission.admit(seed.clone(), 0)?;
+    /// admission.admit(seed, 0)?;
+    /// assert_eq!(admission.stats().total(), 2);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn total(&self) -> u64 {
+        let dropped: u64 = self.dropped.iter().map(|(_, n)| n).sum();
+        let invalid: u64 = self.invalid.iter().map(|(_, n)| n).sum();
+        self.new + self.seen + dropped + invalid
+    }
+}
+
+impl Admission {
+    /// A pipeline from its parts; the scope's per-host budget, if any, starts empty.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet};
+    /// let canon = Canonicalizer::new();
+    /// let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// let scope = ScopeRules::builder().seed(&seed).per_host_budget(Some(10)).build().unwrap();
+    /// let admission = Admission::new(canon, scope, SeenSet::builder().build()?);
+    /// assert_eq!(admission.stats().new, 0);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn new(canon: Canonicalizer, scope: ScopeRules, seen: SeenSet) -> Self {
+        Admission {
+            budget: scope.host_budget(),
+            canon,
+            scope,
+            seen,
+            new: AtomicU64::new(0),
+            seen_again: AtomicU64::new(0),
+            dropped: DropCounts::new(),
+            invalid: Default::default(),
+        }
+    }
+
+    /// Decides about a URL already in canonical form, found `depth` links from a seed. The hot
+    /// path: canonicalize in the workers that extract links, in parallel, and admit here.
+    ///
+    /// # Errors
+    ///
+    /// When the seen-test must grow and cannot (see [`SeenSet::insert`]); the URL is then
+    /// neither admitted nor counted.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// assert!(matches!(admission.admit(seed.clone(), 0)?, Verdict::New(_)));
+    /// assert_eq!(admission.admit(seed, 0)?, Verdict::Seen);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn admit(&self, url: Canonical, depth: u32) -> Result<Verdict, bloom::Error> {
+        if let Err(reason) = self.scope.check(&url, depth) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        if !self.seen.insert(&url)? {
+            self.seen_again.fetch_add(1, Ordering::Relaxed);
+            return Ok(Verdict::Seen);
+        }
+        if let Err(reason) = self.budget.charge(url.host()) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        self.new.fetch_add(1, Ordering::Relaxed);
+        Ok(Verdict::New(url))
+    }
+
+    /// Canonicalizes `url` (a seed, say), then decides as [`admit`](Self::admit).
+    ///
+    /// # Errors
+    ///
+    /// As [`admit`](Self::admit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// assert!(matches!(admission.admit_str("HTTPS://EXAMPLE.COM:443/", 0)?, Verdict::New(_)));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn admit_str(&self, url: &str, depth: u32) -> Result<Verdict, bloom::Error> {
+        match self.canon.canonicalize(url) {
+            Ok(url) => self.admit(url, depth),
+            Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
+        }
+    }
+
+    /// Resolves a link found on the page at `base` (its `href` as written), canonicalizes it
+    /// and decides as [`admit`](Self::admit).
+    ///
+    /// # Errors
+    ///
+    /// As [`admit`](Self::admit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/a/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// let verdict = admission.admit_link(seed.as_url(), "../b?utm_x=1", 1)?;
+    /// assert!(matches!(verdict, Verdict::New(url) if url.as_str().starts_with("https://example.com/b")));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn admit_link(&self, base: &Url, href: &str, depth: u32) -> Result<Verdict, bloom::Error> {
+        match self.canon.canonicalize_relative(base, href) {
+            Ok(url) => self.admit(url, depth),
+            Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
+        }
+    }
+
+    fn count_invalid(&self, kind: RejectKind) -> Verdict {
+        self.invalid[reject_index(&kind)].fetch_add(1, Ordering::Relaxed);
+        Verdict::Invalid(kind)
+    }
+
+    /// Counts of every outcome so far, with the seen-test's statistics.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// admission.admit_str("https://other.example/", 0)?;
+    /// assert_eq!(admission.stats().dropped, [("out_of_scope", 1)]);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn stats(&self) -> AdmissionStats {
+        AdmissionStats {
+            new: self.new.load(Ordering::Relaxed),
+            seen: self.seen_again.load(Ordering::Relaxed),
+            dropped: DropReason::ALL
+                .iter()
+                .map(|&r| (r.reason(), self.dropped.get(r)))
+                .filter(|&(_, n)| n > 0)
+                .collect(),
+            invalid: INVALID_REASONS
+                .iter()
+                .zip(&self.invalid)
+                .map(|(&r, n)| (r, n.load(Ordering::Relaxed)))
+                .filter(|&(_, n)| n > 0)
+                .collect(),
+            seen_set: self.seen.stats(),
+        }
+    }
+
+    /// The seen-test, to checkpoint its filter.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// let bytes = admission.seen_set().filter().to_bytes();
+    /// assert!(!bytes.is_empty());
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn seen_set(&self) -> &SeenSet {
+        &self.seen
+    }
+}
+
+impl fmt::Debug for Admission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Admission")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
