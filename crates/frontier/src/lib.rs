@@ -1,7 +1,7 @@
 //! The frontier of a web crawler: the URLs it knows about and has still to fetch.
 //!
-//! So far it holds admission, everything decided about a URL before it is queued
-//! ([`Admission`], one counted [`Verdict`] per URL), in this order:
+//! It holds admission, everything decided about a URL before it is queued ([`Admission`], one
+//! counted [`Verdict`] per URL), in this order, then the queues:
 //!
 //! * Canonical form: a [`Canonicalizer`] turns each URL, a seed or a link found on a page,
 //!   into one canonical spelling ([`Canonical`]), so that two spellings of one page produce one
@@ -14,8 +14,13 @@
 //!   Bloom filter whose false-positive rate is a setting and whose expected number of wrongly
 //!   dropped URLs is reported ([`SeenStats`]).
 //! * The per-host page budget ([`HostBudget`]), charged for new URLs only.
+//! * Queues and politeness: [`HostQueues`] keeps admitted URLs in per-host FIFO queues and
+//!   hands them out as [`Lease`]s, each host as its [`Politeness`] allows (connections,
+//!   delay, robots `Crawl-delay`, `Retry-After`, back-off after errors); it queues retries
+//!   and gives up hosts that keep failing, counting every URL dropped with them. Time is a
+//!   parameter, so tests simulate it.
 //!
-//! Queues, politeness, disk spill and checkpoints come next.
+//! Disk spill and checkpoints come next.
 //!
 //! The crate knows nothing of HTTP: it parses with the WHATWG-conformant [`url`] crate and
 //! leaves fetching to its caller.
@@ -47,11 +52,16 @@
 
 mod admission;
 mod canon;
+mod queues;
 mod scope;
 mod seen;
 
 pub use admission::{Admission, AdmissionStats, Verdict};
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
+pub use queues::{
+    Completion, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, PolitenessBuilder,
+    PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats,
+};
 pub use scope::{
     DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,
     ScopeRulesBuilder,

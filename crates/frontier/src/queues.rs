@@ -1,0 +1,628 @@
+//! Per-host queues and politeness: which admitted URL may be fetched now, and when the next
+//! one may. The rules are listed on [`HostQueues`], the settings on [`Politeness`].
+//!
+//! Time is a parameter of every call: the frontier never reads the clock, so the caller
+//! decides what "now" is and tests simulate it.
+
+mod host;
+mod lease;
+mod politeness;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::Canonical;
+use host::{Entry, HostState};
+pub use lease::{Completion, Fate, ForeignLease, Lease, Outcome};
+pub use politeness::{Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind};
+
+/// Identities of [`HostQueues`], so that each one recognizes its own leases.
+static NEXT_QUEUES_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Ready-heap slack: stale entries are swept once they outnumber the live ones by this many,
+/// so that sweeping stays rare on small frontiers.
+const SWEEP_SLACK: usize = 64;
+
+/// The admitted URLs waiting to be fetched, one FIFO queue per host, handed out so that every
+/// host is treated politely.
+///
+/// # Rules
+///
+/// * A host is *ready* when its leases in flight are fewer than
+///   [`connections_per_host`](Politeness::connections_per_host) and its next-allowed instant
+///   has passed. A host never leased is ready at once.
+/// * [`pop`](Self::pop) leases the oldest URL of the host that has been ready longest; hosts
+///   ready at the same instant take turns. Within a host, URLs go first in, first out.
+/// * A host's *delay* is the longer of [`Politeness::delay`] and its robots.txt
+///   `Crawl-delay` ([`set_crawl_delay`](Self::set_crawl_delay), capped at
+///   [`Politeness::max_crawl_delay`]).
+/// * A lease start sets the host's next-allowed instant to now plus its delay, so two starts
+///   on one host are always at least the delay apart.
+/// * [`complete`](Self::complete) pushes the next-allowed instant to at least now plus the
+///   delay after a success, and to at least now plus the longest of the delay, the back-off
+///   ([`Politeness::backoff`] of the host's consecutive errors) and the capped
+///   `Retry-After` after a failure. A success resets the count of consecutive errors.
+/// * A failure that asks for a retry queues the URL again at the back of its host's queue,
+///   with one more attempt, unless it has had [`Politeness::max_attempts`]: then it is
+///   exhausted. Retries skip admission: the URL is not seen-tested again.
+/// * At [`Politeness::max_consecutive_errors`] failures in a row the host is given up: its
+///   queued URLs are dropped, and so are URLs pushed to it later and retries of its leases
+///   still in flight. Every such URL is counted in [`QueueStats::given_up_urls`], and
+///   [`Completion`] and [`Pushed`] report it as it happens: nothing is dropped silently.
+///
+/// Every URL pushed is, at any time, queued, in flight, or done in exactly one way:
+/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls` (see
+/// [`QueueStats`]).
+///
+/// # Time
+///
+/// Every call that depends on time takes `now`: the queues never read the clock. The caller
+/// passes [`Instant::now()`], or, in tests, a start instant plus simulated offsets. `now`
+/// should never go backwards between calls; if it does, the queues stay polite (no host is
+/// leased before its next-allowed instant), but a host may wait longer than it should.
+///
+/// # Cost and memory
+///
+/// `push`, `pop` and `complete` take amortized O(log h) time for h hosts with queued URLs:
+/// ready hosts sit in a binary heap ordered by the instant they became ready, and an entry
+/// made stale by a change of its host is skipped when it surfaces, or swept once stale
+/// entries outnumber live ones.
+///
+/// A queued URL takes 96 bytes in its host's queue (its [`Canonical`], depth and attempts),
+/// up to twice that with the queue's growth slack, plus its text on the heap: a million URLs
+/// of 60 characters take 160 to 250 MB, which is what disk spill, a later step, will bound.
+/// A host takes about 120 bytes of state, its name once on the heap with some 30 bytes in
+/// the interning table, kept for the whole crawl, and 32 bytes per entry in the ready heap,
+/// of which there are at most about two per host with queued URLs.
+///
+/// # Example
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+///
+/// let canon = Canonicalizer::new();
+/// let mut queues = HostQueues::new(Politeness::default()); // 1 connection, 1 s delay
+/// let t0 = Instant::now();
+/// for url in ["https://a.example/1", "https://a.example/2", "https://b.example/1"] {
+///     queues.push(canon.canonicalize(url)?, 0, t0);
+/// }
+///
+/// let Pop::Lease(a1) = queues.pop(t0) else { panic!() };
+/// let Pop::Lease(b1) = queues.pop(t0) else { panic!() };
+/// assert_eq!(queues.pop(t0), Pop::Pending); // a.example is busy, b.example has no more
+///
+/// queues.complete(a1, Outcome::Success, t0 + Duration::from_millis(300)).unwrap();
+/// // A start at t0 and a completion at t0 + 0.3 s: the next start waits for t0 + 1.3 s.
+/// assert_eq!(queues.pop(t0 + Duration::from_millis(500)), Pop::WaitUntil(t0 + Duration::from_millis(1300)));
+/// let Pop::Lease(a2) = queues.pop(t0 + Duration::from_millis(1300)) else { panic!() };
+/// assert_eq!(a2.url().as_str(), "https://a.example/2");
+///
+/// queues.complete(a2, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
+/// queues.complete(b1, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
+/// assert_eq!(queues.pop(t0 + Duration::from_secs(2)), Pop::Done);
+/// assert_eq!(queues.stats().succeeded, 3);
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+pub struct HostQueues {
+    politeness: Politeness,
+    /// This instance's identity, carried by its leases: a lease from other queues must not
+    /// touch the state of a host that happens to have its index here.
+    id: u64,
+    /// Every host seen, indexed by the number `index` gives its key.
+    hosts: Vec<HostState>,
+    /// Host keys ([`Canonical::host`]), each stored once, to their index in `hosts`. Boxed
+    /// strings rather than `String`s: they never grow, and a capacity field would cost eight
+    /// bytes per host for nothing.
+    index: HashMap<Box<str>, u32>,
+    /// Hosts with queued URLs, not given up and below their connection limit, as
+    /// (instant ready, sequence number, host index), earliest first. The sequence number
+    /// breaks ties in the order hosts became ready, and tells the live entry (the one whose
+    /// number the host holds) from stale ones.
+    ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
+    /// The sequence number of the next heap entry.
+    next_seq: u64,
+    stats: QueueStats,
+}
+
+/// What [`HostQueues::pop`] found.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Instant;
+/// use frontier::{HostQueues, Politeness, Pop};
+///
+/// let mut queues = HostQueues::new(Politeness::default());
+/// match queues.pop(Instant::now()) {
+///     Pop::Lease(lease) => println!("fetch {}", lease.url()),
+///     Pop::WaitUntil(when) => println!("sleep until {when:?}, or until a lease completes"),
+///     Pop::Pending => println!("wait for a lease to complete"),
+///     Pop::Done => println!("the crawl is over"),
+/// }
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a popped lease must be completed"]
+pub enum Pop {
+    /// A URL to fetch now.
+    Lease(Lease),
+    /// No host is ready now; the first becomes ready at this instant. A lease completed
+    /// before then may make a host ready sooner.
+    WaitUntil(Instant),
+    /// Nothing can be leased until a lease in flight completes: nothing is queued, or every
+    /// host with queued URLs is at its connection limit.
+    Pending,
+    /// Nothing is queued and nothing is in flight: the crawl is over, unless the caller
+    /// pushes more.
+    Done,
+}
+
+/// What [`HostQueues::push`] did with a URL.
+///
+/// # Example
+///
+/// ```
+/// # use std::time::Instant;
+/// use frontier::{Canonicalizer, HostQueues, Politeness, Pushed};
+///
+/// let mut queues = HostQueues::new(Politeness::default());
+/// let url = Canonicalizer::new().canonicalize("https://example.com/")?;
+/// assert_eq!(queues.push(url, 0, Instant::now()), Pushed::Queued);
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Pushed {
+    /// Queued behind its host's other URLs.
+    Queued,
+    /// Dropped, because its host has been given up; counted in
+    /// [`QueueStats::given_up_urls`].
+    HostGivenUp,
+}
+
+/// Counts of the queues' contents and of everything that happened to them; all exact.
+///
+/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls` at all
+/// times.
+///
+/// # Example
+///
+/// ```
+/// # use std::time::Instant;
+/// use frontier::{Canonicalizer, HostQueues, Politeness};
+///
+/// let mut queues = HostQueues::new(Politeness::default());
+/// let now = Instant::now();
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+/// let stats = queues.stats();
+/// assert_eq!((stats.pushed, stats.queued, stats.hosts, stats.hosts_queued), (1, 1, 1, 1));
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct QueueStats {
+    /// URLs pushed, whether queued or dropped with their host.
+    pub pushed: u64,
+    /// URLs waiting in queues, retries included.
+    pub queued: u64,
+    /// Hosts known: pushed to, or given a crawl delay.
+    pub hosts: u64,
+    /// Hosts with at least one queued URL.
+    pub hosts_queued: u64,
+    /// Leases issued and not yet completed.
+    pub in_flight: u64,
+    /// Leases issued, retries included.
+    pub leases: u64,
+    /// URLs queued again after a failure.
+    pub retries: u64,
+    /// Leases completed with [`Outcome::Success`].
+    pub succeeded: u64,
+    /// Leases completed with a failure that asked for no retry.
+    pub failed: u64,
+    /// URLs whose retry was refused because they had had all their attempts.
+    pub exhausted: u64,
+    /// Hosts given up after too many consecutive errors.
+    pub given_up_hosts: u64,
+    /// URLs dropped because their host was given up: queued when it was, pushed after, or
+    /// asking for a retry after.
+    pub given_up_urls: u64,
+}
+
+impl HostQueues {
+    /// Empty queues with the given politeness settings.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{HostQueues, Politeness};
+    ///
+    /// let queues = HostQueues::new(Politeness::default());
+    /// assert_eq!(queues.stats().queued, 0);
+    /// ```
+    pub fn new(politeness: Politeness) -> Self {
+        HostQueues {
+            politeness,
+            id: NEXT_QUEUES_ID.fetch_add(1, Ordering::Relaxed),
+            hosts: Vec::new(),
+            index: HashMap::new(),
+            ready: BinaryHeap::new(),
+            next_seq: 0,
+            stats: QueueStats::default(),
+        }
+    }
+
+    /// The politeness settings.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{HostQueues, Politeness};
+    ///
+    /// let queues = HostQueues::new(Politeness::default());
+    /// assert_eq!(queues.politeness().connections_per_host(), 1);
+    /// ```
+    pub fn politeness(&self) -> &Politeness {
+        &self.politeness
+    }
+
+    /// Queues an admitted URL, found `depth` links from a seed, behind the other URLs of its
+    /// host. The caller has run admission: the queues do no seen-test, and a URL pushed twice
+    /// is fetched twice.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// queues.push(canon.canonicalize("https://example.com/first")?, 0, now);
+    /// queues.push(canon.canonicalize("https://example.com/second")?, 1, now);
+    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// assert_eq!(lease.url().as_str(), "https://example.com/first");
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Pushed {
+        let h = self.intern(url.host());
+        self.stats.pushed += 1;
+        let host = &mut self.hosts[h as usize];
+        if host.given_up {
+            self.stats.given_up_urls += 1;
+            return Pushed::HostGivenUp;
+        }
+        self.enqueue(
+            h,
+            Entry {
+                url,
+                depth,
+                attempts: 1,
+            },
+            now,
+        );
+        Pushed::Queued
+    }
+
+    /// Leases the next URL of the host ready longest, or says how long to wait.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::builder().connections_per_host(2).build()?);
+    /// let t0 = Instant::now();
+    /// for path in ["/1", "/2", "/3"] {
+    ///     queues.push(canon.canonicalize(&format!("https://example.com{path}")).unwrap(), 0, t0);
+    /// }
+    /// let Pop::Lease(first) = queues.pop(t0) else { unreachable!() };
+    /// // Two connections, but starts are still a delay (1 s) apart.
+    /// let t1 = t0 + Duration::from_secs(1);
+    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t1));
+    /// let Pop::Lease(second) = queues.pop(t1) else { unreachable!() };
+    /// // Both connections are taken.
+    /// assert_eq!(queues.pop(t1 + Duration::from_secs(5)), Pop::Pending);
+    /// # let _ = (first, second);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn pop(&mut self, now: Instant) -> Pop {
+        while let Some(&Reverse((at, seq, h))) = self.ready.peek() {
+            if !self.hosts[h as usize].holds(seq) {
+                self.ready.pop();
+                continue;
+            }
+            if at > now {
+                return Pop::WaitUntil(at);
+            }
+            self.ready.pop();
+            return Pop::Lease(self.start(h, now));
+        }
+        if self.stats.in_flight > 0 {
+            Pop::Pending
+        } else {
+            debug_assert_eq!(
+                self.stats.queued, 0,
+                "a host with queued URLs is unscheduled"
+            );
+            Pop::Done
+        }
+    }
+
+    /// Gives back a lease with the outcome of its fetch, at `now`: sets when its host may be
+    /// fetched next, counts the outcome, queues a retry or gives the host up. The rules are
+    /// listed on [`HostQueues`].
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] when the lease was issued by other queues: nothing is changed, and
+    /// the error hands the lease back.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+    ///
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let t0 = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, t0);
+    /// let Pop::Lease(lease) = queues.pop(t0) else { unreachable!() };
+    ///
+    /// // 503 with `Retry-After: 120`: tried again in two minutes.
+    /// let throttled = Outcome::Failure { retry: true, retry_after: Some(Duration::from_secs(120)) };
+    /// let done = queues.complete(lease, throttled, t0)?;
+    /// assert_eq!(done.fate, Fate::Retried { attempts: 2 });
+    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + Duration::from_secs(120)));
+    /// # Ok::<(), frontier::ForeignLease>(())
+    /// ```
+    pub fn complete(
+        &mut self,
+        lease: Lease,
+        outcome: Outcome,
+        now: Instant,
+    ) -> Result<Completion, ForeignLease> {
+        if lease.queues != self.id {
+            return Err(ForeignLease { lease });
+        }
+        let h = lease.host;
+        let delay = self.host_delay(h);
+        let policy = &self.politeness;
+        let host = &mut self.hosts[h as usize];
+        host.in_flight -= 1;
+        self.stats.in_flight -= 1;
+        let mut host_given_up = None;
+        let fate = match outcome {
+            Outcome::Success => {
+                host.consecutive_errors = 0;
+                push_back_to(&mut host.next_allowed, now + delay);
+                self.stats.succeeded += 1;
+                Fate::Succeeded
+            }
+            Outcome::Failure { retry, retry_after } => {
+                if !host.given_up {
+                    host.consecutive_errors = host.consecutive_errors.saturating_add(1);
+                    let retry_after = retry_after
+                        .unwrap_or_default()
+                        .min(policy.max_retry_after());
+                    let wait = delay
+                        .max(policy.backoff(host.consecutive_errors))
+                        .max(retry_after);
+                    push_back_to(&mut host.next_allowed, now + wait);
+                    if host.consecutive_errors >= policy.max_consecutive_errors() {
+                        host.given_up = true;
+                        let dropped = host.queue.clear();
+                        if dropped > 0 {
+                            self.stats.hosts_queued -= 1;
+                        }
+                        self.stats.queued -= dropped;
+                        self.stats.given_up_urls += dropped;
+                        self.stats.given_up_hosts += 1;
+                        host_given_up = Some(dropped);
+                    }
+                }
+                if !retry {
+                    self.stats.failed += 1;
+                    Fate::Failed
+                } else if lease.attempts >= policy.max_attempts() {
+                    self.stats.exhausted += 1;
+                    Fate::Exhausted
+                } else if host.given_up {
+                    self.stats.given_up_urls += 1;
+                    Fate::DroppedWithHost
+                } else {
+                    self.stats.retries += 1;
+                    let attempts = lease.attempts + 1;
+                    let entry = Entry {
+                        url: lease.url,
+                        depth: lease.depth,
+                        attempts,
+                    };
+                    self.enqueue(h, entry, now);
+                    Fate::Retried { attempts }
+                }
+            }
+        };
+        self.schedule(h, now);
+        Ok(Completion {
+            fate,
+            host_given_up,
+        })
+    }
+
+    /// Sets a host's robots.txt `Crawl-delay`, cut to [`Politeness::max_crawl_delay`], and
+    /// returns the delay applied. The host's delay becomes the longer of it and
+    /// [`Politeness::delay`]; if a lease of the host started less than that long ago, the
+    /// next start waits for the new delay. `host` is a host key as [`Canonical::host`]
+    /// spells it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::default()); // caps Crawl-delay at 30 s
+    /// assert_eq!(queues.set_crawl_delay("example.com", Duration::from_secs(3600)), Duration::from_secs(30));
+    ///
+    /// let t0 = Instant::now();
+    /// queues.push(canon.canonicalize("https://example.com/a")?, 0, t0);
+    /// queues.push(canon.canonicalize("https://example.com/b")?, 0, t0);
+    /// let Pop::Lease(a) = queues.pop(t0) else { unreachable!() };
+    /// queues.complete(a, Outcome::Success, t0).unwrap();
+    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + Duration::from_secs(30)));
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn set_crawl_delay(&mut self, host: &str, delay: Duration) -> Duration {
+        let delay = delay.min(self.politeness.max_crawl_delay());
+        let h = self.intern(host);
+        self.hosts[h as usize].crawl_delay = delay;
+        let delay_now = self.host_delay(h);
+        let host = &mut self.hosts[h as usize];
+        let (Some(last_start), Some(next_allowed)) = (host.last_start, host.next_allowed) else {
+            return delay;
+        };
+        if last_start + delay_now > next_allowed {
+            host.next_allowed = Some(last_start + delay_now);
+            // A host waiting in the heap under an earlier instant must move to the new one.
+            if let Some((at, _)) = host.entry
+                && at < last_start + delay_now
+            {
+                self.schedule(h, at);
+            }
+        }
+        delay
+    }
+
+    /// Counts of the queues' contents and history.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    ///
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+    /// let Pop::Lease(_lease) = queues.pop(now) else { unreachable!() };
+    /// let stats = queues.stats();
+    /// assert_eq!((stats.queued, stats.in_flight, stats.leases), (0, 1, 1));
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn stats(&self) -> QueueStats {
+        self.stats
+    }
+
+    /// The host's index, interning its key on first sight.
+    fn intern(&mut self, host: &str) -> u32 {
+        if let Some(&h) = self.index.get(host) {
+            return h;
+        }
+        // Four billion hosts would take hundreds of gigabytes long before this fails.
+        let h = u32::try_from(self.hosts.len()).expect("fewer than 2^32 hosts");
+        self.index.insert(host.into(), h);
+        self.hosts.push(HostState::default());
+        self.stats.hosts += 1;
+        h
+    }
+
+    /// The host's delay: the configured one, or its crawl delay if longer.
+    fn host_delay(&self, h: u32) -> Duration {
+        self.politeness
+            .delay()
+            .max(self.hosts[h as usize].crawl_delay)
+    }
+
+    /// Appends a URL to its host's queue, scheduling the host if the queue was empty.
+    fn enqueue(&mut self, h: u32, entry: Entry, now: Instant) {
+        let host = &mut self.hosts[h as usize];
+        let was_empty = host.queue.is_empty();
+        host.queue.push_back(entry);
+        self.stats.queued += 1;
+        if was_empty {
+            self.stats.hosts_queued += 1;
+            self.schedule(h, now);
+        }
+    }
+
+    /// Starts a lease of the host's first URL at `now`.
+    fn start(&mut self, h: u32, now: Instant) -> Lease {
+        let delay = self.host_delay(h);
+        let host = &mut self.hosts[h as usize];
+        let entry = host
+            .queue
+            .pop_front()
+            .expect("a host in the ready heap has queued URLs");
+        // `pop` took the host's entry off the heap.
+        host.entry = None;
+        host.in_flight += 1;
+        host.last_start = Some(now);
+        host.next_allowed = Some(now + delay);
+        if host.queue.is_empty() {
+            self.stats.hosts_queued -= 1;
+        }
+        self.stats.queued -= 1;
+        self.stats.in_flight += 1;
+        let id = self.stats.leases;
+        self.stats.leases += 1;
+        self.schedule(h, now);
+        Lease {
+            url: entry.url,
+            depth: entry.depth,
+            attempts: entry.attempts,
+            id,
+            host: h,
+            queues: self.id,
+        }
+    }
+
+    /// Gives the host an entry in the ready heap if it can be leased at some point without a
+    /// completion, and none otherwise. An old entry with another instant becomes stale.
+    ///
+    /// The entry's instant is when the host became ready: its next-allowed instant, or
+    /// `now` if that has passed, so that a host that had nothing to do does not jump ahead
+    /// of hosts that have been waiting.
+    fn schedule(&mut self, h: u32, now: Instant) {
+        let connections = self.politeness.connections_per_host();
+        let host = &mut self.hosts[h as usize];
+        if host.queue.is_empty() || host.given_up || host.in_flight >= connections {
+            host.entry = None;
+            return;
+        }
+        let at = host.next_allowed.map_or(now, |t| t.max(now));
+        if host.entry.is_some_and(|(live, _)| live == at) {
+            // Its entry is still right; keeping it also keeps its place among equals.
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        host.entry = Some((at, seq));
+        self.ready.push(Reverse((at, seq, h)));
+        if self.ready.len() > 2 * self.stats.hosts_queued as usize + SWEEP_SLACK {
+            let hosts = &self.hosts;
+            self.ready
+                .retain(|&Reverse((_, seq, h))| hosts[h as usize].holds(seq));
+        }
+    }
+}
+
+/// Moves `next_allowed` to `at`, unless it is already later.
+fn push_back_to(next_allowed: &mut Option<Instant>, at: Instant) {
+    *next_allowed = Some(next_allowed.map_or(at, |t| t.max(at)));
+}
+
+impl fmt::Debug for HostQueues {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostQueues")
+            .field("politeness", &self.politeness)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,280 @@
+//! What a worker holds while it fetches (a [`Lease`]), what it reports ([`Outcome`]) and what
+//! the frontier made of it ([`Completion`]).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::Canonical;
+
+/// The right to fetch one URL now, from [`HostQueues::pop`](crate::HostQueues::pop).
+///
+/// A lease takes one of its host's connections until it is given back to
+/// [`HostQueues::complete`](crate::HostQueues::complete), which consumes it: it cannot be
+/// cloned, so it is completed at most once. Dropping a lease without completing it keeps the
+/// connection taken for the rest of the crawl, so a worker that fails completes its lease
+/// with an [`Outcome::Failure`].
+///
+/// # Example
+///
+/// ```
+/// use std::time::Instant;
+/// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+///
+/// let mut queues = HostQueues::new(Politeness::default());
+/// let now = Instant::now();
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+/// let Pop::Lease(lease) = queues.pop(now) else { panic!("example.com is ready") };
+/// assert_eq!(lease.url().as_str(), "https://example.com/");
+/// assert_eq!((lease.depth(), lease.attempts(), lease.id()), (0, 1, 0));
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a lease holds one of its host's connections until it is completed"]
+pub struct Lease {
+    pub(super) url: Canonical,
+    pub(super) depth: u32,
+    pub(super) attempts: u32,
+    pub(super) id: u64,
+    /// The host's index in the queues that issued the lease.
+    pub(super) host: u32,
+    /// The identity of the queues that issued the lease.
+    pub(super) queues: u64,
+}
+
+impl Lease {
+    /// The URL to fetch.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # let mut queues = HostQueues::new(Politeness::default());
+    /// # let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com:8443/a")?, 0, now);
+    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// assert_eq!(lease.url().host(), "example.com:8443");
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn url(&self) -> &Canonical {
+        &self.url
+    }
+
+    /// Links followed from a seed to reach the URL, as pushed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # let mut queues = HostQueues::new(Politeness::default());
+    /// # let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a")?, 4, now);
+    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// assert_eq!(lease.depth(), 4);
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Which try of the URL this is: 1 the first time, one more after each retry.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// let mut queues = HostQueues::new(Politeness::builder().delay(Default::default()).build()?);
+    /// let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a").unwrap(), 0, now);
+    /// let Pop::Lease(first) = queues.pop(now) else { unreachable!() };
+    /// let retry = Outcome::Failure { retry: true, retry_after: None };
+    /// queues.complete(first, retry, now).unwrap();
+    /// let later = now + std::time::Duration::from_secs(1); // after the back-off
+    /// let Pop::Lease(second) = queues.pop(later) else { unreachable!() };
+    /// assert_eq!(second.attempts(), 2);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The lease's number: leases of one [`HostQueues`](crate::HostQueues) are numbered 0,
+    /// 1, 2, ... in the order they were issued, retries included.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// queues.push(canon.canonicalize("https://a.example/")?, 0, now);
+    /// queues.push(canon.canonicalize("https://b.example/")?, 0, now);
+    /// let (Pop::Lease(a), Pop::Lease(b)) = (queues.pop(now), queues.pop(now)) else { unreachable!() };
+    /// assert_eq!((a.id(), b.id()), (0, 1));
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// How a lease's fetch went, as the crawler judges it.
+///
+/// The frontier only cares about what the fetch says of the host. A server that answered,
+/// whatever the status (404 and 410 included), is healthy: complete with
+/// [`Success`](Self::Success), and record the status in the crawl's output. Failures are what
+/// says the host is in trouble (connection refused, timeout, 5xx, 429): they count towards
+/// the host's back-off and, in a row, towards giving it up. Completing a 404 as a failure
+/// would back a site off for its broken links, and finally give it up.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use frontier::Outcome;
+///
+/// // 503 Service Unavailable with `Retry-After: 120`.
+/// let throttled = Outcome::Failure { retry: true, retry_after: Some(Duration::from_secs(120)) };
+/// // The host's name does not resolve: no point trying again.
+/// let dns = Outcome::Failure { retry: false, retry_after: None };
+/// assert_ne!(throttled, dns);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The server answered and the URL is done with. Resets the host's error count; the host
+    /// waits its delay from now.
+    Success,
+    /// The host failed to answer well. The host waits the longest of its delay, its back-off
+    /// and `retry_after` (capped at [`Politeness::max_retry_after`](crate::Politeness::max_retry_after)).
+    Failure {
+        /// Whether to try the URL again (after a timeout or a 5xx, say), within
+        /// [`Politeness::max_attempts`](crate::Politeness::max_attempts).
+        retry: bool,
+        /// The server's `Retry-After`, if it sent one (429, 503).
+        retry_after: Option<Duration>,
+    },
+}
+
+/// What [`HostQueues::complete`](crate::HostQueues::complete) did with a lease: the URL's
+/// fate, and whether its host was given up.
+///
+/// # Example
+///
+/// ```
+/// # use std::time::Instant;
+/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+///
+/// let mut queues = HostQueues::new(Politeness::default());
+/// let now = Instant::now();
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+/// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+/// let done = queues.complete(lease, Outcome::Success, now).unwrap();
+/// assert_eq!(done.fate, Fate::Succeeded);
+/// assert_eq!(done.host_given_up, None);
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Completion {
+    /// What became of the lease's URL.
+    pub fate: Fate,
+    /// `Some(n)` when this completion gave the host up: `n` URLs waiting in its queue were
+    /// dropped (the lease's own URL is reported by `fate`).
+    pub host_given_up: Option<u64>,
+}
+
+/// What became of a completed lease's URL. Every URL pushed ends in exactly one of
+/// `Succeeded`, `Failed`, `Exhausted` or dropped with its host; `Retried` is a way station.
+///
+/// # Example
+///
+/// ```
+/// # use std::time::Instant;
+/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+///
+/// let mut queues = HostQueues::new(Politeness::builder().max_attempts(1).build()?);
+/// let now = Instant::now();
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now);
+/// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+/// let done = queues.complete(lease, Outcome::Failure { retry: true, retry_after: None }, now);
+/// assert_eq!(done.unwrap().fate, Fate::Exhausted); // one attempt allowed
+/// # Ok::<(), frontier::PolitenessError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fate {
+    /// The fetch succeeded; the URL is done.
+    Succeeded,
+    /// The fetch failed and no retry was asked for; the URL is done.
+    Failed,
+    /// Queued again, at the back of its host's queue; its next lease is attempt `attempts`.
+    Retried {
+        /// The attempt number of the URL's next lease.
+        attempts: u32,
+    },
+    /// A retry was asked for, but the URL had had all its attempts; counted in
+    /// [`QueueStats::exhausted`](crate::QueueStats::exhausted).
+    Exhausted,
+    /// A retry was asked for, but the host has been given up (by this completion or an
+    /// earlier one); counted in [`QueueStats::given_up_urls`](crate::QueueStats::given_up_urls).
+    DroppedWithHost,
+}
+
+/// A lease given to [`HostQueues::complete`](crate::HostQueues::complete) of queues that did
+/// not issue it; those queues are left untouched, and the lease is handed back.
+///
+/// # Example
+///
+/// ```
+/// # use std::time::Instant;
+/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+///
+/// let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
+/// let now = Instant::now();
+/// a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+/// let Pop::Lease(lease) = a.pop(now) else { unreachable!() };
+/// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
+/// assert!(a.complete(err.into_lease(), Outcome::Success, now).is_ok());
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+pub struct ForeignLease {
+    pub(super) lease: Lease,
+}
+
+impl ForeignLease {
+    /// The lease, to complete on the queues that issued it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// # let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
+    /// # let now = Instant::now();
+    /// # a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+    /// # let Pop::Lease(lease) = a.pop(now) else { unreachable!() };
+    /// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
+    /// assert_eq!(err.into_lease().url().as_str(), "https://example.com/");
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn into_lease(self) -> Lease {
+        self.lease
+    }
+}
+
+impl fmt::Display for ForeignLease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "lease {} of {} was issued by other queues",
+            self.lease.id, self.lease.url
+        )
+    }
+}
+
+impl std::error::Error for ForeignLease {}

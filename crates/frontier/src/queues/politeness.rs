@@ -1,0 +1,512 @@
+//! The politeness settings: how hard the crawler may press on one host, and how it backs off
+//! and gives up when the host is in trouble.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How the frontier treats each host: connections, delays, back-off, retries and giving up.
+/// Built with [`Politeness::builder`]; [`Politeness::default`] is the polite public-web
+/// profile.
+///
+/// | setting | default | what it bounds |
+/// |---|---|---|
+/// | [`connections_per_host`](PolitenessBuilder::connections_per_host) | 1 | leases in flight per host |
+/// | [`delay`](PolitenessBuilder::delay) | 1 s | time between two lease starts on a host, and after a completion |
+/// | [`max_crawl_delay`](PolitenessBuilder::max_crawl_delay) | 30 s | the robots.txt `Crawl-delay` honoured |
+/// | [`backoff_base`](PolitenessBuilder::backoff_base) | 1 s | the wait after a host's first error, doubled for each further one |
+/// | [`backoff_max`](PolitenessBuilder::backoff_max) | 10 min | the longest back-off |
+/// | [`max_retry_after`](PolitenessBuilder::max_retry_after) | 1 h | the `Retry-After` honoured |
+/// | [`max_consecutive_errors`](PolitenessBuilder::max_consecutive_errors) | 5 | errors in a row before a host is given up |
+/// | [`max_attempts`](PolitenessBuilder::max_attempts) | 3 | tries of one URL |
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use frontier::Politeness;
+///
+/// let polite = Politeness::default();
+/// assert_eq!(polite.delay(), Duration::from_secs(1));
+///
+/// // A loopback benchmark: no delay, eight connections per host.
+/// let local = Politeness::builder()
+///     .delay(Duration::ZERO)
+///     .connections_per_host(8)
+///     .build()?;
+/// assert_eq!(local.connections_per_host(), 8);
+/// # Ok::<(), frontier::PolitenessError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Politeness {
+    config: Config,
+}
+
+/// The configuration shared by the builder and the settings it builds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Config {
+    /// Leases in flight at once per host. Default: 1, what robots-era etiquette and most site
+    /// operators expect of a crawler they did not invite; a local profile raises it.
+    connections: u32,
+    /// The least time between two lease starts on one host, and after each completion.
+    /// Default: 1 s, the polite public-web default; a local profile sets 0.
+    delay: Duration,
+    /// The longest robots.txt `Crawl-delay` honoured. Default: 30 s: some sites ask for
+    /// minutes or hours, which would stall a crawl on them; beyond the cap the crawler is
+    /// still slower than most visitors.
+    max_crawl_delay: Duration,
+    /// The back-off after a host's first consecutive error, doubled for each further one.
+    /// Default: 1 s.
+    backoff_base: Duration,
+    /// The longest back-off. Default: 10 minutes, long enough for a restarting server, short
+    /// enough that a host in trouble for a while is tried again within the crawl.
+    backoff_max: Duration,
+    /// The longest `Retry-After` honoured. Default: 1 hour: a server may ask for days, and a
+    /// crawl should not hold a host's URLs that long.
+    max_retry_after: Duration,
+    /// Consecutive errors after which a host is given up and its URLs dropped. Default: 5:
+    /// with the default back-off, 15 s of waiting lie between the first and the fifth, and a
+    /// host still failing by then is down, not hiccuping.
+    max_consecutive_errors: u32,
+    /// Tries of one URL, the first included. Default: 3: most transient errors clear on the
+    /// second try, and a third covers a restart.
+    max_attempts: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            connections: 1,
+            delay: Duration::from_secs(1),
+            max_crawl_delay: Duration::from_secs(30),
+            backoff_base: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(600),
+            max_retry_after: Duration::from_secs(3600),
+            max_consecutive_errors: 5,
+            max_attempts: 3,
+        }
+    }
+}
+
+impl Politeness {
+    /// The longest any duration setting may be: a year. It keeps the frontier's instant
+    /// arithmetic far from overflow, and no crawl waits that long on purpose.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::Politeness;
+    ///
+    /// let err = Politeness::builder().backoff_max(Politeness::MAX_DURATION * 2).build();
+    /// assert!(err.is_err());
+    /// ```
+    pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+    /// A builder with the defaults, those of the table on [`Politeness`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::builder().max_attempts(5).build()?;
+    /// assert_eq!(polite.max_attempts(), 5);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn builder() -> PolitenessBuilder {
+        PolitenessBuilder::new()
+    }
+
+    /// Leases in flight at once per host.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(frontier::Politeness::default().connections_per_host(), 1);
+    /// ```
+    pub fn connections_per_host(&self) -> u32 {
+        self.config.connections
+    }
+
+    /// The least time between two lease starts on a host, and after each completion.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().delay(), Duration::from_secs(1));
+    /// ```
+    pub fn delay(&self) -> Duration {
+        self.config.delay
+    }
+
+    /// The longest robots.txt `Crawl-delay` honoured.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().max_crawl_delay(), Duration::from_secs(30));
+    /// ```
+    pub fn max_crawl_delay(&self) -> Duration {
+        self.config.max_crawl_delay
+    }
+
+    /// The back-off after a host's first consecutive error.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().backoff_base(), Duration::from_secs(1));
+    /// ```
+    pub fn backoff_base(&self) -> Duration {
+        self.config.backoff_base
+    }
+
+    /// The longest back-off.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().backoff_max(), Duration::from_secs(600));
+    /// ```
+    pub fn backoff_max(&self) -> Duration {
+        self.config.backoff_max
+    }
+
+    /// The longest `Retry-After` honoured.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().max_retry_after(), Duration::from_secs(3600));
+    /// ```
+    pub fn max_retry_after(&self) -> Duration {
+        self.config.max_retry_after
+    }
+
+    /// Consecutive errors after which a host is given up.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(frontier::Politeness::default().max_consecutive_errors(), 5);
+    /// ```
+    pub fn max_consecutive_errors(&self) -> u32 {
+        self.config.max_consecutive_errors
+    }
+
+    /// Tries of one URL, the first included.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(frontier::Politeness::default().max_attempts(), 3);
+    /// ```
+    pub fn max_attempts(&self) -> u32 {
+        self.config.max_attempts
+    }
+
+    /// The back-off after `consecutive_errors` errors in a row: none after none, then
+    /// `backoff_base * 2^(consecutive_errors - 1)`, at most `backoff_max`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let polite = frontier::Politeness::default();
+    /// let secs = |errors| polite.backoff(errors).as_secs();
+    /// assert_eq!([0, 1, 2, 3, 4].map(secs), [0, 1, 2, 4, 8]);
+    /// assert_eq!(polite.backoff(30), Duration::from_secs(600)); // capped
+    /// ```
+    pub fn backoff(&self, consecutive_errors: u32) -> Duration {
+        let Some(doublings) = consecutive_errors.checked_sub(1) else {
+            return Duration::ZERO;
+        };
+        let factor = 1u32.checked_shl(doublings).unwrap_or(u32::MAX);
+        self.config
+            .backoff_base
+            .saturating_mul(factor)
+            .min(self.config.backoff_max)
+    }
+}
+
+/// Configures and builds [`Politeness`]; from [`Politeness::builder`]. Each setter names its
+/// default.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let polite = frontier::Politeness::builder()
+///     .connections_per_host(2)
+///     .delay(Duration::from_millis(500))
+///     .max_crawl_delay(Duration::from_secs(10))
+///     .backoff_base(Duration::from_secs(2))
+///     .backoff_max(Duration::from_secs(60))
+///     .max_retry_after(Duration::from_secs(300))
+///     .max_consecutive_errors(3)
+///     .max_attempts(2)
+///     .build()?;
+/// assert_eq!(polite.backoff(3), Duration::from_secs(8));
+/// # Ok::<(), frontier::PolitenessError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct PolitenessBuilder {
+    config: Config,
+}
+
+impl PolitenessBuilder {
+    /// A builder with the defaults; the same as [`Politeness::builder`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::PolitenessBuilder::new().build()?;
+    /// assert_eq!(polite, frontier::Politeness::default());
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn new() -> Self {
+        PolitenessBuilder::default()
+    }
+
+    /// Sets how many leases of one host may be in flight at once; at least 1. Default: 1.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::builder().connections_per_host(4).build()?;
+    /// assert_eq!(polite.connections_per_host(), 4);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn connections_per_host(mut self, connections: u32) -> Self {
+        self.config.connections = connections;
+        self
+    }
+
+    /// Sets the least time between two lease starts on one host, also waited after each
+    /// completion. A host's robots.txt `Crawl-delay`, when longer, replaces it. Default: 1 s.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().delay(Duration::ZERO).build()?;
+    /// assert_eq!(polite.delay(), Duration::ZERO);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.config.delay = delay;
+        self
+    }
+
+    /// Sets the longest robots.txt `Crawl-delay` honoured; longer ones are cut to it.
+    /// Default: 30 s.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().max_crawl_delay(Duration::from_secs(5)).build()?;
+    /// assert_eq!(polite.max_crawl_delay(), Duration::from_secs(5));
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn max_crawl_delay(mut self, max: Duration) -> Self {
+        self.config.max_crawl_delay = max;
+        self
+    }
+
+    /// Sets the back-off after a host's first consecutive error; each further error doubles
+    /// it. Default: 1 s.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().backoff_base(Duration::from_millis(100)).build()?;
+    /// assert_eq!(polite.backoff(2), Duration::from_millis(200));
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn backoff_base(mut self, base: Duration) -> Self {
+        self.config.backoff_base = base;
+        self
+    }
+
+    /// Sets the longest back-off. Default: 10 minutes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().backoff_max(Duration::from_secs(3)).build()?;
+    /// assert_eq!(polite.backoff(10), Duration::from_secs(3));
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn backoff_max(mut self, max: Duration) -> Self {
+        self.config.backoff_max = max;
+        self
+    }
+
+    /// Sets the longest `Retry-After` honoured; longer ones are cut to it. Default: 1 hour.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().max_retry_after(Duration::from_secs(60)).build()?;
+    /// assert_eq!(polite.max_retry_after(), Duration::from_secs(60));
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn max_retry_after(mut self, max: Duration) -> Self {
+        self.config.max_retry_after = max;
+        self
+    }
+
+    /// Sets how many errors in a row give a host up; at least 1. Default: 5.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::builder().max_consecutive_errors(10).build()?;
+    /// assert_eq!(polite.max_consecutive_errors(), 10);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn max_consecutive_errors(mut self, errors: u32) -> Self {
+        self.config.max_consecutive_errors = errors;
+        self
+    }
+
+    /// Sets how many times one URL is tried, the first included; at least 1 (1 means no
+    /// retries). Default: 3.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::builder().max_attempts(1).build()?;
+    /// assert_eq!(polite.max_attempts(), 1);
+    /// # Ok::<(), frontier::PolitenessError>(())
+    /// ```
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.config.max_attempts = attempts;
+        self
+    }
+
+    /// Checks the settings and builds them.
+    ///
+    /// # Errors
+    ///
+    /// [`PolitenessErrorKind::Zero`] when a count that must be at least 1 is 0
+    /// (`connections_per_host`, `max_consecutive_errors`, `max_attempts`), and
+    /// [`PolitenessErrorKind::TooLong`] when a duration exceeds
+    /// [`Politeness::MAX_DURATION`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Politeness, PolitenessErrorKind};
+    ///
+    /// let err = Politeness::builder().connections_per_host(0).build().unwrap_err();
+    /// assert_eq!(err.kind(), PolitenessErrorKind::Zero("connections_per_host"));
+    /// ```
+    pub fn build(self) -> Result<Politeness, PolitenessError> {
+        let c = &self.config;
+        let counts = [
+            ("connections_per_host", c.connections),
+            ("max_consecutive_errors", c.max_consecutive_errors),
+            ("max_attempts", c.max_attempts),
+        ];
+        if let Some((name, _)) = counts.iter().find(|(_, n)| *n == 0) {
+            return Err(PolitenessError {
+                kind: PolitenessErrorKind::Zero(name),
+            });
+        }
+        let durations = [
+            ("delay", c.delay),
+            ("max_crawl_delay", c.max_crawl_delay),
+            ("backoff_base", c.backoff_base),
+            ("backoff_max", c.backoff_max),
+            ("max_retry_after", c.max_retry_after),
+        ];
+        if let Some((name, _)) = durations
+            .iter()
+            .find(|(_, d)| *d > Politeness::MAX_DURATION)
+        {
+            return Err(PolitenessError {
+                kind: PolitenessErrorKind::TooLong(name),
+            });
+        }
+        Ok(Politeness {
+            config: self.config,
+        })
+    }
+}
+
+/// Politeness settings that could not be built; [`kind`](Self::kind) says which and why.
+///
+/// # Example
+///
+/// ```
+/// let err = frontier::Politeness::builder().max_attempts(0).build().unwrap_err();
+/// assert_eq!(err.to_string(), "politeness setting max_attempts must be at least 1");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolitenessError {
+    kind: PolitenessErrorKind,
+}
+
+/// Why politeness settings could not be built, naming the setting. New kinds may be added, so
+/// match with a wildcard arm.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use frontier::{Politeness, PolitenessErrorKind};
+///
+/// let err = Politeness::builder().delay(Duration::MAX).build().unwrap_err();
+/// assert_eq!(err.kind(), PolitenessErrorKind::TooLong("delay"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PolitenessErrorKind {
+    /// A count that must be at least 1 is 0: no host could be fetched, no URL tried, or
+    /// every host given up before its first error.
+    Zero(&'static str),
+    /// A duration is longer than [`Politeness::MAX_DURATION`].
+    TooLong(&'static str),
+}
+
+impl PolitenessError {
+    /// The cause of the error.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Politeness, PolitenessErrorKind};
+    ///
+    /// let err = Politeness::builder().max_consecutive_errors(0).build().unwrap_err();
+    /// assert_eq!(err.kind(), PolitenessErrorKind::Zero("max_consecutive_errors"));
+    /// ```
+    pub fn kind(&self) -> PolitenessErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for PolitenessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            PolitenessErrorKind::Zero(name) => {
+                write!(f, "politeness setting {name} must be at least 1")
+            }
+            PolitenessErrorKind::TooLong(name) => write!(
+                f,
+                "politeness setting {name} is longer than the limit of {} s",
+                Politeness::MAX_DURATION.as_secs()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PolitenessError {}

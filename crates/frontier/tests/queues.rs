@@ -1,0 +1,968 @@
+//! Per-host queues and politeness, on a simulated clock: order (FIFO per host, fair across
+//! hosts), waiting (`WaitUntil`, `Pending`, `Done`), delays, connection limits, crawl delay,
+//! Retry-After, back-off, giving hosts up, retries, foreign leases, and properties over random
+//! sequences of pushes, pops, completions and clock steps.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use frontier::{
+    Canonical, Canonicalizer, Completion, Fate, HostQueues, Lease, Outcome, Politeness,
+    PolitenessErrorKind, Pop, Pushed,
+};
+use proptest::prelude::*;
+
+fn url(input: &str) -> Canonical {
+    Canonicalizer::new()
+        .canonicalize(input)
+        .unwrap_or_else(|err| panic!("{input:?} rejected: {err}"))
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// The lease `pop` must return.
+#[track_caller]
+fn lease(pop: Pop) -> Lease {
+    match pop {
+        Pop::Lease(lease) => lease,
+        other => panic!("expected a lease, got {other:?}"),
+    }
+}
+
+/// Queues with no delay, so that tests of order need no clock.
+fn no_delay(connections: u32) -> HostQueues {
+    HostQueues::new(
+        Politeness::builder()
+            .delay(Duration::ZERO)
+            .connections_per_host(connections)
+            .build()
+            .unwrap(),
+    )
+}
+
+fn push_all(queues: &mut HostQueues, urls: &[&str], now: Instant) {
+    for u in urls {
+        assert_eq!(queues.push(url(u), 0, now), Pushed::Queued);
+    }
+}
+
+fn complete(queues: &mut HostQueues, lease: Lease, outcome: Outcome, now: Instant) -> Completion {
+    queues.complete(lease, outcome, now).expect("own lease")
+}
+
+const RETRY: Outcome = Outcome::Failure {
+    retry: true,
+    retry_after: None,
+};
+
+const FAIL: Outcome = Outcome::Failure {
+    retry: false,
+    retry_after: None,
+};
+
+// ---- Order. ----
+
+#[test]
+fn urls_of_one_host_come_out_first_in_first_out() {
+    let mut queues = no_delay(1);
+    let t0 = Instant::now();
+    let urls = [
+        "http://a.example/3",
+        "http://a.example/1",
+        "http://a.example/2",
+    ];
+    push_all(&mut queues, &urls, t0);
+    for expected in urls {
+        let l = lease(queues.pop(t0));
+        assert_eq!(l.url().as_str(), expected);
+        complete(&mut queues, l, Outcome::Success, t0);
+    }
+    assert_eq!(queues.pop(t0), Pop::Done);
+}
+
+#[test]
+fn ready_hosts_take_turns() {
+    let t0 = Instant::now();
+    let urls = [
+        "http://a.example/1",
+        "http://a.example/2",
+        "http://a.example/3",
+        "http://b.example/1",
+        "http://b.example/2",
+        "http://c.example/1",
+    ];
+    let expected = [
+        "http://a.example/1",
+        "http://b.example/1",
+        "http://c.example/1",
+        "http://a.example/2",
+        "http://b.example/2",
+        "http://a.example/3",
+    ];
+
+    // One connection each, every lease completed at once.
+    let mut queues = no_delay(1);
+    push_all(&mut queues, &urls, t0);
+    let mut order = Vec::new();
+    while let Pop::Lease(l) = queues.pop(t0) {
+        order.push(l.url().as_str().to_owned());
+        complete(&mut queues, l, Outcome::Success, t0);
+    }
+    assert_eq!(order, expected);
+
+    // Many connections, leases held: still one URL per host in turn, not a host drained.
+    let mut queues = no_delay(8);
+    push_all(&mut queues, &urls, t0);
+    let mut held = Vec::new();
+    while let Pop::Lease(l) = queues.pop(t0) {
+        held.push(l);
+    }
+    let order: Vec<&str> = held.iter().map(|l| l.url().as_str()).collect();
+    assert_eq!(order, expected);
+}
+
+#[test]
+fn the_host_ready_longest_goes_first() {
+    let mut queues = HostQueues::new(Politeness::default()); // 1 s delay
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://a.example/2"],
+        t0,
+    );
+    let a1 = lease(queues.pop(t0));
+    complete(&mut queues, a1, Outcome::Success, t0); // a.example ready again at t0 + 1 s
+    // b.example gets its first URL at t0 + 5 s: a.example has been waiting since t0 + 1 s.
+    push_all(&mut queues, &["http://b.example/1"], t0 + secs(5));
+    assert_eq!(
+        lease(queues.pop(t0 + secs(5))).url().as_str(),
+        "http://a.example/2"
+    );
+    assert_eq!(
+        lease(queues.pop(t0 + secs(5))).url().as_str(),
+        "http://b.example/1"
+    );
+}
+
+#[test]
+fn a_host_with_a_port_is_a_host_of_its_own() {
+    let mut queues = HostQueues::new(Politeness::default());
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &[
+            "http://a.example/",
+            "http://a.example:8080/",
+            "https://a.example/x",
+        ],
+        t0,
+    );
+    assert_eq!(queues.stats().hosts, 2); // the scheme is not part of the key
+    let _first = lease(queues.pop(t0));
+    let second = lease(queues.pop(t0));
+    assert_eq!(second.url().host(), "a.example:8080");
+    assert_eq!(queues.pop(t0), Pop::Pending);
+}
+
+// ---- Waiting. ----
+
+#[test]
+fn wait_until_names_the_earliest_ready_instant() {
+    let mut queues = HostQueues::new(Politeness::default());
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &[
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://b.example/1",
+            "http://b.example/2",
+        ],
+        t0,
+    );
+    let a1 = lease(queues.pop(t0));
+    let b1 = lease(queues.pop(t0 + ms(200)));
+    complete(&mut queues, a1, Outcome::Success, t0 + ms(100)); // a.example: t0 + 1.1 s
+    complete(&mut queues, b1, Outcome::Success, t0 + ms(300)); // b.example: t0 + 1.3 s
+    assert_eq!(queues.pop(t0 + ms(500)), Pop::WaitUntil(t0 + ms(1100)));
+    assert_eq!(queues.pop(t0 + ms(1099)), Pop::WaitUntil(t0 + ms(1100)));
+    let a2 = lease(queues.pop(t0 + ms(1100)));
+    assert_eq!(a2.url().as_str(), "http://a.example/2");
+    assert_eq!(queues.pop(t0 + ms(1100)), Pop::WaitUntil(t0 + ms(1300)));
+}
+
+#[test]
+fn pending_while_leases_are_in_flight_done_when_none_are() {
+    let mut queues = HostQueues::new(Politeness::default());
+    let t0 = Instant::now();
+    assert_eq!(queues.pop(t0), Pop::Done);
+
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://a.example/2"],
+        t0,
+    );
+    let a1 = lease(queues.pop(t0));
+    // A URL queued, but its host at its connection limit.
+    assert_eq!(queues.pop(t0 + secs(10)), Pop::Pending);
+    complete(&mut queues, a1, Outcome::Success, t0 + secs(10));
+    let a2 = lease(queues.pop(t0 + secs(11)));
+    // Nothing queued, a lease in flight.
+    assert_eq!(queues.pop(t0 + secs(11)), Pop::Pending);
+    complete(&mut queues, a2, Outcome::Success, t0 + secs(12));
+    assert_eq!(queues.pop(t0 + secs(12)), Pop::Done);
+    // Done is not final: pushing more starts again.
+    push_all(&mut queues, &["http://a.example/3"], t0 + secs(12));
+    assert_eq!(queues.pop(t0 + secs(12)), Pop::WaitUntil(t0 + secs(13)));
+}
+
+// ---- Delays and connections. ----
+
+#[test]
+fn starts_are_a_delay_apart_and_the_delay_follows_each_completion() {
+    let polite = Politeness::builder()
+        .delay(secs(2))
+        .connections_per_host(4)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &[
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+        ],
+        t0,
+    );
+    let a1 = lease(queues.pop(t0));
+    // Connections to spare, but the delay runs from the start.
+    assert_eq!(queues.pop(t0 + ms(1999)), Pop::WaitUntil(t0 + secs(2)));
+    let _a2 = lease(queues.pop(t0 + secs(2)));
+    // A completion at t0 + 3 s pushes the next start to t0 + 5 s, past the t0 + 4 s the
+    // starts alone would allow.
+    complete(&mut queues, a1, Outcome::Success, t0 + secs(3));
+    assert_eq!(queues.pop(t0 + secs(4)), Pop::WaitUntil(t0 + secs(5)));
+    let _a3 = lease(queues.pop(t0 + secs(5)));
+}
+
+#[test]
+fn in_flight_never_exceeds_the_connection_limit() {
+    let mut queues = no_delay(3);
+    let t0 = Instant::now();
+    let urls: Vec<String> = (0..10).map(|i| format!("http://a.example/{i}")).collect();
+    for u in &urls {
+        queues.push(url(u), 0, t0);
+    }
+    let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0))).collect();
+    assert_eq!(queues.pop(t0), Pop::Pending);
+    assert_eq!(queues.stats().in_flight, 3);
+    complete(&mut queues, held.remove(0), Outcome::Success, t0);
+    held.push(lease(queues.pop(t0)));
+    assert_eq!(queues.pop(t0), Pop::Pending);
+    // Another host is not held up by this one's limit.
+    push_all(&mut queues, &["http://b.example/"], t0);
+    assert_eq!(lease(queues.pop(t0)).url().host(), "b.example");
+}
+
+#[test]
+fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
+    let polite = Politeness::builder()
+        .max_crawl_delay(secs(10))
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    assert_eq!(queues.set_crawl_delay("a.example", secs(4)), secs(4));
+    assert_eq!(queues.set_crawl_delay("b.example", secs(3600)), secs(10));
+    // Shorter than the configured 1 s: the configured delay holds.
+    assert_eq!(queues.set_crawl_delay("c.example", ms(100)), ms(100));
+    for host in ["a", "b", "c"] {
+        for i in 0..2 {
+            queues.push(url(&format!("http://{host}.example/{i}")), 0, t0);
+        }
+    }
+    for _ in 0..3 {
+        let l = lease(queues.pop(t0));
+        complete(&mut queues, l, Outcome::Success, t0);
+    }
+    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(1))); // c.example
+    assert_eq!(lease(queues.pop(t0 + secs(1))).url().host(), "c.example");
+    assert_eq!(queues.pop(t0 + secs(1)), Pop::WaitUntil(t0 + secs(4))); // a.example
+    assert_eq!(lease(queues.pop(t0 + secs(4))).url().host(), "a.example");
+    assert_eq!(queues.pop(t0 + secs(4)), Pop::WaitUntil(t0 + secs(10))); // b.example
+}
+
+#[test]
+fn a_crawl_delay_learnt_during_a_lease_spaces_the_next_start() {
+    // The crawler fetches robots.txt once it holds the host's first lease.
+    let mut queues = HostQueues::new(
+        Politeness::builder()
+            .connections_per_host(2)
+            .build()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://a.example/2"],
+        t0,
+    );
+    let _a1 = lease(queues.pop(t0));
+    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(1)));
+    queues.set_crawl_delay("a.example", secs(5));
+    assert_eq!(queues.pop(t0 + secs(1)), Pop::WaitUntil(t0 + secs(5)));
+}
+
+#[test]
+fn retry_after_is_honoured_up_to_the_cap() {
+    let polite = Politeness::builder()
+        .max_retry_after(secs(60))
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://b.example/1"],
+        t0,
+    );
+    let a = lease(queues.pop(t0));
+    let b = lease(queues.pop(t0));
+    let after = |s| Outcome::Failure {
+        retry: true,
+        retry_after: Some(secs(s)),
+    };
+    complete(&mut queues, a, after(20), t0);
+    complete(&mut queues, b, after(86_400), t0);
+    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(20)));
+    let a = lease(queues.pop(t0 + secs(20)));
+    assert_eq!(a.attempts(), 2);
+    assert_eq!(queues.pop(t0 + secs(20)), Pop::WaitUntil(t0 + secs(60)));
+}
+
+#[test]
+fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .backoff_base(secs(1))
+        .backoff_max(secs(5))
+        .max_consecutive_errors(100)
+        .max_attempts(100)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let mut now = Instant::now();
+    push_all(&mut queues, &["http://a.example/"], now);
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        let l = lease(queues.pop(now));
+        complete(&mut queues, l, RETRY, now);
+        let Pop::WaitUntil(next) = queues.pop(now) else {
+            panic!("backing off")
+        };
+        waits.push((next - now).as_secs());
+        now = next;
+    }
+    assert_eq!(waits, [1, 2, 4, 5, 5]);
+
+    let l = lease(queues.pop(now));
+    complete(&mut queues, l, Outcome::Success, now);
+    push_all(&mut queues, &["http://a.example/2"], now);
+    let l = lease(queues.pop(now)); // no delay after a success
+    complete(&mut queues, l, RETRY, now);
+    assert_eq!(queues.pop(now), Pop::WaitUntil(now + secs(1))); // counting from one again
+}
+
+#[test]
+fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .backoff_base(Duration::ZERO)
+        .connections_per_host(2)
+        .max_consecutive_errors(3)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    let urls: Vec<String> = (0..6).map(|i| format!("http://a.example/{i}")).collect();
+    for u in &urls {
+        queues.push(url(u), 0, t0);
+    }
+    push_all(&mut queues, &["http://b.example/"], t0);
+
+    let a0 = lease(queues.pop(t0));
+    let _b = lease(queues.pop(t0));
+    let a1 = lease(queues.pop(t0));
+    assert_eq!(complete(&mut queues, a0, FAIL, t0).host_given_up, None);
+    let a2 = lease(queues.pop(t0));
+    // Two errors: not yet.
+    assert_eq!(complete(&mut queues, a1, RETRY, t0).host_given_up, None);
+    let a3 = lease(queues.pop(t0));
+    assert_eq!(a3.url().as_str(), "http://a.example/3");
+    // The third gives the host up: a4 and a5 and the queued retry of a1 are dropped.
+    let given_up = complete(&mut queues, a2, FAIL, t0);
+    assert_eq!(given_up.fate, Fate::Failed);
+    assert_eq!(given_up.host_given_up, Some(3));
+    // A retry of a lease still in flight is dropped with its host, not queued.
+    assert_eq!(
+        complete(&mut queues, a3, RETRY, t0).fate,
+        Fate::DroppedWithHost
+    );
+    // So is every later push.
+    assert_eq!(
+        queues.push(url("http://a.example/late"), 0, t0),
+        Pushed::HostGivenUp
+    );
+
+    let stats = queues.stats();
+    assert_eq!(stats.given_up_hosts, 1);
+    assert_eq!(stats.given_up_urls, 5);
+    assert_eq!(stats.failed, 2);
+    assert_eq!(stats.queued, 0);
+    assert_eq!(stats.hosts_queued, 0);
+    assert_eq!(
+        stats.pushed,
+        stats.queued
+            + stats.in_flight
+            + stats.succeeded
+            + stats.failed
+            + stats.exhausted
+            + stats.given_up_urls
+    );
+    assert_eq!(queues.pop(t0), Pop::Pending); // b.example is in flight
+}
+
+#[test]
+fn a_success_between_errors_keeps_the_host() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .backoff_base(Duration::ZERO)
+        .max_consecutive_errors(2)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    let urls: Vec<String> = (0..6).map(|i| format!("http://a.example/{i}")).collect();
+    for u in &urls {
+        queues.push(url(u), 0, t0);
+    }
+    for outcome in [FAIL, Outcome::Success, FAIL, Outcome::Success, FAIL] {
+        let l = lease(queues.pop(t0));
+        assert_eq!(complete(&mut queues, l, outcome, t0).host_given_up, None);
+    }
+    assert_eq!(queues.stats().given_up_hosts, 0);
+}
+
+#[test]
+fn retries_stop_at_max_attempts() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .backoff_base(Duration::ZERO)
+        .max_consecutive_errors(10)
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://a.example/2"],
+        t0,
+    );
+
+    let mut fates = Vec::new();
+    let mut attempts = Vec::new();
+    while let Pop::Lease(l) = queues.pop(t0) {
+        attempts.push((l.url().as_url().path().to_owned(), l.attempts()));
+        fates.push(complete(&mut queues, l, RETRY, t0).fate);
+    }
+    // A retry goes to the back of its host's queue.
+    let path = |p: &str, n| (p.to_owned(), n);
+    assert_eq!(
+        attempts,
+        [
+            path("/1", 1),
+            path("/2", 1),
+            path("/1", 2),
+            path("/2", 2),
+            path("/1", 3),
+            path("/2", 3)
+        ]
+    );
+    assert_eq!(
+        fates,
+        [
+            Fate::Retried { attempts: 2 },
+            Fate::Retried { attempts: 2 },
+            Fate::Retried { attempts: 3 },
+            Fate::Retried { attempts: 3 },
+            Fate::Exhausted,
+            Fate::Exhausted
+        ]
+    );
+    let stats = queues.stats();
+    assert_eq!((stats.retries, stats.exhausted, stats.leases), (4, 2, 6));
+    assert_eq!(queues.pop(t0), Pop::Done);
+}
+
+#[test]
+fn depth_survives_a_retry() {
+    let mut queues = no_delay(1);
+    let t0 = Instant::now();
+    queues.push(url("http://a.example/"), 7, t0);
+    let l = lease(queues.pop(t0));
+    complete(&mut queues, l, RETRY, t0);
+    let l = lease(queues.pop(t0 + secs(1)));
+    assert_eq!((l.depth(), l.attempts()), (7, 2));
+}
+
+// ---- Misuse and settings. ----
+
+#[test]
+fn a_lease_from_other_queues_is_refused_and_changes_nothing() {
+    let t0 = Instant::now();
+    let mut a = no_delay(1);
+    let mut b = no_delay(1);
+    push_all(&mut a, &["http://a.example/1"], t0);
+    push_all(&mut b, &["http://a.example/1", "http://a.example/2"], t0);
+    let from_a = lease(a.pop(t0));
+    let from_b = lease(b.pop(t0));
+    let before = b.stats();
+
+    let err = b.complete(from_a, Outcome::Success, t0).unwrap_err();
+    assert_eq!(b.stats(), before);
+    assert_eq!(b.pop(t0), Pop::Pending); // b.example's connection is still b's lease's
+    assert!(err.to_string().contains("issued by other queues"));
+
+    complete(&mut a, err.into_lease(), Outcome::Success, t0);
+    complete(&mut b, from_b, Outcome::Success, t0);
+    assert_eq!(a.stats().succeeded, 1);
+    assert_eq!(lease(b.pop(t0)).url().as_str(), "http://a.example/2");
+}
+
+#[test]
+fn settings_that_would_stall_or_overflow_are_refused() {
+    let zero = |b: frontier::PolitenessBuilder| b.build().unwrap_err().kind();
+    assert_eq!(
+        zero(Politeness::builder().connections_per_host(0)),
+        PolitenessErrorKind::Zero("connections_per_host")
+    );
+    assert_eq!(
+        zero(Politeness::builder().max_attempts(0)),
+        PolitenessErrorKind::Zero("max_attempts")
+    );
+    assert_eq!(
+        zero(Politeness::builder().max_consecutive_errors(0)),
+        PolitenessErrorKind::Zero("max_consecutive_errors")
+    );
+    assert_eq!(
+        zero(Politeness::builder().max_retry_after(Duration::MAX)),
+        PolitenessErrorKind::TooLong("max_retry_after")
+    );
+    assert!(
+        Politeness::builder()
+            .backoff_max(Politeness::MAX_DURATION)
+            .build()
+            .is_ok()
+    );
+}
+
+#[test]
+fn back_off_saturates_instead_of_overflowing() {
+    let polite = Politeness::builder()
+        .backoff_base(Politeness::MAX_DURATION)
+        .backoff_max(Politeness::MAX_DURATION)
+        .build()
+        .unwrap();
+    assert_eq!(polite.backoff(u32::MAX), Politeness::MAX_DURATION);
+    assert_eq!(polite.backoff(64), Politeness::MAX_DURATION);
+}
+
+// ---- Properties. ----
+
+const HOSTS: [&str; 5] = [
+    "a.example",
+    "b.example",
+    "b.example:8080",
+    "c.example",
+    "d.example",
+];
+
+#[derive(Clone, Debug)]
+enum Op {
+    Push(usize),
+    Pop,
+    Advance(u64),
+    /// Completes the in-flight lease at this index (modulo their number).
+    Complete(usize, Outcome),
+    CrawlDelay(usize, u64),
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    prop_oneof![
+        3 => Just(Outcome::Success),
+        2 => (any::<bool>(), prop::option::of(0u64..3_000)).prop_map(|(retry, after)| {
+            Outcome::Failure { retry, retry_after: after.map(ms) }
+        }),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..HOSTS.len()).prop_map(Op::Push),
+        4 => Just(Op::Pop),
+        3 => (0u64..1_500).prop_map(Op::Advance),
+        3 => (any::<usize>(), outcome()).prop_map(|(i, o)| Op::Complete(i, o)),
+        1 => (0..HOSTS.len(), 0u64..3_000).prop_map(|(h, d)| Op::CrawlDelay(h, d)),
+    ]
+}
+
+fn politeness() -> impl Strategy<Value = Politeness> {
+    (
+        1u32..=3,
+        0u64..1_500,
+        0u64..2_000,
+        (0u64..500, 0u64..3_000),
+        0u64..2_000,
+        1u32..=4,
+        1u32..=3,
+    )
+        .prop_map(
+            |(connections, delay, max_crawl, (base, max_backoff), max_after, errors, attempts)| {
+                Politeness::builder()
+                    .connections_per_host(connections)
+                    .delay(ms(delay))
+                    .max_crawl_delay(ms(max_crawl))
+                    .backoff_base(ms(base))
+                    .backoff_max(ms(max_backoff))
+                    .max_retry_after(ms(max_after))
+                    .max_consecutive_errors(errors)
+                    .max_attempts(attempts)
+                    .build()
+                    .unwrap()
+            },
+        )
+}
+
+/// How a URL's story ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Succeeded,
+    Failed,
+    Exhausted,
+    /// Dropped from its host's queue, or at push, when the host was given up.
+    DroppedQueued,
+    /// A retry refused because the host was given up.
+    DroppedWithHost,
+}
+
+/// What the model's `pop` saw; the lease itself is kept in the model.
+#[derive(Debug)]
+enum Popped {
+    Leased,
+    WaitUntil(Instant),
+    Pending,
+    Done,
+}
+
+/// A model of the queues, checking every answer against the properties.
+struct Model {
+    queues: HostQueues,
+    polite: Politeness,
+    now: Instant,
+    next_url: usize,
+    in_flight: Vec<Lease>,
+    in_flight_by_host: HashMap<String, u32>,
+    queued_by_host: HashMap<String, HashSet<String>>,
+    leases_by_url: HashMap<String, u32>,
+    retries_by_url: HashMap<String, u32>,
+    ends: HashMap<String, End>,
+    last_start: HashMap<String, Instant>,
+    crawl_delay: HashMap<String, Duration>,
+    errors: HashMap<String, u32>,
+    given_up: HashSet<String>,
+}
+
+impl Model {
+    fn new(polite: Politeness) -> Self {
+        Model {
+            queues: HostQueues::new(polite.clone()),
+            polite,
+            now: Instant::now(),
+            next_url: 0,
+            in_flight: Vec::new(),
+            in_flight_by_host: HashMap::new(),
+            queued_by_host: HashMap::new(),
+            leases_by_url: HashMap::new(),
+            retries_by_url: HashMap::new(),
+            ends: HashMap::new(),
+            last_start: HashMap::new(),
+            crawl_delay: HashMap::new(),
+            errors: HashMap::new(),
+            given_up: HashSet::new(),
+        }
+    }
+
+    fn end(&mut self, url: &str, end: End) {
+        let before = self.ends.insert(url.to_owned(), end);
+        assert_eq!(before, None, "{url} ended twice");
+    }
+
+    fn push(&mut self, host: usize) {
+        let host = HOSTS[host];
+        let u = format!("http://{host}/{}", self.next_url);
+        self.next_url += 1;
+        let pushed = self.queues.push(url(&u), 0, self.now);
+        if self.given_up.contains(host) {
+            assert_eq!(pushed, Pushed::HostGivenUp);
+            self.end(&u, End::DroppedQueued);
+        } else {
+            assert_eq!(pushed, Pushed::Queued);
+            self.queued_by_host
+                .entry(host.to_owned())
+                .or_default()
+                .insert(u);
+        }
+    }
+
+    /// Pops once, checking a lease against the properties and keeping it in flight.
+    fn pop(&mut self) -> Popped {
+        let pop = self.queues.pop(self.now);
+        match pop {
+            Pop::Lease(lease) => {
+                let u = lease.url().as_str().to_owned();
+                let host = lease.url().host().to_owned();
+                assert!(!self.given_up.contains(&host), "{u}: host given up");
+                assert!(
+                    self.queued_by_host
+                        .entry(host.clone())
+                        .or_default()
+                        .remove(&u),
+                    "{u} leased but not queued"
+                );
+                // (a) Leased once, and once more per retry.
+                let leases = self.leases_by_url.entry(u.clone()).or_default();
+                *leases += 1;
+                let retries = self.retries_by_url.get(&u).copied().unwrap_or(0);
+                assert_eq!(*leases, retries + 1, "{u} leased again without a retry");
+                assert_eq!(lease.attempts(), *leases);
+                // (b) Starts at least the host's delay apart.
+                let delay = self
+                    .polite
+                    .delay()
+                    .max(self.crawl_delay.get(&host).copied().unwrap_or_default());
+                if let Some(last) = self.last_start.insert(host.clone(), self.now) {
+                    assert!(
+                        self.now - last >= delay,
+                        "{host}: starts {:?} apart, delay {delay:?}",
+                        self.now - last
+                    );
+                }
+                // (c) In flight within the connection limit.
+                let n = self.in_flight_by_host.entry(host.clone()).or_default();
+                *n += 1;
+                assert!(
+                    *n <= self.polite.connections_per_host(),
+                    "{host}: {n} in flight"
+                );
+                self.in_flight.push(lease);
+                Popped::Leased
+            }
+            Pop::WaitUntil(at) => {
+                assert!(at > self.now);
+                Popped::WaitUntil(at)
+            }
+            Pop::Pending => {
+                assert!(!self.in_flight.is_empty(), "pending with nothing in flight");
+                Popped::Pending
+            }
+            Pop::Done => {
+                assert!(self.in_flight.is_empty());
+                assert!(self.queued_by_host.values().all(HashSet::is_empty));
+                Popped::Done
+            }
+        }
+    }
+
+    fn complete(&mut self, index: usize, outcome: Outcome) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        let lease = self.in_flight.swap_remove(index % self.in_flight.len());
+        let u = lease.url().as_str().to_owned();
+        let host = lease.url().host().to_owned();
+        let attempts = lease.attempts();
+        *self.in_flight_by_host.get_mut(&host).unwrap() -= 1;
+        let done = self
+            .queues
+            .complete(lease, outcome, self.now)
+            .expect("own lease");
+
+        let was_given_up = self.given_up.contains(&host);
+        let errors = self.errors.entry(host.clone()).or_default();
+        let gives_up = match outcome {
+            Outcome::Success => {
+                *errors = 0;
+                false
+            }
+            Outcome::Failure { .. } => {
+                *errors += 1;
+                !was_given_up && *errors >= self.polite.max_consecutive_errors()
+            }
+        };
+        if gives_up {
+            self.given_up.insert(host.clone());
+            let queued = std::mem::take(self.queued_by_host.entry(host.clone()).or_default());
+            assert_eq!(done.host_given_up, Some(queued.len() as u64));
+            for q in queued {
+                self.end(&q, End::DroppedQueued);
+            }
+        } else {
+            assert_eq!(done.host_given_up, None);
+        }
+        let expected = match outcome {
+            Outcome::Success => Fate::Succeeded,
+            Outcome::Failure { retry: false, .. } => Fate::Failed,
+            Outcome::Failure { retry: true, .. } if attempts >= self.polite.max_attempts() => {
+                Fate::Exhausted
+            }
+            Outcome::Failure { .. } if self.given_up.contains(&host) => Fate::DroppedWithHost,
+            Outcome::Failure { .. } => Fate::Retried {
+                attempts: attempts + 1,
+            },
+        };
+        assert_eq!(done.fate, expected, "{u}");
+        match done.fate {
+            Fate::Succeeded => self.end(&u, End::Succeeded),
+            Fate::Failed => self.end(&u, End::Failed),
+            Fate::Exhausted => self.end(&u, End::Exhausted),
+            Fate::DroppedWithHost => self.end(&u, End::DroppedWithHost),
+            Fate::Retried { .. } => {
+                *self.retries_by_url.entry(u.clone()).or_default() += 1;
+                self.queued_by_host.entry(host).or_default().insert(u);
+            }
+            other => panic!("unknown fate {other:?}"),
+        }
+    }
+
+    fn apply(&mut self, op: Op) {
+        match op {
+            Op::Push(host) => self.push(host),
+            Op::Pop => {
+                let _ = self.pop();
+            }
+            Op::Advance(n) => self.now += ms(n),
+            Op::Complete(i, outcome) => self.complete(i, outcome),
+            Op::CrawlDelay(host, delay) => {
+                let applied = self.queues.set_crawl_delay(HOSTS[host], ms(delay));
+                assert_eq!(applied, ms(delay).min(self.polite.max_crawl_delay()));
+                self.crawl_delay.insert(HOSTS[host].to_owned(), applied);
+            }
+        }
+    }
+
+    /// Completes everything with success, waiting as told, until the queues are done.
+    fn drain(&mut self) {
+        for _ in 0..100_000 {
+            match self.pop() {
+                Popped::Done => return,
+                Popped::WaitUntil(at) if self.in_flight.is_empty() => self.now = at,
+                Popped::Leased | Popped::WaitUntil(_) | Popped::Pending => {
+                    self.complete(0, Outcome::Success);
+                }
+            }
+        }
+        panic!("the queues never ran dry");
+    }
+
+    /// Every URL accounted for exactly once, and the stats agree.
+    fn check_accounts(&self) {
+        assert_eq!(self.ends.len(), self.next_url, "some URL never ended");
+        for (u, end) in &self.ends {
+            let leases = self.leases_by_url.get(u).copied().unwrap_or(0);
+            let retries = self.retries_by_url.get(u).copied().unwrap_or(0);
+            let expected = match end {
+                End::DroppedQueued => retries,
+                _ => retries + 1,
+            };
+            assert_eq!(leases, expected, "{u} ({end:?}) leased {leases} times");
+        }
+        let count = |e: End| self.ends.values().filter(|&&x| x == e).count() as u64;
+        let stats = self.queues.stats();
+        assert_eq!(stats.pushed, self.next_url as u64);
+        assert_eq!(
+            (stats.queued, stats.in_flight, stats.hosts_queued),
+            (0, 0, 0)
+        );
+        assert_eq!(stats.succeeded, count(End::Succeeded));
+        assert_eq!(stats.failed, count(End::Failed));
+        assert_eq!(stats.exhausted, count(End::Exhausted));
+        assert_eq!(
+            stats.given_up_urls,
+            count(End::DroppedQueued) + count(End::DroppedWithHost)
+        );
+        assert_eq!(stats.given_up_hosts, self.given_up.len() as u64);
+        assert_eq!(
+            stats.retries,
+            self.retries_by_url
+                .values()
+                .map(|&n| u64::from(n))
+                .sum::<u64>()
+        );
+        assert_eq!(
+            stats.leases,
+            self.leases_by_url
+                .values()
+                .map(|&n| u64::from(n))
+                .sum::<u64>()
+        );
+    }
+
+    /// The stats' conservation law, at any time.
+    fn check_balance(&self) {
+        let s = self.queues.stats();
+        assert_eq!(
+            s.pushed,
+            s.queued + s.in_flight + s.succeeded + s.failed + s.exhausted + s.given_up_urls
+        );
+        assert_eq!(s.in_flight, self.in_flight.len() as u64);
+        let queued: usize = self.queued_by_host.values().map(HashSet::len).sum();
+        assert_eq!(s.queued, queued as u64);
+        let hosts_queued = self
+            .queued_by_host
+            .values()
+            .filter(|q| !q.is_empty())
+            .count();
+        assert_eq!(s.hosts_queued, hosts_queued as u64);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// (a) Every pushed URL is leased exactly once unless retried, and ends exactly once;
+    /// (b) per host, lease starts are never closer than its delay; (c) per host, leases in
+    /// flight never exceed its connection limit. Checked at every step by `Model`.
+    #[test]
+    fn every_url_is_leased_once_politely_and_accounted_for(
+        polite in politeness(),
+        ops in prop::collection::vec(op(), 0..300),
+    ) {
+        let mut model = Model::new(polite);
+        for op in ops {
+            model.apply(op);
+            model.check_balance();
+        }
+        model.drain();
+        model.check_balance();
+        model.check_accounts();
+    }
+}
