@@ -400,7 +400,7 @@ impl HostQueues {
         let fate = match outcome {
             Outcome::Success => {
                 host.consecutive_errors = 0;
-                push_back_to(&mut host.next_allowed, now + delay);
+                push_back_to(&mut host.next_allowed, later(now, delay));
                 self.stats.succeeded += 1;
                 Fate::Succeeded
             }
@@ -413,7 +413,7 @@ impl HostQueues {
                     let wait = delay
                         .max(policy.backoff(host.consecutive_errors))
                         .max(retry_after);
-                    push_back_to(&mut host.next_allowed, now + wait);
+                    push_back_to(&mut host.next_allowed, later(now, wait));
                     if host.consecutive_errors >= policy.max_consecutive_errors() {
                         host.given_up = true;
                         let dropped = host.queue.clear();
@@ -488,11 +488,12 @@ impl HostQueues {
         let (Some(last_start), Some(next_allowed)) = (host.last_start, host.next_allowed) else {
             return delay;
         };
-        if last_start + delay_now > next_allowed {
-            host.next_allowed = Some(last_start + delay_now);
+        let spaced = later(last_start, delay_now);
+        if spaced > next_allowed {
+            host.next_allowed = Some(spaced);
             // A host waiting in the heap under an earlier instant must move to the new one.
             if let Some((at, _)) = host.entry
-                && at < last_start + delay_now
+                && at < spaced
             {
                 self.schedule(h, at);
             }
@@ -552,6 +553,55 @@ impl HostQueues {
         }
     }
 
+    /// Gives back a lease whose fetch did not happen (a worker stopped, the crawl is shutting
+    /// down): its URL goes back to the front of its host's queue with the same attempt count,
+    /// and it counts as neither a success nor a failure. A lease that is simply dropped keeps
+    /// one of its host's connections taken for good; abandon it instead.
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] when the lease was issued by other queues: nothing is changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    ///
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now);
+    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// queues.abandon(lease, now)?;
+    /// assert_eq!(queues.stats().queued, 1);
+    /// assert_eq!(queues.stats().in_flight, 0);
+    /// # Ok::<(), frontier::ForeignLease>(())
+    /// ```
+    pub fn abandon(&mut self, lease: Lease, now: Instant) -> Result<(), ForeignLease> {
+        if lease.queues != self.id {
+            return Err(ForeignLease { lease });
+        }
+        let h = lease.host;
+        let host = &mut self.hosts[h as usize];
+        host.in_flight -= 1;
+        self.stats.in_flight -= 1;
+        if host.given_up {
+            self.stats.given_up_urls += 1;
+        } else {
+            if host.queue.is_empty() {
+                self.stats.hosts_queued += 1;
+            }
+            host.queue.push_front(Entry {
+                url: lease.url,
+                depth: lease.depth,
+                attempts: lease.attempts,
+            });
+            self.stats.queued += 1;
+        }
+        self.schedule(h, now);
+        Ok(())
+    }
+
     /// Starts a lease of the host's first URL at `now`.
     fn start(&mut self, h: u32, now: Instant) -> Lease {
         let delay = self.host_delay(h);
@@ -564,7 +614,7 @@ impl HostQueues {
         host.entry = None;
         host.in_flight += 1;
         host.last_start = Some(now);
-        host.next_allowed = Some(now + delay);
+        host.next_allowed = Some(later(now, delay));
         if host.queue.is_empty() {
             self.stats.hosts_queued -= 1;
         }
@@ -596,11 +646,15 @@ impl HostQueues {
             host.entry = None;
             return;
         }
-        let at = host.next_allowed.map_or(now, |t| t.max(now));
-        if host.entry.is_some_and(|(live, _)| live == at) {
-            // Its entry is still right; keeping it also keeps its place among equals.
+        if let Some((live, _)) = host.entry
+            && host.next_allowed.is_none_or(|t| t <= live || t <= now)
+        {
+            // Its entry is still right (the host has been ready since `live`, or the new
+            // "not before" is already past, as with no delay): keeping it keeps its place in
+            // line.
             return;
         }
+        let at = host.next_allowed.map_or(now, |t| t.max(now));
         let seq = self.next_seq;
         self.next_seq += 1;
         host.entry = Some((at, seq));
@@ -614,6 +668,18 @@ impl HostQueues {
 }
 
 /// Moves `next_allowed` to `at`, unless it is already later.
+/// `t + d`, saturating near the largest `Instant` the platform represents instead of panicking
+/// as `+` does: the wait then ends as late as can be expressed, never earlier.
+fn later(t: Instant, d: Duration) -> Instant {
+    let mut d = d;
+    loop {
+        if let Some(at) = t.checked_add(d) {
+            return at;
+        }
+        d /= 2;
+    }
+}
+
 fn push_back_to(next_allowed: &mut Option<Instant>, at: Instant) {
     *next_allowed = Some(next_allowed.map_or(at, |t| t.max(at)));
 }

@@ -60,7 +60,7 @@ pub struct SeenSet {
 /// ```
 #[derive(Clone, Debug)]
 pub struct SeenSetBuilder {
-    /// URLs the first sub-filter holds before the filter grows. Default: 1,000,000 (3.9 MB at
+    /// URLs the first sub-filter holds before the filter grows. Default: 1,000,000 (4.5 MB at
     /// 1e-6); larger values waste memory on small crawls, smaller ones add sub-filters, each
     /// one more probe per push.
     initial_capacity: usize,
@@ -157,7 +157,8 @@ impl SeenSetBuilder {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SeenStats {
-    /// URLs admitted as new.
+    /// URLs marked seen: those admitted as new, and new ones a later step (the host budget)
+    /// refused.
     pub urls: u64,
     /// Heap bytes of the filter.
     pub filter_bytes: usize,

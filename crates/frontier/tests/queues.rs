@@ -966,3 +966,77 @@ proptest! {
         model.check_accounts();
     }
 }
+
+/// Regression: `Instant + Duration` panicked when `now` was near the largest instant the
+/// platform represents (in `pop`, in `complete`'s back-off and in `set_crawl_delay`).
+#[test]
+fn instants_near_the_end_of_time_saturate_instead_of_panicking() {
+    let mut far = Instant::now();
+    let mut step = Duration::from_secs(u64::MAX / 2);
+    while !step.is_zero() {
+        if let Some(t) = far.checked_add(step) {
+            far = t;
+        } else {
+            step /= 2;
+        }
+    }
+    let mut queues = HostQueues::new(Politeness::default());
+    push_all(
+        &mut queues,
+        &["https://a.example/1", "https://a.example/2"],
+        far,
+    );
+    let first = lease(queues.pop(far));
+    queues.set_crawl_delay("a.example", secs(3_600));
+    let throttled = Outcome::Failure {
+        retry: true,
+        retry_after: Some(Duration::MAX),
+    };
+    complete(&mut queues, first, throttled, far);
+    assert!(matches!(queues.pop(far), Pop::WaitUntil(_) | Pop::Lease(_)));
+}
+
+/// A lease whose fetch never happened goes back to the front of its host's queue, with its
+/// attempt count, and the accounting still balances.
+#[test]
+fn an_abandoned_lease_is_queued_again_first() {
+    let t0 = Instant::now();
+    let mut queues = no_delay(1);
+    push_all(
+        &mut queues,
+        &["https://a.example/1", "https://a.example/2"],
+        t0,
+    );
+    let first = lease(queues.pop(t0));
+    assert_eq!(queues.pop(t0), Pop::Pending);
+    queues.abandon(first, t0).unwrap();
+    let again = lease(queues.pop(t0));
+    assert_eq!(again.url().as_str(), "https://a.example/1");
+    assert_eq!(again.attempts(), 1);
+    let stats = queues.stats();
+    assert_eq!((stats.queued, stats.in_flight, stats.pushed), (1, 1, 2));
+    // Leases of other queues are refused and change nothing.
+    let mut other = no_delay(1);
+    push_all(&mut other, &["https://b.example/"], t0);
+    let foreign = lease(other.pop(t0));
+    assert!(queues.abandon(foreign, t0).is_err());
+    assert_eq!(queues.stats(), stats);
+}
+
+/// Regression: with no delay, completing a lease re-stamped its host as ready "now", so a
+/// host that had been ready all along lost its turn to one that became ready later.
+#[test]
+fn a_host_ready_longer_keeps_its_turn_with_no_delay() {
+    let t0 = Instant::now();
+    let (t1, t2) = (t0 + ms(1), t0 + ms(2));
+    let mut queues = no_delay(2);
+    push_all(
+        &mut queues,
+        &["https://a.example/1", "https://a.example/2"],
+        t0,
+    );
+    let a1 = lease(queues.pop(t0));
+    push_all(&mut queues, &["https://b.example/1"], t1);
+    complete(&mut queues, a1, Outcome::Success, t2);
+    assert_eq!(lease(queues.pop(t2)).url().as_str(), "https://a.example/2");
+}

@@ -29,6 +29,11 @@ impl HostQueue {
         self.urls.push_back(entry);
     }
 
+    /// Puts back a URL whose lease was abandoned: it was next in line.
+    pub(super) fn push_front(&mut self, entry: Entry) {
+        self.urls.push_front(entry);
+    }
+
     pub(super) fn pop_front(&mut self) -> Option<Entry> {
         self.urls.pop_front()
     }

@@ -9,10 +9,10 @@ use crate::Canonical;
 /// The right to fetch one URL now, from [`HostQueues::pop`](crate::HostQueues::pop).
 ///
 /// A lease takes one of its host's connections until it is given back to
-/// [`HostQueues::complete`](crate::HostQueues::complete), which consumes it: it cannot be
-/// cloned, so it is completed at most once. Dropping a lease without completing it keeps the
-/// connection taken for the rest of the crawl, so a worker that fails completes its lease
-/// with an [`Outcome::Failure`].
+/// [`HostQueues::complete`](crate::HostQueues::complete) with the fetch's outcome, or to
+/// [`HostQueues::abandon`](crate::HostQueues::abandon) when the fetch did not happen (the URL
+/// is queued again). Either consumes it: it cannot be cloned, so it is given back at most
+/// once. Dropping a lease instead keeps the connection taken for the rest of the crawl.
 ///
 /// # Example
 ///
