@@ -5,7 +5,7 @@ mod common;
 use std::io::{self, Read, Write};
 
 use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, ErrorKind, MAX_BITS};
-use common::item;
+use common::{forge, item};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -169,31 +169,12 @@ fn every_truncation_is_an_error() {
 /// errors. Either way nothing decodes.
 #[test]
 fn every_bit_flip_is_an_error() {
-    let bytes = golden_standard().to_bytes();
-    for bit in 0..bytes.len() * 8 {
-        let mut damaged = bytes.clone();
-        damaged[bit / 8] ^= 1 << (bit % 8);
-        assert!(BloomFilter::from_bytes(&damaged).is_err(), "bit {bit}");
-    }
-    let bytes = golden_blocked().to_bytes();
-    for bit in 0..bytes.len() * 8 {
-        let mut damaged = bytes.clone();
-        damaged[bit / 8] ^= 1 << (bit % 8);
-        assert!(
-            BlockedBloomFilter::from_bytes(&damaged).is_err(),
-            "bit {bit}"
-        );
-    }
-}
-
-/// Rewrites header fields and recomputes the header checksum, as a hostile or buggy writer
-/// would, to reach the checks behind the checksum.
-fn forge(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    edit(&mut out);
-    let crc = crc32c::crc32c(&out[..56]);
-    out[56..60].copy_from_slice(&crc.to_le_bytes());
-    out
+    common::assert_every_bit_flip_rejected(&golden_standard().to_bytes(), |b| {
+        BloomFilter::from_bytes(b).is_ok()
+    });
+    common::assert_every_bit_flip_rejected(&golden_blocked().to_bytes(), |b| {
+        BlockedBloomFilter::from_bytes(b).is_ok()
+    });
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::thread;
 
 use bloom::{AtomicScalableBloomFilter, ErrorKind, ScalableBloomFilter};
-use common::{KEY, item};
+use common::{KEY, forge, item};
 
 /// Inserts 100x the initial capacity, checks there is no false negative, and counts false
 /// positives over `queries` absent items: the measured rate must be at or below the target,
@@ -176,15 +176,6 @@ fn round_trips_and_conversions() {
     ScalableBloomFilter::read_from(&mut reader).unwrap();
     ScalableBloomFilter::read_from(&mut reader).unwrap();
     assert!(reader.is_empty());
-}
-
-/// Rewrites a scalable header field and its checksum.
-fn forge(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
-    let mut out = bytes.to_vec();
-    edit(&mut out[..60]);
-    let crc = crc32c::crc32c(&out[..56]);
-    out[56..60].copy_from_slice(&crc.to_le_bytes());
-    out
 }
 
 #[test]

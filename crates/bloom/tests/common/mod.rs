@@ -89,3 +89,24 @@ impl Filter for AtomicBloomFilter {
         self.false_positive_rate_at(items)
     }
 }
+
+/// Rewrites header fields of serialized bytes and recomputes the header checksum, as a hostile
+/// or buggy writer would, to reach the checks that stand behind the checksum.
+pub fn forge(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    edit(&mut out);
+    let crc = crc32c::crc32c(&out[..56]);
+    out[56..60].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Flips every bit of `bytes` in turn: `decodes` must refuse each damaged copy. CRC-32C
+/// catches every single-bit error, and fields checked before it give their own errors.
+#[track_caller]
+pub fn assert_every_bit_flip_rejected(bytes: &[u8], decodes: impl Fn(&[u8]) -> bool) {
+    for bit in 0..bytes.len() * 8 {
+        let mut damaged = bytes.to_vec();
+        damaged[bit / 8] ^= 1 << (bit % 8);
+        assert!(!decodes(&damaged), "bit {bit}");
+    }
+}
