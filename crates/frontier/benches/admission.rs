@@ -98,10 +98,10 @@ fn new_url_push_pop(c: &mut Criterion) {
                 let now = Instant::now();
                 for url in urls {
                     if let Verdict::New(url) = admission.admit(url, 1).expect("room") {
-                        queues.push(url, 1, now);
+                        queues.push(url, 1, now).unwrap();
                     }
                 }
-                while let Pop::Lease(lease) = queues.pop(now) {
+                while let Pop::Lease(lease) = queues.pop(now).unwrap() {
                     black_box(
                         queues
                             .complete(lease, Outcome::Success, now)

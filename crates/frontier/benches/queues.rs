@@ -40,7 +40,7 @@ fn local() -> Politeness {
 fn filled(urls: &[Canonical], now: Instant) -> HostQueues {
     let mut queues = HostQueues::new(local());
     for url in urls {
-        queues.push(url.clone(), 1, now);
+        queues.push(url.clone(), 1, now).unwrap();
     }
     queues
 }
@@ -58,7 +58,7 @@ fn queues(c: &mut Criterion) {
             || (HostQueues::new(local()), urls.clone()),
             |(mut queues, urls)| {
                 for url in urls {
-                    black_box(queues.push(url, 1, now));
+                    black_box(queues.push(url, 1, now).unwrap());
                 }
                 queues
             },
@@ -69,7 +69,7 @@ fn queues(c: &mut Criterion) {
         b.iter_batched(
             || filled(&urls, now),
             |mut queues| {
-                while let Pop::Lease(lease) = queues.pop(now) {
+                while let Pop::Lease(lease) = queues.pop(now).unwrap() {
                     black_box(lease.url());
                     let done = queues.complete(lease, Outcome::Success, now);
                     black_box(done.expect("own lease"));

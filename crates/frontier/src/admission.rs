@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use url::Url;
 
+use crate::codec::{Reader, put_bytes, put_varint};
 use crate::{
     Canonical, Canonicalizer, DropCounts, DropReason, HostBudget, RejectKind, ScopeRules, SeenSet,
     SeenStats,
@@ -191,8 +192,17 @@ impl Admission {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn new(canon: Canonicalizer, scope: ScopeRules, seen: SeenSet) -> Self {
+        Self::with_budget(canon, scope, seen, None)
+    }
+
+    fn with_budget(
+        canon: Canonicalizer,
+        scope: ScopeRules,
+        seen: SeenSet,
+        budget: Option<HostBudget>,
+    ) -> Self {
         Admission {
-            budget: scope.host_budget(),
+            budget: budget.unwrap_or_else(|| scope.host_budget()),
             canon,
             scope,
             seen,
@@ -344,6 +354,75 @@ impl Admission {
     /// ```
     pub fn seen_set(&self) -> &SeenSet {
         &self.seen
+    }
+}
+
+impl Admission {
+    /// Appends the counters, the seen-test's counters and the host budget to `out`, for a
+    /// checkpoint; the filter itself is written apart.
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.new.load(Ordering::Relaxed));
+        put_varint(out, self.seen_again.load(Ordering::Relaxed));
+        put_varint(out, DropReason::ALL.len() as u64);
+        for (_, n) in self.dropped.iter() {
+            put_varint(out, n);
+        }
+        put_varint(out, self.invalid.len() as u64);
+        for n in &self.invalid {
+            put_varint(out, n.load(Ordering::Relaxed));
+        }
+        let (admitted, expected) = self.seen.counters();
+        put_varint(out, admitted);
+        put_varint(out, expected.to_bits());
+        let budget = self.budget.entries();
+        put_varint(out, budget.len() as u64);
+        for (host, pages) in budget {
+            put_bytes(out, host.as_bytes());
+            put_varint(out, pages);
+        }
+    }
+
+    /// Rebuilds admission from [`encode`](Self::encode)'s bytes and the checkpoint's
+    /// filter; `None` when the bytes do not decode.
+    pub(crate) fn decode(
+        reader: &mut Reader<'_>,
+        canon: Canonicalizer,
+        scope: ScopeRules,
+        filter: bloom::AtomicScalableBloomFilter,
+    ) -> Option<Admission> {
+        let new = reader.varint()?;
+        let seen_again = reader.varint()?;
+        if reader.varint()? != DropReason::ALL.len() as u64 {
+            return None;
+        }
+        let dropped = DropCounts::new();
+        for reason in DropReason::ALL {
+            dropped.add(reason, reader.varint()?);
+        }
+        if reader.varint()? != INVALID_REASONS.len() as u64 {
+            return None;
+        }
+        let invalid: [AtomicU64; INVALID_REASONS.len()] = Default::default();
+        for n in &invalid {
+            n.store(reader.varint()?, Ordering::Relaxed);
+        }
+        let admitted = reader.varint()?;
+        let expected = f64::from_bits(reader.varint()?);
+        if !(expected.is_finite() && expected >= 0.0) {
+            return None;
+        }
+        let budget = scope.host_budget();
+        for _ in 0..reader.varint()? {
+            let host = reader.str()?;
+            budget.restore(host, reader.varint()?);
+        }
+        let seen = SeenSet::restore(filter, admitted, expected);
+        let mut admission = Self::with_budget(canon, scope, seen, Some(budget));
+        admission.new = AtomicU64::new(new);
+        admission.seen_again = AtomicU64::new(seen_again);
+        admission.dropped = dropped;
+        admission.invalid = invalid;
+        Some(admission)
     }
 }
 

@@ -657,6 +657,14 @@ impl Canonical {
     pub fn into_url(self) -> Url {
         self.url
     }
+
+    /// Rebuilds a canonical URL from text this crate wrote (spill segments, checkpoints),
+    /// without applying the rules again. `None` unless the text parses back to itself, so a
+    /// damaged file cannot smuggle in a URL that is not in canonical form.
+    pub(crate) fn from_stored(text: &str) -> Option<Canonical> {
+        let url = Url::parse(text).ok()?;
+        (url.as_str() == text && url.has_host()).then_some(Canonical { url })
+    }
 }
 
 impl fmt::Display for Canonical {

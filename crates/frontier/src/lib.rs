@@ -1,12 +1,14 @@
 //! The frontier of a web crawler: the URLs it knows about and has still to fetch.
 //!
-//! It holds admission, everything decided about a URL before it is queued ([`Admission`], one
-//! counted [`Verdict`] per URL), in this order, then the queues:
+//! [`Frontier`] is the whole of it behind one thread-safe handle: `push` a URL (a seed, or a
+//! link found on a page), `pop` the next one to fetch as a [`Lease`], `complete` it with the
+//! fetch's [`Outcome`], and `checkpoint` it to a directory that [`Frontier::open`] resumes
+//! from. Inside, in the order a URL meets them:
 //!
-//! * Canonical form: a [`Canonicalizer`] turns each URL, a seed or a link found on a page,
-//!   into one canonical spelling ([`Canonical`]), so that two spellings of one page produce one
-//!   fetch, or rejects it with a reason ([`Rejected`]). The rules, each with an example, are
-//!   listed on [`Canonicalizer`].
+//! * Canonical form: a [`Canonicalizer`] turns each URL into one canonical spelling
+//!   ([`Canonical`]), so that two spellings of one page produce one fetch, or rejects it with
+//!   a reason ([`Rejected`]). The rules, each with an example, are listed on
+//!   [`Canonicalizer`].
 //! * Scope and traps: [`ScopeRules`] drop canonical URLs outside the crawl's scope or caught
 //!   in a crawler trap (too deep, too many or repeated path segments); each drop is a
 //!   [`DropReason`], counted in [`DropCounts`].
@@ -14,13 +16,15 @@
 //!   Bloom filter whose false-positive rate is a setting and whose expected number of wrongly
 //!   dropped URLs is reported ([`SeenStats`]).
 //! * The per-host page budget ([`HostBudget`]), charged for new URLs only.
+//! * [`Admission`] runs the four above and counts every outcome ([`Verdict`]).
 //! * Queues and politeness: [`HostQueues`] keeps admitted URLs in per-host FIFO queues and
 //!   hands them out as [`Lease`]s, each host as its [`Politeness`] allows (connections,
 //!   delay, robots `Crawl-delay`, `Retry-After`, back-off after errors); it queues retries
-//!   and gives up hosts that keep failing, counting every URL dropped with them. Time is a
-//!   parameter, so tests simulate it.
-//!
-//! Disk spill and checkpoints come next.
+//!   and gives up hosts that keep failing, counting every URL dropped with them. Beyond a
+//!   memory budget, queued URLs spill to segment files on disk ([`SpillSettings`]).
+//! * Checkpoints: [`Frontier::checkpoint`] writes all of the above atomically;
+//!   [`Frontier::open`] restores it, with leases in flight queued again. File errors are
+//!   [`DiskError`]s naming the file.
 //!
 //! The crate knows nothing of HTTP: it parses with the WHATWG-conformant [`url`] crate and
 //! leaves fetching to its caller.
@@ -52,15 +56,21 @@
 
 mod admission;
 mod canon;
+mod checkpoint;
+mod codec;
+mod error;
+mod frontier;
 mod queues;
 mod scope;
 mod seen;
 
 pub use admission::{Admission, AdmissionStats, Verdict};
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
+pub use error::{DiskError, DiskErrorKind};
+pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push};
 pub use queues::{
     Completion, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, PolitenessBuilder,
-    PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats,
+    PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats, SpillSettings,
 };
 pub use scope::{
     DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,

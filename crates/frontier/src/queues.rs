@@ -7,6 +7,8 @@
 mod host;
 mod lease;
 mod politeness;
+pub(crate) mod snapshot;
+mod spill;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -14,10 +16,13 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::Canonical;
-use host::{Entry, HostState};
+use crate::{Canonical, DiskError};
+pub(crate) use host::Entry;
+use host::HostState;
 pub use lease::{Completion, Fate, ForeignLease, Lease, Outcome};
 pub use politeness::{Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind};
+pub use spill::SpillSettings;
+pub(crate) use spill::{SpillStore, link_or_copy};
 
 /// Identities of [`HostQueues`], so that each one recognizes its own leases.
 static NEXT_QUEUES_ID: AtomicU64 = AtomicU64::new(0);
@@ -54,8 +59,8 @@ const SWEEP_SLACK: usize = 64;
 ///   [`Completion`] and [`Pushed`] report it as it happens: nothing is dropped silently.
 ///
 /// Every URL pushed is, at any time, queued, in flight, or done in exactly one way:
-/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls` (see
-/// [`QueueStats`]).
+/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls + lost_urls`
+/// (see [`QueueStats`]).
 ///
 /// # Time
 ///
@@ -71,9 +76,14 @@ const SWEEP_SLACK: usize = 64;
 /// made stale by a change of its host is skipped when it surfaces, or swept once stale
 /// entries outnumber live ones.
 ///
-/// A queued URL takes 96 bytes in its host's queue (its [`Canonical`], depth and attempts),
-/// up to twice that with the queue's growth slack, plus its text on the heap: a million URLs
-/// of 60 characters take 160 to 250 MB, which is what disk spill, a later step, will bound.
+/// A queued URL in memory takes 96 bytes in its host's queue (its [`Canonical`], depth and
+/// attempts), up to twice that with the queue's growth slack, plus its text on the heap: a
+/// million URLs of 60 characters take 160 to 250 MB. Queues made
+/// [`with_spill`](Self::with_spill) bound that: beyond a memory budget, URLs move to
+/// append-only segment files on disk, and come back in order when their host's turn comes
+/// (see [`SpillSettings`]). A URL on disk costs no memory; a host with URLs on disk keeps 80
+/// bytes of links to them.
+///
 /// A host takes about 120 bytes of state, its name once on the heap with some 30 bytes in
 /// the interning table, kept for the whole crawl, and 32 bytes per entry in the ready heap,
 /// of which there are at most about two per host with queued URLs.
@@ -88,24 +98,24 @@ const SWEEP_SLACK: usize = 64;
 /// let mut queues = HostQueues::new(Politeness::default()); // 1 connection, 1 s delay
 /// let t0 = Instant::now();
 /// for url in ["https://a.example/1", "https://a.example/2", "https://b.example/1"] {
-///     queues.push(canon.canonicalize(url)?, 0, t0);
+///     queues.push(canon.canonicalize(url)?, 0, t0)?;
 /// }
 ///
-/// let Pop::Lease(a1) = queues.pop(t0) else { panic!() };
-/// let Pop::Lease(b1) = queues.pop(t0) else { panic!() };
-/// assert_eq!(queues.pop(t0), Pop::Pending); // a.example is busy, b.example has no more
+/// let Pop::Lease(a1) = queues.pop(t0)? else { panic!() };
+/// let Pop::Lease(b1) = queues.pop(t0)? else { panic!() };
+/// assert_eq!(queues.pop(t0)?, Pop::Pending); // a.example is busy, b.example has no more
 ///
 /// queues.complete(a1, Outcome::Success, t0 + Duration::from_millis(300)).unwrap();
 /// // A start at t0 and a completion at t0 + 0.3 s: the next start waits for t0 + 1.3 s.
-/// assert_eq!(queues.pop(t0 + Duration::from_millis(500)), Pop::WaitUntil(t0 + Duration::from_millis(1300)));
-/// let Pop::Lease(a2) = queues.pop(t0 + Duration::from_millis(1300)) else { panic!() };
+/// assert_eq!(queues.pop(t0 + Duration::from_millis(500))?, Pop::WaitUntil(t0 + Duration::from_millis(1300)));
+/// let Pop::Lease(a2) = queues.pop(t0 + Duration::from_millis(1300))? else { panic!() };
 /// assert_eq!(a2.url().as_str(), "https://a.example/2");
 ///
 /// queues.complete(a2, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
 /// queues.complete(b1, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
-/// assert_eq!(queues.pop(t0 + Duration::from_secs(2)), Pop::Done);
+/// assert_eq!(queues.pop(t0 + Duration::from_secs(2))?, Pop::Done);
 /// assert_eq!(queues.stats().succeeded, 3);
-/// # Ok::<(), frontier::Rejected>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct HostQueues {
     politeness: Politeness,
@@ -125,7 +135,20 @@ pub struct HostQueues {
     ready: BinaryHeap<Reverse<(Instant, u64, u32)>>,
     /// The sequence number of the next heap entry.
     next_seq: u64,
+    /// Leases in flight, by id: what a checkpoint queues again.
+    leased: HashMap<u64, (u32, Entry)>,
+    /// Where URLs beyond the memory budget go, if anywhere.
+    spill: Option<Spill>,
+    /// Bytes the queued URLs in memory take ([`Entry::bytes`]).
+    memory: usize,
     stats: QueueStats,
+}
+
+/// Disk spill: its settings and its files.
+#[derive(Debug)]
+struct Spill {
+    settings: SpillSettings,
+    store: SpillStore,
 }
 
 /// What [`HostQueues::pop`] found.
@@ -137,12 +160,13 @@ pub struct HostQueues {
 /// use frontier::{HostQueues, Politeness, Pop};
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
-/// match queues.pop(Instant::now()) {
+/// match queues.pop(Instant::now())? {
 ///     Pop::Lease(lease) => println!("fetch {}", lease.url()),
 ///     Pop::WaitUntil(when) => println!("sleep until {when:?}, or until a lease completes"),
 ///     Pop::Pending => println!("wait for a lease to complete"),
 ///     Pop::Done => println!("the crawl is over"),
 /// }
+/// # Ok::<(), frontier::DiskError>(())
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 #[must_use = "a popped lease must be completed"]
@@ -170,8 +194,8 @@ pub enum Pop {
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let url = Canonicalizer::new().canonicalize("https://example.com/")?;
-/// assert_eq!(queues.push(url, 0, Instant::now()), Pushed::Queued);
-/// # Ok::<(), frontier::Rejected>(())
+/// assert_eq!(queues.push(url, 0, Instant::now())?, Pushed::Queued);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -185,8 +209,8 @@ pub enum Pushed {
 
 /// Counts of the queues' contents and of everything that happened to them; all exact.
 ///
-/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls` at all
-/// times.
+/// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls + lost_urls`
+/// at all times.
 ///
 /// # Example
 ///
@@ -196,10 +220,10 @@ pub enum Pushed {
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let now = Instant::now();
-/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
 /// let stats = queues.stats();
 /// assert_eq!((stats.pushed, stats.queued, stats.hosts, stats.hosts_queued), (1, 1, 1, 1));
-/// # Ok::<(), frontier::Rejected>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -229,6 +253,17 @@ pub struct QueueStats {
     /// URLs dropped because their host was given up: queued when it was, pushed after, or
     /// asking for a retry after.
     pub given_up_urls: u64,
+    /// Queued URLs spilled to disk (part of `queued`).
+    pub on_disk: u64,
+    /// Bytes the queued URLs in memory take, as the spill budget counts them.
+    pub memory_bytes: u64,
+    /// Bytes of spill segment files on disk, read-back runs included until their file goes.
+    pub disk_bytes: u64,
+    /// Evictions: times URLs were moved to disk because memory was over budget.
+    pub evictions: u64,
+    /// URLs lost because a spill file could not be read back; each loss was also reported
+    /// as an error by [`HostQueues::pop`].
+    pub lost_urls: u64,
 }
 
 impl HostQueues {
@@ -250,8 +285,48 @@ impl HostQueues {
             index: HashMap::new(),
             ready: BinaryHeap::new(),
             next_seq: 0,
+            leased: HashMap::new(),
+            spill: None,
+            memory: 0,
             stats: QueueStats::default(),
         }
+    }
+
+    /// Empty queues that keep the URLs they hold in memory within
+    /// [`SpillSettings::memory_budget`], spilling the rest to segment files in
+    /// [`SpillSettings::dir`].
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created or read, or already holds segment files
+    /// ([`DiskErrorKind::InUse`](crate::DiskErrorKind::InUse)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop, SpillSettings};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("frontier-doc-spill-{}", std::process::id()));
+    /// let spill = SpillSettings::new(&dir).memory_budget(0); // everything to disk
+    /// let mut queues = HostQueues::with_spill(Politeness::default(), spill)?;
+    /// let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+    /// assert_eq!((queues.stats().queued, queues.stats().on_disk), (1, 1));
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.url().as_str(), "https://example.com/");
+    /// # drop(queues);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_spill(politeness: Politeness, spill: SpillSettings) -> Result<Self, DiskError> {
+        let store = SpillStore::create(&spill)?;
+        let mut queues = Self::new(politeness);
+        queues.spill = Some(Spill {
+            settings: spill,
+            store,
+        });
+        Ok(queues)
     }
 
     /// The politeness settings.
@@ -272,6 +347,12 @@ impl HostQueues {
     /// host. The caller has run admission: the queues do no seen-test, and a URL pushed twice
     /// is fetched twice.
     ///
+    /// # Errors
+    ///
+    /// With disk spill, when memory went over budget and the spill files could not be
+    /// written. The URL is queued all the same and nothing is lost: the URLs stay in memory,
+    /// over budget, until a later push spills them.
+    ///
     /// # Example
     ///
     /// ```
@@ -281,19 +362,19 @@ impl HostQueues {
     /// let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
-    /// queues.push(canon.canonicalize("https://example.com/first")?, 0, now);
-    /// queues.push(canon.canonicalize("https://example.com/second")?, 1, now);
-    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// queues.push(canon.canonicalize("https://example.com/first")?, 0, now)?;
+    /// queues.push(canon.canonicalize("https://example.com/second")?, 1, now)?;
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().as_str(), "https://example.com/first");
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Pushed {
+    pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Result<Pushed, DiskError> {
         let h = self.intern(url.host());
         self.stats.pushed += 1;
         let host = &mut self.hosts[h as usize];
         if host.given_up {
             self.stats.given_up_urls += 1;
-            return Pushed::HostGivenUp;
+            return Ok(Pushed::HostGivenUp);
         }
         self.enqueue(
             h,
@@ -304,10 +385,64 @@ impl HostQueues {
             },
             now,
         );
-        Pushed::Queued
+        self.evict_if_over_budget()?;
+        Ok(Pushed::Queued)
+    }
+
+    /// Moves URLs to disk when those in memory take more than the budget, until they take
+    /// half of it, so that the sweep over every host, O(hosts), happens once per half a
+    /// budget of pushes.
+    ///
+    /// Each host keeps the same share of half the budget for its first URLs, so that a
+    /// host's next lease rarely waits for a read; its other URLs, and every URL queued
+    /// behind URLs on disk, are written as runs. The runs are staged for
+    /// all hosts, written, and only then do the hosts let go of the URLs: a failed write
+    /// leaves every URL where it was.
+    fn evict_if_over_budget(&mut self) -> Result<(), DiskError> {
+        let Some(spill) = &mut self.spill else {
+            return Ok(());
+        };
+        let budget = spill.settings.memory_budget_bytes();
+        if self.memory <= budget {
+            return Ok(());
+        }
+        let hosts_in_memory = self
+            .hosts
+            .iter()
+            .filter(|host| host.queue.in_memory() > 0)
+            .count()
+            .max(1);
+        let keep_bytes = budget / 2 / hosts_in_memory;
+        let store = &mut spill.store;
+        let mut plan = Vec::new();
+        for (h, host) in self.hosts.iter().enumerate() {
+            match host.queue.stage_eviction(keep_bytes, store) {
+                Ok(Some(eviction)) => plan.push((h, eviction)),
+                Ok(None) => {}
+                Err(err) => {
+                    store.abort();
+                    return Err(err);
+                }
+            }
+        }
+        store.commit()?;
+        for (h, eviction) in plan {
+            self.memory -= eviction.bytes;
+            self.stats.on_disk += eviction.moved;
+            self.hosts[h].queue.apply(eviction);
+        }
+        self.stats.evictions += 1;
+        Ok(())
     }
 
     /// Leases the next URL of the host ready longest, or says how long to wait.
+    ///
+    /// # Errors
+    ///
+    /// With disk spill, when the next URLs of the host whose turn it is could not be read
+    /// back. Those URLs, and the ones behind them on disk, are lost and counted in
+    /// [`QueueStats::lost_urls`]; the host keeps its other URLs and the next call goes on.
+    /// Treat it as fatal (a disk that loses files), and resume from the last checkpoint.
     ///
     /// # Example
     ///
@@ -319,38 +454,38 @@ impl HostQueues {
     /// let mut queues = HostQueues::new(Politeness::builder().connections_per_host(2).build()?);
     /// let t0 = Instant::now();
     /// for path in ["/1", "/2", "/3"] {
-    ///     queues.push(canon.canonicalize(&format!("https://example.com{path}")).unwrap(), 0, t0);
+    ///     queues.push(canon.canonicalize(&format!("https://example.com{path}")).unwrap(), 0, t0)?;
     /// }
-    /// let Pop::Lease(first) = queues.pop(t0) else { unreachable!() };
+    /// let Pop::Lease(first) = queues.pop(t0)? else { unreachable!() };
     /// // Two connections, but starts are still a delay (1 s) apart.
     /// let t1 = t0 + Duration::from_secs(1);
-    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t1));
-    /// let Pop::Lease(second) = queues.pop(t1) else { unreachable!() };
+    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t1));
+    /// let Pop::Lease(second) = queues.pop(t1)? else { unreachable!() };
     /// // Both connections are taken.
-    /// assert_eq!(queues.pop(t1 + Duration::from_secs(5)), Pop::Pending);
+    /// assert_eq!(queues.pop(t1 + Duration::from_secs(5))?, Pop::Pending);
     /// # let _ = (first, second);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn pop(&mut self, now: Instant) -> Pop {
+    pub fn pop(&mut self, now: Instant) -> Result<Pop, DiskError> {
         while let Some(&Reverse((at, seq, h))) = self.ready.peek() {
             if !self.hosts[h as usize].holds(seq) {
                 self.ready.pop();
                 continue;
             }
             if at > now {
-                return Pop::WaitUntil(at);
+                return Ok(Pop::WaitUntil(at));
             }
             self.ready.pop();
-            return Pop::Lease(self.start(h, now));
+            return self.start(h, now).map(Pop::Lease);
         }
         if self.stats.in_flight > 0 {
-            Pop::Pending
+            Ok(Pop::Pending)
         } else {
             debug_assert_eq!(
                 self.stats.queued, 0,
                 "a host with queued URLs is unscheduled"
             );
-            Pop::Done
+            Ok(Pop::Done)
         }
     }
 
@@ -371,15 +506,15 @@ impl HostQueues {
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let t0 = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, t0);
-    /// let Pop::Lease(lease) = queues.pop(t0) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, t0)?;
+    /// let Pop::Lease(lease) = queues.pop(t0)? else { unreachable!() };
     ///
     /// // 503 with `Retry-After: 120`: tried again in two minutes.
     /// let throttled = Outcome::Failure { retry: true, retry_after: Some(Duration::from_secs(120)) };
     /// let done = queues.complete(lease, throttled, t0)?;
     /// assert_eq!(done.fate, Fate::Retried { attempts: 2 });
-    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + Duration::from_secs(120)));
-    /// # Ok::<(), frontier::ForeignLease>(())
+    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t0 + Duration::from_secs(120)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn complete(
         &mut self,
@@ -390,6 +525,7 @@ impl HostQueues {
         if lease.queues != self.id {
             return Err(ForeignLease { lease });
         }
+        self.leased.remove(&lease.id);
         let h = lease.host;
         let delay = self.host_delay(h);
         let policy = &self.politeness;
@@ -416,10 +552,14 @@ impl HostQueues {
                     push_back_to(&mut host.next_allowed, later(now, wait));
                     if host.consecutive_errors >= policy.max_consecutive_errors() {
                         host.given_up = true;
-                        let dropped = host.queue.clear();
+                        let on_disk = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
+                        let store = self.spill.as_mut().map(|spill| &mut spill.store);
+                        let (dropped, bytes) = host.queue.clear(store);
                         if dropped > 0 {
                             self.stats.hosts_queued -= 1;
                         }
+                        self.memory -= bytes;
+                        self.stats.on_disk -= on_disk;
                         self.stats.queued -= dropped;
                         self.stats.given_up_urls += dropped;
                         self.stats.given_up_hosts += 1;
@@ -472,12 +612,12 @@ impl HostQueues {
     /// assert_eq!(queues.set_crawl_delay("example.com", Duration::from_secs(3600)), Duration::from_secs(30));
     ///
     /// let t0 = Instant::now();
-    /// queues.push(canon.canonicalize("https://example.com/a")?, 0, t0);
-    /// queues.push(canon.canonicalize("https://example.com/b")?, 0, t0);
-    /// let Pop::Lease(a) = queues.pop(t0) else { unreachable!() };
+    /// queues.push(canon.canonicalize("https://example.com/a")?, 0, t0)?;
+    /// queues.push(canon.canonicalize("https://example.com/b")?, 0, t0)?;
+    /// let Pop::Lease(a) = queues.pop(t0)? else { unreachable!() };
     /// queues.complete(a, Outcome::Success, t0).unwrap();
-    /// assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + Duration::from_secs(30)));
-    /// # Ok::<(), frontier::Rejected>(())
+    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t0 + Duration::from_secs(30)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_crawl_delay(&mut self, host: &str, delay: Duration) -> Duration {
         let delay = delay.min(self.politeness.max_crawl_delay());
@@ -511,14 +651,18 @@ impl HostQueues {
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
-    /// let Pop::Lease(_lease) = queues.pop(now) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+    /// let Pop::Lease(_lease) = queues.pop(now)? else { unreachable!() };
     /// let stats = queues.stats();
     /// assert_eq!((stats.queued, stats.in_flight, stats.leases), (0, 1, 1));
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn stats(&self) -> QueueStats {
-        self.stats
+        QueueStats {
+            memory_bytes: self.memory as u64,
+            disk_bytes: self.spill.as_ref().map_or(0, |s| s.store.disk_bytes()),
+            ..self.stats
+        }
     }
 
     /// The host's index, interning its key on first sight.
@@ -545,6 +689,7 @@ impl HostQueues {
     fn enqueue(&mut self, h: u32, entry: Entry, now: Instant) {
         let host = &mut self.hosts[h as usize];
         let was_empty = host.queue.is_empty();
+        self.memory += entry.bytes();
         host.queue.push_back(entry);
         self.stats.queued += 1;
         if was_empty {
@@ -570,17 +715,18 @@ impl HostQueues {
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now);
-    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now)?;
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// queues.abandon(lease, now)?;
     /// assert_eq!(queues.stats().queued, 1);
     /// assert_eq!(queues.stats().in_flight, 0);
-    /// # Ok::<(), frontier::ForeignLease>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn abandon(&mut self, lease: Lease, now: Instant) -> Result<(), ForeignLease> {
         if lease.queues != self.id {
             return Err(ForeignLease { lease });
         }
+        self.leased.remove(&lease.id);
         let h = lease.host;
         let host = &mut self.hosts[h as usize];
         host.in_flight -= 1;
@@ -591,25 +737,62 @@ impl HostQueues {
             if host.queue.is_empty() {
                 self.stats.hosts_queued += 1;
             }
-            host.queue.push_front(Entry {
+            let entry = Entry {
                 url: lease.url,
                 depth: lease.depth,
                 attempts: lease.attempts,
-            });
+            };
+            self.memory += entry.bytes();
+            host.queue.push_front(entry);
             self.stats.queued += 1;
         }
         self.schedule(h, now);
         Ok(())
     }
 
+    /// The spill store, if the queues spill: for a checkpoint.
+    pub(crate) fn spill_store(&mut self) -> Option<&mut SpillStore> {
+        self.spill.as_mut().map(|spill| &mut spill.store)
+    }
+
+    /// Brings a host's next URLs back from disk into its empty head.
+    fn refill(&mut self, h: u32, now: Instant) -> Result<(), DiskError> {
+        let spill = self
+            .spill
+            .as_mut()
+            .expect("only queues with a spill store have URLs on disk");
+        let host = &mut self.hosts[h as usize];
+        let before = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
+        let (bytes, failure) = host.queue.refill(&mut spill.store);
+        let after = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
+        self.memory += bytes;
+        self.stats.on_disk -= before - after;
+        let Some((err, lost)) = failure else {
+            return Ok(());
+        };
+        self.stats.queued -= lost;
+        self.stats.lost_urls += lost;
+        if host.queue.is_empty() {
+            self.stats.hosts_queued -= 1;
+        }
+        // `pop` took the host's entry off the heap: it goes back if it has URLs left.
+        host.entry = None;
+        self.schedule(h, now);
+        Err(err)
+    }
+
     /// Starts a lease of the host's first URL at `now`.
-    fn start(&mut self, h: u32, now: Instant) -> Lease {
+    fn start(&mut self, h: u32, now: Instant) -> Result<Lease, DiskError> {
+        if self.hosts[h as usize].queue.front.is_empty() {
+            self.refill(h, now)?;
+        }
         let delay = self.host_delay(h);
         let host = &mut self.hosts[h as usize];
         let entry = host
             .queue
             .pop_front()
             .expect("a host in the ready heap has queued URLs");
+        self.memory -= entry.bytes();
         // `pop` took the host's entry off the heap.
         host.entry = None;
         host.in_flight += 1;
@@ -623,14 +806,15 @@ impl HostQueues {
         let id = self.stats.leases;
         self.stats.leases += 1;
         self.schedule(h, now);
-        Lease {
+        self.leased.insert(id, (h, entry.clone()));
+        Ok(Lease {
             url: entry.url,
             depth: entry.depth,
             attempts: entry.attempts,
             id,
             host: h,
             queues: self.id,
-        }
+        })
     }
 
     /// Gives the host an entry in the ready heap if it can be leased at some point without a

@@ -305,6 +305,21 @@ impl SeenSet {
         &self.filter
     }
 
+    /// The counters a checkpoint keeps beside the filter: URLs marked, and the expected
+    /// false drops summed at the samples so far.
+    pub(crate) fn counters(&self) -> (u64, f64) {
+        (self.admitted.load(Ordering::Relaxed), *self.lock_expected())
+    }
+
+    /// A seen-set from a checkpoint's filter and [`counters`](Self::counters).
+    pub(crate) fn restore(filter: AtomicScalableBloomFilter, admitted: u64, expected: f64) -> Self {
+        SeenSet {
+            filter,
+            admitted: AtomicU64::new(admitted),
+            expected_false_drops: Mutex::new(expected),
+        }
+    }
+
     fn lock_expected(&self) -> std::sync::MutexGuard<'_, f64> {
         // An f64 cannot be left half-updated; a poisoned lock still holds a valid value.
         self.expected_false_drops

@@ -7,24 +7,12 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, HostQueues, Lease, Outcome, Politeness,
-    PolitenessErrorKind, Pop, Pushed,
+    Completion, Fate, HostQueues, Lease, Outcome, Politeness, PolitenessErrorKind, Pop, Pushed,
 };
 use proptest::prelude::*;
 
-fn url(input: &str) -> Canonical {
-    Canonicalizer::new()
-        .canonicalize(input)
-        .unwrap_or_else(|err| panic!("{input:?} rejected: {err}"))
-}
-
-fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-
-fn secs(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
+mod common;
+use common::{ms, secs, url};
 
 /// The lease `pop` must return.
 #[track_caller]
@@ -48,7 +36,7 @@ fn no_delay(connections: u32) -> HostQueues {
 
 fn push_all(queues: &mut HostQueues, urls: &[&str], now: Instant) {
     for u in urls {
-        assert_eq!(queues.push(url(u), 0, now), Pushed::Queued);
+        assert_eq!(queues.push(url(u), 0, now).unwrap(), Pushed::Queued);
     }
 }
 
@@ -79,11 +67,11 @@ fn urls_of_one_host_come_out_first_in_first_out() {
     ];
     push_all(&mut queues, &urls, t0);
     for expected in urls {
-        let l = lease(queues.pop(t0));
+        let l = lease(queues.pop(t0).unwrap());
         assert_eq!(l.url().as_str(), expected);
         complete(&mut queues, l, Outcome::Success, t0);
     }
-    assert_eq!(queues.pop(t0), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
 }
 
 #[test]
@@ -110,7 +98,7 @@ fn ready_hosts_take_turns() {
     let mut queues = no_delay(1);
     push_all(&mut queues, &urls, t0);
     let mut order = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0) {
+    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
         order.push(l.url().as_str().to_owned());
         complete(&mut queues, l, Outcome::Success, t0);
     }
@@ -120,7 +108,7 @@ fn ready_hosts_take_turns() {
     let mut queues = no_delay(8);
     push_all(&mut queues, &urls, t0);
     let mut held = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0) {
+    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
         held.push(l);
     }
     let order: Vec<&str> = held.iter().map(|l| l.url().as_str()).collect();
@@ -136,16 +124,16 @@ fn the_host_ready_longest_goes_first() {
         &["http://a.example/1", "http://a.example/2"],
         t0,
     );
-    let a1 = lease(queues.pop(t0));
+    let a1 = lease(queues.pop(t0).unwrap());
     complete(&mut queues, a1, Outcome::Success, t0); // a.example ready again at t0 + 1 s
     // b.example gets its first URL at t0 + 5 s: a.example has been waiting since t0 + 1 s.
     push_all(&mut queues, &["http://b.example/1"], t0 + secs(5));
     assert_eq!(
-        lease(queues.pop(t0 + secs(5))).url().as_str(),
+        lease(queues.pop(t0 + secs(5)).unwrap()).url().as_str(),
         "http://a.example/2"
     );
     assert_eq!(
-        lease(queues.pop(t0 + secs(5))).url().as_str(),
+        lease(queues.pop(t0 + secs(5)).unwrap()).url().as_str(),
         "http://b.example/1"
     );
 }
@@ -164,10 +152,10 @@ fn a_host_with_a_port_is_a_host_of_its_own() {
         t0,
     );
     assert_eq!(queues.stats().hosts, 2); // the scheme is not part of the key
-    let _first = lease(queues.pop(t0));
-    let second = lease(queues.pop(t0));
+    let _first = lease(queues.pop(t0).unwrap());
+    let second = lease(queues.pop(t0).unwrap());
     assert_eq!(second.url().host(), "a.example:8080");
-    assert_eq!(queues.pop(t0), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
 }
 
 // ---- Waiting. ----
@@ -186,40 +174,52 @@ fn wait_until_names_the_earliest_ready_instant() {
         ],
         t0,
     );
-    let a1 = lease(queues.pop(t0));
-    let b1 = lease(queues.pop(t0 + ms(200)));
+    let a1 = lease(queues.pop(t0).unwrap());
+    let b1 = lease(queues.pop(t0 + ms(200)).unwrap());
     complete(&mut queues, a1, Outcome::Success, t0 + ms(100)); // a.example: t0 + 1.1 s
     complete(&mut queues, b1, Outcome::Success, t0 + ms(300)); // b.example: t0 + 1.3 s
-    assert_eq!(queues.pop(t0 + ms(500)), Pop::WaitUntil(t0 + ms(1100)));
-    assert_eq!(queues.pop(t0 + ms(1099)), Pop::WaitUntil(t0 + ms(1100)));
-    let a2 = lease(queues.pop(t0 + ms(1100)));
+    assert_eq!(
+        queues.pop(t0 + ms(500)).unwrap(),
+        Pop::WaitUntil(t0 + ms(1100))
+    );
+    assert_eq!(
+        queues.pop(t0 + ms(1099)).unwrap(),
+        Pop::WaitUntil(t0 + ms(1100))
+    );
+    let a2 = lease(queues.pop(t0 + ms(1100)).unwrap());
     assert_eq!(a2.url().as_str(), "http://a.example/2");
-    assert_eq!(queues.pop(t0 + ms(1100)), Pop::WaitUntil(t0 + ms(1300)));
+    assert_eq!(
+        queues.pop(t0 + ms(1100)).unwrap(),
+        Pop::WaitUntil(t0 + ms(1300))
+    );
 }
 
 #[test]
 fn pending_while_leases_are_in_flight_done_when_none_are() {
     let mut queues = HostQueues::new(Politeness::default());
     let t0 = Instant::now();
-    assert_eq!(queues.pop(t0), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
 
     push_all(
         &mut queues,
         &["http://a.example/1", "http://a.example/2"],
         t0,
     );
-    let a1 = lease(queues.pop(t0));
+    let a1 = lease(queues.pop(t0).unwrap());
     // A URL queued, but its host at its connection limit.
-    assert_eq!(queues.pop(t0 + secs(10)), Pop::Pending);
+    assert_eq!(queues.pop(t0 + secs(10)).unwrap(), Pop::Pending);
     complete(&mut queues, a1, Outcome::Success, t0 + secs(10));
-    let a2 = lease(queues.pop(t0 + secs(11)));
+    let a2 = lease(queues.pop(t0 + secs(11)).unwrap());
     // Nothing queued, a lease in flight.
-    assert_eq!(queues.pop(t0 + secs(11)), Pop::Pending);
+    assert_eq!(queues.pop(t0 + secs(11)).unwrap(), Pop::Pending);
     complete(&mut queues, a2, Outcome::Success, t0 + secs(12));
-    assert_eq!(queues.pop(t0 + secs(12)), Pop::Done);
+    assert_eq!(queues.pop(t0 + secs(12)).unwrap(), Pop::Done);
     // Done is not final: pushing more starts again.
     push_all(&mut queues, &["http://a.example/3"], t0 + secs(12));
-    assert_eq!(queues.pop(t0 + secs(12)), Pop::WaitUntil(t0 + secs(13)));
+    assert_eq!(
+        queues.pop(t0 + secs(12)).unwrap(),
+        Pop::WaitUntil(t0 + secs(13))
+    );
 }
 
 // ---- Delays and connections. ----
@@ -242,15 +242,21 @@ fn starts_are_a_delay_apart_and_the_delay_follows_each_completion() {
         ],
         t0,
     );
-    let a1 = lease(queues.pop(t0));
+    let a1 = lease(queues.pop(t0).unwrap());
     // Connections to spare, but the delay runs from the start.
-    assert_eq!(queues.pop(t0 + ms(1999)), Pop::WaitUntil(t0 + secs(2)));
-    let _a2 = lease(queues.pop(t0 + secs(2)));
+    assert_eq!(
+        queues.pop(t0 + ms(1999)).unwrap(),
+        Pop::WaitUntil(t0 + secs(2))
+    );
+    let _a2 = lease(queues.pop(t0 + secs(2)).unwrap());
     // A completion at t0 + 3 s pushes the next start to t0 + 5 s, past the t0 + 4 s the
     // starts alone would allow.
     complete(&mut queues, a1, Outcome::Success, t0 + secs(3));
-    assert_eq!(queues.pop(t0 + secs(4)), Pop::WaitUntil(t0 + secs(5)));
-    let _a3 = lease(queues.pop(t0 + secs(5)));
+    assert_eq!(
+        queues.pop(t0 + secs(4)).unwrap(),
+        Pop::WaitUntil(t0 + secs(5))
+    );
+    let _a3 = lease(queues.pop(t0 + secs(5)).unwrap());
 }
 
 #[test]
@@ -259,17 +265,17 @@ fn in_flight_never_exceeds_the_connection_limit() {
     let t0 = Instant::now();
     let urls: Vec<String> = (0..10).map(|i| format!("http://a.example/{i}")).collect();
     for u in &urls {
-        queues.push(url(u), 0, t0);
+        queues.push(url(u), 0, t0).unwrap();
     }
-    let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0))).collect();
-    assert_eq!(queues.pop(t0), Pop::Pending);
+    let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0).unwrap())).collect();
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
     assert_eq!(queues.stats().in_flight, 3);
     complete(&mut queues, held.remove(0), Outcome::Success, t0);
-    held.push(lease(queues.pop(t0)));
-    assert_eq!(queues.pop(t0), Pop::Pending);
+    held.push(lease(queues.pop(t0).unwrap()));
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
     // Another host is not held up by this one's limit.
     push_all(&mut queues, &["http://b.example/"], t0);
-    assert_eq!(lease(queues.pop(t0)).url().host(), "b.example");
+    assert_eq!(lease(queues.pop(t0).unwrap()).url().host(), "b.example");
 }
 
 #[test]
@@ -286,18 +292,32 @@ fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
     assert_eq!(queues.set_crawl_delay("c.example", ms(100)), ms(100));
     for host in ["a", "b", "c"] {
         for i in 0..2 {
-            queues.push(url(&format!("http://{host}.example/{i}")), 0, t0);
+            queues
+                .push(url(&format!("http://{host}.example/{i}")), 0, t0)
+                .unwrap();
         }
     }
     for _ in 0..3 {
-        let l = lease(queues.pop(t0));
+        let l = lease(queues.pop(t0).unwrap());
         complete(&mut queues, l, Outcome::Success, t0);
     }
-    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(1))); // c.example
-    assert_eq!(lease(queues.pop(t0 + secs(1))).url().host(), "c.example");
-    assert_eq!(queues.pop(t0 + secs(1)), Pop::WaitUntil(t0 + secs(4))); // a.example
-    assert_eq!(lease(queues.pop(t0 + secs(4))).url().host(), "a.example");
-    assert_eq!(queues.pop(t0 + secs(4)), Pop::WaitUntil(t0 + secs(10))); // b.example
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1))); // c.example
+    assert_eq!(
+        lease(queues.pop(t0 + secs(1)).unwrap()).url().host(),
+        "c.example"
+    );
+    assert_eq!(
+        queues.pop(t0 + secs(1)).unwrap(),
+        Pop::WaitUntil(t0 + secs(4))
+    ); // a.example
+    assert_eq!(
+        lease(queues.pop(t0 + secs(4)).unwrap()).url().host(),
+        "a.example"
+    );
+    assert_eq!(
+        queues.pop(t0 + secs(4)).unwrap(),
+        Pop::WaitUntil(t0 + secs(10))
+    ); // b.example
 }
 
 #[test]
@@ -315,10 +335,13 @@ fn a_crawl_delay_learnt_during_a_lease_spaces_the_next_start() {
         &["http://a.example/1", "http://a.example/2"],
         t0,
     );
-    let _a1 = lease(queues.pop(t0));
-    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(1)));
+    let _a1 = lease(queues.pop(t0).unwrap());
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
     queues.set_crawl_delay("a.example", secs(5));
-    assert_eq!(queues.pop(t0 + secs(1)), Pop::WaitUntil(t0 + secs(5)));
+    assert_eq!(
+        queues.pop(t0 + secs(1)).unwrap(),
+        Pop::WaitUntil(t0 + secs(5))
+    );
 }
 
 #[test]
@@ -334,18 +357,21 @@ fn retry_after_is_honoured_up_to_the_cap() {
         &["http://a.example/1", "http://b.example/1"],
         t0,
     );
-    let a = lease(queues.pop(t0));
-    let b = lease(queues.pop(t0));
+    let a = lease(queues.pop(t0).unwrap());
+    let b = lease(queues.pop(t0).unwrap());
     let after = |s| Outcome::Failure {
         retry: true,
         retry_after: Some(secs(s)),
     };
     complete(&mut queues, a, after(20), t0);
     complete(&mut queues, b, after(86_400), t0);
-    assert_eq!(queues.pop(t0), Pop::WaitUntil(t0 + secs(20)));
-    let a = lease(queues.pop(t0 + secs(20)));
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(20)));
+    let a = lease(queues.pop(t0 + secs(20)).unwrap());
     assert_eq!(a.attempts(), 2);
-    assert_eq!(queues.pop(t0 + secs(20)), Pop::WaitUntil(t0 + secs(60)));
+    assert_eq!(
+        queues.pop(t0 + secs(20)).unwrap(),
+        Pop::WaitUntil(t0 + secs(60))
+    );
 }
 
 #[test]
@@ -363,9 +389,9 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     push_all(&mut queues, &["http://a.example/"], now);
     let mut waits = Vec::new();
     for _ in 0..5 {
-        let l = lease(queues.pop(now));
+        let l = lease(queues.pop(now).unwrap());
         complete(&mut queues, l, RETRY, now);
-        let Pop::WaitUntil(next) = queues.pop(now) else {
+        let Pop::WaitUntil(next) = queues.pop(now).unwrap() else {
             panic!("backing off")
         };
         waits.push((next - now).as_secs());
@@ -373,12 +399,12 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     }
     assert_eq!(waits, [1, 2, 4, 5, 5]);
 
-    let l = lease(queues.pop(now));
+    let l = lease(queues.pop(now).unwrap());
     complete(&mut queues, l, Outcome::Success, now);
     push_all(&mut queues, &["http://a.example/2"], now);
-    let l = lease(queues.pop(now)); // no delay after a success
+    let l = lease(queues.pop(now).unwrap()); // no delay after a success
     complete(&mut queues, l, RETRY, now);
-    assert_eq!(queues.pop(now), Pop::WaitUntil(now + secs(1))); // counting from one again
+    assert_eq!(queues.pop(now).unwrap(), Pop::WaitUntil(now + secs(1))); // counting from one again
 }
 
 #[test]
@@ -394,18 +420,18 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
     let t0 = Instant::now();
     let urls: Vec<String> = (0..6).map(|i| format!("http://a.example/{i}")).collect();
     for u in &urls {
-        queues.push(url(u), 0, t0);
+        queues.push(url(u), 0, t0).unwrap();
     }
     push_all(&mut queues, &["http://b.example/"], t0);
 
-    let a0 = lease(queues.pop(t0));
-    let _b = lease(queues.pop(t0));
-    let a1 = lease(queues.pop(t0));
+    let a0 = lease(queues.pop(t0).unwrap());
+    let _b = lease(queues.pop(t0).unwrap());
+    let a1 = lease(queues.pop(t0).unwrap());
     assert_eq!(complete(&mut queues, a0, FAIL, t0).host_given_up, None);
-    let a2 = lease(queues.pop(t0));
+    let a2 = lease(queues.pop(t0).unwrap());
     // Two errors: not yet.
     assert_eq!(complete(&mut queues, a1, RETRY, t0).host_given_up, None);
-    let a3 = lease(queues.pop(t0));
+    let a3 = lease(queues.pop(t0).unwrap());
     assert_eq!(a3.url().as_str(), "http://a.example/3");
     // The third gives the host up: a4 and a5 and the queued retry of a1 are dropped.
     let given_up = complete(&mut queues, a2, FAIL, t0);
@@ -418,7 +444,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
     );
     // So is every later push.
     assert_eq!(
-        queues.push(url("http://a.example/late"), 0, t0),
+        queues.push(url("http://a.example/late"), 0, t0).unwrap(),
         Pushed::HostGivenUp
     );
 
@@ -437,7 +463,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
             + stats.exhausted
             + stats.given_up_urls
     );
-    assert_eq!(queues.pop(t0), Pop::Pending); // b.example is in flight
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending); // b.example is in flight
 }
 
 #[test]
@@ -452,10 +478,10 @@ fn a_success_between_errors_keeps_the_host() {
     let t0 = Instant::now();
     let urls: Vec<String> = (0..6).map(|i| format!("http://a.example/{i}")).collect();
     for u in &urls {
-        queues.push(url(u), 0, t0);
+        queues.push(url(u), 0, t0).unwrap();
     }
     for outcome in [FAIL, Outcome::Success, FAIL, Outcome::Success, FAIL] {
-        let l = lease(queues.pop(t0));
+        let l = lease(queues.pop(t0).unwrap());
         assert_eq!(complete(&mut queues, l, outcome, t0).host_given_up, None);
     }
     assert_eq!(queues.stats().given_up_hosts, 0);
@@ -480,7 +506,7 @@ fn retries_stop_at_max_attempts() {
 
     let mut fates = Vec::new();
     let mut attempts = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0) {
+    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
         attempts.push((l.url().as_url().path().to_owned(), l.attempts()));
         fates.push(complete(&mut queues, l, RETRY, t0).fate);
     }
@@ -510,17 +536,17 @@ fn retries_stop_at_max_attempts() {
     );
     let stats = queues.stats();
     assert_eq!((stats.retries, stats.exhausted, stats.leases), (4, 2, 6));
-    assert_eq!(queues.pop(t0), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
 }
 
 #[test]
 fn depth_survives_a_retry() {
     let mut queues = no_delay(1);
     let t0 = Instant::now();
-    queues.push(url("http://a.example/"), 7, t0);
-    let l = lease(queues.pop(t0));
+    queues.push(url("http://a.example/"), 7, t0).unwrap();
+    let l = lease(queues.pop(t0).unwrap());
     complete(&mut queues, l, RETRY, t0);
-    let l = lease(queues.pop(t0 + secs(1)));
+    let l = lease(queues.pop(t0 + secs(1)).unwrap());
     assert_eq!((l.depth(), l.attempts()), (7, 2));
 }
 
@@ -533,19 +559,22 @@ fn a_lease_from_other_queues_is_refused_and_changes_nothing() {
     let mut b = no_delay(1);
     push_all(&mut a, &["http://a.example/1"], t0);
     push_all(&mut b, &["http://a.example/1", "http://a.example/2"], t0);
-    let from_a = lease(a.pop(t0));
-    let from_b = lease(b.pop(t0));
+    let from_a = lease(a.pop(t0).unwrap());
+    let from_b = lease(b.pop(t0).unwrap());
     let before = b.stats();
 
     let err = b.complete(from_a, Outcome::Success, t0).unwrap_err();
     assert_eq!(b.stats(), before);
-    assert_eq!(b.pop(t0), Pop::Pending); // b.example's connection is still b's lease's
+    assert_eq!(b.pop(t0).unwrap(), Pop::Pending); // b.example's connection is still b's lease's
     assert!(err.to_string().contains("issued by other queues"));
 
     complete(&mut a, err.into_lease(), Outcome::Success, t0);
     complete(&mut b, from_b, Outcome::Success, t0);
     assert_eq!(a.stats().succeeded, 1);
-    assert_eq!(lease(b.pop(t0)).url().as_str(), "http://a.example/2");
+    assert_eq!(
+        lease(b.pop(t0).unwrap()).url().as_str(),
+        "http://a.example/2"
+    );
 }
 
 #[test]
@@ -720,7 +749,7 @@ impl Model {
         let host = HOSTS[host];
         let u = format!("http://{host}/{}", self.next_url);
         self.next_url += 1;
-        let pushed = self.queues.push(url(&u), 0, self.now);
+        let pushed = self.queues.push(url(&u), 0, self.now).unwrap();
         if self.given_up.contains(host) {
             assert_eq!(pushed, Pushed::HostGivenUp);
             self.end(&u, End::DroppedQueued);
@@ -735,7 +764,7 @@ impl Model {
 
     /// Pops once, checking a lease against the properties and keeping it in flight.
     fn pop(&mut self) -> Popped {
-        let pop = self.queues.pop(self.now);
+        let pop = self.queues.pop(self.now).unwrap();
         match pop {
             Pop::Lease(lease) => {
                 let u = lease.url().as_str().to_owned();
@@ -986,14 +1015,17 @@ fn instants_near_the_end_of_time_saturate_instead_of_panicking() {
         &["https://a.example/1", "https://a.example/2"],
         far,
     );
-    let first = lease(queues.pop(far));
+    let first = lease(queues.pop(far).unwrap());
     queues.set_crawl_delay("a.example", secs(3_600));
     let throttled = Outcome::Failure {
         retry: true,
         retry_after: Some(Duration::MAX),
     };
     complete(&mut queues, first, throttled, far);
-    assert!(matches!(queues.pop(far), Pop::WaitUntil(_) | Pop::Lease(_)));
+    assert!(matches!(
+        queues.pop(far).unwrap(),
+        Pop::WaitUntil(_) | Pop::Lease(_)
+    ));
 }
 
 /// A lease whose fetch never happened goes back to the front of its host's queue, with its
@@ -1007,10 +1039,10 @@ fn an_abandoned_lease_is_queued_again_first() {
         &["https://a.example/1", "https://a.example/2"],
         t0,
     );
-    let first = lease(queues.pop(t0));
-    assert_eq!(queues.pop(t0), Pop::Pending);
+    let first = lease(queues.pop(t0).unwrap());
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
     queues.abandon(first, t0).unwrap();
-    let again = lease(queues.pop(t0));
+    let again = lease(queues.pop(t0).unwrap());
     assert_eq!(again.url().as_str(), "https://a.example/1");
     assert_eq!(again.attempts(), 1);
     let stats = queues.stats();
@@ -1018,7 +1050,7 @@ fn an_abandoned_lease_is_queued_again_first() {
     // Leases of other queues are refused and change nothing.
     let mut other = no_delay(1);
     push_all(&mut other, &["https://b.example/"], t0);
-    let foreign = lease(other.pop(t0));
+    let foreign = lease(other.pop(t0).unwrap());
     assert!(queues.abandon(foreign, t0).is_err());
     assert_eq!(queues.stats(), stats);
 }
@@ -1035,8 +1067,11 @@ fn a_host_ready_longer_keeps_its_turn_with_no_delay() {
         &["https://a.example/1", "https://a.example/2"],
         t0,
     );
-    let a1 = lease(queues.pop(t0));
+    let a1 = lease(queues.pop(t0).unwrap());
     push_all(&mut queues, &["https://b.example/1"], t1);
     complete(&mut queues, a1, Outcome::Success, t2);
-    assert_eq!(lease(queues.pop(t2)).url().as_str(), "https://a.example/2");
+    assert_eq!(
+        lease(queues.pop(t2).unwrap()).url().as_str(),
+        "https://a.example/2"
+    );
 }

@@ -22,11 +22,11 @@ use crate::Canonical;
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let now = Instant::now();
-/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
-/// let Pop::Lease(lease) = queues.pop(now) else { panic!("example.com is ready") };
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+/// let Pop::Lease(lease) = queues.pop(now)? else { panic!("example.com is ready") };
 /// assert_eq!(lease.url().as_str(), "https://example.com/");
 /// assert_eq!((lease.depth(), lease.attempts(), lease.id()), (0, 1, 0));
-/// # Ok::<(), frontier::Rejected>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 #[must_use = "a lease holds one of its host's connections until it is completed"]
@@ -51,10 +51,10 @@ impl Lease {
     /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
     /// # let mut queues = HostQueues::new(Politeness::default());
     /// # let now = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com:8443/a")?, 0, now);
-    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com:8443/a")?, 0, now)?;
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().host(), "example.com:8443");
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
@@ -69,10 +69,10 @@ impl Lease {
     /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
     /// # let mut queues = HostQueues::new(Politeness::default());
     /// # let now = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a")?, 4, now);
-    /// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a")?, 4, now)?;
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.depth(), 4);
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn depth(&self) -> u32 {
         self.depth
@@ -87,14 +87,14 @@ impl Lease {
     /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
     /// let mut queues = HostQueues::new(Politeness::builder().delay(Default::default()).build()?);
     /// let now = Instant::now();
-    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a").unwrap(), 0, now);
-    /// let Pop::Lease(first) = queues.pop(now) else { unreachable!() };
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a").unwrap(), 0, now)?;
+    /// let Pop::Lease(first) = queues.pop(now)? else { unreachable!() };
     /// let retry = Outcome::Failure { retry: true, retry_after: None };
     /// queues.complete(first, retry, now).unwrap();
     /// let later = now + std::time::Duration::from_secs(1); // after the back-off
-    /// let Pop::Lease(second) = queues.pop(later) else { unreachable!() };
+    /// let Pop::Lease(second) = queues.pop(later)? else { unreachable!() };
     /// assert_eq!(second.attempts(), 2);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn attempts(&self) -> u32 {
         self.attempts
@@ -111,11 +111,11 @@ impl Lease {
     /// # let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
-    /// queues.push(canon.canonicalize("https://a.example/")?, 0, now);
-    /// queues.push(canon.canonicalize("https://b.example/")?, 0, now);
-    /// let (Pop::Lease(a), Pop::Lease(b)) = (queues.pop(now), queues.pop(now)) else { unreachable!() };
+    /// queues.push(canon.canonicalize("https://a.example/")?, 0, now)?;
+    /// queues.push(canon.canonicalize("https://b.example/")?, 0, now)?;
+    /// let (Pop::Lease(a), Pop::Lease(b)) = (queues.pop(now)?, queues.pop(now)?) else { unreachable!() };
     /// assert_eq!((a.id(), b.id()), (0, 1));
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn id(&self) -> u64 {
         self.id
@@ -170,12 +170,12 @@ pub enum Outcome {
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let now = Instant::now();
-/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
-/// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+/// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
 /// let done = queues.complete(lease, Outcome::Success, now).unwrap();
 /// assert_eq!(done.fate, Fate::Succeeded);
 /// assert_eq!(done.host_given_up, None);
-/// # Ok::<(), frontier::Rejected>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -198,11 +198,11 @@ pub struct Completion {
 ///
 /// let mut queues = HostQueues::new(Politeness::builder().max_attempts(1).build()?);
 /// let now = Instant::now();
-/// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now);
-/// let Pop::Lease(lease) = queues.pop(now) else { unreachable!() };
+/// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now)?;
+/// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
 /// let done = queues.complete(lease, Outcome::Failure { retry: true, retry_after: None }, now);
 /// assert_eq!(done.unwrap().fate, Fate::Exhausted); // one attempt allowed
-/// # Ok::<(), frontier::PolitenessError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -235,11 +235,11 @@ pub enum Fate {
 ///
 /// let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
 /// let now = Instant::now();
-/// a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
-/// let Pop::Lease(lease) = a.pop(now) else { unreachable!() };
+/// a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+/// let Pop::Lease(lease) = a.pop(now)? else { unreachable!() };
 /// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
 /// assert!(a.complete(err.into_lease(), Outcome::Success, now).is_ok());
-/// # Ok::<(), frontier::Rejected>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct ForeignLease {
@@ -256,11 +256,11 @@ impl ForeignLease {
     /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
     /// # let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
     /// # let now = Instant::now();
-    /// # a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now);
-    /// # let Pop::Lease(lease) = a.pop(now) else { unreachable!() };
+    /// # a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
+    /// # let Pop::Lease(lease) = a.pop(now)? else { unreachable!() };
     /// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
     /// assert_eq!(err.into_lease().url().as_str(), "https://example.com/");
-    /// # Ok::<(), frontier::Rejected>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn into_lease(self) -> Lease {
         self.lease

@@ -34,7 +34,7 @@ use std::time::Duration;
 ///     .connections_per_host(8)
 ///     .build()?;
 /// assert_eq!(local.connections_per_host(), 8);
-/// # Ok::<(), frontier::PolitenessError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Politeness {
@@ -108,7 +108,7 @@ impl Politeness {
     /// ```
     /// let polite = frontier::Politeness::builder().max_attempts(5).build()?;
     /// assert_eq!(polite.max_attempts(), 5);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn builder() -> PolitenessBuilder {
         PolitenessBuilder::new()
@@ -251,7 +251,7 @@ impl Politeness {
 ///     .max_attempts(2)
 ///     .build()?;
 /// assert_eq!(polite.backoff(3), Duration::from_secs(8));
-/// # Ok::<(), frontier::PolitenessError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct PolitenessBuilder {
@@ -266,7 +266,7 @@ impl PolitenessBuilder {
     /// ```
     /// let polite = frontier::PolitenessBuilder::new().build()?;
     /// assert_eq!(polite, frontier::Politeness::default());
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new() -> Self {
         PolitenessBuilder::default()
@@ -279,7 +279,7 @@ impl PolitenessBuilder {
     /// ```
     /// let polite = frontier::Politeness::builder().connections_per_host(4).build()?;
     /// assert_eq!(polite.connections_per_host(), 4);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn connections_per_host(mut self, connections: u32) -> Self {
         self.config.connections = connections;
@@ -295,7 +295,7 @@ impl PolitenessBuilder {
     /// # use std::time::Duration;
     /// let polite = frontier::Politeness::builder().delay(Duration::ZERO).build()?;
     /// assert_eq!(polite.delay(), Duration::ZERO);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delay(mut self, delay: Duration) -> Self {
         self.config.delay = delay;
@@ -311,7 +311,7 @@ impl PolitenessBuilder {
     /// # use std::time::Duration;
     /// let polite = frontier::Politeness::builder().max_crawl_delay(Duration::from_secs(5)).build()?;
     /// assert_eq!(polite.max_crawl_delay(), Duration::from_secs(5));
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_crawl_delay(mut self, max: Duration) -> Self {
         self.config.max_crawl_delay = max;
@@ -327,7 +327,7 @@ impl PolitenessBuilder {
     /// # use std::time::Duration;
     /// let polite = frontier::Politeness::builder().backoff_base(Duration::from_millis(100)).build()?;
     /// assert_eq!(polite.backoff(2), Duration::from_millis(200));
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn backoff_base(mut self, base: Duration) -> Self {
         self.config.backoff_base = base;
@@ -342,7 +342,7 @@ impl PolitenessBuilder {
     /// # use std::time::Duration;
     /// let polite = frontier::Politeness::builder().backoff_max(Duration::from_secs(3)).build()?;
     /// assert_eq!(polite.backoff(10), Duration::from_secs(3));
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn backoff_max(mut self, max: Duration) -> Self {
         self.config.backoff_max = max;
@@ -357,7 +357,7 @@ impl PolitenessBuilder {
     /// # use std::time::Duration;
     /// let polite = frontier::Politeness::builder().max_retry_after(Duration::from_secs(60)).build()?;
     /// assert_eq!(polite.max_retry_after(), Duration::from_secs(60));
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_retry_after(mut self, max: Duration) -> Self {
         self.config.max_retry_after = max;
@@ -371,7 +371,7 @@ impl PolitenessBuilder {
     /// ```
     /// let polite = frontier::Politeness::builder().max_consecutive_errors(10).build()?;
     /// assert_eq!(polite.max_consecutive_errors(), 10);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_consecutive_errors(mut self, errors: u32) -> Self {
         self.config.max_consecutive_errors = errors;
@@ -386,7 +386,7 @@ impl PolitenessBuilder {
     /// ```
     /// let polite = frontier::Politeness::builder().max_attempts(1).build()?;
     /// assert_eq!(polite.max_attempts(), 1);
-    /// # Ok::<(), frontier::PolitenessError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.config.max_attempts = attempts;

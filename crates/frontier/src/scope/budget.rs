@@ -150,6 +150,16 @@ impl HostBudget {
         self.lock().len()
     }
 
+    /// Every charged host with its count, for a checkpoint.
+    pub(crate) fn entries(&self) -> Vec<(Box<str>, u64)> {
+        self.lock().iter().map(|(h, &n)| (h.clone(), n)).collect()
+    }
+
+    /// Sets a host's count, restoring a checkpoint.
+    pub(crate) fn restore(&self, host: &str, pages: u64) {
+        self.lock().insert(Box::from(host), pages);
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<Box<str>, u64>> {
         // Every change under the lock is a single insert or addition, so a thread that
         // panicked while holding it cannot have left the map half-updated.

@@ -148,7 +148,12 @@ impl DropCounts {
     /// assert_eq!(counts.get(DropReason::HostBudget), 1);
     /// ```
     pub fn count(&self, reason: DropReason) {
-        self.counts[reason.index()].fetch_add(1, Ordering::Relaxed);
+        self.add(reason, 1);
+    }
+
+    /// Counts `n` URLs dropped for `reason` at once (restoring a checkpoint).
+    pub(crate) fn add(&self, reason: DropReason, n: u64) {
+        self.counts[reason.index()].fetch_add(n, Ordering::Relaxed);
     }
 
     /// How many URLs were dropped for `reason`.

@@ -1,0 +1,463 @@
+//! Checkpoints: a [`Frontier`](crate::Frontier) written to a directory, and opened from it.
+//!
+//! # What a checkpoint holds
+//!
+//! Everything needed to go on as if the process had never stopped, except the settings,
+//! which the caller passes again to [`Frontier::open`](crate::Frontier::open): the seen-test's
+//! filter with its hash key; admission's counters and the per-host page budget; every host's
+//! politeness state (back-off, crawl delay, time left before its next fetch, given up or
+//! not); every queued URL, in order, in memory or spilled; the leases in flight, which are
+//! queued again on open, since their fetches may not have finished; and the queues' counters.
+//!
+//! # Files
+//!
+//! | file | content |
+//! |------|---------|
+//! | `MANIFEST` | magic, version, generation, and the name, length and CRC-32C of each file below |
+//! | `filter-G.bloom` | the seen-test's filter, in the `bloom` crate's format |
+//! | `state-G.bin` | counters, budget, hosts, queued URLs, leases in flight |
+//! | `NNNNNNNNNN-gG.seg` | spill segments, hard links to the spill directory's files where possible |
+//!
+//! # Atomicity
+//!
+//! A checkpoint writes generation G+1 beside generation G: each file goes to a temporary
+//! name, is flushed to disk (`fsync`) and renamed; the manifest goes last, the same way,
+//! and its rename is the moment the new checkpoint replaces the old. Files of older
+//! generations are deleted only after that. A crash at any point leaves either the old
+//! manifest with all its files, or the new one with all of its: [`read`] never sees a mix.
+//! Spill segments are shared between generations and the running frontier through hard
+//! links: the frontier only appends to them and sets links of runs past the checkpoint's
+//! last ones, which a restore never reads.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use crate::codec::{Reader, put_bytes, put_varint};
+use crate::queues::{SpillStore, link_or_copy};
+use crate::{Admission, DiskError, DiskErrorKind, Frontier, FrontierBuilder, HostQueues};
+
+/// The manifest's name: the checkpoint's entry point.
+pub(crate) const MANIFEST: &str = "MANIFEST";
+const MANIFEST_MAGIC: &[u8; 8] = b"FRNTCKPT";
+const STATE_MAGIC: &[u8; 8] = b"FRNTSTAT";
+/// The format version this build reads and writes.
+const VERSION: u32 = 1;
+const TMP: &str = ".tmp";
+
+/// A file of a checkpoint, as the manifest records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileRecord {
+    name: String,
+    len: u64,
+    crc: u32,
+}
+
+/// A spill segment of a checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct SegmentRecord {
+    id: u32,
+    name: String,
+    /// Bytes the checkpoint's runs lie within.
+    len: u64,
+    /// Runs not yet read back.
+    live: u64,
+}
+
+#[derive(Debug)]
+struct Manifest {
+    generation: u64,
+    filter: FileRecord,
+    state: FileRecord,
+    segments: Vec<SegmentRecord>,
+}
+
+/// Writes a checkpoint of `admission` and `queues` to `dir`; the caller has stopped every
+/// change to both.
+pub(crate) fn write(
+    dir: &Path,
+    admission: &Admission,
+    queues: &mut HostQueues,
+    now: Instant,
+) -> Result<(), DiskError> {
+    fs::create_dir_all(dir).map_err(|e| DiskError::io(dir, e))?;
+    let previous = match read_manifest(dir) {
+        Ok(manifest) => Some(manifest),
+        Err(err) if matches!(err.kind(), DiskErrorKind::Io(e) if e.kind() == io::ErrorKind::NotFound) => {
+            None
+        }
+        // Never write over what we cannot read: it may be another program's, or the only
+        // copy of a crawl someone wants to rescue.
+        Err(err) => return Err(err),
+    };
+    let generation = previous.as_ref().map_or(1, |m| m.generation + 1);
+
+    let filter = write_file(dir, &format!("filter-{generation}.bloom"), |out| {
+        admission
+            .seen_set()
+            .filter()
+            .write_to(out)
+            .map_err(|e| io::Error::other(e.to_string()))
+    })?;
+
+    let mut state = Vec::new();
+    state.extend_from_slice(STATE_MAGIC);
+    put_varint(&mut state, VERSION.into());
+    admission.encode(&mut state);
+    queues.encode(now, &mut state);
+    let state = write_file(dir, &format!("state-{generation}.bin"), |out| {
+        out.write_all(&state)
+    })?;
+
+    let mut segments = Vec::new();
+    if let Some(store) = queues.spill_store() {
+        store.sync()?;
+        for (id, source, len, live) in store.segments() {
+            let reuse = previous.as_ref().and_then(|m| {
+                m.segments
+                    .iter()
+                    .find(|s| s.id == id && same_file(&dir.join(&s.name), &source))
+            });
+            let name = match reuse {
+                Some(record) => record.name.clone(),
+                None => {
+                    let name = format!("{id:010}-g{generation}.seg");
+                    let tmp = dir.join(format!("{name}{TMP}"));
+                    let _ = fs::remove_file(&tmp);
+                    link_or_copy(&source, &tmp, len)?;
+                    rename(&tmp, &dir.join(&name))?;
+                    name
+                }
+            };
+            segments.push(SegmentRecord {
+                id,
+                name,
+                len,
+                live,
+            });
+        }
+    }
+
+    let manifest = Manifest {
+        generation,
+        filter,
+        state,
+        segments,
+    };
+    write_file(dir, MANIFEST, |out| out.write_all(&manifest.encode()))?;
+    sync_dir(dir)?;
+    remove_unreferenced(dir, &manifest);
+    Ok(())
+}
+
+/// Opens the checkpoint in `dir`; never changes `dir`.
+pub(crate) fn read(
+    dir: &Path,
+    builder: FrontierBuilder,
+    now: Instant,
+) -> Result<Frontier, DiskError> {
+    let manifest = read_manifest(dir)?;
+
+    let filter_path = dir.join(&manifest.filter.name);
+    let filter = {
+        let file = File::open(&filter_path).map_err(|e| DiskError::io(&filter_path, e))?;
+        let mut input = Checked::new(BufReader::new(file));
+        let filter = bloom::AtomicScalableBloomFilter::read_from(&mut input)
+            .map_err(|e| DiskError::new(&filter_path, DiskErrorKind::Filter(e)))?;
+        // Anything after the filter, or a different checksum, means other bytes than written.
+        io::copy(&mut input, &mut io::sink()).map_err(|e| DiskError::io(&filter_path, e))?;
+        input.verify(&filter_path, &manifest.filter)?;
+        filter
+    };
+
+    let state_path = dir.join(&manifest.state.name);
+    let state = {
+        let file = File::open(&state_path).map_err(|e| DiskError::io(&state_path, e))?;
+        let mut input = Checked::new(BufReader::new(file));
+        let mut bytes = Vec::new();
+        input
+            .by_ref()
+            .take(manifest.state.len)
+            .read_to_end(&mut bytes)
+            .map_err(|e| DiskError::io(&state_path, e))?;
+        io::copy(&mut input, &mut io::sink()).map_err(|e| DiskError::io(&state_path, e))?;
+        input.verify(&state_path, &manifest.state)?;
+        bytes
+    };
+
+    let (canon, scope, politeness, spill, _seen) = builder.into_parts();
+    let spill = match spill {
+        Some(settings) => {
+            let first = manifest
+                .segments
+                .iter()
+                .map(|s| s.id + 1)
+                .max()
+                .unwrap_or(0);
+            let mut store = SpillStore::create_at(&settings, first)?;
+            for segment in &manifest.segments {
+                store.adopt(
+                    segment.id,
+                    &dir.join(&segment.name),
+                    segment.len,
+                    segment.live,
+                )?;
+            }
+            Some((settings, store))
+        }
+        None if manifest.segments.is_empty() => None,
+        None => return Err(DiskError::new(dir, DiskErrorKind::SpillRequired)),
+    };
+
+    let corrupt = || DiskError::corrupt(&state_path, "state does not decode");
+    let mut reader = Reader::new(&state);
+    if reader.take(STATE_MAGIC.len()) != Some(STATE_MAGIC) {
+        return Err(DiskError::new(&state_path, DiskErrorKind::Foreign));
+    }
+    match reader.u32() {
+        Some(VERSION) => {}
+        Some(found) => {
+            return Err(DiskError::new(
+                &state_path,
+                DiskErrorKind::Version {
+                    found,
+                    supported: VERSION,
+                },
+            ));
+        }
+        None => return Err(corrupt()),
+    }
+    let admission = Admission::decode(&mut reader, canon, scope, filter).ok_or_else(corrupt)?;
+    let queues = HostQueues::decode(&mut reader, politeness, spill, now).ok_or_else(corrupt)?;
+    if !reader.is_empty() {
+        return Err(DiskError::corrupt(&state_path, "bytes after the state"));
+    }
+    Ok(Frontier::from_parts(admission, queues))
+}
+
+impl Manifest {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MANIFEST_MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        put_varint(&mut out, self.generation);
+        for file in [&self.filter, &self.state] {
+            put_bytes(&mut out, file.name.as_bytes());
+            put_varint(&mut out, file.len);
+            put_varint(&mut out, file.crc.into());
+        }
+        put_varint(&mut out, self.segments.len() as u64);
+        for segment in &self.segments {
+            put_varint(&mut out, segment.id.into());
+            put_bytes(&mut out, segment.name.as_bytes());
+            put_varint(&mut out, segment.len);
+            put_varint(&mut out, segment.live);
+        }
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn decode(bytes: &[u8], path: &Path) -> Result<Manifest, DiskError> {
+        if bytes.len() < 16 || &bytes[..8] != MANIFEST_MAGIC {
+            return Err(DiskError::new(path, DiskErrorKind::Foreign));
+        }
+        let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if found != VERSION {
+            return Err(DiskError::new(
+                path,
+                DiskErrorKind::Version {
+                    found,
+                    supported: VERSION,
+                },
+            ));
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32c::crc32c(body).to_le_bytes() != crc {
+            return Err(DiskError::corrupt(path, "manifest checksum mismatch"));
+        }
+        let mut r = Reader::new(&body[12..]);
+        let manifest = (|| {
+            let generation = r.varint()?;
+            let mut files = Vec::new();
+            for _ in 0..2 {
+                files.push(FileRecord {
+                    name: plain_name(r.str()?)?,
+                    len: r.varint()?,
+                    crc: r.u32()?,
+                });
+            }
+            let mut segments = Vec::new();
+            for _ in 0..r.varint()? {
+                segments.push(SegmentRecord {
+                    id: r.u32()?,
+                    name: plain_name(r.str()?)?,
+                    len: r.varint()?,
+                    live: r.varint()?,
+                });
+            }
+            let state = files.pop()?;
+            let filter = files.pop()?;
+            r.is_empty().then_some(Manifest {
+                generation,
+                filter,
+                state,
+                segments,
+            })
+        })();
+        manifest.ok_or_else(|| DiskError::corrupt(path, "manifest does not decode"))
+    }
+}
+
+/// A file name within the checkpoint directory, never a path out of it.
+fn plain_name(name: &str) -> Option<String> {
+    let plain =
+        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+    plain.then(|| name.to_owned())
+}
+
+fn read_manifest(dir: &Path) -> Result<Manifest, DiskError> {
+    let path = dir.join(MANIFEST);
+    let bytes = fs::read(&path).map_err(|e| DiskError::io(&path, e))?;
+    Manifest::decode(&bytes, &path)
+}
+
+/// Writes `name` in `dir` atomically: to a temporary file, flushed to disk, then renamed.
+fn write_file(
+    dir: &Path,
+    name: &str,
+    fill: impl FnOnce(&mut Checked<BufWriter<File>>) -> io::Result<()>,
+) -> Result<FileRecord, DiskError> {
+    let tmp = dir.join(format!("{name}{TMP}"));
+    let file = File::create(&tmp).map_err(|e| DiskError::io(&tmp, e))?;
+    let mut out = Checked::new(BufWriter::new(file));
+    fill(&mut out).map_err(|e| DiskError::io(&tmp, e))?;
+    let (writer, len, crc) = out.finish();
+    let file = writer
+        .into_inner()
+        .map_err(|e| DiskError::io(&tmp, e.into_error()))?;
+    file.sync_all().map_err(|e| DiskError::io(&tmp, e))?;
+    drop(file);
+    rename(&tmp, &dir.join(name))?;
+    Ok(FileRecord {
+        name: name.to_owned(),
+        len,
+        crc,
+    })
+}
+
+fn rename(from: &Path, to: &Path) -> Result<(), DiskError> {
+    fs::rename(from, to).map_err(|e| DiskError::io(to, e))
+}
+
+/// Flushes the directory's entries (the renames) to disk.
+fn sync_dir(dir: &Path) -> Result<(), DiskError> {
+    #[cfg(unix)]
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| DiskError::io(dir, e))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Deletes the files of older generations and leftovers of interrupted checkpoints. Only
+/// names this module writes are touched; a file that cannot be deleted costs only space.
+fn remove_unreferenced(dir: &Path, manifest: &Manifest) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let keep: Vec<&str> = [manifest.filter.name.as_str(), manifest.state.name.as_str()]
+        .into_iter()
+        .chain(manifest.segments.iter().map(|s| s.name.as_str()))
+        .collect();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let ours = name.starts_with("filter-")
+            || name.starts_with("state-")
+            || name.ends_with(".seg")
+            || name.ends_with(".seg.tmp")
+            || name == format!("{MANIFEST}{TMP}");
+        if ours && !keep.contains(&name) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether two paths are the same file (hard links of one inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (fs::metadata(a), fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
+/// A reader or writer that counts bytes and computes their CRC-32C on the way.
+struct Checked<T> {
+    inner: T,
+    len: u64,
+    crc: u32,
+}
+
+impl<T> Checked<T> {
+    fn new(inner: T) -> Self {
+        Checked {
+            inner,
+            len: 0,
+            crc: 0,
+        }
+    }
+
+    fn finish(self) -> (T, u64, u32) {
+        (self.inner, self.len, self.crc)
+    }
+
+    fn verify(&self, path: &Path, record: &FileRecord) -> Result<(), DiskError> {
+        if self.len != record.len {
+            return Err(DiskError::corrupt(
+                path,
+                "length differs from the manifest's",
+            ));
+        }
+        if self.crc != record.crc {
+            return Err(DiskError::corrupt(
+                path,
+                "checksum differs from the manifest's",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+}

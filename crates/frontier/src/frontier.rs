@@ -1,0 +1,659 @@
+//! [`Frontier`]: admission and the queues behind one thread-safe handle, with checkpoints.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use crate::{
+    Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DropReason,
+    ForeignLease, HostQueues, Lease, Outcome, Politeness, Pop, Pushed, QueueStats, RejectKind,
+    ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings, Verdict,
+};
+
+/// A crawler's frontier: every URL goes through admission (canonical form, scope and traps,
+/// the seen-test, the host budget) and, if new, into the per-host queues, from which workers
+/// lease URLs politely. It can be checkpointed to a directory and opened from it.
+///
+/// All methods take `&self`: share it between worker threads (in an `Arc`). Pushes run
+/// admission in parallel, on the lock-free seen-test; queueing, popping and completing
+/// take a short lock on the queues.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Instant;
+/// use frontier::{Frontier, Outcome, Pop, Push};
+///
+/// let frontier = Frontier::builder().build()?;
+/// let now = Instant::now();
+/// assert_eq!(frontier.push("https://example.com/", 0, now)?, Push::Queued);
+/// assert_eq!(frontier.push("https://EXAMPLE.com/#top", 0, now)?, Push::Seen);
+///
+/// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+/// assert_eq!(lease.url().as_str(), "https://example.com/");
+/// // ... fetch it, push its links with `push_link`, then:
+/// frontier.complete(lease, Outcome::Success, now)?;
+/// assert_eq!(frontier.pop(now)?, Pop::Done);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Frontier {
+    pub(crate) admission: Admission,
+    pub(crate) queues: Mutex<HostQueues>,
+    /// Held shared by every push, from admission to queueing, and exclusively by a
+    /// checkpoint: a URL the seen-test has marked is always in the queues by the time a
+    /// snapshot is taken, so no restored frontier can have seen a URL it never queued.
+    pub(crate) gate: RwLock<()>,
+}
+
+/// The settings of a [`Frontier`]; from [`Frontier::builder`].
+///
+/// Without settings: [`ScopeMode::AnyHost`] with the default trap rules, the default
+/// canonicalizer, seen-test and politeness, and no disk spill.
+///
+/// # Example
+///
+/// ```
+/// use frontier::{Canonicalizer, Frontier, Politeness, ScopeRules, SeenSet, SpillSettings};
+///
+/// let canon = Canonicalizer::new();
+/// let seed = canon.canonicalize("https://example.com/").unwrap();
+/// let dir = std::env::temp_dir().join(format!("frontier-doc-builder-{}", std::process::id()));
+/// let frontier = Frontier::builder()
+///     .canonicalizer(canon)
+///     .scope(ScopeRules::builder().seed(&seed).build()?)
+///     .seen(SeenSet::builder().initial_capacity(1_000_000).false_positive_rate(1e-6))
+///     .politeness(Politeness::default())
+///     .spill(SpillSettings::new(&dir).memory_budget(64 << 20))
+///     .build()?;
+/// # drop(frontier);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct FrontierBuilder {
+    canonicalizer: Canonicalizer,
+    scope: Option<ScopeRules>,
+    seen: SeenSetBuilder,
+    politeness: Politeness,
+    spill: Option<SpillSettings>,
+}
+
+/// What [`Frontier::push`] did with a URL.
+///
+/// # Example
+///
+/// ```
+/// use frontier::{Frontier, Push};
+///
+/// let frontier = Frontier::builder().build()?;
+/// let now = std::time::Instant::now();
+/// assert_eq!(frontier.push("mailto:me@example.com", 0, now)?.reason(), "unsupported_scheme");
+/// # Ok::<(), frontier::FrontierError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Push {
+    /// New: queued behind its host's other URLs.
+    Queued,
+    /// New, but its host has been given up: dropped and counted.
+    HostGivenUp,
+    /// Admitted before, or (at the seen-test's false-positive rate) taken for such.
+    Seen,
+    /// Dropped by a scope or trap rule, or by the host's page budget.
+    Dropped(DropReason),
+    /// Not a URL the crawler fetches.
+    Invalid(RejectKind),
+}
+
+impl Push {
+    /// A short, stable name for counters and logs: `queued`, `host_given_up`, `seen`, a
+    /// [`DropReason::reason`] or a [`Rejected::reason`](crate::Rejected::reason).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(frontier::Push::Queued.reason(), "queued");
+    /// ```
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Push::Queued => "queued",
+            Push::HostGivenUp => "host_given_up",
+            Push::Seen => Verdict::Seen.reason(),
+            Push::Dropped(reason) => reason.reason(),
+            Push::Invalid(kind) => Verdict::Invalid(kind.clone()).reason(),
+        }
+    }
+}
+
+/// Why the frontier could not take or hand out a URL.
+///
+/// # Example
+///
+/// ```
+/// use frontier::{Frontier, FrontierError};
+///
+/// match Frontier::builder().seen(frontier::SeenSet::builder().initial_capacity(0)).build() {
+///     Err(FrontierError::Filter(err)) => println!("bad seen-test settings: {err}"),
+///     Err(other) => println!("{other}"),
+///     Ok(_) => unreachable!("a capacity of 0 is refused"),
+/// }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FrontierError {
+    /// The seen-test's filter: bad settings, or it had to grow and could not.
+    Filter(bloom::Error),
+    /// A spill file could not be written or read (see [`HostQueues::push`] and
+    /// [`HostQueues::pop`] for what that means for the URLs).
+    Disk(DiskError),
+}
+
+impl fmt::Display for FrontierError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrontierError::Filter(err) => write!(f, "seen-test filter: {err}"),
+            FrontierError::Disk(err) => write!(f, "disk spill: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for FrontierError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FrontierError::Filter(err) => Some(err),
+            FrontierError::Disk(err) => Some(err),
+        }
+    }
+}
+
+impl From<bloom::Error> for FrontierError {
+    fn from(err: bloom::Error) -> Self {
+        FrontierError::Filter(err)
+    }
+}
+
+impl From<DiskError> for FrontierError {
+    fn from(err: DiskError) -> Self {
+        FrontierError::Disk(err)
+    }
+}
+
+/// Counts of everything the frontier did: admission outcomes and the seen-test's accuracy,
+/// and the queues' contents and history.
+///
+/// # Example
+///
+/// ```
+/// use frontier::Frontier;
+///
+/// let frontier = Frontier::builder().build()?;
+/// frontier.push("https://example.com/", 0, std::time::Instant::now())?;
+/// let stats = frontier.stats();
+/// assert_eq!((stats.admission.new, stats.queues.queued), (1, 1));
+/// # Ok::<(), frontier::FrontierError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct FrontierStats {
+    /// Admission outcomes, drops by reason, and the seen-test's size and accuracy.
+    pub admission: AdmissionStats,
+    /// Queued, in flight, done, spilled.
+    pub queues: QueueStats,
+}
+
+impl Default for FrontierBuilder {
+    fn default() -> Self {
+        FrontierBuilder {
+            canonicalizer: Canonicalizer::new(),
+            scope: None,
+            seen: SeenSet::builder(),
+            politeness: Politeness::default(),
+            spill: None,
+        }
+    }
+}
+
+impl FrontierBuilder {
+    /// How URLs are put in canonical form.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let canon = frontier::Canonicalizer::builder().sort_query(false).build();
+    /// let frontier = frontier::Frontier::builder().canonicalizer(canon).build()?;
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn canonicalizer(mut self, canonicalizer: Canonicalizer) -> Self {
+        self.canonicalizer = canonicalizer;
+        self
+    }
+
+    /// Which URLs are in scope, and the trap rules.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Push, DropReason, ScopeRules};
+    ///
+    /// let seed = frontier::Canonicalizer::new().canonicalize("https://example.com/").unwrap();
+    /// let frontier = Frontier::builder().scope(ScopeRules::builder().seed(&seed).build()?).build()?;
+    /// let now = std::time::Instant::now();
+    /// assert_eq!(frontier.push("https://elsewhere.example/", 1, now)?, Push::Dropped(DropReason::OutOfScope));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scope(mut self, scope: ScopeRules) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// The seen-test's initial capacity, false-positive rate and key. Ignored by
+    /// [`Frontier::open`], which restores the checkpoint's filter.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let seen = frontier::SeenSet::builder().initial_capacity(50_000_000).key([7; 16]);
+    /// let frontier = frontier::Frontier::builder().seen(seen).build()?;
+    /// assert_eq!(frontier.stats().admission.seen_set.capacity, 50_000_000);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn seen(mut self, seen: SeenSetBuilder) -> Self {
+        self.seen = seen;
+        self
+    }
+
+    /// Connections, delays, back-off and retries per host.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::builder().connections_per_host(2).build()?;
+    /// let frontier = frontier::Frontier::builder().politeness(polite).build()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn politeness(mut self, politeness: Politeness) -> Self {
+        self.politeness = politeness;
+        self
+    }
+
+    /// Spill queued URLs beyond a memory budget to disk (see [`SpillSettings`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let builder = frontier::Frontier::builder()
+    ///     .spill(frontier::SpillSettings::new("/var/tmp/crawl-spill").memory_budget(128 << 20));
+    /// ```
+    pub fn spill(mut self, spill: SpillSettings) -> Self {
+        self.spill = Some(spill);
+        self
+    }
+
+    /// An empty frontier.
+    ///
+    /// # Errors
+    ///
+    /// [`FrontierError::Filter`] for seen-test settings the filter refuses;
+    /// [`FrontierError::Disk`] when the spill directory cannot be used.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// assert_eq!(frontier.stats().queues.queued, 0);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn build(self) -> Result<Frontier, FrontierError> {
+        let (canon, scope, politeness, spill, seen) = self.into_parts();
+        let seen = seen.build()?;
+        let queues = match spill {
+            Some(spill) => HostQueues::with_spill(politeness, spill)?,
+            None => HostQueues::new(politeness),
+        };
+        Ok(Frontier::from_parts(
+            Admission::new(canon, scope, seen),
+            queues,
+        ))
+    }
+
+    /// The settings: canonicalizer, scope, politeness, spill, and the seen-test's, which
+    /// a checkpoint replaces.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (
+        Canonicalizer,
+        ScopeRules,
+        Politeness,
+        Option<SpillSettings>,
+        SeenSetBuilder,
+    ) {
+        let scope = self.scope.unwrap_or_else(|| {
+            ScopeRules::builder()
+                .mode(ScopeMode::AnyHost)
+                .build()
+                .expect("rules without patterns build")
+        });
+        (
+            self.canonicalizer,
+            scope,
+            self.politeness,
+            self.spill,
+            self.seen,
+        )
+    }
+}
+
+impl Frontier {
+    /// Settings for a new frontier, or for [`open`](Self::open)ing a checkpoint.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn builder() -> FrontierBuilder {
+        FrontierBuilder::default()
+    }
+
+    pub(crate) fn from_parts(admission: Admission, queues: HostQueues) -> Self {
+        Frontier {
+            admission,
+            queues: Mutex::new(queues),
+            gate: RwLock::new(()),
+        }
+    }
+
+    /// Admits a URL (a seed, or a link already resolved), found `depth` links from a seed,
+    /// and queues it if new.
+    ///
+    /// # Errors
+    ///
+    /// [`FrontierError::Filter`] when the seen-test had to grow and could not: the URL was
+    /// neither admitted nor counted. [`FrontierError::Disk`] when spilling failed: the URL
+    /// is queued all the same, in memory (see [`HostQueues::push`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// assert_eq!(frontier.push("https://example.com/a?b=1&a=2", 0, now)?, Push::Queued);
+    /// assert_eq!(frontier.push("https://example.com/a?a=2&b=1", 0, now)?, Push::Seen);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn push(&self, url: &str, depth: u32, now: Instant) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit_str(url, depth)?;
+        self.queue(verdict, depth, now)
+    }
+
+    /// Admits a link found on page `base` (resolved against it) and queues it if new.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// let page = frontier::Url::parse("https://example.com/docs/").unwrap();
+    /// assert_eq!(frontier.push_link(&page, "intro.html#part-2", 1, now)?, Push::Queued);
+    /// assert_eq!(frontier.push("https://example.com/docs/intro.html", 0, now)?, Push::Seen);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn push_link(
+        &self,
+        base: &Url,
+        href: &str,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit_link(base, href, depth)?;
+        self.queue(verdict, depth, now)
+    }
+
+    /// Admits a URL already in canonical form and queues it if new: the cheapest push, for
+    /// callers that canonicalize in parallel elsewhere.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, Frontier, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let url = Canonicalizer::new().canonicalize("https://example.com/").unwrap();
+    /// assert_eq!(frontier.push_canonical(url, 0, std::time::Instant::now())?, Push::Queued);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn push_canonical(
+        &self,
+        url: Canonical,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit(url, depth)?;
+        self.queue(verdict, depth, now)
+    }
+
+    /// Queues a new URL; the gate must be held from its admission on.
+    fn queue(&self, verdict: Verdict, depth: u32, now: Instant) -> Result<Push, FrontierError> {
+        Ok(match verdict {
+            Verdict::New(url) => match self.lock_queues().push(url, depth, now)? {
+                Pushed::Queued => Push::Queued,
+                Pushed::HostGivenUp => Push::HostGivenUp,
+            },
+            Verdict::Seen => Push::Seen,
+            Verdict::Dropped(reason) => Push::Dropped(reason),
+            Verdict::Invalid(kind) => Push::Invalid(kind),
+        })
+    }
+
+    /// Leases the next URL to fetch, or says how long to wait: see [`HostQueues::pop`].
+    ///
+    /// # Errors
+    ///
+    /// [`FrontierError::Disk`] when spilled URLs could not be read back: see
+    /// [`HostQueues::pop`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Pop};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// assert_eq!(frontier.pop(std::time::Instant::now())?, Pop::Done);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn pop(&self, now: Instant) -> Result<Pop, FrontierError> {
+        Ok(self.lock_queues().pop(now)?)
+    }
+
+    /// Gives back a lease with its fetch's outcome: see [`HostQueues::complete`].
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] for a lease of another frontier: nothing is changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Fate, Frontier, Outcome, Pop};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// frontier.push("https://example.com/", 0, now)?;
+    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// assert_eq!(frontier.complete(lease, Outcome::Success, now)?.fate, Fate::Succeeded);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn complete(
+        &self,
+        lease: Lease,
+        outcome: Outcome,
+        now: Instant,
+    ) -> Result<Completion, ForeignLease> {
+        self.lock_queues().complete(lease, outcome, now)
+    }
+
+    /// Gives back a lease whose fetch did not happen: see [`HostQueues::abandon`].
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] for a lease of another frontier: nothing is changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Pop};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// frontier.push("https://example.com/", 0, now)?;
+    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// frontier.abandon(lease, now)?;
+    /// assert_eq!(frontier.stats().queues.queued, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn abandon(&self, lease: Lease, now: Instant) -> Result<(), ForeignLease> {
+        self.lock_queues().abandon(lease, now)
+    }
+
+    /// Sets a host's robots.txt `Crawl-delay`: see [`HostQueues::set_crawl_delay`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// assert_eq!(frontier.set_crawl_delay("example.com", Duration::from_secs(5)), Duration::from_secs(5));
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn set_crawl_delay(&self, host: &str, delay: Duration) -> Duration {
+        self.lock_queues().set_crawl_delay(host, delay)
+    }
+
+    /// Counts of everything so far.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// frontier.push("not a url", 0, std::time::Instant::now())?;
+    /// assert_eq!(frontier.stats().admission.invalid, [("unparsable", 1)]);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn stats(&self) -> FrontierStats {
+        FrontierStats {
+            admission: self.admission.stats(),
+            queues: self.lock_queues().stats(),
+        }
+    }
+
+    /// Writes a consistent snapshot of the frontier to `dir`: the seen-test's filter and
+    /// key, admission's counters and host budget, every host's politeness state, every
+    /// queued URL (spilled ones through hard links to their segment files, or copies when
+    /// `dir` is on another file system), the leases in flight, and the counters.
+    ///
+    /// The write is atomic: the new generation's files go beside the old ones, each to a
+    /// temporary name, flushed to disk and renamed, and the `MANIFEST` last, the same way;
+    /// its rename is the moment the new checkpoint replaces the old, and only then are the
+    /// old files deleted. A crash at any point leaves one complete checkpoint.
+    ///
+    /// Pushes, pops and completions wait while it runs: a crawler checkpoints every few
+    /// minutes, and the time is about that of writing the filter.
+    ///
+    /// # Errors
+    ///
+    /// [`DiskError`] naming the file that could not be written, or a `dir` holding state
+    /// that is not a frontier checkpoint. The previous checkpoint in `dir`, if any, is left
+    /// usable.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Frontier, Pop, Push};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("frontier-doc-checkpoint-{}", std::process::id()));
+    /// let now = Instant::now();
+    /// let frontier = Frontier::builder().build()?;
+    /// frontier.push("https://example.com/", 0, now)?;
+    /// frontier.checkpoint(&dir, now)?;
+    ///
+    /// let restored = Frontier::open(&dir, Frontier::builder(), now)?;
+    /// assert_eq!(restored.push("https://example.com/", 0, now)?, Push::Seen);
+    /// let Pop::Lease(lease) = restored.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.url().as_str(), "https://example.com/");
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn checkpoint(&self, dir: impl AsRef<Path>, now: Instant) -> Result<(), DiskError> {
+        let _gate = self.gate.write().unwrap_or_else(PoisonError::into_inner);
+        let mut queues = self.lock_queues();
+        crate::checkpoint::write(dir.as_ref(), &self.admission, &mut queues, now)
+    }
+
+    /// Opens the checkpoint in `dir` with the settings a checkpoint does not hold (the
+    /// canonicalizer, scope, politeness and spill settings of `builder`; its seen-test
+    /// settings are ignored: the filter is restored). Leases that were in flight are queued
+    /// again, at the front of their hosts' queues.
+    ///
+    /// # Errors
+    ///
+    /// [`DiskError`] naming the missing, corrupt, partial or foreign file; `dir` is never
+    /// changed, so the checkpoint stays as it was.
+    ///
+    /// # Example
+    ///
+    /// See [`checkpoint`](Self::checkpoint).
+    ///
+    /// ```
+    /// let err = frontier::Frontier::open("/no/such/dir", frontier::Frontier::builder(), std::time::Instant::now());
+    /// assert!(err.is_err());
+    /// ```
+    pub fn open(
+        dir: impl AsRef<Path>,
+        builder: FrontierBuilder,
+        now: Instant,
+    ) -> Result<Frontier, DiskError> {
+        crate::checkpoint::read(dir.as_ref(), builder, now)
+    }
+
+    fn read_gate(&self) -> std::sync::RwLockReadGuard<'_, ()> {
+        // The gate guards no data: a panic elsewhere cannot have left it inconsistent.
+        self.gate.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn lock_queues(&self) -> MutexGuard<'_, HostQueues> {
+        // The queues panic only on a broken invariant, a bug; other workers carrying on
+        // (to finish their leases and checkpoint) beats a cascade of panics.
+        self.queues.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for Frontier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Frontier")
+            .field("admission", &self.admission)
+            .field("queues", &*self.lock_queues())
+            .finish_non_exhaustive()
+    }
+}
