@@ -26,8 +26,13 @@
 //! generations are deleted only after that. A crash at any point leaves either the old
 //! manifest with all its files, or the new one with all of its: [`read`] never sees a mix.
 //! Spill segments are shared between generations and the running frontier through hard
-//! links: the frontier only appends to them and sets links of runs past the checkpoint's
-//! last ones, which a restore never reads.
+//! links, so a checkpoint costs no copy of them. The running frontier only appends to a
+//! segment and sets the link field of a host's last run when it spills more of the host's
+//! URLs; a restore reads each host's runs from its first for as many runs as the checkpoint
+//! counted, so it never follows the link of the last, and both changes are invisible to it.
+//! [`read`] copies the segments it needs (and checks every run's checksums on the way),
+//! so that the restored frontier has files of its own and only one process ever writes to
+//! a segment file.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -82,6 +87,10 @@ pub(crate) fn write(
     now: Instant,
 ) -> Result<(), DiskError> {
     fs::create_dir_all(dir).map_err(|e| DiskError::io(dir, e))?;
+    if let Some(parent) = dir.parent() {
+        // A directory just created exists for sure only once its parent is on disk too.
+        let _ = sync_dir(parent);
+    }
     let previous = match read_manifest(dir) {
         Ok(manifest) => Some(manifest),
         Err(err) if matches!(err.kind(), DiskErrorKind::Io(e) if e.kind() == io::ErrorKind::NotFound) => {
@@ -91,7 +100,12 @@ pub(crate) fn write(
         // copy of a crawl someone wants to rescue.
         Err(err) => return Err(err),
     };
-    let generation = previous.as_ref().map_or(1, |m| m.generation + 1);
+    let generation = match &previous {
+        None => 1,
+        Some(m) => m.generation.checked_add(1).ok_or_else(|| {
+            DiskError::corrupt(dir.join(MANIFEST), "generation at its largest value")
+        })?,
+    };
 
     let filter = write_file(dir, &format!("filter-{generation}.bloom"), |out| {
         admission
@@ -112,6 +126,14 @@ pub(crate) fn write(
 
     let mut segments = Vec::new();
     if let Some(store) = queues.spill_store() {
+        if same_dir(store.dir(), dir) {
+            // Cleaning up old generations would delete the live segments.
+            let err = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the checkpoint directory is the spill directory; use two directories",
+            );
+            return Err(DiskError::io(dir, err));
+        }
         store.sync()?;
         for (id, source, len, live) in store.segments() {
             let reuse = previous.as_ref().and_then(|m| {
@@ -145,6 +167,8 @@ pub(crate) fn write(
         state,
         segments,
     };
+    // The new files' names must be on disk before the manifest that names them.
+    sync_dir(dir)?;
     write_file(dir, MANIFEST, |out| out.write_all(&manifest.encode()))?;
     sync_dir(dir)?;
     remove_unreferenced(dir, &manifest);
@@ -192,6 +216,7 @@ pub(crate) fn read(
             let first = manifest
                 .segments
                 .iter()
+                // Below u32::MAX: checked when the manifest was read.
                 .map(|s| s.id + 1)
                 .max()
                 .unwrap_or(0);
@@ -260,10 +285,17 @@ impl Manifest {
     }
 
     fn decode(bytes: &[u8], path: &Path) -> Result<Manifest, DiskError> {
-        if bytes.len() < 16 || &bytes[..8] != MANIFEST_MAGIC {
+        if bytes.get(..8) != Some(MANIFEST_MAGIC) {
             return Err(DiskError::new(path, DiskErrorKind::Foreign));
         }
+        if bytes.len() < 16 {
+            return Err(DiskError::corrupt(path, "manifest truncated"));
+        }
         let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        if crc32c::crc32c(body).to_le_bytes() != crc {
+            return Err(DiskError::corrupt(path, "manifest checksum mismatch"));
+        }
         if found != VERSION {
             return Err(DiskError::new(
                 path,
@@ -273,26 +305,33 @@ impl Manifest {
                 },
             ));
         }
-        let (body, crc) = bytes.split_at(bytes.len() - 4);
-        if crc32c::crc32c(body).to_le_bytes() != crc {
-            return Err(DiskError::corrupt(path, "manifest checksum mismatch"));
-        }
         let mut r = Reader::new(&body[12..]);
         let manifest = (|| {
             let generation = r.varint()?;
             let mut files = Vec::new();
-            for _ in 0..2 {
+            for kind in [FileKind::Filter, FileKind::State] {
+                let name = r.str()?;
+                if kind.parse(name)? != generation {
+                    return None;
+                }
                 files.push(FileRecord {
-                    name: plain_name(r.str()?)?,
+                    name: name.to_owned(),
                     len: r.varint()?,
                     crc: r.u32()?,
                 });
             }
-            let mut segments = Vec::new();
+            let mut segments: Vec<SegmentRecord> = Vec::new();
             for _ in 0..r.varint()? {
+                let id = r.u32()?;
+                let name = r.str()?;
+                let (named, made) = parse_segment_name(name)?;
+                let fresh = segments.iter().all(|s| s.id != id);
+                if named != id || made > generation || id == u32::MAX || !fresh {
+                    return None;
+                }
                 segments.push(SegmentRecord {
-                    id: r.u32()?,
-                    name: plain_name(r.str()?)?,
+                    id,
+                    name: name.to_owned(),
                     len: r.varint()?,
                     live: r.varint()?,
                 });
@@ -310,11 +349,38 @@ impl Manifest {
     }
 }
 
-/// A file name within the checkpoint directory, never a path out of it.
-fn plain_name(name: &str) -> Option<String> {
-    let plain =
-        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
-    plain.then(|| name.to_owned())
+/// The two files of one generation besides segments.
+#[derive(Clone, Copy)]
+enum FileKind {
+    Filter,
+    State,
+}
+
+impl FileKind {
+    /// The generation in a name of this kind, if the name is one: exact names only, so a
+    /// manifest can never point outside the directory nor clean up others' files.
+    fn parse(self, name: &str) -> Option<u64> {
+        let (prefix, suffix) = match self {
+            FileKind::Filter => ("filter-", ".bloom"),
+            FileKind::State => ("state-", ".bin"),
+        };
+        digits(name.strip_prefix(prefix)?.strip_suffix(suffix)?)
+    }
+}
+
+/// The segment id and generation in a name `NNNNNNNNNN-gG.seg`.
+fn parse_segment_name(name: &str) -> Option<(u32, u64)> {
+    let (id, generation) = name.strip_suffix(".seg")?.split_once("-g")?;
+    let id = (id.len() == 10).then(|| digits(id))??;
+    Some((u32::try_from(id).ok()?, digits(generation)?))
+}
+
+/// A number written in decimal digits only (no sign, no spaces), as this module writes them.
+fn digits(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, DiskError> {
@@ -363,7 +429,9 @@ fn sync_dir(dir: &Path) -> Result<(), DiskError> {
 }
 
 /// Deletes the files of older generations and leftovers of interrupted checkpoints. Only
-/// names this module writes are touched; a file that cannot be deleted costs only space.
+/// the exact names this module writes are touched (`filter-G.bloom`, `state-G.bin`,
+/// `NNNNNNNNNN-gG.seg`, and those with `.tmp` added); a file that cannot be deleted costs
+/// only space.
 fn remove_unreferenced(dir: &Path, manifest: &Manifest) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -375,14 +443,22 @@ fn remove_unreferenced(dir: &Path, manifest: &Manifest) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let ours = name.starts_with("filter-")
-            || name.starts_with("state-")
-            || name.ends_with(".seg")
-            || name.ends_with(".seg.tmp")
-            || name == format!("{MANIFEST}{TMP}");
-        if ours && !keep.contains(&name) {
+        let file = name.strip_suffix(TMP).unwrap_or(name);
+        let ours = file == MANIFEST
+            || FileKind::Filter.parse(file).is_some()
+            || FileKind::State.parse(file).is_some()
+            || parse_segment_name(file).is_some();
+        if ours && name != MANIFEST && !keep.contains(&name) {
             let _ = fs::remove_file(entry.path());
         }
+    }
+}
+
+/// Whether two paths name the same directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 

@@ -606,9 +606,14 @@ impl Frontier {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn checkpoint(&self, dir: impl AsRef<Path>, now: Instant) -> Result<(), DiskError> {
+        let dir = dir.as_ref();
         let _gate = self.gate.write().unwrap_or_else(PoisonError::into_inner);
-        let mut queues = self.lock_queues();
-        crate::checkpoint::write(dir.as_ref(), &self.admission, &mut queues, now)
+        // Queues a panic left half-updated may not add up: better no checkpoint than one
+        // that replaces a good one and then cannot be opened.
+        let mut queues = self.queues.lock().map_err(|_| {
+            DiskError::corrupt(dir, "the frontier panicked while updating its queues")
+        })?;
+        crate::checkpoint::write(dir, &self.admission, &mut queues, now)
     }
 
     /// Opens the checkpoint in `dir` with the settings a checkpoint does not hold (the
@@ -618,8 +623,9 @@ impl Frontier {
     ///
     /// # Errors
     ///
-    /// [`DiskError`] naming the missing, corrupt, partial or foreign file; `dir` is never
-    /// changed, so the checkpoint stays as it was.
+    /// [`DiskError`] naming the missing, corrupt, partial or foreign file. `dir` is only
+    /// read: spilled URLs are copied (and every run checked on the way) into the new spill
+    /// directory, which must hold no segment files. A failed open leaves nothing behind.
     ///
     /// # Example
     ///

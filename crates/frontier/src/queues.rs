@@ -27,6 +27,9 @@ pub(crate) use spill::{SpillStore, link_or_copy};
 /// Identities of [`HostQueues`], so that each one recognizes its own leases.
 static NEXT_QUEUES_ID: AtomicU64 = AtomicU64::new(0);
 
+/// Hosts staged per write during an eviction.
+const EVICTION_BATCH: usize = 4096;
+
 /// Ready-heap slack: stale entries are swept once they outnumber the live ones by this many,
 /// so that sweeping stays rare on small frontiers.
 const SWEEP_SLACK: usize = 64;
@@ -76,9 +79,10 @@ const SWEEP_SLACK: usize = 64;
 /// made stale by a change of its host is skipped when it surfaces, or swept once stale
 /// entries outnumber live ones.
 ///
-/// A queued URL in memory takes 96 bytes in its host's queue (its [`Canonical`], depth and
-/// attempts), up to twice that with the queue's growth slack, plus its text on the heap: a
-/// million URLs of 60 characters take 160 to 250 MB. Queues made
+/// A queued URL in memory takes 24 bytes in its host's queue (its text, depth and
+/// attempts), up to twice that with the queue's growth slack, plus its text on the heap,
+/// kept as text and parsed again when leased: a million URLs of 60 characters take 100 to
+/// 125 MB. Queues made
 /// [`with_spill`](Self::with_spill) bound that: beyond a memory budget, URLs move to
 /// append-only segment files on disk, and come back in order when their host's turn comes
 /// (see [`SpillSettings`]). A URL on disk costs no memory; a host with URLs on disk keeps 80
@@ -376,15 +380,7 @@ impl HostQueues {
             self.stats.given_up_urls += 1;
             return Ok(Pushed::HostGivenUp);
         }
-        self.enqueue(
-            h,
-            Entry {
-                url,
-                depth,
-                attempts: 1,
-            },
-            now,
-        );
+        self.enqueue(h, Entry::new(url, depth, 1), now);
         self.evict_if_over_budget()?;
         Ok(Pushed::Queued)
     }
@@ -414,22 +410,27 @@ impl HostQueues {
             .max(1);
         let keep_bytes = budget / 2 / hosts_in_memory;
         let store = &mut spill.store;
+        // In batches of hosts, so that the plan stays small: a batch that fails leaves its
+        // hosts as they were, and the batches before it are done, so nothing is lost.
         let mut plan = Vec::new();
-        for (h, host) in self.hosts.iter().enumerate() {
-            match host.queue.stage_eviction(keep_bytes, store) {
-                Ok(Some(eviction)) => plan.push((h, eviction)),
-                Ok(None) => {}
-                Err(err) => {
-                    store.abort();
-                    return Err(err);
+        for batch in (0..self.hosts.len()).step_by(EVICTION_BATCH) {
+            let end = (batch + EVICTION_BATCH).min(self.hosts.len());
+            for h in batch..end {
+                match self.hosts[h].queue.stage_eviction(keep_bytes, store) {
+                    Ok(Some(eviction)) => plan.push((h, eviction)),
+                    Ok(None) => {}
+                    Err(err) => {
+                        store.abort();
+                        return Err(err);
+                    }
                 }
             }
-        }
-        store.commit()?;
-        for (h, eviction) in plan {
-            self.memory -= eviction.bytes;
-            self.stats.on_disk += eviction.moved;
-            self.hosts[h].queue.apply(eviction);
+            store.commit()?;
+            for (h, eviction) in plan.drain(..) {
+                self.memory -= eviction.bytes;
+                self.stats.on_disk += eviction.moved;
+                self.hosts[h].queue.apply(eviction);
+            }
         }
         self.stats.evictions += 1;
         Ok(())
@@ -578,11 +579,7 @@ impl HostQueues {
                 } else {
                     self.stats.retries += 1;
                     let attempts = lease.attempts + 1;
-                    let entry = Entry {
-                        url: lease.url,
-                        depth: lease.depth,
-                        attempts,
-                    };
+                    let entry = Entry::new(lease.url, lease.depth, attempts);
                     self.enqueue(h, entry, now);
                     Fate::Retried { attempts }
                 }
@@ -737,11 +734,7 @@ impl HostQueues {
             if host.queue.is_empty() {
                 self.stats.hosts_queued += 1;
             }
-            let entry = Entry {
-                url: lease.url,
-                depth: lease.depth,
-                attempts: lease.attempts,
-            };
+            let entry = Entry::new(lease.url, lease.depth, lease.attempts);
             self.memory += entry.bytes();
             host.queue.push_front(entry);
             self.stats.queued += 1;
@@ -806,15 +799,16 @@ impl HostQueues {
         let id = self.stats.leases;
         self.stats.leases += 1;
         self.schedule(h, now);
-        self.leased.insert(id, (h, entry.clone()));
-        Ok(Lease {
-            url: entry.url,
+        let lease = Lease {
+            url: entry.canonical(),
             depth: entry.depth,
             attempts: entry.attempts,
             id,
             host: h,
             queues: self.id,
-        })
+        };
+        self.leased.insert(id, (h, entry));
+        Ok(lease)
     }
 
     /// Gives the host an entry in the ready heap if it can be leased at some point without a

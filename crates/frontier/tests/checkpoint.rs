@@ -536,6 +536,14 @@ fn foreign_and_future_state_is_refused_and_never_overwritten() {
     let path = dir.path().join("MANIFEST");
     let mut bytes = fs::read(&path).unwrap();
     bytes[8] = 2;
+    // A damaged version byte is damage, not a version.
+    fs::write(&path, &bytes).unwrap();
+    let err = Frontier::open(dir.path(), settings(0), t0).unwrap_err();
+    assert!(matches!(err.kind(), DiskErrorKind::Corrupt(_)), "{err}");
+    // A manifest a later version wrote, with its checksum right.
+    let body = bytes.len() - 4;
+    let crc = crc32c::crc32c(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
     fs::write(&path, &bytes).unwrap();
     let err = Frontier::open(dir.path(), settings(0), t0).unwrap_err();
     assert!(
@@ -685,4 +693,75 @@ fn a_checkpoint_taken_during_pushes_never_has_a_url_seen_but_not_queued() {
             }
         }
     }
+}
+
+#[test]
+fn two_frontiers_opened_from_one_checkpoint_do_not_share_segment_files() {
+    let state = tempfile::tempdir().unwrap();
+    let spill_a = tempfile::tempdir().unwrap();
+    let spill_b = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let a = spilling(0, spill_a.path(), 0).build().unwrap();
+    let first: Vec<String> = (0..40).map(|i| format!("http://x.example/{i}")).collect();
+    for url in &first {
+        a.push(url, 0, t0).unwrap();
+    }
+    a.checkpoint(state.path(), t0).unwrap();
+    let b = Frontier::open(state.path(), spilling(0, spill_b.path(), 0), t0).unwrap();
+    // Both spill more of the same host behind the runs they started from.
+    let more_a: Vec<String> = (0..40).map(|i| format!("http://x.example/a{i}")).collect();
+    let more_b: Vec<String> = (0..40).map(|i| format!("http://x.example/b{i}")).collect();
+    for (ua, ub) in more_a.iter().zip(&more_b) {
+        a.push(ua, 0, t0).unwrap();
+        b.push(ub, 0, t0).unwrap();
+    }
+    assert_eq!(drain(&a, t0), [first.clone(), more_a].concat());
+    assert_eq!(drain(&b, t0), [first, more_b].concat());
+    assert_eq!(
+        (a.stats().queues.lost_urls, b.stats().queues.lost_urls),
+        (0, 0)
+    );
+}
+
+#[test]
+fn a_damaged_segment_is_found_when_opening_and_nothing_is_left_behind() {
+    let state = tempfile::tempdir().unwrap();
+    let spill_a = tempfile::tempdir().unwrap();
+    let spill_b = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let a = spilling(0, spill_a.path(), 0).build().unwrap();
+    for i in 0..40 {
+        a.push(&format!("http://x.example/{i}"), 0, t0).unwrap();
+    }
+    a.checkpoint(state.path(), t0).unwrap();
+    let segment = fs::read_dir(state.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "seg"))
+        .unwrap();
+    drop(a); // its spill files go; the checkpoint's links stay
+    let mut bytes = fs::read(&segment).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    fs::write(&segment, &bytes).unwrap();
+    let err = Frontier::open(state.path(), spilling(0, spill_b.path(), 0), t0).unwrap_err();
+    assert_eq!(err.path(), segment, "{err}");
+    assert!(matches!(err.kind(), DiskErrorKind::Corrupt(_)), "{err}");
+    assert_eq!(
+        fs::read_dir(spill_b.path()).unwrap().count(),
+        0,
+        "no stray copies"
+    );
+}
+
+#[test]
+fn the_spill_directory_cannot_be_the_checkpoint_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let frontier = spilling(0, dir.path(), 0).build().unwrap();
+    frontier.push("http://x.example/", 0, t0).unwrap();
+    let err = frontier.checkpoint(dir.path(), t0).unwrap_err();
+    assert!(err.to_string().contains("spill directory"), "{err}");
+    assert!(!dir.path().join("MANIFEST").exists());
+    assert_eq!(drain(&frontier, t0), ["http://x.example/"]);
 }

@@ -75,12 +75,14 @@ impl HostQueues {
             *n = reader.varint()?;
         }
         let hosts = reader.varint()?;
+        let mut names = Vec::new();
         for h in 0..hosts {
             let h = u32::try_from(h).ok()?;
             let name = reader.str()?;
             if queues.index.insert(name.into(), h).is_some() {
                 return None;
             }
+            names.push(name);
             let crawl_delay = Duration::from_millis(reader.varint()?);
             let consecutive_errors = reader.u32()?;
             let given_up = match reader.varint()? {
@@ -101,7 +103,8 @@ impl HostQueues {
                     let runs = reader.varint()?;
                     let urls = reader.varint()?;
                     let back = decode_entries(reader, name)?;
-                    if runs == 0 || urls < runs || spill.is_none() {
+                    let within = |run| spill.as_ref().is_some_and(|(_, store)| store.holds(run));
+                    if runs == 0 || urls < runs || !within(first) || !within(last) {
                         return None;
                     }
                     Some(Box::new(Spilled {
@@ -120,8 +123,11 @@ impl HostQueues {
             if given_up && (in_memory > 0 || on_disk > 0) {
                 return None;
             }
-            stats.queued += in_memory as u64 + on_disk;
-            stats.on_disk += on_disk;
+            stats.queued = stats
+                .queued
+                .checked_add(in_memory as u64)?
+                .checked_add(on_disk)?;
+            stats.on_disk = stats.on_disk.checked_add(on_disk)?;
             stats.hosts_queued += u64::from(!queue.is_empty());
             queues.memory += queue.front.iter().map(Entry::bytes).sum::<usize>()
                 + queue
@@ -144,18 +150,15 @@ impl HostQueues {
         let mut requeued: Vec<(u32, Entry)> = Vec::new();
         for _ in 0..in_flight {
             let h = reader.u32()?;
-            let entry = Entry::decode(reader)?;
-            let name = queues.hosts.get(h as usize).map(|_| entry.url.host())?;
-            if queues.index.get(name) != Some(&h) {
-                return None;
-            }
+            let name = names.get(h as usize)?;
+            let entry = Entry::decode(reader, Some(name))?;
             requeued.push((h, entry));
         }
         // Newest first to the front, so the oldest lease's URL ends up first in line.
         for (h, entry) in requeued.into_iter().rev() {
             let host = &mut queues.hosts[h as usize];
             if host.given_up {
-                stats.given_up_urls += 1;
+                stats.given_up_urls = stats.given_up_urls.checked_add(1)?;
                 continue;
             }
             if host.queue.is_empty() {
@@ -165,12 +168,15 @@ impl HostQueues {
             host.queue.push_front(entry);
             stats.queued += 1;
         }
-        let accounted = stats.queued
-            + stats.succeeded
-            + stats.failed
-            + stats.exhausted
-            + stats.given_up_urls
-            + stats.lost_urls;
+        let accounted = [
+            stats.succeeded,
+            stats.failed,
+            stats.exhausted,
+            stats.given_up_urls,
+            stats.lost_urls,
+        ]
+        .into_iter()
+        .try_fold(stats.queued, u64::checked_add)?;
         // Every URL pushed is accounted for exactly once (retries move a URL, they do not
         // add one); counters that disagree are corruption.
         if accounted != stats.pushed {
@@ -215,10 +221,7 @@ fn decode_entries(reader: &mut Reader<'_>, host: &str) -> Option<VecDeque<Entry>
     // No capacity from the count: a damaged count must not allocate before it fails.
     let mut entries = VecDeque::new();
     for _ in 0..n {
-        let entry = Entry::decode(reader)?;
-        if entry.url.host() != host {
-            return None;
-        }
+        let entry = Entry::decode(reader, Some(host))?;
         entries.push_back(entry);
     }
     Some(entries)

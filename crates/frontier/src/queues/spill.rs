@@ -279,9 +279,13 @@ impl SpillStore {
         Ok(())
     }
 
-    /// Adds segment `id`, a copy of `len` bytes holding `live` runs, from another store
-    /// (a checkpoint): hard-linked when the file system allows, else copied. Never appended
-    /// to.
+    /// Adds segment `id` from a checkpoint: a private copy of the first `len` bytes of
+    /// `source`, holding `live` runs not yet read. Every run in the copy is checked (header,
+    /// body and link checksums) on the way, so damage is found now and named by `source`.
+    ///
+    /// A copy, not a hard link: this store rewrites links inside its segments, and a file
+    /// shared with the checkpoint, or with another frontier opened from it, would have two
+    /// writers.
     pub(crate) fn adopt(
         &mut self,
         id: u32,
@@ -290,16 +294,22 @@ impl SpillStore {
         live: u64,
     ) -> Result<(), DiskError> {
         let path = Self::segment_path(&self.dir, id);
-        link_or_copy(source, &path, len)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| DiskError::io(&path, e))?;
-        let actual = file.metadata().map_err(|e| DiskError::io(&path, e))?.len();
-        if actual < len {
-            return Err(DiskError::corrupt(source, "segment shorter than recorded"));
-        }
+        let result = copy_checked(source, &path, len);
+        let file = result.and_then(|()| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| DiskError::io(&path, e))
+        });
+        let file = match file {
+            Ok(file) => file,
+            Err(err) => {
+                // Whatever was copied is of no use, and would make the directory look in use.
+                let _ = fs::remove_file(&path);
+                return Err(err);
+            }
+        };
         self.segments.insert(
             id,
             Segment {
@@ -310,6 +320,17 @@ impl SpillStore {
             },
         );
         Ok(())
+    }
+
+    /// Whether `run` lies within a segment of this store.
+    pub(crate) fn holds(&self, run: RunRef) -> bool {
+        self.segments.get(&run.segment).is_some_and(|segment| {
+            run.size as usize >= RUN_HEADER
+                && run
+                    .offset
+                    .checked_add(u64::from(run.size))
+                    .is_some_and(|end| end <= segment.len)
+        })
     }
 
     /// Stages a run of `entries` (at most [`RUN_URLS`]) linked to `next`, and returns where
@@ -352,7 +373,11 @@ impl SpillStore {
             let run: Vec<u8> = self.pending.drain(start..).collect();
             self.write_pending()?;
             let closed = self.active;
-            self.open_segment(closed + 1)?;
+            let next = closed.checked_add(1).ok_or_else(|| {
+                let err = io::Error::other("four billion segment files");
+                DiskError::io(&self.dir, err)
+            })?;
+            self.open_segment(next)?;
             if self.segments[&closed].live == 0 {
                 // Every run it held has been read back already.
                 self.segments.remove(&closed);
@@ -438,7 +463,8 @@ impl SpillStore {
                 "a run points to a missing segment",
             ));
         };
-        if (run.size as usize) < RUN_HEADER || run.offset + u64::from(run.size) > segment.len {
+        let end = run.offset.checked_add(u64::from(run.size));
+        if (run.size as usize) < RUN_HEADER || end.is_none_or(|end| end > segment.len) {
             return Err(DiskError::corrupt(
                 path,
                 "a run points past the segment's end",
@@ -464,7 +490,7 @@ impl SpillStore {
         let mut reader = Reader::new(body);
         let before = out.len();
         for _ in 0..count {
-            match Entry::decode(&mut reader) {
+            match Entry::decode(&mut reader, None) {
                 Some(entry) => out.push(entry),
                 None => {
                     out.truncate(before);
@@ -543,12 +569,60 @@ pub(crate) fn link_or_copy(from: &Path, to: &Path, len: u64) -> Result<(), DiskE
         return Ok(());
     }
     let mut source = File::open(from).map_err(|e| DiskError::io(from, e))?;
-    let mut target = File::create(to).map_err(|e| DiskError::io(to, e))?;
+    let mut target = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(|e| DiskError::io(to, e))?;
     let copied = io::copy(&mut io::Read::take(&mut source, len), &mut target)
         .map_err(|e| DiskError::io(to, e))?;
     if copied < len {
         return Err(DiskError::corrupt(from, "segment shorter than recorded"));
     }
+    target.sync_data().map_err(|e| DiskError::io(to, e))
+}
+
+/// Copies the first `len` bytes of segment file `from` to a new file `to`, checking every
+/// run on the way; errors name `from`.
+fn copy_checked(from: &Path, to: &Path, len: u64) -> Result<(), DiskError> {
+    let source = File::open(from).map_err(|e| DiskError::io(from, e))?;
+    let mut input = io::BufReader::with_capacity(1 << 20, io::Read::take(source, len));
+    let target = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)
+        .map_err(|e| DiskError::io(to, e))?;
+    let mut output = io::BufWriter::with_capacity(1 << 20, target);
+    let mut run = Vec::new();
+    let mut copied = 0u64;
+    while copied < len {
+        run.resize(RUN_HEADER, 0);
+        io::Read::read_exact(&mut input, &mut run)
+            .map_err(|_| DiskError::corrupt(from, "segment shorter than recorded"))?;
+        if le_u32(&run, 12) != crc32c::crc32c(&run[..12]) {
+            return Err(DiskError::corrupt(from, "run header checksum mismatch"));
+        }
+        let link = &run[16..RUN_HEADER];
+        if link != [0; 20] && le_u32(link, 16) != crc32c::crc32c(&link[..16]) {
+            return Err(DiskError::corrupt(from, "run link checksum mismatch"));
+        }
+        let body_len = u64::from(le_u32(&run, 0));
+        if copied + RUN_HEADER as u64 + body_len > len {
+            return Err(DiskError::corrupt(from, "a run crosses the recorded end"));
+        }
+        let body_crc = le_u32(&run, 8);
+        run.resize(RUN_HEADER + body_len as usize, 0);
+        io::Read::read_exact(&mut input, &mut run[RUN_HEADER..])
+            .map_err(|_| DiskError::corrupt(from, "segment shorter than recorded"))?;
+        if body_crc != crc32c::crc32c(&run[RUN_HEADER..]) {
+            return Err(DiskError::corrupt(from, "run body checksum mismatch"));
+        }
+        io::Write::write_all(&mut output, &run).map_err(|e| DiskError::io(to, e))?;
+        copied += run.len() as u64;
+    }
+    let target = output
+        .into_inner()
+        .map_err(|e| DiskError::io(to, e.into_error()))?;
     target.sync_data().map_err(|e| DiskError::io(to, e))
 }
 
