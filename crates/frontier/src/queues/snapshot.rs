@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::host::{HostQueue, HostState, Spilled};
+use super::host::{HostQueue, HostState, Spilled, encode_parts};
 use super::spill::{RunRef, SpillSettings, SpillStore};
 use super::{Entry, HostQueues, Politeness, QueueStats, Spill, later};
 use crate::codec::{Reader, put_bytes, put_varint};
@@ -53,9 +53,9 @@ impl HostQueues {
         let mut leased: Vec<_> = self.leased.iter().collect();
         leased.sort_unstable_by_key(|&(&id, _)| id);
         put_varint(out, leased.len() as u64);
-        for (_, (h, entry)) in leased {
-            put_varint(out, (*h).into());
-            entry.encode(out);
+        for (_, lease) in leased {
+            put_varint(out, lease.host.into());
+            encode_parts(out, &lease.url, lease.depth, lease.attempts);
         }
     }
 

@@ -92,9 +92,8 @@ impl SpillSettings {
     /// The most bytes queued URLs may take in memory before some spill: the URL text plus
     /// about 100 bytes of bookkeeping per URL. Zero spills everything.
     ///
-    /// The budget is enforced when a URL is pushed, and brings memory down to half of it.
-    /// Between pushes, memory may go over by what leases bring back from disk (at most 64
-    /// URLs per host at a time) and by retries and abandoned leases; the next push evicts.
+    /// The budget is enforced when a URL is pushed or leased, and brings memory down to half
+    /// of it. Retries and abandoned leases may go over it until the next push or lease.
     ///
     /// # Example
     ///
