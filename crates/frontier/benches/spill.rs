@@ -45,7 +45,7 @@ fn main() {
     // `cargo bench` passes `--bench`; this harness takes its settings from the environment.
     let urls = setting("SPILL_URLS", 20_000_000);
     let hosts = setting("SPILL_HOSTS", 200_000);
-    let budget = setting("SPILL_BUDGET_MB", 64) << 20;
+    let budget = setting("SPILL_BUDGET_MB", 32) << 20;
     let initial = setting("SPILL_INITIAL_CAPACITY", 1_000_000);
     let dir = env::temp_dir().join(format!("frontier-spill-bench-{}", std::process::id()));
 

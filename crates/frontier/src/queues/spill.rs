@@ -63,7 +63,7 @@ const SEGMENT_SUFFIX: &str = ".seg";
 ///
 /// let spill = SpillSettings::new("/var/tmp/crawl/spill").memory_budget(256 << 20);
 /// assert_eq!(spill.memory_budget_bytes(), 256 << 20);
-/// assert_eq!(SpillSettings::new("x").memory_budget_bytes(), 64 << 20); // the default
+/// assert_eq!(SpillSettings::new("x").memory_budget_bytes(), 32 << 20); // the default
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpillSettings {
@@ -73,7 +73,7 @@ pub struct SpillSettings {
 }
 
 impl SpillSettings {
-    /// Spill to `dir` (created if missing), with a 64 MiB memory budget and 64 MiB segments.
+    /// Spill to `dir` (created if missing), with a 32 MiB memory budget and 64 MiB segments.
     ///
     /// # Example
     ///
@@ -84,7 +84,7 @@ impl SpillSettings {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         SpillSettings {
             dir: dir.into(),
-            memory_budget: 64 << 20,
+            memory_budget: 32 << 20,
             segment_bytes: 64 << 20,
         }
     }
@@ -147,7 +147,7 @@ impl SpillSettings {
     /// # Example
     ///
     /// ```
-    /// assert_eq!(frontier::SpillSettings::new("s").memory_budget_bytes(), 64 << 20);
+    /// assert_eq!(frontier::SpillSettings::new("s").memory_budget_bytes(), 32 << 20);
     /// ```
     pub fn memory_budget_bytes(&self) -> usize {
         self.memory_budget
