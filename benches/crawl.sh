@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The crawl benchmark: a 100,000-page site (about 8.5 KB a page, 30 links a page: 10 to
+# children in a tree, 20 to random pages) served by testweb on 127.0.0.1, crawled to completion
+# by `crawler` with config/local.toml, then by wget2 (16 threads) on a fresh copy of the same
+# site. Prints a table: wall time, pages/s, CPU per page, peak RSS, and what the server saw
+# (expected pages fetched, repeated fetches).
+#
+#   benches/crawl.sh              # the full run (a few minutes)
+#   PAGES=10000 benches/crawl.sh  # a quicker one
+#
+# Needs GNU time (/usr/bin/time) and, for the comparison, wget2 (Debian: apt-get install wget2).
+# Both programs share the machine's cores with the server, as in the published peer figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PAGES=${PAGES:-100000}
+WGET2_THREADS=${WGET2_THREADS:-16}
+work=$(mktemp -d)
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+
+cargo build --release --quiet --bin crawler -p crawler -p testweb
+bin=target/release
+
+# Starts a fresh site; sets $server and $seed.
+serve() {
+    "$bin/testweb" --pages "$PAGES" --children 10 --random-links 20 --page-bytes 8500 \
+        --plain-links --port 0 >"$work/seed" 2>"$work/server.$1" &
+    server=$!
+    for _ in $(seq 100); do
+        [ -s "$work/seed" ] && break
+        sleep 0.1
+    done
+    seed=$(head -n1 "$work/seed")
+    : >"$work/seed"
+}
+
+# Stops the site; sets $fetched, $expected and $repeated from its summary.
+stop() {
+    kill -TERM "$server"
+    wait "$server" || true
+    read -r fetched expected repeated < <(sed -n \
+        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\); repeated fetches: \([0-9]*\).*/\1 \2 \3/p' \
+        "$work/server.$1")
+}
+
+# Runs a command under GNU time; prints "wall user sys maxrss_kb".
+measure() {
+    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
+        cat "$work/stderr" >&2
+        return 1
+    }
+    cat "$work/time"
+}
+
+row() { # name wall user sys rss_kb fetched expected repeated
+    awk -v n="$1" -v w="$2" -v u="$3" -v s="$4" -v m="$5" -v f="$6" -v e="$7" -v r="$8" 'BEGIN {
+        printf "| %s | %.1f s | %.0f | %.3f ms | %.0f MB | %d of %d | %d |\n",
+            n, w, f / w, (u + s) * 1000 / f, m / 1024, f, e, r }'
+}
+
+echo "| crawler | wall | pages/s | CPU per page | peak RSS | expected pages fetched | repeated fetches |"
+echo "|---|---|---|---|---|---|---|"
+
+serve crawler
+read -r wall user sys rss < <(measure "$bin/crawler" --config config/local.toml --seed "$seed" \
+    --output "$work/records.jsonl" --progress off)
+stop crawler
+records=$(wc -l <"$work/records.jsonl")
+[ "$records" -eq "$expected" ] || echo "note: $records records for $expected expected pages" >&2
+row "crawler (config/local.toml)" "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
+
+if command -v wget2 >/dev/null; then
+    serve wget2
+    mkdir -p "$work/wget2"
+    read -r wall user sys rss < <(measure wget2 --recursive --level=inf --no-parent \
+        --max-threads="$WGET2_THREADS" --delete-after --no-directories --quiet \
+        --directory-prefix="$work/wget2" "$seed")
+    stop wget2
+    row "wget2 $(wget2 --version | head -n1 | awk '{print $3}'), $WGET2_THREADS threads" \
+        "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
+else
+    echo "(wget2 not installed: apt-get install wget2)" >&2
+fi

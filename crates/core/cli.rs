@@ -1,0 +1,225 @@
+//! The command line: seeds, a config file, and a flag for every config key, which overrides
+//! the file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::config::{self, Config, Progress, Scope};
+
+/// A fast, polite web crawler. Fetches the seeds and every in-scope page they lead to, once
+/// each, and writes one JSON line per URL.
+///
+/// Settings come from config/default.toml's defaults, then the --config file, then these
+/// flags. Durations take a unit: 250ms, 1s, 10m, 1h.
+#[derive(Debug, Parser)]
+#[command(name = "crawler", version, about, long_about = None, max_term_width = 100)]
+pub(crate) struct Cli {
+    /// A URL to start from (repeatable).
+    #[arg(long = "seed", value_name = "URL")]
+    pub(crate) seeds: Vec<String>,
+    /// A file of seed URLs, one per line (blank lines and lines starting with # skipped).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) seeds_file: Option<PathBuf>,
+    /// A TOML config file (see config/default.toml for every key).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// [crawl.max_pages] Stop once this many URLs have their record; 0: no limit.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    max_pages: Option<u64>,
+    /// [crawl.max_depth] Links followed from a seed, at most.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    max_depth: Option<u32>,
+    /// [crawl.scope] Hosts in scope: the seeds' hosts, their domains, or any.
+    #[arg(long, value_enum, help_heading = "Crawl")]
+    scope: Option<Scope>,
+    /// [crawl.include] A regex a URL must match (repeatable; replaces the file's list).
+    #[arg(long, value_name = "REGEX", help_heading = "Crawl")]
+    include: Vec<String>,
+    /// [crawl.exclude] A regex no URL may match (repeatable; replaces the file's list).
+    #[arg(long, value_name = "REGEX", help_heading = "Crawl")]
+    exclude: Vec<String>,
+    /// [crawl.max_repeated_segment] Times one path segment may repeat in a URL.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    max_repeated_segment: Option<u32>,
+    /// [crawl.max_path_segments] Path segments in a URL, at most.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    max_path_segments: Option<u32>,
+    /// [crawl.per_host_pages] Pages per host, at most; 0: no limit.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    per_host_pages: Option<u64>,
+
+    /// [politeness.connections_per_host] Fetches in flight per host.
+    #[arg(long, value_name = "N", help_heading = "Politeness")]
+    connections_per_host: Option<u32>,
+    /// [politeness.delay] Time between two requests to one host.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    delay: Option<Duration>,
+    /// [politeness.robots] Obey robots.txt (true/false). Off only for your own sites.
+    #[arg(long, value_name = "BOOL", help_heading = "Politeness")]
+    robots: Option<bool>,
+    /// [politeness.max_crawl_delay] The longest robots.txt Crawl-delay honoured.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    max_crawl_delay: Option<Duration>,
+    /// [politeness.max_retry_after] The longest Retry-After honoured.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    max_retry_after: Option<Duration>,
+    /// [politeness.backoff_base] Wait after a host's first error, doubled per further error.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    backoff_base: Option<Duration>,
+    /// [politeness.backoff_max] The longest back-off.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    backoff_max: Option<Duration>,
+    /// [politeness.max_consecutive_errors] Errors in a row before a host is given up.
+    #[arg(long, value_name = "N", help_heading = "Politeness")]
+    max_consecutive_errors: Option<u32>,
+    /// [politeness.max_attempts] Tries of one URL, the first included.
+    #[arg(long, value_name = "N", help_heading = "Politeness")]
+    max_attempts: Option<u32>,
+    /// [politeness.user_agent] The User-Agent sent, and matched against robots.txt.
+    #[arg(long, value_name = "TEXT", help_heading = "Politeness")]
+    user_agent: Option<String>,
+
+    /// [fetch.concurrency] Fetches in flight across all hosts.
+    #[arg(long, value_name = "N", help_heading = "Fetch")]
+    concurrency: Option<usize>,
+    /// [fetch.connect_timeout] Time allowed to connect.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Fetch")]
+    connect_timeout: Option<Duration>,
+    /// [fetch.timeout] Time allowed for a whole request, body included.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Fetch")]
+    timeout: Option<Duration>,
+    /// [fetch.max_body_bytes] The largest body read, after decompression.
+    #[arg(long, value_name = "BYTES", help_heading = "Fetch")]
+    max_body_bytes: Option<u64>,
+
+    /// [extract.max_links_per_page] Links followed per page, at most.
+    #[arg(long, value_name = "N", help_heading = "Extract")]
+    max_links_per_page: Option<usize>,
+    /// [extract.follow_nofollow] Follow rel=nofollow links and meta robots nofollow pages.
+    #[arg(long, value_name = "BOOL", help_heading = "Extract")]
+    follow_nofollow: Option<bool>,
+
+    /// [frontier.seen_initial_capacity] URLs the seen-test holds before it grows.
+    #[arg(long, value_name = "N", help_heading = "Frontier")]
+    seen_initial_capacity: Option<usize>,
+    /// [frontier.seen_false_positive_rate] Share of new URLs wrongly taken for seen.
+    #[arg(long, value_name = "RATE", help_heading = "Frontier")]
+    seen_false_positive_rate: Option<f64>,
+    /// [frontier.memory_budget_mib] Memory for queued URLs before they spill to disk.
+    #[arg(long, value_name = "MIB", help_heading = "Frontier")]
+    memory_budget_mib: Option<usize>,
+    /// [frontier.spill_dir] Where queued URLs spill (default: a temporary directory).
+    #[arg(long, value_name = "DIR", help_heading = "Frontier")]
+    spill_dir: Option<PathBuf>,
+
+    /// [output.file] The JSON Lines file of records; - for standard output.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    output: Option<PathBuf>,
+    /// [output.progress] Progress on standard error.
+    #[arg(long, value_enum, help_heading = "Output")]
+    progress: Option<Progress>,
+    /// [output.status_interval] Time between two status lines.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Output")]
+    status_interval: Option<Duration>,
+}
+
+impl Cli {
+    /// The file's settings (or the defaults) with this command line's flags applied.
+    pub(crate) fn apply(&self, mut c: Config) -> Config {
+        fn set<T: Clone>(target: &mut T, value: &Option<T>) {
+            if let Some(value) = value {
+                *target = value.clone();
+            }
+        }
+        set(&mut c.crawl.max_pages, &self.max_pages);
+        set(&mut c.crawl.max_depth, &self.max_depth);
+        set(&mut c.crawl.scope, &self.scope);
+        if !self.include.is_empty() {
+            c.crawl.include = self.include.clone();
+        }
+        if !self.exclude.is_empty() {
+            c.crawl.exclude = self.exclude.clone();
+        }
+        set(
+            &mut c.crawl.max_repeated_segment,
+            &self.max_repeated_segment,
+        );
+        set(&mut c.crawl.max_path_segments, &self.max_path_segments);
+        set(&mut c.crawl.per_host_pages, &self.per_host_pages);
+        let p = &mut c.politeness;
+        set(&mut p.connections_per_host, &self.connections_per_host);
+        set(&mut p.delay, &self.delay);
+        set(&mut p.robots, &self.robots);
+        set(&mut p.max_crawl_delay, &self.max_crawl_delay);
+        set(&mut p.max_retry_after, &self.max_retry_after);
+        set(&mut p.backoff_base, &self.backoff_base);
+        set(&mut p.backoff_max, &self.backoff_max);
+        set(&mut p.max_consecutive_errors, &self.max_consecutive_errors);
+        set(&mut p.max_attempts, &self.max_attempts);
+        set(&mut p.user_agent, &self.user_agent);
+        set(&mut c.fetch.concurrency, &self.concurrency);
+        set(&mut c.fetch.connect_timeout, &self.connect_timeout);
+        set(&mut c.fetch.timeout, &self.timeout);
+        set(&mut c.fetch.max_body_bytes, &self.max_body_bytes);
+        set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
+        set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
+        set(
+            &mut c.frontier.seen_initial_capacity,
+            &self.seen_initial_capacity,
+        );
+        set(
+            &mut c.frontier.seen_false_positive_rate,
+            &self.seen_false_positive_rate,
+        );
+        set(&mut c.frontier.memory_budget_mib, &self.memory_budget_mib);
+        set(&mut c.frontier.spill_dir, &self.spill_dir);
+        set(&mut c.output.file, &self.output);
+        set(&mut c.output.progress, &self.progress);
+        set(&mut c.output.status_interval, &self.status_interval);
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file() {
+        let cli = Cli::try_parse_from([
+            "crawler",
+            "--seed",
+            "http://a.example/",
+            "--delay",
+            "250ms",
+            "--robots",
+            "false",
+            "--scope",
+            "domains",
+            "--exclude",
+            "x",
+        ])
+        .unwrap();
+        let config = cli.apply(Config::default());
+        assert_eq!(config.politeness.delay, Duration::from_millis(250));
+        assert!(!config.politeness.robots);
+        assert_eq!(config.crawl.scope, Scope::Domains);
+        assert_eq!(config.crawl.exclude, ["x"]);
+        assert_eq!(config.fetch, Config::default().fetch);
+    }
+
+    #[test]
+    fn a_bad_duration_names_the_flag() {
+        let err = Cli::try_parse_from(["crawler", "--timeout", "5"]).unwrap_err();
+        assert!(err.to_string().contains("--timeout"), "{err}");
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,388 @@
+//! Settings: a TOML file (see `config/default.toml`, which documents every key), overridden
+//! by command-line flags, validated once into [`Config`].
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Every setting of a crawl. Field names are the TOML keys, section by section.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Config {
+    pub(crate) crawl: Crawl,
+    pub(crate) politeness: Politeness,
+    pub(crate) fetch: Fetch,
+    pub(crate) extract: Extract,
+    pub(crate) frontier: Frontier,
+    pub(crate) output: Output,
+}
+
+/// `[crawl]`: what to crawl.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Crawl {
+    /// Stop after this many URLs have a final record; 0 for no limit.
+    pub(crate) max_pages: u64,
+    /// Links followed from a seed, at most.
+    pub(crate) max_depth: u32,
+    /// `hosts` (the seeds' hosts), `domains` (their registrable domains and subdomains) or
+    /// `any`.
+    pub(crate) scope: Scope,
+    /// Regular expressions a URL must match one of (none: all pass).
+    pub(crate) include: Vec<String>,
+    /// Regular expressions no URL may match.
+    pub(crate) exclude: Vec<String>,
+    /// The most times one path segment may appear in a URL.
+    pub(crate) max_repeated_segment: u32,
+    /// The most path segments in a URL.
+    pub(crate) max_path_segments: u32,
+    /// The most pages per host; 0 for no limit.
+    pub(crate) per_host_pages: u64,
+}
+
+/// Scope modes, as written in the file.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Scope {
+    /// The seeds' hosts.
+    Hosts,
+    /// The seeds' registrable domains and their subdomains.
+    Domains,
+    /// Any host.
+    Any,
+}
+
+/// `[politeness]`: how hard each host is hit.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Politeness {
+    /// Fetches in flight per host, at most.
+    pub(crate) connections_per_host: u32,
+    /// Time between two requests to one host.
+    #[serde(with = "duration")]
+    pub(crate) delay: Duration,
+    /// Obey robots.txt. Turn it off only for sites you run.
+    pub(crate) robots: bool,
+    /// The longest robots.txt `Crawl-delay` honoured.
+    #[serde(with = "duration")]
+    pub(crate) max_crawl_delay: Duration,
+    /// The longest `Retry-After` honoured.
+    #[serde(with = "duration")]
+    pub(crate) max_retry_after: Duration,
+    /// Wait after a host's first error, doubled for each further one.
+    #[serde(with = "duration")]
+    pub(crate) backoff_base: Duration,
+    /// The longest back-off.
+    #[serde(with = "duration")]
+    pub(crate) backoff_max: Duration,
+    /// Errors in a row after which a host is given up.
+    pub(crate) max_consecutive_errors: u32,
+    /// Tries of one URL, the first included.
+    pub(crate) max_attempts: u32,
+    /// The User-Agent header, and the name robots.txt rules are matched against.
+    pub(crate) user_agent: String,
+}
+
+/// `[fetch]`: the HTTP client.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Fetch {
+    /// Fetches in flight across all hosts, at most.
+    pub(crate) concurrency: usize,
+    /// Time allowed to connect.
+    #[serde(with = "duration")]
+    pub(crate) connect_timeout: Duration,
+    /// Time allowed for a whole request, body included.
+    #[serde(with = "duration")]
+    pub(crate) timeout: Duration,
+    /// The largest body read, after decompression; larger ones are cut and recorded as
+    /// `too_large`.
+    pub(crate) max_body_bytes: u64,
+}
+
+/// `[extract]`: links from pages.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Extract {
+    /// Links followed per page, at most; the rest are counted.
+    pub(crate) max_links_per_page: usize,
+    /// Follow `rel=nofollow` links and pages with `<meta name=robots content=nofollow>`.
+    pub(crate) follow_nofollow: bool,
+}
+
+/// `[frontier]`: the URL frontier.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Frontier {
+    /// URLs the seen-test holds before it first grows.
+    pub(crate) seen_initial_capacity: usize,
+    /// The seen-test's false-positive rate: the share of new URLs wrongly taken for seen.
+    pub(crate) seen_false_positive_rate: f64,
+    /// Memory for queued URLs, in MiB, before they spill to disk.
+    pub(crate) memory_budget_mib: usize,
+    /// Where queued URLs spill; empty for a fresh directory under the system's temporary
+    /// directory.
+    pub(crate) spill_dir: PathBuf,
+}
+
+/// `[output]`: records, logs and progress.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Output {
+    /// The JSON Lines file of records; empty or `-` for standard output.
+    pub(crate) file: PathBuf,
+    /// `auto` (a bar on a terminal, status lines otherwise), `bar`, `lines` or `off`.
+    pub(crate) progress: Progress,
+    /// Time between two status lines.
+    #[serde(with = "duration")]
+    pub(crate) status_interval: Duration,
+}
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Progress {
+    /// A bar on a terminal, status lines otherwise.
+    Auto,
+    /// A live bar.
+    Bar,
+    /// A status line every `status_interval`.
+    Lines,
+    /// Nothing but the summary.
+    Off,
+}
+
+// The defaults are the polite public-web profile; `config/default.toml` spells them out and
+// a test checks the two agree.
+impl Default for Crawl {
+    fn default() -> Self {
+        Crawl {
+            max_pages: 0,
+            max_depth: 20,
+            scope: Scope::Hosts,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_repeated_segment: 2,
+            max_path_segments: 32,
+            per_host_pages: 0,
+        }
+    }
+}
+
+impl Default for Politeness {
+    fn default() -> Self {
+        Politeness {
+            connections_per_host: 1,
+            delay: Duration::from_secs(1),
+            robots: true,
+            max_crawl_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(3600),
+            backoff_base: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(600),
+            max_consecutive_errors: 5,
+            max_attempts: 3,
+            user_agent: default_user_agent(),
+        }
+    }
+}
+
+/// Names the crawler, its version and where to read about it, as operators expect.
+pub(crate) fn default_user_agent() -> String {
+    format!(
+        "crawler/{} (a Bloom-filter web crawler; +https://crates.io/crates/crawler)",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+impl Default for Fetch {
+    fn default() -> Self {
+        Fetch {
+            concurrency: 64,
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_body_bytes: 10 << 20,
+        }
+    }
+}
+
+impl Default for Extract {
+    fn default() -> Self {
+        Extract {
+            max_links_per_page: 10_000,
+            follow_nofollow: false,
+        }
+    }
+}
+
+impl Default for Frontier {
+    fn default() -> Self {
+        Frontier {
+            seen_initial_capacity: 1_000_000,
+            seen_false_positive_rate: 1e-6,
+            memory_budget_mib: 32,
+            spill_dir: PathBuf::new(),
+        }
+    }
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            file: PathBuf::new(),
+            progress: Progress::Auto,
+            status_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A configuration that could not be used, with what to fix.
+#[derive(Debug)]
+pub(crate) struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads a TOML file. Unknown keys, wrong types and bad values are errors naming the file
+    /// and the key (and line).
+    pub(crate) fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
+        Self::from_toml(&text)
+            .map_err(|e| ConfigError(format!("config file {}: {}", path.display(), e.0)))
+    }
+
+    /// Parses TOML text.
+    pub(crate) fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError(e.to_string().trim_end().to_owned()))
+    }
+
+    /// Checks values that parse but make no sense, naming the key.
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
+        if self.politeness.connections_per_host == 0 {
+            return bad("politeness.connections_per_host", "must be at least 1");
+        }
+        if self.politeness.max_attempts == 0 {
+            return bad("politeness.max_attempts", "must be at least 1");
+        }
+        if self.politeness.max_consecutive_errors == 0 {
+            return bad("politeness.max_consecutive_errors", "must be at least 1");
+        }
+        if self.politeness.user_agent.trim().is_empty() {
+            return bad("politeness.user_agent", "must name the crawler");
+        }
+        if self.fetch.concurrency == 0 {
+            return bad("fetch.concurrency", "must be at least 1");
+        }
+        if self.fetch.timeout.is_zero() || self.fetch.connect_timeout.is_zero() {
+            return bad(
+                "fetch.timeout / fetch.connect_timeout",
+                "must be longer than 0",
+            );
+        }
+        let rate = self.frontier.seen_false_positive_rate;
+        if !(rate > 0.0 && rate < 1.0) {
+            return bad(
+                "frontier.seen_false_positive_rate",
+                "must be between 0 and 1",
+            );
+        }
+        if self.frontier.seen_initial_capacity == 0 {
+            return bad("frontier.seen_initial_capacity", "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// Durations as text: a number and a unit, `ms`, `s`, `m` or `h` (`"250ms"`, `"1s"`,
+/// `"10m"`); `"0"` for none.
+pub(crate) mod duration {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        parse(&text).map_err(serde::de::Error::custom)
+    }
+
+    /// Parses `"250ms"`, `"1.5s"`, `"10m"`, `"1h"` or `"0"`.
+    pub(crate) fn parse(text: &str) -> Result<Duration, String> {
+        let text = text.trim();
+        if text == "0" {
+            return Ok(Duration::ZERO);
+        }
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("{text:?}: a duration needs a unit: ms, s, m or h"))?;
+        let (number, unit) = text.split_at(split);
+        let number: f64 = number
+            .parse()
+            .map_err(|_| format!("{text:?}: not a duration like \"250ms\" or \"1s\""))?;
+        let seconds = match unit.trim() {
+            "ms" => number / 1000.0,
+            "s" => number,
+            "m" => number * 60.0,
+            "h" => number * 3600.0,
+            other => return Err(format!("{text:?}: unknown unit {other:?} (ms, s, m or h)")),
+        };
+        Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?}: out of range"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_file_documents_exactly_the_defaults() {
+        let file = include_str!("../../config/default.toml");
+        assert_eq!(Config::from_toml(file).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_local_profile_parses_and_still_obeys_robots() {
+        let local = Config::from_toml(include_str!("../../config/local.toml")).unwrap();
+        local.validate().unwrap();
+        assert!(local.politeness.robots);
+        assert_eq!(local.politeness.delay, Duration::ZERO);
+        assert!(local.fetch.concurrency > Config::default().fetch.concurrency);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let err = Config::from_toml("[fetch]\nconcurency = 3\n").unwrap_err();
+        assert!(err.to_string().contains("concurency"), "{err}");
+        let err = Config::from_toml("[politeness]\ndelay = \"1 fortnight\"\n").unwrap_err();
+        assert!(err.to_string().contains("delay"), "{err}");
+        assert!(err.to_string().contains("line 2"), "{err}");
+        let mut config = Config::default();
+        config.fetch.concurrency = 0;
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("fetch.concurrency")
+        );
+    }
+
+    #[test]
+    fn durations_read_as_written() {
+        assert_eq!(duration::parse("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(duration::parse("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(duration::parse("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(duration::parse("0"), Ok(Duration::ZERO));
+        assert!(duration::parse("10").is_err());
+        assert!(duration::parse("-1s").is_err());
+        assert!(duration::parse("1e300h").is_err());
+    }
+}

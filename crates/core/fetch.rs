@@ -1,0 +1,189 @@
+//! HTTP: one shared client, and a GET that reads at most a capped number of body bytes.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::{Client, redirect};
+use url::Url;
+
+use crate::config::Config;
+
+/// The one client every fetch shares: connection pools, keep-alive and HTTP/2 are per
+/// client, so one client means reused connections.
+///
+/// Redirects are not followed: a redirect's target is a link like any other, pushed through
+/// the frontier to be canonicalized, deduplicated, scoped and fetched politely.
+pub(crate) fn client(config: &Config) -> reqwest::Result<Client> {
+    Client::builder()
+        .user_agent(&config.politeness.user_agent)
+        .redirect(redirect::Policy::none())
+        .connect_timeout(config.fetch.connect_timeout)
+        .timeout(config.fetch.timeout)
+        .pool_max_idle_per_host(config.politeness.connections_per_host as usize)
+        .tcp_nodelay(true)
+        .build()
+}
+
+/// A response, with its body read up to the cap.
+#[derive(Debug)]
+pub(crate) struct Fetched {
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<String>,
+    /// The `Location` header of a redirect, as sent.
+    pub(crate) location: Option<String>,
+    pub(crate) retry_after: Option<Duration>,
+    /// The body, decompressed, at most the cap.
+    pub(crate) body: Vec<u8>,
+    /// The body went past the cap: what is in `body` is its beginning.
+    pub(crate) too_large: bool,
+}
+
+/// Why a fetch got no response, by the short kind records carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FetchError {
+    /// No response (or body) within the timeout.
+    Timeout,
+    /// The connection could not be made (refused, unreachable, DNS, TLS).
+    Connect,
+    /// The response broke off or could not be decoded (bad gzip, reset mid-body).
+    Body,
+    /// Anything else the client refused (a malformed response).
+    Http,
+}
+
+impl FetchError {
+    /// The `error` field of a record.
+    pub(crate) fn kind(self) -> &'static str {
+        match self {
+            FetchError::Timeout => "timeout",
+            FetchError::Connect => "connect",
+            FetchError::Body => "body",
+            FetchError::Http => "http",
+        }
+    }
+
+    fn of(err: &reqwest::Error) -> FetchError {
+        if err.is_timeout() {
+            FetchError::Timeout
+        } else if err.is_connect() {
+            FetchError::Connect
+        } else if err.is_body() || err.is_decode() {
+            FetchError::Body
+        } else {
+            FetchError::Http
+        }
+    }
+}
+
+/// GETs `url`, reading at most `max_body` bytes of its (decompressed) body.
+pub(crate) async fn get(client: &Client, url: &Url, max_body: u64) -> Result<Fetched, FetchError> {
+    let mut response = client
+        .get(url.as_str())
+        .send()
+        .await
+        .map_err(|e| FetchError::of(&e))?;
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header(CONTENT_TYPE);
+    let location = header(LOCATION);
+    let retry_after = header(RETRY_AFTER).and_then(|v| retry_after(&v, SystemTime::now()));
+    let status = response.status().as_u16();
+    let mut body = Vec::new();
+    let mut too_large = false;
+    // The cap counts decompressed bytes, so a small compressed body cannot expand past it.
+    while let Some(chunk) = response.chunk().await.map_err(|e| FetchError::of(&e))? {
+        let room = max_body.saturating_sub(body.len() as u64) as usize;
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            too_large = true;
+            break;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Fetched {
+        status,
+        content_type,
+        location,
+        retry_after,
+        body,
+        too_large,
+    })
+}
+
+/// A `Retry-After` value: seconds, or an HTTP date (the wait until then, zero if past).
+pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Whether a Content-Type is a page whose links we follow.
+pub(crate) fn is_html(content_type: Option<&str>) -> bool {
+    let Some(content_type) = content_type else {
+        return false;
+    };
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("text/html")
+        || essence.eq_ignore_ascii_case("application/xhtml+xml")
+}
+
+/// Whether a body without a Content-Type looks like HTML: its first bytes, past a BOM and
+/// whitespace, open a doctype or an `<html>` (or `<head>`, `<body>`) tag.
+pub(crate) fn sniff_html(body: &[u8]) -> bool {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let start = body
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(body.len());
+    let head = &body[start..body.len().min(start + 16)];
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    [&b"<!doctype html"[..], b"<html", b"<head", b"<body"]
+        .iter()
+        .any(|tag| lower.starts_with(tag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = httpdate::parse_http_date("Sun, 22 Nov 2026 12:00:00 GMT").unwrap();
+        assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            retry_after("Sun, 22 Nov 2026 12:01:30 GMT", now),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            retry_after("Sun, 22 Nov 2026 11:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn html_is_told_by_its_media_type() {
+        assert!(is_html(Some("text/html; charset=windows-1252")));
+        assert!(is_html(Some("TEXT/HTML")));
+        assert!(is_html(Some("application/xhtml+xml")));
+        assert!(!is_html(Some("text/plain")));
+        assert!(!is_html(Some("image/png")));
+        assert!(!is_html(None));
+    }
+
+    #[test]
+    fn html_without_a_content_type_is_sniffed() {
+        assert!(sniff_html(b"\xEF\xBB\xBF  <!DOCTYPE html><p>"));
+        assert!(sniff_html(b"\n<HTML lang=en>"));
+        assert!(!sniff_html(b"%PDF-1.7 <html>"));
+        assert!(!sniff_html(b""));
+    }
+}

@@ -1,0 +1,140 @@
+//! Records: one JSON line per URL once its fetch ended, after its retries.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use serde::Serialize;
+
+/// One URL's outcome, as written. Field names and meanings are the output contract (see
+/// README.md, "Output").
+#[derive(Debug, Serialize)]
+pub(crate) struct Record<'a> {
+    /// The canonical URL fetched.
+    pub(crate) url: &'a str,
+    /// Tries, the first included.
+    pub(crate) attempts: u32,
+    /// The HTTP status of the last try, if there was an answer.
+    pub(crate) status: Option<u16>,
+    /// Why there is no usable page: `timeout`, `connect`, `body`, `http`, `too_large`,
+    /// `robots_denied`, `robots_unreachable`, `host_given_up`; null otherwise.
+    pub(crate) error: Option<&'static str>,
+    /// Links followed from a seed.
+    pub(crate) depth: u32,
+    pub(crate) content_type: Option<&'a str>,
+    /// Body bytes read (decompressed).
+    pub(crate) bytes: u64,
+    /// Links extracted from the page (followed or not).
+    pub(crate) links: u64,
+    /// Time of the last try, from request to end of body.
+    pub(crate) elapsed_ms: u64,
+    /// A redirect's target, resolved against the URL.
+    pub(crate) redirect: Option<&'a str>,
+    /// The page's `<link rel=canonical>`, resolved.
+    pub(crate) canonical: Option<&'a str>,
+}
+
+/// Where records go: a buffered file or standard output, shared by the workers.
+pub(crate) struct Sink {
+    /// A std mutex: a record is one short write into a buffer, never held across an await.
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl Sink {
+    /// Records to `path`, or to standard output for an empty path or `-`.
+    pub(crate) fn open(path: &Path) -> io::Result<Sink> {
+        let out: Box<dyn Write + Send> = if path.as_os_str().is_empty() || path == Path::new("-") {
+            Box::new(BufWriter::with_capacity(1 << 16, io::stdout()))
+        } else {
+            Box::new(BufWriter::with_capacity(1 << 16, File::create(path)?))
+        };
+        Ok(Sink {
+            out: Mutex::new(out),
+        })
+    }
+
+    /// A sink writing into memory, for tests.
+    #[cfg(test)]
+    pub(crate) fn to_writer(out: impl Write + Send + 'static) -> Sink {
+        Sink {
+            out: Mutex::new(Box::new(out)),
+        }
+    }
+
+    /// Writes one record as a line.
+    pub(crate) fn write(&self, record: &Record<'_>) -> io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
+        line.push(b'\n');
+        self.lock().write_all(&line)
+    }
+
+    /// Flushes what is buffered.
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        self.lock().flush()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn Write + Send>> {
+        // A panic mid-write can at worst leave a partial line; later records still belong.
+        self.out.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_record_is_one_json_line_with_every_contract_field() {
+        let buf = Shared::default();
+        let sink = Sink::to_writer(buf.clone());
+        sink.write(&Record {
+            url: "http://a.example/",
+            attempts: 2,
+            status: Some(301),
+            error: None,
+            depth: 1,
+            content_type: Some("text/html"),
+            bytes: 0,
+            links: 0,
+            elapsed_ms: 3,
+            redirect: Some("http://a.example/b"),
+            canonical: None,
+        })
+        .unwrap();
+        sink.flush().unwrap();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert!(text.ends_with('\n') && text.lines().count() == 1);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for key in [
+            "url",
+            "attempts",
+            "status",
+            "error",
+            "depth",
+            "content_type",
+            "bytes",
+            "links",
+            "elapsed_ms",
+            "redirect",
+        ] {
+            assert!(value.get(key).is_some(), "{key} missing in {text}");
+        }
+        assert_eq!(value["error"], serde_json::Value::Null);
+        assert_eq!(value["redirect"], "http://a.example/b");
+    }
+}

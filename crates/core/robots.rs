@@ -1,0 +1,203 @@
+//! robots.txt (RFC 9309): fetched once per host and cached; rules through the
+//! `texting_robots` crate, which is tested against Google's reference parser's suite.
+//!
+//! What each answer means, per RFC 9309 section 2.3.1:
+//! * 2xx: the rules, parsed from at most the first 500 KiB;
+//! * 3xx: followed, up to five hops; more than that counts as unavailable (4xx);
+//! * 4xx: "unavailable": anything may be crawled;
+//! * 5xx, or no answer at all: "unreachable": nothing may be crawled for a while. The host's
+//!   URLs are retried with back-off, and the file is fetched again after [`UNREACHABLE_TTL`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use reqwest::Client;
+use texting_robots::Robot;
+use tokio::sync::OnceCell;
+use url::Url;
+
+use crate::fetch;
+
+/// The most of a robots.txt parsed; RFC 9309 asks crawlers to parse at least 500 KiB.
+pub(crate) const MAX_BYTES: u64 = 500 * 1024;
+/// Redirects followed to find a robots.txt; RFC 9309 asks for at least five.
+const MAX_REDIRECTS: usize = 5;
+/// How long an unreachable robots.txt keeps its host closed before it is fetched again.
+pub(crate) const UNREACHABLE_TTL: Duration = Duration::from_secs(60);
+
+/// What robots.txt says about one host.
+#[derive(Debug)]
+pub(crate) enum Rules {
+    /// No usable robots.txt (4xx, too many redirects, or unparsable): anything goes.
+    AllowAll,
+    /// Parsed rules for our user agent.
+    Parsed(Robot),
+    /// 5xx or no answer: nothing may be fetched until the file is fetched again.
+    Unreachable,
+}
+
+impl Rules {
+    /// Whether `url` may be fetched.
+    pub(crate) fn allows(&self, url: &Url) -> bool {
+        match self {
+            Rules::AllowAll => true,
+            Rules::Parsed(robot) => robot.allowed(url.as_str()),
+            Rules::Unreachable => false,
+        }
+    }
+
+    /// The `Crawl-delay` for our user agent, if any.
+    pub(crate) fn crawl_delay(&self) -> Option<Duration> {
+        match self {
+            Rules::Parsed(robot) => robot
+                .delay
+                .filter(|d| d.is_finite() && *d >= 0.0)
+                .and_then(|d| Duration::try_from_secs_f32(d).ok()),
+            _ => None,
+        }
+    }
+
+    /// Rules from a robots.txt body: parsed if possible, else allow all (a file nobody can
+    /// parse expresses no rule we could obey).
+    pub(crate) fn parse(agent: &str, body: &[u8]) -> Rules {
+        let body = &body[..body.len().min(MAX_BYTES as usize)];
+        match Robot::new(agent, body) {
+            Ok(robot) => Rules::Parsed(robot),
+            Err(_) => Rules::AllowAll,
+        }
+    }
+}
+
+/// One host's rules once fetched, and when.
+struct Entry {
+    rules: OnceCell<(Arc<Rules>, Instant)>,
+}
+
+/// The robots.txt of every host seen, fetched once each (concurrent asks for one host wait
+/// for the same fetch).
+pub(crate) struct RobotsCache {
+    /// The product token robots.txt groups are matched against (`crawler` for a user agent
+    /// `crawler/0.1 (...)`).
+    agent: String,
+    /// Host key (as the frontier spells it) to its entry. A std mutex: held only to find or
+    /// insert an entry, never across an await.
+    hosts: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+impl RobotsCache {
+    pub(crate) fn new(user_agent: &str) -> Self {
+        let agent = user_agent
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .next()
+            .unwrap_or(user_agent)
+            .to_owned();
+        RobotsCache {
+            agent,
+            hosts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The rules for the host of `url` (whose host key is `host`), fetching them first if
+    /// need be, with the instant they were known; `fresh` is true for the caller that
+    /// fetched them.
+    pub(crate) async fn rules(
+        &self,
+        client: &Client,
+        host: &str,
+        url: &Url,
+    ) -> (Arc<Rules>, Instant, bool) {
+        loop {
+            let entry = {
+                let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+                Arc::clone(hosts.entry(host.to_owned()).or_insert_with(|| {
+                    Arc::new(Entry {
+                        rules: OnceCell::new(),
+                    })
+                }))
+            };
+            let mut fresh = false;
+            let (rules, at) = entry
+                .rules
+                .get_or_init(|| async {
+                    fresh = true;
+                    (Arc::new(self.fetch(client, url).await), Instant::now())
+                })
+                .await;
+            if matches!(**rules, Rules::Unreachable) && at.elapsed() >= UNREACHABLE_TTL && !fresh {
+                // Time to ask again: drop the entry (unless another caller already did).
+                let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+                if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                    hosts.remove(host);
+                }
+                continue;
+            }
+            return (Arc::clone(rules), *at, fresh);
+        }
+    }
+
+    async fn fetch(&self, client: &Client, page: &Url) -> Rules {
+        let Ok(mut url) = page.join("/robots.txt") else {
+            return Rules::AllowAll;
+        };
+        for _ in 0..=MAX_REDIRECTS {
+            let response = match fetch::get(client, &url, MAX_BYTES).await {
+                Ok(response) => response,
+                Err(_) => return Rules::Unreachable,
+            };
+            match response.status {
+                200..=299 => return Rules::parse(&self.agent, &response.body),
+                300..=399 => {
+                    let next = response.location.and_then(|to| url.join(&to).ok());
+                    match next {
+                        Some(next) => url = next,
+                        None => return Rules::AllowAll,
+                    }
+                }
+                400..=499 => return Rules::AllowAll,
+                _ => return Rules::Unreachable,
+            }
+        }
+        Rules::AllowAll
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_follow_the_group_of_our_product_token() {
+        let cache = RobotsCache::new("crawler/0.1 (+https://example.com)");
+        assert_eq!(cache.agent, "crawler");
+        let txt = b"User-agent: crawler\nDisallow: /private\nCrawl-delay: 2.5\n\nUser-agent: *\nDisallow: /\n";
+        let rules = Rules::parse(&cache.agent, txt);
+        let url = |p: &str| Url::parse(&format!("http://a.example{p}")).unwrap();
+        assert!(rules.allows(&url("/public")));
+        assert!(!rules.allows(&url("/private/x")));
+        assert_eq!(rules.crawl_delay(), Some(Duration::from_millis(2500)));
+        let others = Rules::parse("otherbot", txt);
+        assert!(!others.allows(&url("/public")));
+    }
+
+    #[test]
+    fn only_the_first_500_kib_count() {
+        let mut txt = b"User-agent: *\nDisallow: /a\n".to_vec();
+        txt.resize(MAX_BYTES as usize, b'\n');
+        txt.extend_from_slice(b"Disallow: /b\n");
+        let rules = Rules::parse("crawler", &txt);
+        let url = |p: &str| Url::parse(&format!("http://a.example{p}")).unwrap();
+        assert!(!rules.allows(&url("/a")));
+        assert!(rules.allows(&url("/b")));
+    }
+
+    #[test]
+    fn binary_garbage_allows_all_or_parses_without_panicking() {
+        let garbage: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let rules = Rules::parse("crawler", &garbage);
+        let _ = rules.allows(&Url::parse("http://a.example/").unwrap());
+        assert!(Rules::Unreachable.crawl_delay().is_none());
+    }
+}

@@ -1,0 +1,219 @@
+//! `testweb`: serves a synthetic site on loopback until killed, for crawl benchmarks and for
+//! trying a crawler offline.
+//!
+//! ```text
+//! testweb --pages 100000 --children 10 --random-links 20 --page-bytes 8500 --port 0
+//! ```
+//!
+//! prints the seed URL (the root of host 0; with `--all-roots`, the root of every host) on
+//! stdout, one per line, then serves. On Ctrl-C or SIGTERM it prints a summary of the
+//! requests to stderr and exits.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use testweb::{HostConfig, Robots, RobotsRules, SiteConfig, Testweb};
+
+/// Serve a deterministic synthetic web on 127.0.0.1 until killed.
+#[derive(Debug, Parser)]
+#[command(name = "testweb", version)]
+struct Args {
+    /// Number of hosts (one port each).
+    #[arg(long, default_value_t = 1)]
+    hosts: usize,
+    /// Pages per host.
+    #[arg(long, default_value_t = 100_000)]
+    pages: u64,
+    /// Child pages per page (tree fan-out).
+    #[arg(long, default_value_t = 10)]
+    children: u64,
+    /// Links to pseudo-random pages per page.
+    #[arg(long, default_value_t = 20)]
+    random_links: u64,
+    /// Fraction of random links that go to another host.
+    #[arg(long, default_value_t = 0.2)]
+    inter_host: f64,
+    /// Approximate size of each page in bytes.
+    #[arg(long, default_value_t = 8_500)]
+    page_bytes: usize,
+    /// Seed of every pseudo-random choice.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Port of host 0 (host i gets port + i); 0 picks free ports.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Spell every link the plain way instead of in many equivalent ways.
+    #[arg(long)]
+    plain_links: bool,
+    /// Keep no request log (the summary then has the counters only).
+    #[arg(long)]
+    no_log: bool,
+    /// Delay before every response, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// A robots.txt `Disallow:` prefix for every host (repeatable).
+    #[arg(long = "disallow", value_name = "PREFIX")]
+    disallow: Vec<String>,
+    /// A robots.txt `Crawl-delay:` for every host, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    crawl_delay: Option<f64>,
+    /// Give host 0 one special page of every kind (errors, redirects, slow and hanging
+    /// responses, huge bodies, gzip bombs, legacy encodings...).
+    #[arg(long)]
+    all_specials: bool,
+    /// Print the root of every host, not only the seed.
+    #[arg(long)]
+    all_roots: bool,
+    /// Write the expected pages (the ground truth), one URL a line, to this file.
+    #[arg(long, value_name = "FILE")]
+    expected_out: Option<PathBuf>,
+    /// Worker threads of the server (1: a single-threaded runtime).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+fn main() -> std::io::Result<()> {
+    let args = Args::parse();
+    let runtime = if args.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads)
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: Args) -> std::io::Result<()> {
+    let robots = if args.disallow.is_empty() && args.crawl_delay.is_none() {
+        Robots::Missing
+    } else {
+        let crawl_delay = match args.crawl_delay {
+            Some(seconds) if seconds.is_finite() && seconds >= 0.0 => {
+                Some(Duration::from_secs_f64(seconds))
+            }
+            Some(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "--crawl-delay must be a non-negative number",
+                ));
+            }
+            None => None,
+        };
+        Robots::Rules(RobotsRules {
+            disallow: args.disallow.clone(),
+            allow: Vec::new(),
+            crawl_delay,
+        })
+    };
+    let host_configs = (0..args.hosts)
+        .map(|host| {
+            let base = if host == 0 && args.all_specials {
+                HostConfig::every_special()
+            } else {
+                HostConfig::default()
+            };
+            HostConfig {
+                robots: robots.clone(),
+                latency: Duration::from_millis(args.latency_ms),
+                ..base
+            }
+        })
+        .collect();
+    let config = SiteConfig {
+        hosts: args.hosts,
+        pages_per_host: args.pages,
+        children_per_page: args.children,
+        random_links_per_page: args.random_links,
+        inter_host_fraction: args.inter_host,
+        page_bytes: args.page_bytes,
+        seed: args.seed,
+        varied_spellings: !args.plain_links,
+        offsite_links: false,
+        log_requests: !args.no_log,
+        port: args.port,
+        host_configs,
+    };
+    let web = Testweb::start(config).await?;
+    if let Some(path) = &args.expected_out {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for url in web.expected_pages() {
+            writeln!(out, "{url}")?;
+        }
+        out.flush()?;
+    }
+    {
+        let mut stdout = std::io::stdout().lock();
+        let urls = if args.all_roots {
+            web.roots()
+        } else {
+            web.seeds()
+        };
+        for url in urls {
+            writeln!(stdout, "{url}")?;
+        }
+        stdout.flush()?;
+    }
+    wait_for_signal().await;
+    summarize(&web);
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn wait_for_signal() {
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Prints what was requested to stderr.
+fn summarize(web: &Testweb) {
+    let mut err = std::io::stderr().lock();
+    for host in 0..web.hosts() {
+        let _ = writeln!(
+            err,
+            "host {host} ({}): {} requests, at most {} in flight",
+            web.host_url(host),
+            web.requests_served(host),
+            web.max_in_flight(host),
+        );
+    }
+    if !web.config().log_requests {
+        return;
+    }
+    let counts = web.fetch_counts();
+    let expected = web.expected_pages();
+    let fetched = expected
+        .iter()
+        .filter(|url| counts.contains_key(*url))
+        .count();
+    let repeated: usize = counts.values().map(|&n| n.saturating_sub(1)).sum();
+    let unexpected = counts
+        .keys()
+        .filter(|url| !expected.contains(*url) && !url.ends_with("/robots.txt"))
+        .count();
+    let _ = writeln!(
+        err,
+        "expected pages fetched: {fetched} of {}; repeated fetches: {repeated}; unexpected URLs: {unexpected}",
+        expected.len(),
+    );
+}

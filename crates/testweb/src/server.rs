@@ -1,0 +1,280 @@
+//! The HTTP side: one accept loop per host, hyper HTTP/1.1 connections with keep-alive, the
+//! request handler, the request log and the response body type.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::time::Sleep;
+
+use crate::Request;
+use crate::site::{HostStats, Route, Site, decode_unreserved};
+use crate::special;
+
+/// Counts a request as in flight until dropped, which happens when its response body is
+/// fully handed to the connection (or the connection dies).
+#[derive(Debug)]
+pub(crate) struct InFlight(Arc<HostStats>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Counts an open connection until dropped.
+struct Connection(Arc<HostStats>);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Relaxed);
+    }
+}
+
+/// A response body: all at once, a repeated chunk, or chunks trickled with pauses.
+#[derive(Debug)]
+pub(crate) struct Body {
+    inner: Inner,
+    guard: Option<InFlight>,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Full(Option<Bytes>),
+    Repeat {
+        chunk: Bytes,
+        remaining: u64,
+    },
+    Trickle {
+        chunk: Bytes,
+        remaining: u32,
+        interval: Duration,
+        sleep: Option<Pin<Box<Sleep>>>,
+    },
+}
+
+impl Body {
+    /// The whole body at once.
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+        Body {
+            inner: Inner::Full(Some(bytes.into())),
+            guard: None,
+        }
+    }
+
+    /// `total` bytes made of `chunk` repeated (and cut).
+    pub(crate) fn repeat(chunk: Bytes, total: u64) -> Body {
+        Body {
+            inner: Inner::Repeat {
+                chunk,
+                remaining: total,
+            },
+            guard: None,
+        }
+    }
+
+    /// `chunks` copies of `chunk`, the first at once, then one every `interval`.
+    pub(crate) fn trickle(chunk: Bytes, chunks: u32, interval: Duration) -> Body {
+        Body {
+            inner: Inner::Trickle {
+                chunk,
+                remaining: chunks,
+                interval,
+                sleep: None,
+            },
+            guard: None,
+        }
+    }
+
+    fn remaining(&self) -> u64 {
+        match &self.inner {
+            Inner::Full(bytes) => bytes.as_ref().map_or(0, |b| b.len() as u64),
+            Inner::Repeat { remaining, .. } => *remaining,
+            Inner::Trickle {
+                chunk, remaining, ..
+            } => chunk.len() as u64 * u64::from(*remaining),
+        }
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        let frame = match &mut this.inner {
+            Inner::Full(bytes) => bytes.take(),
+            Inner::Repeat { chunk, remaining } => {
+                if *remaining == 0 || chunk.is_empty() {
+                    None
+                } else {
+                    let n = (*remaining).min(chunk.len() as u64);
+                    *remaining -= n;
+                    Some(chunk.slice(..n as usize))
+                }
+            }
+            Inner::Trickle {
+                chunk,
+                remaining,
+                interval,
+                sleep,
+            } => {
+                if *remaining == 0 {
+                    None
+                } else {
+                    if let Some(sleep) = sleep {
+                        ready!(sleep.as_mut().poll(cx));
+                    }
+                    *remaining -= 1;
+                    *sleep = Some(Box::pin(tokio::time::sleep(*interval)));
+                    Some(chunk.clone())
+                }
+            }
+        };
+        if frame.is_none() {
+            this.guard = None;
+        }
+        Poll::Ready(frame.map(|bytes| Ok(Frame::data(bytes))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining())
+    }
+}
+
+/// What a handler does before answering.
+#[derive(Debug)]
+pub(crate) enum Wait {
+    /// Nothing: answer at once.
+    None,
+    /// Sleep this long first.
+    Delay(Duration),
+    /// Never answer.
+    Forever,
+}
+
+/// A response with a body of our type.
+pub(crate) type Reply = Response<Body>;
+
+/// A response with a status, a content type and a body.
+pub(crate) fn reply(status: u16, content_type: &'static str, body: Body) -> Reply {
+    let mut response = Response::new(body);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// Serves one request of `host`.
+async fn handle(
+    site: Arc<Site>,
+    host: usize,
+    request: hyper::Request<Incoming>,
+) -> Result<Reply, Infallible> {
+    let at = Instant::now();
+    let host_site = &site.hosts[host];
+    let stats = &host_site.stats;
+    let in_flight = stats.in_flight.fetch_add(1, Relaxed) + 1;
+    let guard = InFlight(Arc::clone(stats));
+    stats.max_in_flight.fetch_max(in_flight, Relaxed);
+    stats.requests.fetch_add(1, Relaxed);
+    if let Some(log) = &site.log {
+        let path = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_owned();
+        let connections = stats.connections.load(Relaxed);
+        let entry = Request {
+            host,
+            path,
+            at,
+            in_flight,
+            connections,
+        };
+        log.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+    }
+    let latency = host_site.config.latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let path = decode_unreserved(request.uri().path());
+    let (mut response, wait) = match site.route(host, &path) {
+        Route::Page(n) => {
+            let body = Body::full(site.render_page(host, n));
+            (reply(200, "text/html; charset=utf-8", body), Wait::None)
+        }
+        Route::Robots => (special::robots(&site, host), Wait::None),
+        Route::Leaf => (special::leaf(&path), Wait::None),
+        Route::NotFound => (special::not_found(), Wait::None),
+        Route::Special(i) => special::respond(&site, host, i),
+    };
+    match wait {
+        Wait::None => {}
+        Wait::Delay(delay) => tokio::time::sleep(delay).await,
+        Wait::Forever => std::future::pending::<()>().await,
+    }
+    response.body_mut().guard = Some(guard);
+    Ok(response)
+}
+
+/// Accepts and serves connections to `host` until `shutdown` changes or is dropped.
+pub(crate) async fn serve_host(
+    site: Arc<Site>,
+    host: usize,
+    listener: TcpListener,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of file descriptors, say: let connections finish.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => return,
+        };
+        let _ = stream.set_nodelay(true);
+        let site = Arc::clone(&site);
+        let mut shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let stats = Arc::clone(&site.hosts[host].stats);
+            stats.connections.fetch_add(1, Relaxed);
+            let _open = Connection(stats);
+            let service = service_fn(move |request| handle(Arc::clone(&site), host, request));
+            let connection = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = connection => {}
+                _ = shutdown.changed() => {}
+            }
+        });
+    }
+}

@@ -1,0 +1,50 @@
+use testweb::{HostConfig, Robots, SiteConfig};
+
+use crate::util::{Site, crawl_site};
+
+#[test]
+fn a_crawl_fetches_exactly_the_expected_pages_each_once() {
+    let site = Site::start(SiteConfig {
+        hosts: 3,
+        pages_per_host: 150,
+        children_per_page: 4,
+        random_links_per_page: 8,
+        host_configs: vec![
+            HostConfig::every_special(),
+            HostConfig {
+                robots: Robots::disallow(["/p/1"]),
+                ..HostConfig::default()
+            },
+        ],
+        ..SiteConfig::default()
+    });
+    // Host 0's special pages fail on purpose, many in a row: keep it from being given up.
+    let crawl = crawl_site(&site, &["--timeout", "1s", "--max-consecutive-errors", "100"]);
+    let expected = site.web.expected_pages();
+    let fetched = crawl.fetched();
+    let missing: Vec<_> = expected.difference(&fetched).collect();
+    let extra: Vec<_> = fetched.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}\nstderr:\n{}",
+        crawl.stderr()
+    );
+    // Every URL requested once, except those retried after an error.
+    for (url, count) in site.web.fetch_counts() {
+        if url.ends_with("/robots.txt") {
+            assert_eq!(count, 1, "{url}: robots.txt fetched once per host");
+            continue;
+        }
+        let attempts = crawl.record(&url)["attempts"].as_u64().unwrap() as usize;
+        assert_eq!(
+            count, attempts,
+            "{url} requested {count} times in {attempts} attempts"
+        );
+    }
+    // Nothing robots.txt disallows was requested.
+    for request in site.web.requests() {
+        let url = site.web.url(request.host, &request.path);
+        assert!(!site.web.is_disallowed(&url), "requested disallowed {url}");
+    }
+    assert!(crawl.stderr().contains("crawled"), "{}", crawl.stderr());
+}

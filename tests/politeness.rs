@@ -1,0 +1,82 @@
+use std::collections::HashMap;
+use std::time::Duration;
+
+use testweb::{HostConfig, SiteConfig};
+
+use crate::util::{Site, crawl_site, ms};
+
+#[test]
+fn per_host_delay_and_connection_limit_hold() {
+    let site = Site::start(SiteConfig {
+        hosts: 3,
+        pages_per_host: 8,
+        children_per_page: 3,
+        random_links_per_page: 2,
+        host_configs: vec![
+            HostConfig {
+                latency: ms(20),
+                ..HostConfig::default()
+            };
+            3
+        ],
+        ..SiteConfig::default()
+    });
+    let crawl = crawl_site(
+        &site,
+        &[
+            "--delay",
+            "150ms",
+            "--connections-per-host",
+            "1",
+            "--robots",
+            "false",
+        ],
+    );
+    assert_eq!(
+        crawl.fetched(),
+        site.web.expected_pages_with(testweb::ExpectOptions {
+            ignore_robots: true,
+            ..Default::default()
+        })
+    );
+    let mut by_host: HashMap<usize, Vec<_>> = HashMap::new();
+    for request in site.web.requests() {
+        by_host.entry(request.host).or_default().push(request.at);
+    }
+    for host in 0..3 {
+        assert_eq!(
+            site.web.max_in_flight(host),
+            1,
+            "host {host}: one connection at a time"
+        );
+        let times = by_host.get_mut(&host).expect("every host crawled");
+        times.sort();
+        for pair in times.windows(2) {
+            // 150 ms between starts at the crawler; 50 ms of margin for loopback jitter.
+            assert!(
+                pair[1] - pair[0] >= ms(100),
+                "host {host}: {:?}",
+                pair[1] - pair[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn hosts_are_crawled_in_parallel_up_to_their_limits() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 40,
+        children_per_page: 6,
+        random_links_per_page: 2,
+        host_configs: vec![HostConfig {
+            latency: ms(30),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    crawl_site(&site, &["--connections-per-host", "4", "--robots", "false"]);
+    let most = site.web.max_in_flight(0);
+    assert!(most <= 4, "{most} in flight on one host, limit 4");
+    assert!(most >= 2, "the limit is used: {most}");
+    let _ = Duration::ZERO;
+}

@@ -1,0 +1,15 @@
+//! Integration tests of the `crawler` binary, run against `testweb` sites on loopback.
+
+// Starting sites, running the binary, reading its records.
+mod util;
+
+// Coverage equals ground truth, every page fetched once, with every special page kind.
+mod coverage;
+// Errors, retries, redirects, timeouts, caps, content types and encodings, one by one.
+mod errors;
+// robots.txt rules, Crawl-delay, and unreachable robots.txt.
+mod robots;
+// Per-host delay and connection limits, from the server's request log.
+mod politeness;
+// Bad command lines and config files: a message naming the problem, exit code 2.
+mod cli;

@@ -1,0 +1,118 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::Value;
+use testweb::{SiteConfig, Testweb};
+
+/// A site served by its own runtime, so that the test thread can block on the crawler.
+pub(crate) struct Site {
+    pub(crate) web: Testweb,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Site {
+    pub(crate) fn start(config: SiteConfig) -> Site {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let web = runtime
+            .block_on(Testweb::start(config))
+            .expect("testweb starts");
+        Site {
+            web,
+            _runtime: runtime,
+        }
+    }
+}
+
+/// What a crawl printed.
+pub(crate) struct Crawl {
+    pub(crate) output: Output,
+    /// Records by URL; a URL recorded twice fails the test.
+    pub(crate) records: BTreeMap<String, Value>,
+}
+
+impl Crawl {
+    pub(crate) fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+
+    pub(crate) fn record(&self, url: &str) -> &Value {
+        self.records
+            .get(url)
+            .unwrap_or_else(|| panic!("no record for {url}; stderr:\n{}", self.stderr()))
+    }
+
+    /// URLs whose record is a fetch (an answer or a network error), not a robots refusal.
+    pub(crate) fn fetched(&self) -> BTreeSet<String> {
+        self.records
+            .iter()
+            .filter(|(_, r)| r["error"] != "robots_denied" && r["error"] != "robots_unreachable")
+            .map(|(url, _)| url.clone())
+            .collect()
+    }
+}
+
+/// Flags for fast tests on loopback: the local profile, no progress display, short waits.
+pub(crate) fn fast() -> Vec<String> {
+    [
+        "--config",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/config/local.toml"),
+        "--progress",
+        "off",
+        "--max-retry-after",
+        "50ms",
+        "--backoff-base",
+        "10ms",
+        "--backoff-max",
+        "50ms",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Runs the crawler with `args` (records to standard output) and reads its records.
+pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
+    let output = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(args.iter().map(AsRef::as_ref))
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the crawler runs");
+    let stdout = String::from_utf8(output.stdout.clone()).expect("records are UTF-8");
+    let mut records = BTreeMap::new();
+    for line in stdout.lines() {
+        let record: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a JSON record ({e}): {line}"));
+        let url = record["url"].as_str().expect("url").to_owned();
+        assert!(
+            records.insert(url.clone(), record).is_none(),
+            "{url} recorded twice"
+        );
+    }
+    Crawl { output, records }
+}
+
+/// `crawl` with `fast()` flags and every host root of the site as a seed (the default scope is
+/// the seeds' hosts).
+pub(crate) fn crawl_site(site: &Site, extra: &[&str]) -> Crawl {
+    let mut args = fast();
+    for seed in site.web.roots() {
+        args.push("--seed".into());
+        args.push(seed);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let crawl = crawl(&args);
+    assert!(
+        crawl.output.status.success(),
+        "crawler failed: {}",
+        crawl.stderr()
+    );
+    crawl
+}
+
+pub(crate) fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
