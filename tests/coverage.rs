@@ -19,7 +19,10 @@ fn a_crawl_fetches_exactly_the_expected_pages_each_once() {
         ..SiteConfig::default()
     });
     // Host 0's special pages fail on purpose, many in a row: keep it from being given up.
-    let crawl = crawl_site(&site, &["--timeout", "1s", "--max-consecutive-errors", "100"]);
+    let crawl = crawl_site(
+        &site,
+        &["--timeout", "1s", "--max-consecutive-errors", "100"],
+    );
     let expected = site.web.expected_pages();
     let fetched = crawl.fetched();
     let missing: Vec<_> = expected.difference(&fetched).collect();
