@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 PAGES=${PAGES:-100000}
 WGET2_THREADS=${WGET2_THREADS:-16}
 work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+server=
+trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
 cargo build --release --quiet --bin crawler -p crawler -p testweb
 bin=target/release

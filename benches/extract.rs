@@ -2,8 +2,9 @@
 //!
 //! Two deterministic pages: a typical ~8.5 KB article page with 30 links (10 relative child
 //! links, 20 absolute) amid head boilerplate, navigation markup, an inline script and style,
-//! and paragraphs of text; and a ~500 KB directory-style page with 10,000+ links. Criterion
-//! reports the time per page and, through its throughput line, pages per second.
+//! and paragraphs of text; a ~500 KB directory-style page with 10,000+ links; and a hostile
+//! page whose one tag has 200,000 attributes, which must cost time linear in its size.
+//! Criterion reports the time per page and, through its throughput line, pages per second.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -217,6 +218,19 @@ fn bench(c: &mut Criterion) {
     );
     group.sample_size(20);
     group.bench_function("big_500KB_10k_links", |b| {
+        b.iter(|| extract(black_box(&page), &options));
+    });
+
+    // A hostile page: one tag with 200,000 attributes (2.6 MB). html5ever's tokenizer is
+    // quadratic here (seconds for a tenth of it); this must stay linear.
+    let hostile = format!("<a {}href=x>", "href=y rel=z ".repeat(200_000));
+    let page = Page {
+        url: &url,
+        body: hostile.as_bytes(),
+        content_type: None,
+    };
+    group.sample_size(10);
+    group.bench_function("hostile_one_tag_200k_attributes", |b| {
         b.iter(|| extract(black_box(&page), &options));
     });
     group.finish();

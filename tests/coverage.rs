@@ -51,3 +51,15 @@ fn a_crawl_fetches_exactly_the_expected_pages_each_once() {
     }
     assert!(crawl.stderr().contains("crawled"), "{}", crawl.stderr());
 }
+
+#[test]
+fn max_pages_stops_at_exactly_that_many_records() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 200,
+        ..SiteConfig::default()
+    });
+    for limit in ["1", "37"] {
+        let crawl = crawl_site(&site, &["--max-pages", limit, "--robots", "false"]);
+        assert_eq!(crawl.records.len().to_string(), limit, "{}", crawl.stderr());
+    }
+}

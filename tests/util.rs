@@ -1,5 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -74,13 +74,30 @@ pub(crate) fn fast() -> Vec<String> {
     .to_vec()
 }
 
-/// Runs the crawler with `args` (records to standard output) and reads its records.
+/// Runs the crawler with `args` (records to standard output) and reads its records. A crawl
+/// that has not ended after two minutes is killed and fails the test, rather than hang it.
 pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
-    let output = Command::new(env!("CARGO_BIN_EXE_crawler"))
+    let child = Command::new(env!("CARGO_BIN_EXE_crawler"))
         .args(args.iter().map(AsRef::as_ref))
         .env("RUST_LOG", "warn")
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("the crawler runs");
+    let pid = child.id();
+    let watchdog = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return false;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        true
+    });
+    let output = child.wait_with_output().expect("the crawler ends");
+    assert!(!watchdog.join().unwrap(), "the crawler hung and was killed");
     let stdout = String::from_utf8(output.stdout.clone()).expect("records are UTF-8");
     let mut records = BTreeMap::new();
     for line in stdout.lines() {

@@ -279,8 +279,11 @@ impl Config {
         if self.politeness.user_agent.trim().is_empty() {
             return bad("politeness.user_agent", "must name the crawler");
         }
-        if self.fetch.concurrency == 0 {
-            return bad("fetch.concurrency", "must be at least 1");
+        if !(1..=100_000).contains(&self.fetch.concurrency) {
+            return bad("fetch.concurrency", "must be between 1 and 100000");
+        }
+        if self.fetch.max_body_bytes == 0 {
+            return bad("fetch.max_body_bytes", "must be at least 1");
         }
         if self.fetch.timeout.is_zero() || self.fetch.connect_timeout.is_zero() {
             return bad(

@@ -3,7 +3,9 @@
 //! `fetch.concurrency` tasks each loop: pop a lease (or wait for the instant the frontier
 //! names, or for a lease to complete), check robots.txt, fetch, extract and push links,
 //! complete the lease, and write the URL's record once its fate is final. The frontier's
-//! locks are std mutexes held for microseconds, never across an await.
+//! locks are std mutexes, never held across an await; they are held for microseconds, except
+//! when a push or pop has to spill queued URLs to disk, which holds up the other workers for
+//! that write.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,6 +37,10 @@ pub(crate) struct Crawler {
     budget: AtomicU64,
     /// Set when the workers are to stop taking leases.
     stop: AtomicBool,
+    /// Leases being worked on that hold a share of `budget`.
+    outstanding: AtomicU64,
+    /// Records could not be written: the crawl stopped, and its exit code says so.
+    pub(crate) sink_failed: AtomicBool,
     pub(crate) stats: Stats,
     pub(crate) started: Instant,
 }
@@ -87,7 +93,10 @@ impl Crawler {
             n => n,
         };
         Crawler {
-            robots: RobotsCache::new(&config.politeness.user_agent),
+            robots: RobotsCache::new(
+                &config.politeness.user_agent,
+                config.politeness.max_retry_after.min(UNREACHABLE_TTL),
+            ),
             config,
             frontier,
             client,
@@ -95,6 +104,8 @@ impl Crawler {
             wake: Notify::new(),
             budget: AtomicU64::new(budget),
             stop: AtomicBool::new(false),
+            outstanding: AtomicU64::new(0),
+            sink_failed: AtomicBool::new(false),
             stats: Stats::default(),
             started: Instant::now(),
         }
@@ -113,13 +124,14 @@ impl Crawler {
             })
             .collect();
         for worker in workers {
-            // A worker that panicked has lost at most its lease; the others finish the crawl.
+            // A worker that panicked gave its lease back (see `Visit`); the others go on.
             if let Err(err) = worker.await {
                 tracing::error!("a fetch worker failed: {err}");
             }
         }
         if let Err(err) = self.sink.flush() {
             tracing::error!("writing records: {err}");
+            self.sink_failed.store(true, Ordering::Relaxed);
         }
     }
 
@@ -133,38 +145,42 @@ impl Crawler {
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            if !self.take_budget() {
-                self.stop.store(true, Ordering::Relaxed);
-                self.wake.notify_waiters();
-                return;
-            }
-            let popped = self.frontier.pop(Instant::now());
-            match popped {
+            match self.frontier.pop(Instant::now()) {
                 Ok(Pop::Lease(lease)) => {
+                    if !self.take_budget() {
+                        // `max_pages` is spent, unless a lease in flight ends in a retry and
+                        // gives its share back: wait for those, then stop.
+                        self.abandon(lease);
+                        if self.outstanding.load(Ordering::Acquire) == 0 {
+                            self.stop.store(true, Ordering::Relaxed);
+                            self.wake.notify_waiters();
+                            return;
+                        }
+                        woken.await;
+                        continue;
+                    }
+                    let outstanding = Outstanding::count(&self.outstanding);
                     self.visit(lease).await;
+                    // Uncounted before the wake-up, so that a woken worker waiting for the
+                    // leases in flight sees this one gone.
+                    drop(outstanding);
                     self.wake.notify_waiters();
                 }
                 Ok(Pop::WaitUntil(at)) => {
-                    self.give_back_budget();
                     let at = tokio::time::Instant::from_std(at);
                     tokio::select! {
                         () = tokio::time::sleep_until(at) => {}
                         () = &mut woken => {}
                     }
                 }
-                Ok(Pop::Pending) => {
-                    self.give_back_budget();
-                    woken.await;
-                }
+                Ok(Pop::Pending) => woken.await,
                 Ok(Pop::Done) => {
-                    self.give_back_budget();
                     self.wake.notify_waiters();
                     return;
                 }
                 Err(err) => {
                     // Spilled URLs could not be read back: they are lost (and counted); the
                     // crawl goes on with the rest.
-                    self.give_back_budget();
                     tracing::error!("frontier: {err}");
                 }
             }
@@ -183,42 +199,51 @@ impl Crawler {
         }
     }
 
+    /// Puts a lease back in line without a try.
+    fn abandon(&self, lease: Lease) {
+        if let Err(err) = self.frontier.abandon(lease, Instant::now()) {
+            tracing::error!("{err}");
+        }
+    }
+
     /// Everything done with one lease.
     async fn visit(&self, lease: Lease) {
-        let url = lease.url().as_url().clone();
-        let started = Instant::now();
+        let mut visit = Visit {
+            crawler: self,
+            lease: Some(lease),
+            started: Instant::now(),
+        };
+        let url = visit.lease().url().as_url().clone();
         if self.config.politeness.robots {
-            let host = lease.url().host().to_owned();
+            let host = visit.lease().url().host().to_owned();
             let (rules, known, fresh) = self.robots.rules(&self.client, &host, &url).await;
-            if let Some(delay) = rules.crawl_delay() {
-                if fresh {
-                    self.frontier.set_crawl_delay(&host, delay);
-                } else if started < known {
-                    // Leased before the host's Crawl-delay was known, alongside the lease
-                    // that fetched robots.txt: back in line, to start when the delay allows.
-                    if let Err(err) = self.frontier.abandon(lease, Instant::now()) {
-                        tracing::error!("{err}");
-                    }
-                    self.give_back_budget();
-                    return;
-                }
+            // Leases that waited for the robots.txt another lease of the host was fetching
+            // started before its rules were known.
+            let waited = !fresh && visit.started < known;
+            if let Some(delay) = rules.crawl_delay()
+                && fresh
+            {
+                self.frontier.set_crawl_delay(&host, delay);
+            }
+            if waited && (rules.crawl_delay().is_some() || matches!(*rules, Rules::Unreachable)) {
+                // Back in line: to start when the Crawl-delay allows, or, when robots.txt
+                // is unreachable, after the back-off the fetching lease's failure sets, so
+                // that one unreachable robots.txt counts as one error of the host, not one
+                // per connection.
+                self.abandon(visit.take());
+                self.give_back_budget();
+                return;
             }
             if matches!(*rules, Rules::Unreachable) {
                 let retry = Outcome::Failure {
                     retry: true,
-                    retry_after: Some(UNREACHABLE_TTL),
+                    retry_after: Some(self.robots.unreachable_ttl()),
                 };
-                let result = Try::error("robots_unreachable");
-                return self.finish(lease, retry, result, started);
+                return visit.finish(retry, Try::error("robots_unreachable"));
             }
             if !rules.allows(&url) {
                 // Not the host's fault: no back-off.
-                return self.finish(
-                    lease,
-                    Outcome::Success,
-                    Try::error("robots_denied"),
-                    started,
-                );
+                return visit.finish(Outcome::Success, Try::error("robots_denied"));
             }
         }
         match fetch::get(&self.client, &url, self.config.fetch.max_body_bytes).await {
@@ -227,7 +252,7 @@ impl Crawler {
                     retry: err != FetchError::Http,
                     retry_after: None,
                 };
-                self.finish(lease, retry, Try::error(err.kind()), started);
+                visit.finish(retry, Try::error(err.kind()));
             }
             Ok(fetched) => {
                 let outcome = match fetched.status {
@@ -237,8 +262,8 @@ impl Crawler {
                     },
                     _ => Outcome::Success,
                 };
-                let result = self.follow(&lease, &url, &fetched);
-                self.finish(lease, outcome, result, started);
+                let result = self.follow(visit.lease(), &url, &fetched);
+                visit.finish(outcome, result);
             }
         }
     }
@@ -259,9 +284,9 @@ impl Crawler {
         if (300..400).contains(&fetched.status)
             && let Some(location) = &fetched.location
         {
-            // A redirect is a link of the same depth: the target stands for this page.
+            // One link further, like any link: a chain of redirects ends at the depth limit.
             result.redirect = url.join(location).ok().map(String::from);
-            self.push(url, location, lease.depth(), now);
+            self.push(url, location, lease.depth() + 1, now);
         }
         let html = fetch::is_html(fetched.content_type.as_deref())
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));
@@ -348,13 +373,72 @@ impl Crawler {
         self.stats.records.fetch_add(1, Ordering::Relaxed);
         if let Err(err) = self.sink.write(&record) {
             tracing::error!("writing records: {err}; stopping");
+            self.sink_failed.store(true, Ordering::Relaxed);
             self.stop.store(true, Ordering::Relaxed);
+            self.wake.notify_waiters();
         }
     }
 
     /// Seconds since the crawl started.
     pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+}
+
+/// One lease in `Crawler::outstanding`, for as long as it lives, even through a panic.
+struct Outstanding<'a>(&'a AtomicU64);
+
+impl<'a> Outstanding<'a> {
+    fn count(counter: &'a AtomicU64) -> Self {
+        counter.fetch_add(1, Ordering::AcqRel);
+        Outstanding(counter)
+    }
+}
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A lease being worked on. If the work panics, dropping this gives the lease back as a
+/// failure with a record, so that its host's connection is freed and the crawl can end: a
+/// lease that is simply lost would keep the frontier from ever being done.
+struct Visit<'c> {
+    crawler: &'c Crawler,
+    lease: Option<Lease>,
+    started: Instant,
+}
+
+impl Visit<'_> {
+    fn lease(&self) -> &Lease {
+        self.lease
+            .as_ref()
+            .expect("the lease is held until finished")
+    }
+
+    fn take(&mut self) -> Lease {
+        self.lease.take().expect("the lease is held until finished")
+    }
+
+    fn finish(mut self, outcome: Outcome, result: Try<'_>) {
+        let lease = self.take();
+        self.crawler.finish(lease, outcome, result, self.started);
+    }
+}
+
+impl Drop for Visit<'_> {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            tracing::error!("a fetch worker panicked on {}", lease.url());
+            let outcome = Outcome::Failure {
+                retry: false,
+                retry_after: None,
+            };
+            self.crawler
+                .finish(lease, outcome, Try::error("internal"), self.started);
+            self.crawler.wake.notify_waiters();
+        }
     }
 }
 

@@ -58,7 +58,9 @@ fn run(cli: &Cli) -> Result<()> {
     let canon = Canonicalizer::new();
     let seeds = seeds(cli, &canon)?;
     let (frontier, spill_dir) = build_frontier(&config, canon, &seeds)?;
-    let client = fetch::client(&config).context("cannot set up the HTTP client")?;
+    let client = fetch::client(&config).context(
+        "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
+    )?;
     let sink = output::Sink::open(&config.output.file)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
 
@@ -80,10 +82,19 @@ fn run(cli: &Cli) -> Result<()> {
         progress.finish().await;
     });
     eprint!("{}", report::summary(&crawler));
+    let sink_failed = crawler
+        .sink_failed
+        .load(std::sync::atomic::Ordering::Relaxed);
     drop(crawler);
     if let Some(dir) = spill_dir {
         // Ours, made for this crawl: its segment files went with the frontier.
         let _ = std::fs::remove_dir(dir);
+    }
+    if sink_failed {
+        bail!(
+            "records could not be written to {}; the crawl stopped early",
+            config.output.file.display()
+        );
     }
     Ok(())
 }
@@ -160,7 +171,13 @@ fn build_frontier(
         .context("politeness settings")?;
     let f = &config.frontier;
     let (spill_dir, made) = if f.spill_dir.as_os_str().is_empty() {
-        let dir = std::env::temp_dir().join(format!("crawler-spill-{}", std::process::id()));
+        // Process id and start time: unique even where process ids repeat (containers).
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("crawler-spill-{}-{started}", std::process::id()));
         (dir.clone(), Some(dir))
     } else {
         (f.spill_dir.clone(), None)
@@ -174,7 +191,10 @@ fn build_frontier(
                 .false_positive_rate(f.seen_false_positive_rate),
         )
         .politeness(politeness)
-        .spill(SpillSettings::new(&spill_dir).memory_budget(f.memory_budget_mib << 20))
+        .spill(
+            SpillSettings::new(&spill_dir)
+                .memory_budget(f.memory_budget_mib.saturating_mul(1 << 20)),
+        )
         .build()
         .context("frontier settings (frontier.*)")?;
     Ok((frontier, made))

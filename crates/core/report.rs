@@ -158,7 +158,8 @@ pub(crate) fn summary(crawler: &Crawler) -> String {
     let q = &frontier.queues;
     let _ = writeln!(
         s,
-        "  queues: {} hosts, {} left queued, {} hosts given up ({} URLs dropped with them)",
+        "  queues: {} hosts, {} left queued, {} hosts given up ({} URLs dropped with them, \
+         recorded only if in flight)",
         q.hosts, q.queued, q.given_up_hosts, q.given_up_urls
     );
     let seen = &a.seen_set;

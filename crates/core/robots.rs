@@ -6,7 +6,15 @@
 //! * 3xx: followed, up to five hops; more than that counts as unavailable (4xx);
 //! * 4xx: "unavailable": anything may be crawled;
 //! * 5xx, or no answer at all: "unreachable": nothing may be crawled for a while. The host's
-//!   URLs are retried with back-off, and the file is fetched again after [`UNREACHABLE_TTL`].
+//!   URLs are retried with back-off, and the file is fetched again after a while (the
+//!   longest `Retry-After` honoured, at most [`UNREACHABLE_TTL`]).
+//!
+//! A 2xx file the parser refuses (it fails on the whole file when one rule's pattern is too
+//! large to compile) disallows everything: a site that wrote rules is not crawled as if it
+//! had written none.
+//!
+//! Rules are per scheme, host and port (RFC 9309 section 2.3): `http://` and `https://` of one
+//! host have a robots.txt each. They are kept for the whole crawl.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,14 +31,16 @@ use crate::fetch;
 pub(crate) const MAX_BYTES: u64 = 500 * 1024;
 /// Redirects followed to find a robots.txt; RFC 9309 asks for at least five.
 const MAX_REDIRECTS: usize = 5;
-/// How long an unreachable robots.txt keeps its host closed before it is fetched again.
+/// The longest an unreachable robots.txt keeps its host closed before it is fetched again.
 pub(crate) const UNREACHABLE_TTL: Duration = Duration::from_secs(60);
 
 /// What robots.txt says about one host.
 #[derive(Debug)]
 pub(crate) enum Rules {
-    /// No usable robots.txt (4xx, too many redirects, or unparsable): anything goes.
+    /// No robots.txt (4xx, or too many redirects): anything goes.
     AllowAll,
+    /// A robots.txt the parser refused: nothing goes.
+    DisallowAll,
     /// Parsed rules for our user agent.
     Parsed(Robot),
     /// 5xx or no answer: nothing may be fetched until the file is fetched again.
@@ -43,28 +53,29 @@ impl Rules {
         match self {
             Rules::AllowAll => true,
             Rules::Parsed(robot) => robot.allowed(url.as_str()),
-            Rules::Unreachable => false,
+            Rules::DisallowAll | Rules::Unreachable => false,
         }
     }
 
     /// The `Crawl-delay` for our user agent, if any.
     pub(crate) fn crawl_delay(&self) -> Option<Duration> {
         match self {
+            // Clamped before converting: a huge value is the longest delay, not none. The
+            // frontier cuts it to `max_crawl_delay`.
             Rules::Parsed(robot) => robot
                 .delay
-                .filter(|d| d.is_finite() && *d >= 0.0)
-                .and_then(|d| Duration::try_from_secs_f32(d).ok()),
+                .filter(|d| !d.is_nan() && *d >= 0.0)
+                .map(|d| Duration::from_secs_f32(d.min(86_400.0))),
             _ => None,
         }
     }
 
-    /// Rules from a robots.txt body: parsed if possible, else allow all (a file nobody can
-    /// parse expresses no rule we could obey).
+    /// Rules from a robots.txt body: parsed, or disallow all if the parser refuses it.
     pub(crate) fn parse(agent: &str, body: &[u8]) -> Rules {
         let body = &body[..body.len().min(MAX_BYTES as usize)];
         match Robot::new(agent, body) {
             Ok(robot) => Rules::Parsed(robot),
-            Err(_) => Rules::AllowAll,
+            Err(_) => Rules::DisallowAll,
         }
     }
 }
@@ -80,14 +91,17 @@ pub(crate) struct RobotsCache {
     /// The product token robots.txt groups are matched against (`crawler` for a user agent
     /// `crawler/0.1 (...)`).
     agent: String,
-    /// Host key (as the frontier spells it) to its entry. A std mutex: held only to find or
-    /// insert an entry, never across an await.
+    /// `scheme://host:port` to its entry. A std mutex: held only to find or insert an
+    /// entry, never across an await.
     hosts: Mutex<HashMap<String, Arc<Entry>>>,
+    /// How long an unreachable robots.txt is kept before it is fetched again.
+    unreachable_ttl: Duration,
 }
 
 impl RobotsCache {
-    pub(crate) fn new(user_agent: &str) -> Self {
+    pub(crate) fn new(user_agent: &str, unreachable_ttl: Duration) -> Self {
         let agent = user_agent
+            .trim()
             .split(|c: char| c == '/' || c.is_whitespace())
             .next()
             .unwrap_or(user_agent)
@@ -95,7 +109,13 @@ impl RobotsCache {
         RobotsCache {
             agent,
             hosts: Mutex::new(HashMap::new()),
+            unreachable_ttl,
         }
+    }
+
+    /// How long an unreachable robots.txt closes its host.
+    pub(crate) fn unreachable_ttl(&self) -> Duration {
+        self.unreachable_ttl
     }
 
     /// The rules for the host of `url` (whose host key is `host`), fetching them first if
@@ -107,6 +127,8 @@ impl RobotsCache {
         host: &str,
         url: &Url,
     ) -> (Arc<Rules>, Instant, bool) {
+        let key = format!("{}://{host}", url.scheme());
+        let host = key.as_str();
         loop {
             let entry = {
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
@@ -124,7 +146,10 @@ impl RobotsCache {
                     (Arc::new(self.fetch(client, url).await), Instant::now())
                 })
                 .await;
-            if matches!(**rules, Rules::Unreachable) && at.elapsed() >= UNREACHABLE_TTL && !fresh {
+            if matches!(**rules, Rules::Unreachable)
+                && at.elapsed() >= self.unreachable_ttl
+                && !fresh
+            {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
@@ -168,7 +193,7 @@ mod tests {
 
     #[test]
     fn rules_follow_the_group_of_our_product_token() {
-        let cache = RobotsCache::new("crawler/0.1 (+https://example.com)");
+        let cache = RobotsCache::new(" crawler/0.1 (+https://example.com)", UNREACHABLE_TTL);
         assert_eq!(cache.agent, "crawler");
         let txt = b"User-agent: crawler\nDisallow: /private\nCrawl-delay: 2.5\n\nUser-agent: *\nDisallow: /\n";
         let rules = Rules::parse(&cache.agent, txt);
@@ -189,6 +214,12 @@ mod tests {
         let url = |p: &str| Url::parse(&format!("http://a.example{p}")).unwrap();
         assert!(!rules.allows(&url("/a")));
         assert!(rules.allows(&url("/b")));
+    }
+
+    #[test]
+    fn huge_crawl_delays_are_the_longest_not_none() {
+        let rules = Rules::parse("crawler", b"User-agent: *\nCrawl-delay: 1e30\n");
+        assert_eq!(rules.crawl_delay(), Some(Duration::from_secs(86_400)));
     }
 
     #[test]
