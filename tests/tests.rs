@@ -13,3 +13,5 @@ mod robots;
 mod politeness;
 // Bad command lines and config files: a message naming the problem, exit code 2.
 mod cli;
+// --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
+mod resume;

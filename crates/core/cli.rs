@@ -25,6 +25,13 @@ pub(crate) struct Cli {
     /// A TOML config file (see config/default.toml for every key).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Keep the crawl's state here: its settings, seeds and periodic checkpoints, so that it
+    /// can be resumed after Ctrl-C or a crash. Must be empty or new, unless --resume.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+    /// Resume the crawl in --state-dir, with its settings unless flags override them.
+    #[arg(long, requires = "state_dir")]
+    pub(crate) resume: bool,
 
     /// [crawl.max_pages] Stop once this many URLs have their record; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]
@@ -124,6 +131,13 @@ pub(crate) struct Cli {
     /// [output.status_interval] Time between two status lines.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Output")]
     status_interval: Option<Duration>,
+
+    /// [state.checkpoint_interval] Time between two checkpoints (with --state-dir).
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
+    checkpoint_interval: Option<Duration>,
+    /// [state.shutdown_grace] After Ctrl-C, time for fetches in flight to finish.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
+    shutdown_grace: Option<Duration>,
 }
 
 impl Cli {
@@ -179,6 +193,8 @@ impl Cli {
         set(&mut c.output.file, &self.output);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
+        set(&mut c.state.checkpoint_interval, &self.checkpoint_interval);
+        set(&mut c.state.shutdown_grace, &self.shutdown_grace);
         c
     }
 }

@@ -5,10 +5,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Every setting of a crawl. Field names are the TOML keys, section by section.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Config {
     pub(crate) crawl: Crawl,
@@ -17,10 +17,11 @@ pub(crate) struct Config {
     pub(crate) extract: Extract,
     pub(crate) frontier: Frontier,
     pub(crate) output: Output,
+    pub(crate) state: State,
 }
 
 /// `[crawl]`: what to crawl.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Crawl {
     /// Stop after this many URLs have a final record; 0 for no limit.
@@ -43,7 +44,7 @@ pub(crate) struct Crawl {
 }
 
 /// Scope modes, as written in the file.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Scope {
     /// The seeds' hosts.
@@ -55,7 +56,7 @@ pub(crate) enum Scope {
 }
 
 /// `[politeness]`: how hard each host is hit.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Politeness {
     /// Fetches in flight per host, at most.
@@ -86,7 +87,7 @@ pub(crate) struct Politeness {
 }
 
 /// `[fetch]`: the HTTP client.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Fetch {
     /// Fetches in flight across all hosts, at most.
@@ -103,7 +104,7 @@ pub(crate) struct Fetch {
 }
 
 /// `[extract]`: links from pages.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Extract {
     /// Links followed per page, at most; the rest are counted.
@@ -113,7 +114,7 @@ pub(crate) struct Extract {
 }
 
 /// `[frontier]`: the URL frontier.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Frontier {
     /// URLs the seen-test holds before it first grows.
@@ -128,7 +129,7 @@ pub(crate) struct Frontier {
 }
 
 /// `[output]`: records, logs and progress.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct Output {
     /// The JSON Lines file of records; empty or `-` for standard output.
@@ -140,8 +141,30 @@ pub(crate) struct Output {
     pub(crate) status_interval: Duration,
 }
 
+/// `[state]`: checkpoints, for `--state-dir` and `--resume`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct State {
+    /// Time between two checkpoints of the crawl to the state directory.
+    #[serde(with = "duration")]
+    pub(crate) checkpoint_interval: Duration,
+    /// After Ctrl-C, how long fetches in flight may take to finish before the crawl stops
+    /// anyway (their URLs are fetched again on resume).
+    #[serde(with = "duration")]
+    pub(crate) shutdown_grace: Duration,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            checkpoint_interval: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
 /// How progress is shown.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Progress {
     /// A bar on a terminal, status lines otherwise.
@@ -310,7 +333,15 @@ impl Config {
 pub(crate) mod duration {
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        // Milliseconds, or "0": exact for every duration the parser accepts to the millisecond.
+        match d.as_millis() {
+            0 => s.serialize_str("0"),
+            ms => s.serialize_str(&format!("{ms}ms")),
+        }
+    }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let text = String::deserialize(d)?;
@@ -376,6 +407,14 @@ mod tests {
                 .to_string()
                 .starts_with("fetch.concurrency")
         );
+    }
+
+    #[test]
+    fn a_config_written_out_reads_back_the_same() {
+        let mut config = Config::from_toml(include_str!("../../config/local.toml")).unwrap();
+        config.crawl.exclude = vec![r"\.pdf$".into()];
+        let text = toml::to_string(&config).unwrap();
+        assert_eq!(Config::from_toml(&text).unwrap(), config);
     }
 
     #[test]

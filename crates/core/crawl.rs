@@ -115,6 +115,21 @@ impl Crawler {
         &self.frontier
     }
 
+    /// Stops taking leases: workers finish the one they hold and return.
+    pub(crate) fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify_waiters();
+    }
+
+    /// Flushes the records written so far (before a checkpoint, so that the records of what
+    /// the checkpoint holds as done are on disk).
+    pub(crate) fn flush(&self) {
+        if let Err(err) = self.sink.flush() {
+            tracing::error!("writing records: {err}");
+            self.sink_failed.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Runs the workers until the frontier is done or `max_pages` is reached.
     pub(crate) async fn run(self: &Arc<Self>) {
         let workers: Vec<_> = (0..self.config.fetch.concurrency)

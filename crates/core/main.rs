@@ -13,6 +13,7 @@ mod fetch;
 mod output;
 mod report;
 mod robots;
+mod state;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,12 +22,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use frontier::{
-    Canonical, Canonicalizer, Frontier, Politeness, ScopeMode, ScopeRules, SeenSet, SpillSettings,
+    Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeMode, ScopeRules,
+    SeenSet, SpillSettings,
 };
 
 use crate::cli::Cli;
 use crate::config::{Config, Scope};
 use crate::crawl::Crawler;
+use crate::state::StateDir;
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -49,19 +52,49 @@ fn main() -> ExitCode {
 /// Settings, seeds and frontier first (any problem there is the user's to fix: exit 2), then
 /// the crawl, which ends with exit 0 however many fetches failed.
 fn run(cli: &Cli) -> Result<()> {
-    let config = match &cli.config {
-        Some(path) => Config::from_file(path)?,
-        None => Config::default(),
+    let state = cli.state_dir.as_deref().map(StateDir::new);
+    let (config, mut seed_texts) = match &state {
+        Some(state) if cli.resume => {
+            let (saved, seeds) = state.load()?;
+            (cli.apply(saved), seeds)
+        }
+        _ => {
+            let config = match &cli.config {
+                Some(path) => Config::from_file(path)?,
+                None => Config::default(),
+            };
+            (cli.apply(config), Vec::new())
+        }
     };
-    let config = cli.apply(config);
     config.validate().context("bad setting")?;
+    seed_texts.extend(seed_texts_from(cli)?);
+    if seed_texts.is_empty() {
+        bail!("no seeds: give at least one --seed URL or a --seeds-file");
+    }
     let canon = Canonicalizer::new();
-    let seeds = seeds(cli, &canon)?;
-    let (frontier, spill_dir) = build_frontier(&config, canon, &seeds)?;
+    let seeds = canonical_seeds(&seed_texts, &canon)?;
+    match &state {
+        Some(state) if cli.resume => state.save(&config, &seed_texts)?,
+        Some(state) => state.create(&config, &seed_texts)?,
+        None => {}
+    }
+    let now = std::time::Instant::now();
+    let (builder, spill_dir) = frontier_builder(&config, canon, &seeds, state.as_ref())?;
+    let frontier = match &state {
+        Some(state) if cli.resume && state.has_checkpoint() => {
+            Frontier::open(state.checkpoint(), builder, now).with_context(|| {
+                format!(
+                    "cannot resume from {} (a damaged state, or one another version wrote)",
+                    state.checkpoint().display()
+                )
+            })?
+        }
+        _ => builder.build().context("frontier settings (frontier.*)")?,
+    };
     let client = fetch::client(&config).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
-    let sink = output::Sink::open(&config.output.file)
+    let sink = output::Sink::open(&config.output.file, cli.resume)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -69,18 +102,15 @@ fn run(cli: &Cli) -> Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let crawler = Arc::new(Crawler::new(config.clone(), frontier, client, sink));
-    let now = std::time::Instant::now();
     for seed in seeds {
+        // On resume the seeds are seen already: pushing them again is a no-op.
         crawler
             .frontier()
             .push_canonical(seed, 0, now)
             .context("cannot queue the seeds")?;
     }
-    runtime.block_on(async {
-        let progress = report::Progress::start(&crawler, &config.output);
-        crawler.run().await;
-        progress.finish().await;
-    });
+    let checkpoint = state.as_ref().map(StateDir::checkpoint);
+    runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
     eprint!("{}", report::summary(&crawler));
     let sink_failed = crawler
         .sink_failed
@@ -99,45 +129,107 @@ fn run(cli: &Cli) -> Result<()> {
     Ok(())
 }
 
-/// The seeds from `--seed` and `--seeds-file`, canonical; a bad one is an error naming it.
-fn seeds(cli: &Cli, canon: &Canonicalizer) -> Result<Vec<Canonical>> {
-    let mut texts: Vec<(String, String)> = cli
-        .seeds
-        .iter()
-        .map(|s| (s.clone(), "--seed".to_owned()))
-        .collect();
+/// Runs the crawl to its end, checkpointing every `state.checkpoint_interval` when there is
+/// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
+/// finish, then the crawl is checkpointed and ends; a second Ctrl-C quits at once.
+async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std::path::Path>) {
+    let progress = report::Progress::start(crawler, &config.output);
+    let run = crawler.run();
+    tokio::pin!(run);
+    let mut ticks = tokio::time::interval(
+        config
+            .state
+            .checkpoint_interval
+            .max(std::time::Duration::from_millis(10)),
+    );
+    ticks.tick().await;
+    let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    loop {
+        tokio::select! {
+            () = &mut run => break,
+            _ = ticks.tick(), if checkpoint.is_some() => save(crawler, checkpoint),
+            signal = tokio::signal::ctrl_c() => {
+                if signal.is_err() || grace.is_some() {
+                    eprintln!("crawler: interrupted again; quitting now");
+                    std::process::exit(130);
+                }
+                eprintln!(
+                    "crawler: stopping; fetches in flight have {:?} to finish (Ctrl-C again to quit now)",
+                    config.state.shutdown_grace
+                );
+                crawler.stop();
+                grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
+            }
+            () = async { grace.as_mut().expect("armed").await }, if grace.is_some() => {
+                eprintln!("crawler: fetches still in flight after the grace period; they will be fetched again on resume");
+                break;
+            }
+        }
+    }
+    progress.finish().await;
+    // The final checkpoint: leases still in flight are in it, to be fetched again.
+    save(crawler, checkpoint);
+}
+
+/// Checkpoints the frontier, after flushing the records of what it holds as done.
+fn save(crawler: &Crawler, checkpoint: Option<&std::path::Path>) {
+    let Some(dir) = checkpoint else { return };
+    crawler.flush();
+    // A checkpoint writes files and briefly holds up the workers: keep it off the scheduler.
+    let result = tokio::task::block_in_place(|| {
+        crawler
+            .frontier()
+            .checkpoint(dir, std::time::Instant::now())
+    });
+    if let Err(err) = result {
+        tracing::error!("checkpoint failed (the previous one is intact): {err}");
+    }
+}
+
+/// The seed texts from `--seed` and `--seeds-file`, with where each came from.
+fn seed_texts_from(cli: &Cli) -> Result<Vec<String>> {
+    let mut texts = cli.seeds.clone();
     if let Some(path) = &cli.seeds_file {
         let file = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seeds file {}", path.display()))?;
         for (n, line) in file.lines().enumerate() {
             let line = line.trim();
             if !line.is_empty() && !line.starts_with('#') {
-                texts.push((
-                    line.to_owned(),
-                    format!("{} line {}", path.display(), n + 1),
-                ));
+                // Checked here, so that the message can name the line.
+                Canonicalizer::new().canonicalize(line).map_err(|err| {
+                    anyhow::anyhow!(
+                        "bad seed {line:?} ({} line {}): {err}",
+                        path.display(),
+                        n + 1
+                    )
+                })?;
+                texts.push(line.to_owned());
             }
         }
     }
-    if texts.is_empty() {
-        bail!("no seeds: give at least one --seed URL or a --seeds-file");
-    }
+    Ok(texts)
+}
+
+/// The seeds in canonical form; a bad one is an error naming it.
+fn canonical_seeds(texts: &[String], canon: &Canonicalizer) -> Result<Vec<Canonical>> {
     texts
-        .into_iter()
-        .map(|(text, place)| {
+        .iter()
+        .map(|text| {
             canon
-                .canonicalize(&text)
-                .map_err(|err| anyhow::anyhow!("bad seed {text:?} ({place}): {err}"))
+                .canonicalize(text)
+                .map_err(|err| anyhow::anyhow!("bad seed {text:?}: {err}"))
         })
         .collect()
 }
 
-/// The frontier the settings describe, and the spill directory made for it, if one was.
-fn build_frontier(
+/// The frontier the settings describe (to build, or to open a checkpoint with), and the
+/// spill directory made for it, if one was.
+fn frontier_builder(
     config: &Config,
     canon: Canonicalizer,
     seeds: &[Canonical],
-) -> Result<(Frontier, Option<PathBuf>)> {
+    state: Option<&StateDir>,
+) -> Result<(FrontierBuilder, Option<PathBuf>)> {
     let c = &config.crawl;
     let mut scope = ScopeRules::builder()
         .seeds(seeds)
@@ -170,7 +262,10 @@ fn build_frontier(
         .build()
         .context("politeness settings")?;
     let f = &config.frontier;
-    let (spill_dir, made) = if f.spill_dir.as_os_str().is_empty() {
+    let (spill_dir, made) = if let Some(state) = state {
+        state.clear_spill()?;
+        (state.spill(), None)
+    } else if f.spill_dir.as_os_str().is_empty() {
         // Process id and start time: unique even where process ids repeat (containers).
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -182,7 +277,7 @@ fn build_frontier(
     } else {
         (f.spill_dir.clone(), None)
     };
-    let frontier = Frontier::builder()
+    let builder = Frontier::builder()
         .canonicalizer(canon)
         .scope(scope)
         .seen(
@@ -194,8 +289,6 @@ fn build_frontier(
         .spill(
             SpillSettings::new(&spill_dir)
                 .memory_budget(f.memory_budget_mib.saturating_mul(1 << 20)),
-        )
-        .build()
-        .context("frontier settings (frontier.*)")?;
-    Ok((frontier, made))
+        );
+    Ok((builder, made))
 }

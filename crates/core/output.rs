@@ -1,6 +1,5 @@
 //! Records: one JSON line per URL once its fetch ended, after its retries.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
@@ -43,12 +42,19 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    /// Records to `path`, or to standard output for an empty path or `-`.
-    pub(crate) fn open(path: &Path) -> io::Result<Sink> {
+    /// Records to `path` (appended to it when `append`, as a resumed crawl does), or to
+    /// standard output for an empty path or `-`.
+    pub(crate) fn open(path: &Path, append: bool) -> io::Result<Sink> {
         let out: Box<dyn Write + Send> = if path.as_os_str().is_empty() || path == Path::new("-") {
             Box::new(BufWriter::with_capacity(1 << 16, io::stdout()))
         } else {
-            Box::new(BufWriter::with_capacity(1 << 16, File::create(path)?))
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(append)
+                .truncate(!append)
+                .open(path)?;
+            Box::new(BufWriter::with_capacity(1 << 16, file))
         };
         Ok(Sink {
             out: Mutex::new(out),

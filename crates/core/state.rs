@@ -1,0 +1,110 @@
+//! The state directory (`--state-dir`): what a crawl needs to be resumed.
+//!
+//! | path | content |
+//! |------|---------|
+//! | `crawl.toml` | the crawl's effective settings, rewritten on each resume with its overrides |
+//! | `seeds.txt` | its seeds, one per line |
+//! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
+//! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::config::Config;
+
+/// A crawl's state directory.
+pub(crate) struct StateDir {
+    dir: PathBuf,
+}
+
+impl StateDir {
+    pub(crate) fn new(dir: &Path) -> StateDir {
+        StateDir {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn settings(&self) -> PathBuf {
+        self.dir.join("crawl.toml")
+    }
+
+    fn seeds(&self) -> PathBuf {
+        self.dir.join("seeds.txt")
+    }
+
+    /// Where the frontier is checkpointed.
+    pub(crate) fn checkpoint(&self) -> PathBuf {
+        self.dir.join("checkpoint")
+    }
+
+    /// Where the running crawl spills queued URLs.
+    pub(crate) fn spill(&self) -> PathBuf {
+        self.dir.join("spill")
+    }
+
+    /// Whether a checkpoint was written (a crawl killed before its first has none).
+    pub(crate) fn has_checkpoint(&self) -> bool {
+        self.checkpoint().join("MANIFEST").exists()
+    }
+
+    /// Starts a new crawl here: the directory must not hold one already.
+    pub(crate) fn create(&self, config: &Config, seeds: &[String]) -> Result<()> {
+        if self.settings().exists() || self.has_checkpoint() {
+            bail!(
+                "{} holds a crawl already: resume it with --resume, or give an empty directory",
+                self.dir.display()
+            );
+        }
+        fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create state directory {}", self.dir.display()))?;
+        self.save(config, seeds)
+    }
+
+    /// Writes the settings and seeds, each atomically (a temporary file renamed).
+    pub(crate) fn save(&self, config: &Config, seeds: &[String]) -> Result<()> {
+        let settings = toml::to_string(config).context("cannot write the settings")?;
+        write_atomically(&self.settings(), settings.as_bytes())?;
+        write_atomically(&self.seeds(), (seeds.join("\n") + "\n").as_bytes())
+    }
+
+    /// The settings and seeds of the crawl to resume.
+    pub(crate) fn load(&self) -> Result<(Config, Vec<String>)> {
+        if !self.settings().exists() {
+            bail!(
+                "{} holds no crawl to resume (no crawl.toml): start one with --state-dir alone",
+                self.dir.display()
+            );
+        }
+        let config = Config::from_file(&self.settings())
+            .context("the state directory's settings (from another version of the crawler?)")?;
+        let seeds = fs::read_to_string(self.seeds())
+            .with_context(|| format!("cannot read {}", self.seeds().display()))?
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        Ok((config, seeds))
+    }
+
+    /// Empties the spill directory of a previous run: its URLs are in the checkpoint, which
+    /// the resumed frontier copies from.
+    pub(crate) fn clear_spill(&self) -> Result<()> {
+        let spill = self.spill();
+        if spill.exists() {
+            fs::remove_dir_all(&spill)
+                .with_context(|| format!("cannot clear {}", spill.display()))?;
+        }
+        Ok(())
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,221 @@
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use testweb::{HostConfig, SiteConfig};
+
+use crate::util::{Site, crawl, fast, ms};
+
+fn records(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_crawl_killed_with_sigkill_resumes_and_loses_nothing() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 300,
+        host_configs: vec![HostConfig {
+            latency: ms(5),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    let state = tempfile::tempdir().unwrap();
+    let first = state.path().join("first.jsonl");
+    let second = state.path().join("second.jsonl");
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            &site.web.seeds()[0],
+            "--state-dir",
+            state.path().join("state").to_str().unwrap(),
+            "--checkpoint-interval",
+            "100ms",
+            // A small filter: each checkpoint writes it whole, with an fsync.
+            "--seen-initial-capacity",
+            "10000",
+            "--connections-per-host",
+            "2",
+        ]
+        .map(String::from),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .args(["--output", first.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it in the middle of the crawl, once a few checkpoints have been written.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.web.requests().len() < 100 && Instant::now() < deadline {
+        std::thread::sleep(ms(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = site.web.requests().len();
+    assert!(
+        before < 300,
+        "the crawl was killed before its end ({before} requests)"
+    );
+
+    let mut resume = vec!["--resume".to_owned()];
+    resume.extend(
+        args.iter()
+            .skip_while(|a| *a != "--state-dir")
+            .take(2)
+            .cloned(),
+    );
+    resume.extend(["--output".to_owned(), second.to_str().unwrap().to_owned()]);
+    resume.extend(["--progress".to_owned(), "off".to_owned()]);
+    let run = crawl(&resume);
+    assert!(run.output.status.success(), "{}", run.stderr());
+
+    let (a, b) = (records(&first), records(&second));
+    let fetched: BTreeSet<String> = a.iter().chain(&b).cloned().collect();
+    assert_eq!(
+        fetched,
+        site.web.expected_pages(),
+        "the union of both runs is the site"
+    );
+    // At most the work since the last checkpoint is repeated: a few fetches, far from all.
+    let repeated = a.iter().filter(|u| b.contains(u)).count();
+    assert!(repeated < 60, "{repeated} URLs fetched by both runs");
+    let counts = site.web.fetch_counts();
+    let refetched = counts
+        .iter()
+        .filter(|(u, n)| !u.ends_with("/robots.txt") && **n > 1)
+        .count();
+    assert!(refetched < 60, "{refetched} URLs requested twice");
+}
+
+#[test]
+fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 20,
+        ..SiteConfig::default()
+    });
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().to_str().unwrap();
+    let seed = site.web.seeds()[0].clone();
+    let mut args = fast();
+    args.extend(["--seed", &seed, "--state-dir", dir, "--max-pages", "5"].map(String::from));
+    let run = crawl(&args);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    assert_eq!(run.records.len(), 5);
+
+    // Starting again in the same directory without --resume is refused.
+    let again = crawl(&args);
+    assert_eq!(again.output.status.code(), Some(2));
+    assert!(again.stderr().contains("--resume"), "{}", again.stderr());
+
+    // Resuming goes on from the checkpoint, with the saved settings (local profile) and the
+    // limit lifted from the command line.
+    let resumed = crawl(&[
+        "--resume",
+        "--state-dir",
+        dir,
+        "--max-pages",
+        "0",
+        "--progress",
+        "off",
+    ]);
+    assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    let all: BTreeSet<String> = run
+        .records
+        .keys()
+        .chain(resumed.records.keys())
+        .cloned()
+        .collect();
+    assert_eq!(all, site.web.expected_pages());
+    assert!(
+        run.records.keys().all(|u| !resumed.records.contains_key(u)),
+        "nothing fetched twice"
+    );
+
+    // A damaged checkpoint is refused with a message naming the file.
+    std::fs::write(state.path().join("checkpoint/MANIFEST"), b"garbage").unwrap();
+    let broken = crawl(&["--resume", "--state-dir", dir]);
+    assert_eq!(broken.output.status.code(), Some(2));
+    assert!(broken.stderr().contains("MANIFEST"), "{}", broken.stderr());
+}
+
+#[test]
+fn ctrl_c_finishes_the_fetches_in_flight_checkpoints_and_exits_0() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 200,
+        host_configs: vec![HostConfig {
+            latency: ms(10),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("state");
+    let records_path = state.path().join("records.jsonl");
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            &site.web.seeds()[0],
+            "--state-dir",
+            dir.to_str().unwrap(),
+            "--output",
+            records_path.to_str().unwrap(),
+            "--connections-per-host",
+            "2",
+            "--seen-initial-capacity",
+            "10000",
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.web.requests().len() < 30 && Instant::now() < deadline {
+        std::thread::sleep(ms(5));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stopping") && stderr.contains("crawled"),
+        "{stderr}"
+    );
+    let first = records(&records_path);
+    assert!(first.len() < 200, "stopped early: {}", first.len());
+
+    // Resuming appends the rest; in-flight fetches had finished, so nothing is fetched twice.
+    let run = crawl(&[
+        "--resume",
+        "--state-dir",
+        dir.to_str().unwrap(),
+        "--progress",
+        "off",
+    ]);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    let all = records(&records_path);
+    let unique: BTreeSet<String> = all.iter().cloned().collect();
+    assert_eq!(unique.len(), all.len(), "no URL recorded twice");
+    assert_eq!(unique, site.web.expected_pages());
+    // robots.txt is fetched again by the resumed process; pages are not.
+    let counts = site.web.fetch_counts();
+    assert!(
+        counts
+            .iter()
+            .all(|(url, &n)| n == 1 || url.ends_with("/robots.txt"))
+    );
+}
