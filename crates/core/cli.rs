@@ -101,6 +101,9 @@ pub(crate) struct Cli {
     /// [fetch.max_body_bytes] The largest body read, after decompression.
     #[arg(long, value_name = "BYTES", help_heading = "Fetch")]
     max_body_bytes: Option<u64>,
+    /// [fetch.allow_private_addresses] Follow links to non-public addresses (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
+    allow_private_addresses: Option<bool>,
 
     /// [extract.max_links_per_page] Links followed per page, at most.
     #[arg(long, value_name = "N", help_heading = "Extract")]
@@ -178,6 +181,10 @@ impl Cli {
         set(&mut c.fetch.connect_timeout, &self.connect_timeout);
         set(&mut c.fetch.timeout, &self.timeout);
         set(&mut c.fetch.max_body_bytes, &self.max_body_bytes);
+        set(
+            &mut c.fetch.allow_private_addresses,
+            &self.allow_private_addresses,
+        );
         set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
         set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
         set(

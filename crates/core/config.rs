@@ -101,6 +101,9 @@ pub(crate) struct Fetch {
     /// The largest body read, after decompression; larger ones are cut and recorded as
     /// `too_large`.
     pub(crate) max_body_bytes: u64,
+    /// Fetch links to loopback, private, link-local and other non-public addresses (the
+    /// seeds' hosts are always allowed). Off: the SSRF guard (see `guard.rs`).
+    pub(crate) allow_private_addresses: bool,
 }
 
 /// `[extract]`: links from pages.
@@ -226,6 +229,7 @@ impl Default for Fetch {
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
             max_body_bytes: 10 << 20,
+            allow_private_addresses: false,
         }
     }
 }

@@ -20,6 +20,7 @@ use url::Url;
 use crate::config::Config;
 use crate::extract::{self, Options, Page};
 use crate::fetch::{self, FetchError, Fetched};
+use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{RobotsCache, Rules, UNREACHABLE_TTL};
 
@@ -28,6 +29,7 @@ pub(crate) struct Crawler {
     config: Config,
     frontier: Frontier,
     client: Client,
+    guard: Arc<Guard>,
     robots: RobotsCache,
     sink: Sink,
     /// Woken when a lease completes: a host may have become ready, or links were pushed.
@@ -87,7 +89,13 @@ struct Try<'a> {
 }
 
 impl Crawler {
-    pub(crate) fn new(config: Config, frontier: Frontier, client: Client, sink: Sink) -> Self {
+    pub(crate) fn new(
+        config: Config,
+        frontier: Frontier,
+        client: Client,
+        guard: Arc<Guard>,
+        sink: Sink,
+    ) -> Self {
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
             n => n,
@@ -100,6 +108,7 @@ impl Crawler {
             config,
             frontier,
             client,
+            guard,
             sink,
             wake: Notify::new(),
             budget: AtomicU64::new(budget),
@@ -229,6 +238,10 @@ impl Crawler {
             started: Instant::now(),
         };
         let url = visit.lease().url().as_url().clone();
+        if !self.guard.permits(&url).await {
+            // Our policy, not the host's failure: no back-off, no retry.
+            return visit.finish(Outcome::Success, Try::error("ssrf_blocked"));
+        }
         if self.config.politeness.robots {
             let host = visit.lease().url().host().to_owned();
             let (rules, known, fresh) = self.robots.rules(&self.client, &host, &url).await;
@@ -262,6 +275,9 @@ impl Crawler {
             }
         }
         match fetch::get(&self.client, &url, self.config.fetch.max_body_bytes).await {
+            Err(FetchError::Blocked) => {
+                visit.finish(Outcome::Success, Try::error(FetchError::Blocked.kind()));
+            }
             Err(err) => {
                 let retry = Outcome::Failure {
                     retry: err != FetchError::Http,

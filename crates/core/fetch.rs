@@ -6,15 +6,19 @@ use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use reqwest::{Client, redirect};
 use url::Url;
 
+use std::sync::Arc;
+
 use crate::config::Config;
+use crate::guard::{Blocked, Guard, GuardedResolver};
 
 /// The one client every fetch shares: connection pools, keep-alive and HTTP/2 are per
 /// client, so one client means reused connections.
 ///
 /// Redirects are not followed: a redirect's target is a link like any other, pushed through
 /// the frontier to be canonicalized, deduplicated, scoped and fetched politely.
-pub(crate) fn client(config: &Config) -> reqwest::Result<Client> {
+pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Client> {
     Client::builder()
+        .dns_resolver(GuardedResolver(guard))
         .user_agent(&config.politeness.user_agent)
         .redirect(redirect::Policy::none())
         .connect_timeout(config.fetch.connect_timeout)
@@ -49,6 +53,8 @@ pub(crate) enum FetchError {
     Body,
     /// Anything else the client refused (a malformed response).
     Http,
+    /// The host resolves only to non-public addresses (see `guard.rs`).
+    Blocked,
 }
 
 impl FetchError {
@@ -59,10 +65,18 @@ impl FetchError {
             FetchError::Connect => "connect",
             FetchError::Body => "body",
             FetchError::Http => "http",
+            FetchError::Blocked => "ssrf_blocked",
         }
     }
 
     fn of(err: &reqwest::Error) -> FetchError {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+        while let Some(e) = source {
+            if e.is::<Blocked>() {
+                return FetchError::Blocked;
+            }
+            source = e.source();
+        }
         if err.is_timeout() {
             FetchError::Timeout
         } else if err.is_connect() {

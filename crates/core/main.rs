@@ -10,6 +10,7 @@ mod config;
 mod crawl;
 mod extract;
 mod fetch;
+mod guard;
 mod output;
 mod report;
 mod robots;
@@ -91,7 +92,11 @@ fn run(cli: &Cli) -> Result<()> {
         }
         _ => builder.build().context("frontier settings (frontier.*)")?,
     };
-    let client = fetch::client(&config).context(
+    let guard = Arc::new(guard::Guard::new(
+        !config.fetch.allow_private_addresses,
+        seeds.iter().map(Canonical::as_url),
+    ));
+    let client = fetch::client(&config, Arc::clone(&guard)).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
     let sink = output::Sink::open(&config.output.file, cli.resume)
@@ -101,7 +106,7 @@ fn run(cli: &Cli) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let crawler = Arc::new(Crawler::new(config.clone(), frontier, client, sink));
+    let crawler = Arc::new(Crawler::new(config.clone(), frontier, client, guard, sink));
     for seed in seeds {
         // On resume the seeds are seen already: pushing them again is a no-op.
         crawler

@@ -17,7 +17,7 @@ pub(crate) struct Record<'a> {
     /// The HTTP status of the last try, if there was an answer.
     pub(crate) status: Option<u16>,
     /// Why there is no usable page: `timeout`, `connect`, `body`, `http`, `too_large`,
-    /// `robots_denied`, `robots_unreachable`, `host_given_up`, `internal` (the worker
+    /// `robots_denied`, `robots_unreachable`, `ssrf_blocked`, `host_given_up`, `internal` (the worker
     /// panicked); null otherwise.
     pub(crate) error: Option<&'static str>,
     /// Links followed from a seed.

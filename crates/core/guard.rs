@@ -1,0 +1,196 @@
+//! The SSRF guard: a crawl must not be turned against the network it runs in.
+//!
+//! Pages are written by strangers, and a link to `http://169.254.169.254/` (a cloud's metadata
+//! service), `http://localhost:6379/` or `http://10.0.0.5/admin` would make the crawler fetch
+//! from inside the network on their behalf. So by default a URL is fetched only if every
+//! address its host resolves to is public: not loopback, private, link-local, unique-local,
+//! shared (carrier-grade NAT), unspecified, broadcast or multicast. The seeds' hosts are
+//! trusted whatever their addresses (that is how a crawl of an intranet site, or of the local
+//! benchmark site, works), and `fetch.allow_private_addresses` lifts the guard.
+//!
+//! The check runs twice: before a fetch (so that a blocked URL gets its own record, error
+//! `ssrf_blocked`, and costs its host nothing), and in the HTTP client's resolver (so that a
+//! name that resolved to a public address for the check and to a private one for the
+//! connection, DNS rebinding, is still refused).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+/// Which hosts may be fetched at which addresses.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    /// False when `fetch.allow_private_addresses` is set.
+    enabled: bool,
+    /// The seeds' host names (without ports), trusted at any address.
+    trusted: HashSet<String>,
+}
+
+/// The error of a blocked resolution, found again in the client's error chain.
+#[derive(Debug)]
+pub(crate) struct Blocked;
+
+impl fmt::Display for Blocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("resolves only to non-public addresses")
+    }
+}
+
+impl std::error::Error for Blocked {}
+
+impl Guard {
+    pub(crate) fn new<'a>(enabled: bool, seeds: impl IntoIterator<Item = &'a Url>) -> Guard {
+        let trusted = seeds
+            .into_iter()
+            .filter_map(|url| url.host_str().map(str::to_owned))
+            .collect();
+        Guard { enabled, trusted }
+    }
+
+    /// Whether `host` may be fetched at `ip`.
+    pub(crate) fn allows(&self, host: &str, ip: IpAddr) -> bool {
+        !self.enabled || self.trusted.contains(host) || is_public(ip)
+    }
+
+    /// Whether `url` may be fetched: its host is trusted, or is a public address, or resolves
+    /// only to public addresses. A name that does not resolve passes: the fetch fails on its
+    /// own, with the error a reader expects (`connect`).
+    pub(crate) async fn permits(&self, url: &Url) -> bool {
+        let Some(host) = url.host_str() else {
+            return false;
+        };
+        if !self.enabled || self.trusted.contains(host) {
+            return true;
+        }
+        match url.host() {
+            Some(Host::Ipv4(ip)) => is_public(IpAddr::V4(ip)),
+            Some(Host::Ipv6(ip)) => is_public(IpAddr::V6(ip)),
+            _ => match tokio::net::lookup_host((host, url.port_or_known_default().unwrap_or(80)))
+                .await
+            {
+                Ok(addrs) => addrs.into_iter().all(|a| is_public(a.ip())),
+                Err(_) => true,
+            },
+        }
+    }
+}
+
+/// Whether an address is on the public internet.
+pub(crate) fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(ip) => is_public_v4(ip),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(ip),
+        },
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    let shared = a == 100 && (64..128).contains(&b); // 100.64.0.0/10, carrier-grade NAT
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || shared
+        || a == 0)
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    let unique_local = first & 0xfe00 == 0xfc00; // fc00::/7
+    let link_local = first & 0xffc0 == 0xfe80; // fe80::/10
+    !(ip.is_loopback() || ip.is_unspecified() || ip.is_multicast() || unique_local || link_local)
+}
+
+/// The HTTP client's resolver: the system's, with non-public addresses of untrusted hosts
+/// removed.
+pub(crate) struct GuardedResolver(pub(crate) Arc<Guard>);
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let guard = Arc::clone(&self.0);
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = addrs
+                .iter()
+                .copied()
+                .filter(|a| guard.allows(&host, a.ip()))
+                .collect();
+            if allowed.is_empty() && !addrs.is_empty() {
+                return Err(Box::new(Blocked) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn seeds_hosts_are_trusted_and_the_guard_can_be_lifted() {
+        let seed = Url::parse("http://127.0.0.1:8080/").unwrap();
+        let guard = Guard::new(true, [&seed]);
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(guard.allows("127.0.0.1", loopback));
+        assert!(!guard.allows("localhost", loopback));
+        assert!(Guard::new(false, [&seed]).allows("localhost", loopback));
+    }
+
+    #[tokio::test]
+    async fn links_to_private_addresses_are_refused_before_any_request() {
+        let seed = Url::parse("https://example.com/").unwrap();
+        let guard = Guard::new(true, [&seed]);
+        let url = |u: &str| Url::parse(u).unwrap();
+        assert!(
+            !guard
+                .permits(&url("http://169.254.169.254/latest/meta-data/"))
+                .await
+        );
+        assert!(!guard.permits(&url("http://[::1]:6379/")).await);
+        assert!(!guard.permits(&url("http://localhost:8080/")).await);
+        assert!(guard.permits(&url("https://example.com/admin")).await);
+    }
+}
