@@ -239,8 +239,9 @@ impl Crawler {
         };
         let url = visit.lease().url().as_url().clone();
         if !self.guard.permits(&url).await {
-            // Our policy, not the host's failure: no back-off, no retry.
-            return visit.finish(Outcome::Success, Try::error("ssrf_blocked"));
+            // Our policy, not the host's failure, and no request was made: no back-off, no
+            // retry, and the host's delay is not spent.
+            return visit.finish(Outcome::Skipped, Try::error("ssrf_blocked"));
         }
         if self.config.politeness.robots {
             let host = visit.lease().url().host().to_owned();
@@ -270,13 +271,14 @@ impl Crawler {
                 return visit.finish(retry, Try::error("robots_unreachable"));
             }
             if !rules.allows(&url) {
-                // Not the host's fault: no back-off.
-                return visit.finish(Outcome::Success, Try::error("robots_denied"));
+                // No request made: the host's delay is not spent on it, so that thousands of
+                // disallowed links do not take thousands of delays.
+                return visit.finish(Outcome::Skipped, Try::error("robots_denied"));
             }
         }
         match fetch::get(&self.client, &url, self.config.fetch.max_body_bytes).await {
             Err(FetchError::Blocked) => {
-                visit.finish(Outcome::Success, Try::error(FetchError::Blocked.kind()));
+                visit.finish(Outcome::Skipped, Try::error(FetchError::Blocked.kind()));
             }
             Err(err) => {
                 let retry = Outcome::Failure {

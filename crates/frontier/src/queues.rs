@@ -53,6 +53,8 @@ const SWEEP_SLACK: usize = 64;
 ///   delay after a success, and to at least now plus the longest of the delay, the back-off
 ///   ([`Politeness::backoff`] of the host's consecutive errors) and the capped
 ///   `Retry-After` after a failure. A success resets the count of consecutive errors.
+/// * [`Outcome::Skipped`] (no request was made) puts the host's next-allowed instant back
+///   where it was before the lease started, unless another lease of the host started since.
 /// * A failure that asks for a retry queues the URL again at the back of its host's queue,
 ///   with one more attempt, unless it has had [`Politeness::max_attempts`]: then it is
 ///   exhausted. Retries skip admission: the URL is not seen-tested again.
@@ -539,7 +541,9 @@ impl HostQueues {
         now: Instant,
     ) -> Result<Completion, ForeignLease> {
         if lease.queues != self.id {
-            return Err(ForeignLease { lease });
+            return Err(ForeignLease {
+                lease: Box::new(lease),
+            });
         }
         self.leased.remove(&lease.id);
         let h = lease.host;
@@ -553,6 +557,13 @@ impl HostQueues {
             Outcome::Success => {
                 host.consecutive_errors = 0;
                 push_back_to(&mut host.next_allowed, later(now, delay));
+                self.stats.succeeded += 1;
+                Fate::Succeeded
+            }
+            Outcome::Skipped => {
+                if host.last_start == Some(lease.started) {
+                    (host.next_allowed, host.last_start) = lease.before;
+                }
                 self.stats.succeeded += 1;
                 Fate::Succeeded
             }
@@ -736,7 +747,9 @@ impl HostQueues {
     /// ```
     pub fn abandon(&mut self, lease: Lease, now: Instant) -> Result<(), ForeignLease> {
         if lease.queues != self.id {
-            return Err(ForeignLease { lease });
+            return Err(ForeignLease {
+                lease: Box::new(lease),
+            });
         }
         self.leased.remove(&lease.id);
         let h = lease.host;
@@ -804,6 +817,7 @@ impl HostQueues {
         // `pop` took the host's entry off the heap.
         host.entry = None;
         host.in_flight += 1;
+        let before = (host.next_allowed, host.last_start);
         host.last_start = Some(now);
         host.next_allowed = Some(later(now, delay));
         if host.queue.is_empty() {
@@ -830,6 +844,8 @@ impl HostQueues {
             id,
             host: h,
             queues: self.id,
+            started: now,
+            before,
         };
         Ok(lease)
     }

@@ -842,6 +842,7 @@ impl Model {
                 *errors = 0;
                 false
             }
+            Outcome::Skipped => false,
             Outcome::Failure { .. } => {
                 *errors += 1;
                 !was_given_up && *errors >= self.polite.max_consecutive_errors()
@@ -858,7 +859,7 @@ impl Model {
             assert_eq!(done.host_given_up, None);
         }
         let expected = match outcome {
-            Outcome::Success => Fate::Succeeded,
+            Outcome::Success | Outcome::Skipped => Fate::Succeeded,
             Outcome::Failure { retry: false, .. } => Fate::Failed,
             Outcome::Failure { retry: true, .. } if attempts >= self.polite.max_attempts() => {
                 Fate::Exhausted
@@ -1074,4 +1075,33 @@ fn a_host_ready_longer_keeps_its_turn_with_no_delay() {
         lease(queues.pop(t2).unwrap()).url().as_str(),
         "https://a.example/2"
     );
+}
+
+#[test]
+fn a_skipped_lease_gives_back_the_delay_its_start_took() {
+    let mut queues = HostQueues::new(Politeness::default()); // 1 s delay, 1 connection
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &[
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+        ],
+        t0,
+    );
+    let first = lease(queues.pop(t0).unwrap());
+    queues.complete(first, Outcome::Success, t0).unwrap();
+    // The next start waits for the delay after the first...
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
+    let denied = lease(queues.pop(t0 + secs(1)).unwrap());
+    // ... but a lease that made no request (robots.txt said no) gives its slot back: the next
+    // URL may start at once, a delay after the last real request.
+    let done = queues
+        .complete(denied, Outcome::Skipped, t0 + secs(1) + ms(10))
+        .unwrap();
+    assert_eq!(done.fate, Fate::Succeeded);
+    let third = lease(queues.pop(t0 + secs(1) + ms(10)).unwrap());
+    assert_eq!(third.url().as_str(), "http://a.example/3");
+    assert_eq!(queues.stats().succeeded, 2);
 }

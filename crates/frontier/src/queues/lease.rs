@@ -2,7 +2,7 @@
 //! the frontier made of it ([`Completion`]).
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::Canonical;
 
@@ -39,6 +39,10 @@ pub struct Lease {
     pub(super) host: u32,
     /// The identity of the queues that issued the lease.
     pub(super) queues: u64,
+    /// When the lease started, and the host's next-allowed instant and last start before
+    /// it: what [`Outcome::Skipped`] puts back.
+    pub(super) started: Instant,
+    pub(super) before: (Option<Instant>, Option<Instant>),
 }
 
 impl Lease {
@@ -157,6 +161,11 @@ pub enum Outcome {
         /// The server's `Retry-After`, if it sent one (429, 503).
         retry_after: Option<Duration>,
     },
+    /// The caller decided not to fetch the URL after all (robots.txt forbids it, say): no
+    /// request reached the host, so the lease gives back the delay its start took, unless
+    /// another lease of the host started since. The URL is done with, counted as a success;
+    /// the host's error count is left alone.
+    Skipped,
 }
 
 /// What [`HostQueues::complete`](crate::HostQueues::complete) did with a lease: the URL's
@@ -243,7 +252,8 @@ pub enum Fate {
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct ForeignLease {
-    pub(super) lease: Lease,
+    /// Boxed: a lease is large, and this error is rare.
+    pub(super) lease: Box<Lease>,
 }
 
 impl ForeignLease {
@@ -263,7 +273,7 @@ impl ForeignLease {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn into_lease(self) -> Lease {
-        self.lease
+        *self.lease
     }
 }
 
