@@ -1,46 +1,27 @@
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use crate::util::{crawl, fast};
+use crate::util::{self, crawl, fast};
 
 /// A server on 127.0.0.1 whose root links to a cloud metadata address and to itself under
 /// the name `localhost`; it logs the paths asked for.
 fn serve() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let paths = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
-                continue;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-            while reader.read_line(&mut line).map(|n| n > 2).unwrap_or(false) {
-                line.clear();
-            }
-            paths.lock().unwrap().push(path.clone());
-            let body = if path == "/" {
-                format!(
-                    "<a href=\"http://169.254.169.254/latest/meta-data/\">m</a>\
-                     <a href=\"http://localhost:{port}/secret\">s</a>\
-                     <a href=\"http://[::1]:{port}/v6\">v6</a>"
-                )
-            } else {
-                "ok".to_owned()
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
+    let port = Arc::new(Mutex::new(0u16));
+    let own = Arc::clone(&port);
+    let (bound, log) = util::serve(move |path| {
+        let port = *own.lock().unwrap();
+        let body = if path == "/" {
+            format!(
+                "<a href=\"http://169.254.169.254/latest/meta-data/\">m</a>\
+                 <a href=\"http://localhost:{port}/secret\">s</a>\
+                 <a href=\"http://[::1]:{port}/v6\">v6</a>"
+            )
+        } else {
+            "ok".to_owned()
+        };
+        (200, "text/html", body.into_bytes())
     });
-    (port, log)
+    *port.lock().unwrap() = bound;
+    (bound, log)
 }
 
 fn run(port: u16, extra: &[&str]) -> crate::util::Crawl {

@@ -133,3 +133,45 @@ pub(crate) fn crawl_site(site: &Site, extra: &[&str]) -> Crawl {
 pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
+
+/// A minimal HTTP/1.1 server on 127.0.0.1 for pages testweb does not make: `page(path)`
+/// gives the status, content type and body of each request. Returns the port and the log of
+/// requested paths.
+pub(crate) fn serve(
+    page: impl Fn(&str) -> (u16, &'static str, Vec<u8>) + Send + 'static,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let paths = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let mut header = String::new();
+            while reader
+                .read_line(&mut header)
+                .map(|n| n > 2)
+                .unwrap_or(false)
+            {
+                header.clear();
+            }
+            paths.lock().unwrap().push(path.clone());
+            let (status, content_type, body) = page(&path);
+            let head = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (port, log)
+}

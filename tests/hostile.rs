@@ -1,0 +1,86 @@
+use crate::util::{crawl, fast, serve};
+
+/// A site with an endless calendar (`/cal/N` links to `/cal/N+1` and to a page in a path
+/// that repeats itself), a page with 200,000 links, and a few good pages.
+fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    serve(|path| {
+        let html = |body: String| (200, "text/html", body.into_bytes());
+        if path == "/" {
+            return html(
+                "<a href=/cal/0>calendar</a><a href=/many>many</a><a href=/good/1>good</a>"
+                    .to_owned(),
+            );
+        }
+        if let Some(n) = path.strip_prefix("/cal/") {
+            let n: u64 = n.parse().unwrap_or(0);
+            return html(format!(
+                "<a href=/cal/{}>next month</a><a href=/loop/a/b/a/b/a/b/{n}>loop</a>",
+                n + 1
+            ));
+        }
+        if path == "/many" {
+            let mut body = String::with_capacity(200_000 * 24);
+            for i in 0..200_000 {
+                body.push_str(&format!("<a href=/m/{i}>x</a>"));
+            }
+            return html(body);
+        }
+        if path.starts_with("/good/") {
+            return html("<a href=/good/2>more</a><a href=javascript:void(0)>js</a>".to_owned());
+        }
+        (200, "text/plain", b"leaf".to_vec())
+    })
+}
+
+#[test]
+fn traps_end_at_the_rules_and_good_pages_are_still_found() {
+    let (port, log) = trap_site();
+    let mut args = fast();
+    let seed = format!("http://127.0.0.1:{port}/");
+    args.extend(
+        [
+            "--seed",
+            &seed,
+            "--robots",
+            "false",
+            "--max-depth",
+            "12",
+            "--max-links-per-page",
+            "1000",
+        ]
+        .map(String::from),
+    );
+    let run = crawl(&args);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    // The good pages are found.
+    assert_eq!(run.record(&url("/good/2"))["status"], 200);
+    // The calendar ends at the depth limit: /cal/N is N + 1 links from the seed, and depth
+    // 12 is the last allowed.
+    assert!(run.records.contains_key(&url("/cal/11")));
+    assert!(!run.records.contains_key(&url("/cal/12")));
+    // The self-repeating paths are dropped as traps, never requested.
+    let requested = log.lock().unwrap().clone();
+    assert!(
+        requested.iter().all(|p| !p.starts_with("/loop/")),
+        "a trap URL was requested"
+    );
+    // The page of 200,000 links: 1,000 followed, the rest counted.
+    assert_eq!(run.record(&url("/many"))["links"], 200_000);
+    assert_eq!(
+        requested.iter().filter(|p| p.starts_with("/m/")).count(),
+        1_000
+    );
+    let stderr = run.stderr();
+    for counted in [
+        "199000 over the per-page cap",
+        "too_deep",
+        "repeated_segment",
+        "unsupported_scheme",
+    ] {
+        assert!(
+            stderr.contains(counted),
+            "{counted} not in the summary:\n{stderr}"
+        );
+    }
+}
