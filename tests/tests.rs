@@ -17,5 +17,7 @@ mod cli;
 mod hostile;
 // The SSRF guard: links to private addresses are not fetched unless allowed.
 mod ssrf;
+// WARC output, read back with a WARC library.
+mod warc;
 // --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
 mod resume;

@@ -128,6 +128,9 @@ pub(crate) struct Cli {
     /// [output.file] The JSON Lines file of records; - for standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     output: Option<PathBuf>,
+    /// [output.warc] Also write every response and request to this .warc.gz file.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    warc: Option<PathBuf>,
     /// [output.progress] Progress on standard error.
     #[arg(long, value_enum, help_heading = "Output")]
     progress: Option<Progress>,
@@ -198,6 +201,7 @@ impl Cli {
         set(&mut c.frontier.memory_budget_mib, &self.memory_budget_mib);
         set(&mut c.frontier.spill_dir, &self.spill_dir);
         set(&mut c.output.file, &self.output);
+        set(&mut c.output.warc, &self.warc);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.state.checkpoint_interval, &self.checkpoint_interval);

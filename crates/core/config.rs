@@ -137,6 +137,8 @@ pub(crate) struct Frontier {
 pub(crate) struct Output {
     /// The JSON Lines file of records; empty or `-` for standard output.
     pub(crate) file: PathBuf,
+    /// A `.warc.gz` file for every response and request; empty for none.
+    pub(crate) warc: PathBuf,
     /// `auto` (a bar on a terminal, status lines otherwise), `bar`, `lines` or `off`.
     pub(crate) progress: Progress,
     /// Time between two status lines.
@@ -258,6 +260,7 @@ impl Default for Output {
     fn default() -> Self {
         Output {
             file: PathBuf::new(),
+            warc: PathBuf::new(),
             progress: Progress::Auto,
             status_interval: Duration::from_secs(10),
         }

@@ -23,6 +23,7 @@ use crate::fetch::{self, FetchError, Fetched};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{RobotsCache, Rules, UNREACHABLE_TTL};
+use crate::warc::{Exchange, Warc};
 
 /// Everything the workers share.
 pub(crate) struct Crawler {
@@ -30,6 +31,8 @@ pub(crate) struct Crawler {
     frontier: Frontier,
     client: Client,
     guard: Arc<Guard>,
+    /// Where responses go as WARC records, if anywhere.
+    warc: Option<Warc>,
     robots: RobotsCache,
     sink: Sink,
     /// Woken when a lease completes: a host may have become ready, or links were pushed.
@@ -95,6 +98,7 @@ impl Crawler {
         client: Client,
         guard: Arc<Guard>,
         sink: Sink,
+        warc: Option<Warc>,
     ) -> Self {
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
@@ -109,6 +113,7 @@ impl Crawler {
             frontier,
             client,
             guard,
+            warc,
             sink,
             wake: Notify::new(),
             budget: AtomicU64::new(budget),
@@ -133,7 +138,8 @@ impl Crawler {
     /// Flushes the records written so far (before a checkpoint, so that the records of what
     /// the checkpoint holds as done are on disk).
     pub(crate) fn flush(&self) {
-        if let Err(err) = self.sink.flush() {
+        let warc = self.warc.as_ref().map_or(Ok(()), Warc::flush);
+        if let Err(err) = self.sink.flush().and(warc) {
             tracing::error!("writing records: {err}");
             self.sink_failed.store(true, Ordering::Relaxed);
         }
@@ -153,10 +159,7 @@ impl Crawler {
                 tracing::error!("a fetch worker failed: {err}");
             }
         }
-        if let Err(err) = self.sink.flush() {
-            tracing::error!("writing records: {err}");
-            self.sink_failed.store(true, Ordering::Relaxed);
-        }
+        self.flush();
     }
 
     async fn work(&self) {
@@ -276,7 +279,15 @@ impl Crawler {
                 return visit.finish(Outcome::Skipped, Try::error("robots_denied"));
             }
         }
-        match fetch::get(&self.client, &url, self.config.fetch.max_body_bytes).await {
+        let keep_headers = self.warc.is_some();
+        match fetch::get(
+            &self.client,
+            &url,
+            self.config.fetch.max_body_bytes,
+            keep_headers,
+        )
+        .await
+        {
             Err(FetchError::Blocked) => {
                 visit.finish(Outcome::Skipped, Try::error(FetchError::Blocked.kind()));
             }
@@ -295,6 +306,21 @@ impl Crawler {
                     },
                     _ => Outcome::Success,
                 };
+                if let (Some(warc), Some(headers)) = (&self.warc, &fetched.headers) {
+                    let exchange = Exchange {
+                        url: &url,
+                        user_agent: &self.config.politeness.user_agent,
+                        status: fetched.status,
+                        headers,
+                        body: &fetched.body,
+                        truncated: fetched.too_large,
+                    };
+                    if let Err(err) = warc.write(&exchange) {
+                        tracing::error!("writing the WARC file: {err}; stopping");
+                        self.sink_failed.store(true, Ordering::Relaxed);
+                        self.stop();
+                    }
+                }
                 let result = self.follow(visit.lease(), &url, &fetched);
                 visit.finish(outcome, result);
             }

@@ -40,6 +40,8 @@ pub(crate) struct Fetched {
     pub(crate) body: Vec<u8>,
     /// The body went past the cap: what is in `body` is its beginning.
     pub(crate) too_large: bool,
+    /// Every response header, when asked for (for WARC output).
+    pub(crate) headers: Option<reqwest::header::HeaderMap>,
 }
 
 /// Why a fetch got no response, by the short kind records carry.
@@ -89,8 +91,14 @@ impl FetchError {
     }
 }
 
-/// GETs `url`, reading at most `max_body` bytes of its (decompressed) body.
-pub(crate) async fn get(client: &Client, url: &Url, max_body: u64) -> Result<Fetched, FetchError> {
+/// GETs `url`, reading at most `max_body` bytes of its (decompressed) body, and keeping every
+/// header if `keep_headers`.
+pub(crate) async fn get(
+    client: &Client,
+    url: &Url,
+    max_body: u64,
+    keep_headers: bool,
+) -> Result<Fetched, FetchError> {
     let mut response = client
         .get(url.as_str())
         .send()
@@ -107,6 +115,7 @@ pub(crate) async fn get(client: &Client, url: &Url, max_body: u64) -> Result<Fet
     let location = header(LOCATION);
     let retry_after = header(RETRY_AFTER).and_then(|v| retry_after(&v, SystemTime::now()));
     let status = response.status().as_u16();
+    let headers = keep_headers.then(|| response.headers().clone());
     let mut body = Vec::new();
     let mut too_large = false;
     // The cap counts decompressed bytes, so a small compressed body cannot expand past it.
@@ -126,6 +135,7 @@ pub(crate) async fn get(client: &Client, url: &Url, max_body: u64) -> Result<Fet
         retry_after,
         body,
         too_large,
+        headers,
     })
 }
 

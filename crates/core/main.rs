@@ -15,6 +15,7 @@ mod output;
 mod report;
 mod robots;
 mod state;
+mod warc;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,7 +107,20 @@ fn run(cli: &Cli) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let crawler = Arc::new(Crawler::new(config.clone(), frontier, client, guard, sink));
+    let warc = if config.output.warc.as_os_str().is_empty() {
+        None
+    } else {
+        let path = &config.output.warc;
+        Some(warc::Warc::open(path).with_context(|| format!("cannot write {}", path.display()))?)
+    };
+    let crawler = Arc::new(Crawler::new(
+        config.clone(),
+        frontier,
+        client,
+        guard,
+        sink,
+        warc,
+    ));
     for seed in seeds {
         // On resume the seeds are seen already: pushing them again is a no-op.
         crawler

@@ -166,7 +166,7 @@ impl RobotsCache {
             return Rules::AllowAll;
         };
         for _ in 0..=MAX_REDIRECTS {
-            let response = match fetch::get(client, &url, MAX_BYTES).await {
+            let response = match fetch::get(client, &url, MAX_BYTES, false).await {
                 Ok(response) => response,
                 Err(_) => return Rules::Unreachable,
             };
