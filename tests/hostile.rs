@@ -26,7 +26,13 @@ fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
             return html(body);
         }
         if path.starts_with("/good/") {
-            return html("<a href=/good/2>more</a><a href=javascript:void(0)>js</a>".to_owned());
+            // Links that are not URLs a crawler fetches, beside a good one.
+            return html(format!(
+                "<a href=/good/2>more</a><a href=javascript:void(0)>js</a>\
+                 <a href=\"data:text/html,<a href=x>\">data</a><a href=\"http://[broken/\">b</a>\
+                 <a href=\"/{}\">long</a><a href=\"mailto:x@example.com\">m</a>",
+                "x".repeat(10_000)
+            ));
         }
         (200, "text/plain", b"leaf".to_vec())
     })
@@ -76,11 +82,64 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
         "199000 over the per-page cap",
         "too_deep",
         "repeated_segment",
-        "unsupported_scheme",
+        "unsupported_scheme: 6",
+        "unparsable: 2",
+        "too_long: 2",
     ] {
         assert!(
             stderr.contains(counted),
             "{counted} not in the summary:\n{stderr}"
         );
+    }
+}
+
+#[test]
+fn hostile_robots_txt_files_neither_stop_nor_fool_the_crawl() {
+    // A robots.txt of 2 MB (only the first 500 KiB count; its disallow comes first), one of
+    // binary garbage, and one that redirects to the real rules.
+    for (name, robots) in [
+        ("huge", {
+            let mut txt = b"User-agent: *\nDisallow: /private\n".to_vec();
+            txt.resize(2 << 20, b'#');
+            (200, "text/plain", txt)
+        }),
+        (
+            "binary",
+            (
+                200,
+                "application/octet-stream",
+                (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect(),
+            ),
+        ),
+        ("redirect", (301, "/rules.txt", Vec::new())),
+    ] {
+        let (port, log) = serve(move |path| match path {
+            "/robots.txt" => robots.clone(),
+            "/rules.txt" => (
+                200,
+                "text/plain",
+                b"User-agent: *\nDisallow: /private\n".to_vec(),
+            ),
+            "/" => (
+                200,
+                "text/html",
+                b"<a href=/public>p</a><a href=/private>x</a>".to_vec(),
+            ),
+            _ => (200, "text/plain", b"leaf".to_vec()),
+        });
+        let mut args = fast();
+        let seed = format!("http://127.0.0.1:{port}/");
+        args.extend(["--seed", &seed].map(String::from));
+        let run = crawl(&args);
+        assert!(run.output.status.success(), "{name}: {}", run.stderr());
+        let public = run.record(&format!("http://127.0.0.1:{port}/public"));
+        assert_eq!(public["status"], 200, "{name}");
+        let requested = log.lock().unwrap().clone();
+        if name != "binary" {
+            assert!(
+                !requested.contains(&"/private".to_owned()),
+                "{name}: {requested:?}"
+            );
+        }
     }
 }

@@ -2144,4 +2144,36 @@ mod tests {
             assert_eq!(ours, theirs, "seed {seed}: {html}");
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(crate::fuzz_cases(256)))]
+
+        /// Markup-shaped bytes (tag and attribute fragments glued with arbitrary bytes) never
+        /// panic the extractor, whatever the declared charset.
+        #[test]
+        fn fuzz_extractor_never_panics(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Strategy::prop_map(
+                        proptest::prelude::any::<u8>(),
+                        |b| vec![b],
+                    ),
+                    proptest::strategy::Strategy::prop_map(
+                        proptest::sample::select(vec![
+                            &b"<a href="[..], b"<base href=", b"<meta charset=", b"<!--", b"-->",
+                            b"<script>", b"</script>", b"<svg>", b"<math>", b"<template>", b"'",
+                            b"\"", b"&#x", b"&amp", b">", b"/>", b"<", b"rel=nofollow",
+                            b"\xEF\xBB\xBF",
+                        ]),
+                        <[u8]>::to_vec,
+                    ),
+                ],
+                0..200,
+            ),
+            charset in proptest::sample::select(vec![None, Some("text/html; charset=shift_jis"), Some("text/html; charset=windows-1252")]),
+        ) {
+            let body: Vec<u8> = parts.concat();
+            let _ = run_with(&body, charset, &Options::default());
+        }
+    }
 }

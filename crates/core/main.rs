@@ -33,6 +33,16 @@ use crate::config::{Config, Scope};
 use crate::crawl::Crawler;
 use crate::state::StateDir;
 
+/// Cases for the `fuzz_` unit tests: `FUZZ_CASES` when set (to fuzz longer, see README.md),
+/// else `default`.
+#[cfg(test)]
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(

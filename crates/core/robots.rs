@@ -231,4 +231,28 @@ mod tests {
         let _ = rules.allows(&Url::parse("http://a.example/").unwrap());
         assert!(Rules::Unreachable.crawl_delay().is_none());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(crate::fuzz_cases(256)))]
+
+        /// Any robots.txt, line-shaped or not, parses without a panic, and its rules answer
+        /// for any path.
+        #[test]
+        fn fuzz_robots_never_panics(
+            lines in proptest::collection::vec(
+                "(User-agent|Disallow|Allow|Crawl-delay|Sitemap|[a-z]{0,8}): ?[ -~]{0,40}",
+                0..40,
+            ),
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            path in "/[ -~]{0,40}",
+        ) {
+            let mut body = lines.join("\n").into_bytes();
+            body.extend_from_slice(&noise);
+            let rules = Rules::parse("crawler", &body);
+            if let Ok(url) = Url::parse(&format!("http://a.example{path}")) {
+                let _ = rules.allows(&url);
+            }
+            let _ = rules.crawl_delay();
+        }
+    }
 }

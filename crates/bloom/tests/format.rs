@@ -391,13 +391,7 @@ proptest! {
         exercise(&bytes)?;
     }
 
-    /// Arbitrary bytes never panic any decoder.
-    #[test]
-    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let _ = BloomFilter::from_bytes(&bytes);
-        let _ = BlockedBloomFilter::from_bytes(&bytes);
-        let _ = AtomicBloomFilter::from_bytes(&bytes);
-    }
+
 
     /// Damaging a valid filter anywhere, in any way, never decodes to a different filter.
     #[test]
@@ -428,5 +422,28 @@ proptest! {
         }
         prop_assert_eq!(BloomFilter::from_bytes(&s.to_bytes()).unwrap(), s);
         prop_assert_eq!(BlockedBloomFilter::from_bytes(&b.to_bytes()).unwrap(), b);
+    }
+}
+
+/// Cases for the `fuzz_` harnesses: `FUZZ_CASES` when set (to fuzz longer, see the workspace
+/// README), else `default`.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(fuzz_cases(512)))]
+
+    /// Arbitrary bytes never panic any decoder.
+    #[test]
+    fn fuzz_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = BloomFilter::from_bytes(&bytes);
+        let _ = BlockedBloomFilter::from_bytes(&bytes);
+        let _ = AtomicBloomFilter::from_bytes(&bytes);
+        let _ = bloom::ScalableBloomFilter::from_bytes(&bytes);
+        let _ = bloom::CountingBloomFilter::from_bytes(&bytes);
     }
 }

@@ -915,12 +915,21 @@ proptest! {
 
 }
 
+/// Cases for the `fuzz_` harnesses: `FUZZ_CASES` when set (to fuzz longer, see the
+/// workspace README), else `default`.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
     // Long random strings are slow to generate in debug builds: fewer cases, same reach.
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(fuzz_cases(256)))]
 
     #[test]
-    fn arbitrary_strings_never_panic(input in ".{0,3000}") {
+    fn fuzz_canonicalizer_never_panics_and_is_idempotent(input in ".{0,3000}") {
         for c in configurations() {
             assert_idempotent(&c, &input)?;
             let _ = c.canonicalize_relative(
