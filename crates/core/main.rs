@@ -94,12 +94,21 @@ fn run(cli: &Cli) -> Result<()> {
     let (builder, spill_dir) = frontier_builder(&config, canon, &seeds, state.as_ref())?;
     let frontier = match &state {
         Some(state) if cli.resume && state.has_checkpoint() => {
-            Frontier::open(state.checkpoint(), builder, now).with_context(|| {
+            let frontier = Frontier::open(state.checkpoint(), builder, now).with_context(|| {
                 format!(
                     "cannot resume from {} (a damaged state, or one another version wrote)",
                     state.checkpoint().display()
                 )
-            })?
+            })?;
+            let stats = frontier.stats();
+            eprintln!(
+                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen",
+                state.checkpoint().display(),
+                now.elapsed().as_millis(),
+                stats.queues.queued,
+                stats.admission.seen_set.urls
+            );
+            frontier
         }
         _ => builder.build().context("frontier settings (frontier.*)")?,
     };
