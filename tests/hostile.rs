@@ -7,9 +7,14 @@ fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
         let html = |body: String| (200, "text/html", body.into_bytes());
         if path == "/" {
             return html(
-                "<a href=/cal/0>calendar</a><a href=/many>many</a><a href=/good/1>good</a>"
+                "<a href=/cal/0>calendar</a><a href=/many>many</a><a href=/good/1>good</a>\
+                 <a href=/notype>no content type</a>"
                     .to_owned(),
             );
+        }
+        if path == "/notype" {
+            // HTML without a Content-Type: sniffed, and its links followed.
+            return (200, "", b"<!DOCTYPE html><a href=/good/3>x</a>".to_vec());
         }
         if let Some(n) = path.strip_prefix("/cal/") {
             let n: u64 = n.parse().unwrap_or(0);
@@ -29,6 +34,7 @@ fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
             // Links that are not URLs a crawler fetches, beside a good one.
             return html(format!(
                 "<a href=/good/2>more</a><a href=javascript:void(0)>js</a>\
+                 <a href=\"/good/2;jsessionid=0A1B2C\">s1</a><a href=\"/good/2?PHPSESSID=f00\">s2</a>\
                  <a href=\"data:text/html,<a href=x>\">data</a><a href=\"http://[broken/\">b</a>\
                  <a href=\"/{}\">long</a><a href=\"mailto:x@example.com\">m</a>",
                 "x".repeat(10_000)
@@ -59,8 +65,9 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
     let run = crawl(&args);
     assert!(run.output.status.success(), "{}", run.stderr());
     let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
-    // The good pages are found.
+    // The good pages are found, the one behind a page without a Content-Type too.
     assert_eq!(run.record(&url("/good/2"))["status"], 200);
+    assert_eq!(run.record(&url("/good/3"))["status"], 200);
     // The calendar ends at the depth limit: /cal/N is N + 1 links from the seed, and depth
     // 12 is the last allowed.
     assert!(run.records.contains_key(&url("/cal/11")));
@@ -77,14 +84,24 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
         requested.iter().filter(|p| p.starts_with("/m/")).count(),
         1_000
     );
+    // Session ids in path parameters and queries name the same page: fetched once.
+    assert_eq!(
+        requested
+            .iter()
+            .filter(|p| p.starts_with("/good/2"))
+            .count(),
+        1
+    );
     let stderr = run.stderr();
+    // Three good pages (/good/1, 2 and 3), each with three links of a scheme not fetched
+    // (javascript:, data:, mailto:), one unparsable and one too long.
     for counted in [
         "199000 over the per-page cap",
         "too_deep",
         "repeated_segment",
-        "unsupported_scheme: 6",
-        "unparsable: 2",
-        "too_long: 2",
+        "unsupported_scheme: 9",
+        "unparsable: 3",
+        "too_long: 3",
     ] {
         assert!(
             stderr.contains(counted),

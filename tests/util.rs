@@ -135,8 +135,8 @@ pub(crate) fn ms(n: u64) -> Duration {
 }
 
 /// A minimal HTTP/1.1 server on 127.0.0.1 for pages testweb does not make: `page(path)`
-/// gives the status, content type (for a 3xx status: the `Location`) and body of each
-/// request. Returns the port and the log of requested paths.
+/// gives the status, content type (for a 3xx status: the `Location`; empty: no such header)
+/// and body of each request. Returns the port and the log of requested paths.
 pub(crate) fn serve(
     page: impl Fn(&str) -> (u16, &'static str, Vec<u8>) + Send + 'static,
 ) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
@@ -170,8 +170,13 @@ pub(crate) fn serve(
             } else {
                 "content-type"
             };
+            let header = if content_type.is_empty() {
+                String::new()
+            } else {
+                format!("{header}: {content_type}\r\n")
+            };
             let head = format!(
-                "HTTP/1.1 {status} X\r\n{header}: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                "HTTP/1.1 {status} X\r\n{header}content-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
             );
             let _ = stream.write_all(head.as_bytes());
