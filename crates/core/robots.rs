@@ -14,7 +14,9 @@
 //! had written none.
 //!
 //! Rules are per scheme, host and port (RFC 9309 section 2.3): `http://` and `https://` of one
-//! host have a robots.txt each. They are kept for the whole crawl.
+//! host have a robots.txt each. They are kept for 24 hours at most (RFC 9309 section 2.4),
+//! and the cache holds at most [`CACHE_BYTES`] of them: past that, other hosts' rules are
+//! dropped and fetched again when needed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +35,15 @@ pub(crate) const MAX_BYTES: u64 = 500 * 1024;
 const MAX_REDIRECTS: usize = 5;
 /// The longest an unreachable robots.txt keeps its host closed before it is fetched again.
 pub(crate) const UNREACHABLE_TTL: Duration = Duration::from_secs(60);
+/// How long rules are used before robots.txt is fetched again (RFC 9309 section 2.4: not
+/// more than 24 hours).
+const RULES_TTL: Duration = Duration::from_secs(24 * 3600);
+/// The memory the cached rules may take, counted as the bytes parsed plus a little per host:
+/// past it, other hosts' rules are dropped, to be fetched again when needed. Hostile hosts
+/// serving 500 KiB files each cannot grow the cache without bound.
+const CACHE_BYTES: usize = 64 << 20;
+/// The cost of a host's entry beyond its robots.txt.
+const ENTRY_BYTES: usize = 256;
 
 /// What robots.txt says about one host.
 #[derive(Debug)]
@@ -82,7 +93,8 @@ impl Rules {
 
 /// One host's rules once fetched, and when.
 struct Entry {
-    rules: OnceCell<(Arc<Rules>, Instant)>,
+    /// The rules, when they were known, and what they cost in memory (about the bytes parsed).
+    rules: OnceCell<(Arc<Rules>, Instant, usize)>,
 }
 
 /// The robots.txt of every host seen, fetched once each (concurrent asks for one host wait
@@ -96,6 +108,11 @@ pub(crate) struct RobotsCache {
     hosts: Mutex<HashMap<String, Arc<Entry>>>,
     /// How long an unreachable robots.txt is kept before it is fetched again.
     unreachable_ttl: Duration,
+    /// The cost of the entries whose rules are known (see [`CACHE_BYTES`]); changed under
+    /// the `hosts` lock.
+    cached: std::sync::atomic::AtomicUsize,
+    /// The bound on `cached`.
+    budget: usize,
 }
 
 impl RobotsCache {
@@ -110,6 +127,8 @@ impl RobotsCache {
             agent,
             hosts: Mutex::new(HashMap::new()),
             unreachable_ttl,
+            cached: std::sync::atomic::AtomicUsize::new(0),
+            budget: CACHE_BYTES,
         }
     }
 
@@ -139,21 +158,26 @@ impl RobotsCache {
                 }))
             };
             let mut fresh = false;
-            let (rules, at) = entry
+            let (rules, at, _) = entry
                 .rules
                 .get_or_init(|| async {
                     fresh = true;
-                    (Arc::new(self.fetch(client, url).await), Instant::now())
+                    let (rules, bytes) = self.fetch(client, url).await;
+                    (Arc::new(rules), Instant::now(), bytes + ENTRY_BYTES)
                 })
                 .await;
-            if matches!(**rules, Rules::Unreachable)
-                && at.elapsed() >= self.unreachable_ttl
-                && !fresh
-            {
+            if fresh {
+                self.make_room(host, &entry);
+            }
+            let ttl = match **rules {
+                Rules::Unreachable => self.unreachable_ttl,
+                _ => RULES_TTL,
+            };
+            if at.elapsed() >= ttl && !fresh {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
-                    hosts.remove(host);
+                    self.forget(&mut hosts, host);
                 }
                 continue;
             }
@@ -161,35 +185,101 @@ impl RobotsCache {
         }
     }
 
-    async fn fetch(&self, client: &Client, page: &Url) -> Rules {
+    /// Counts a newly known entry in the cache's memory, and drops other hosts' known
+    /// entries while the cache is over its budget.
+    fn make_room(&self, host: &str, entry: &Arc<Entry>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        if !hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, entry)) {
+            return;
+        }
+        let cost = entry.rules.get().map_or(0, |(_, _, cost)| *cost);
+        self.cached.fetch_add(cost, Relaxed);
+        while self.cached.load(Relaxed) > self.budget {
+            // Any other known entry: which one matters little, each costs one more fetch.
+            let Some(victim) = hosts
+                .iter()
+                .find(|(key, e)| key.as_str() != host && e.rules.get().is_some())
+                .map(|(key, _)| key.clone())
+            else {
+                break;
+            };
+            self.forget(&mut hosts, &victim);
+        }
+    }
+
+    /// Removes a host's entry, and its cost if its rules were known.
+    fn forget(&self, hosts: &mut HashMap<String, Arc<Entry>>, host: &str) {
+        if let Some(entry) = hosts.remove(host)
+            && let Some((_, _, cost)) = entry.rules.get()
+        {
+            self.cached
+                .fetch_sub(*cost, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The rules at `page`'s robots.txt, and the bytes parsed for them.
+    async fn fetch(&self, client: &Client, page: &Url) -> (Rules, usize) {
         let Ok(mut url) = page.join("/robots.txt") else {
-            return Rules::AllowAll;
+            return (Rules::AllowAll, 0);
         };
         for _ in 0..=MAX_REDIRECTS {
             let response = match fetch::get(client, &url, MAX_BYTES, false).await {
                 Ok(response) => response,
-                Err(_) => return Rules::Unreachable,
+                Err(_) => return (Rules::Unreachable, 0),
             };
             match response.status {
-                200..=299 => return Rules::parse(&self.agent, &response.body),
+                200..=299 => {
+                    return (
+                        Rules::parse(&self.agent, &response.body),
+                        response.body.len(),
+                    );
+                }
                 300..=399 => {
                     let next = response.location.and_then(|to| url.join(&to).ok());
                     match next {
                         Some(next) => url = next,
-                        None => return Rules::AllowAll,
+                        None => return (Rules::AllowAll, 0),
                     }
                 }
-                400..=499 => return Rules::AllowAll,
-                _ => return Rules::Unreachable,
+                400..=499 => return (Rules::AllowAll, 0),
+                _ => return (Rules::Unreachable, 0),
             }
         }
-        Rules::AllowAll
+        (Rules::AllowAll, 0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_stays_within_its_memory_budget() {
+        let mut cache = RobotsCache::new("crawler", UNREACHABLE_TTL);
+        cache.budget = 3 * (1000 + ENTRY_BYTES);
+        for i in 0..10 {
+            let host = format!("http://h{i}.example");
+            let entry = Arc::new(Entry {
+                rules: OnceCell::new_with(Some((
+                    Arc::new(Rules::AllowAll),
+                    Instant::now(),
+                    1000 + ENTRY_BYTES,
+                ))),
+            });
+            cache
+                .hosts
+                .lock()
+                .unwrap()
+                .insert(host.clone(), Arc::clone(&entry));
+            cache.make_room(&host, &entry);
+            let hosts = cache.hosts.lock().unwrap();
+            assert!(hosts.contains_key(&host), "the newest entry stays");
+            assert!(hosts.len() <= 3, "{} entries", hosts.len());
+            let cached = cache.cached.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(cached <= cache.budget, "{cached}");
+        }
+    }
 
     #[test]
     fn rules_follow_the_group_of_our_product_token() {
