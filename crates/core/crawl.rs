@@ -46,6 +46,12 @@ pub(crate) struct Crawler {
     outstanding: AtomicU64,
     /// Records could not be written: the crawl stopped, and its exit code says so.
     pub(crate) sink_failed: AtomicBool,
+    /// Held shared by each "complete a lease, write its record" step, and exclusively by a
+    /// checkpoint, which flushes the records then snapshots the frontier. A std lock: never
+    /// held across an await.
+    records: std::sync::RwLock<()>,
+    /// The workers, to cancel when the grace period after Ctrl-C is over.
+    workers: Mutex<Vec<tokio::task::AbortHandle>>,
     pub(crate) stats: Stats,
     pub(crate) started: Instant,
 }
@@ -120,6 +126,8 @@ impl Crawler {
             stop: AtomicBool::new(false),
             outstanding: AtomicU64::new(0),
             sink_failed: AtomicBool::new(false),
+            records: std::sync::RwLock::new(()),
+            workers: Mutex::new(Vec::new()),
             stats: Stats::default(),
             started: Instant::now(),
         }
@@ -129,14 +137,41 @@ impl Crawler {
         &self.frontier
     }
 
+    /// Cancels the workers at once: each puts its lease back in line, without a record.
+    pub(crate) fn abort(&self) {
+        self.stop();
+        for worker in self
+            .workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            worker.abort();
+        }
+    }
+
     /// Stops taking leases: workers finish the one they hold and return.
     pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
         self.wake.notify_waiters();
     }
 
-    /// Flushes the records written so far (before a checkpoint, so that the records of what
-    /// the checkpoint holds as done are on disk).
+    /// Checkpoints the frontier to `dir`, with the records of every URL it holds as done
+    /// flushed first. Skipped (the previous checkpoint stays) when records could not be
+    /// written: a checkpoint must never hold as done a URL whose record was lost.
+    pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
+        let _steps = self.records.write().unwrap_or_else(PoisonError::into_inner);
+        self.flush();
+        if self.sink_failed.load(Ordering::Relaxed) {
+            tracing::error!("records could not be written: no checkpoint, the previous one stays");
+            return;
+        }
+        if let Err(err) = self.frontier.checkpoint(dir, Instant::now()) {
+            tracing::error!("checkpoint failed (the previous one is intact): {err}");
+        }
+    }
+
+    /// Flushes the records written so far.
     pub(crate) fn flush(&self) {
         let warc = self.warc.as_ref().map_or(Ok(()), Warc::flush);
         if let Err(err) = self.sink.flush().and(warc) {
@@ -153,10 +188,15 @@ impl Crawler {
                 tokio::spawn(async move { crawler.work().await })
             })
             .collect();
+        self.workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(workers.iter().map(tokio::task::JoinHandle::abort_handle));
         for worker in workers {
             // A worker that panicked gave its lease back (see `Visit`); the others go on.
-            if let Err(err) = worker.await {
-                tracing::error!("a fetch worker failed: {err}");
+            match worker.await {
+                Err(err) if !err.is_cancelled() => tracing::error!("a fetch worker failed: {err}"),
+                _ => {}
             }
         }
         self.flush();
@@ -174,7 +214,11 @@ impl Crawler {
             woken.as_mut().enable();
             match self.frontier.pop(Instant::now()) {
                 Ok(Pop::Lease(lease)) => {
+                    // Counted before the budget is taken, so that a worker finding the budget
+                    // spent never sees no lease in flight while this one is set up.
+                    let outstanding = Outstanding::count(&self.outstanding);
                     if !self.take_budget() {
+                        drop(outstanding);
                         // `max_pages` is spent, unless a lease in flight ends in a retry and
                         // gives its share back: wait for those, then stop.
                         self.abandon(lease);
@@ -186,7 +230,6 @@ impl Crawler {
                         woken.await;
                         continue;
                     }
-                    let outstanding = Outstanding::count(&self.outstanding);
                     self.visit(lease).await;
                     // Uncounted before the wake-up, so that a woken worker waiting for the
                     // leases in flight sees this one gone.
@@ -248,7 +291,10 @@ impl Crawler {
         }
         if self.config.politeness.robots {
             let host = visit.lease().url().host().to_owned();
-            let (rules, known, fresh) = self.robots.rules(&self.client, &host, &url).await;
+            let (rules, known, fresh) = self
+                .robots
+                .rules(&self.client, &self.guard, &host, &url)
+                .await;
             // Leases that waited for the robots.txt another lease of the host was fetching
             // started before its rules were known.
             let waited = !fresh && visit.started < known;
@@ -274,9 +320,15 @@ impl Crawler {
                 return visit.finish(retry, Try::error("robots_unreachable"));
             }
             if !rules.allows(&url) {
-                // No request made: the host's delay is not spent on it, so that thousands of
-                // disallowed links do not take thousands of delays.
-                return visit.finish(Outcome::Skipped, Try::error("robots_denied"));
+                // No request made for the page: the host's delay is not spent on it, so that
+                // thousands of disallowed links do not take thousands of delays. Unless this
+                // lease fetched robots.txt, which was a request.
+                let outcome = if fresh {
+                    Outcome::Success
+                } else {
+                    Outcome::Skipped
+                };
+                return visit.finish(outcome, Try::error("robots_denied"));
             }
         }
         let keep_headers = self.warc.is_some();
@@ -316,9 +368,12 @@ impl Crawler {
                         truncated: fetched.too_large,
                     };
                     if let Err(err) = warc.write(&exchange) {
+                        // Not done with: back in line, for a resumed crawl to fetch again.
                         tracing::error!("writing the WARC file: {err}; stopping");
                         self.sink_failed.store(true, Ordering::Relaxed);
                         self.stop();
+                        self.abandon(visit.take());
+                        return;
                     }
                 }
                 let result = self.follow(visit.lease(), &url, &fetched);
@@ -387,6 +442,9 @@ impl Crawler {
 
     /// Completes the lease and, when its URL is done with, writes its record.
     fn finish(&self, lease: Lease, outcome: Outcome, result: Try<'_>, started: Instant) {
+        // Completing the lease and writing its record are one step for a checkpoint (see
+        // `checkpoint`): a URL the checkpoint holds as done has its record flushed.
+        let _step = self.records.read().unwrap_or_else(PoisonError::into_inner);
         let url = lease.url().as_str().to_owned();
         let (attempts, depth) = (lease.attempts(), lease.depth());
         let completion = match self.frontier.complete(lease, outcome, Instant::now()) {
@@ -397,8 +455,9 @@ impl Crawler {
             }
         };
         if let Some(dropped) = completion.host_given_up {
-            tracing::info!(
-                "gave up a host after repeated errors, dropping {dropped} queued URLs ({url})"
+            tracing::warn!(
+                "gave up the host of {url} after repeated errors; {dropped} queued URLs dropped \
+                 without records"
             );
         }
         let error = match completion.fate {
@@ -462,7 +521,8 @@ impl Drop for Outstanding<'_> {
 
 /// A lease being worked on. If the work panics, dropping this gives the lease back as a
 /// failure with a record, so that its host's connection is freed and the crawl can end: a
-/// lease that is simply lost would keep the frontier from ever being done.
+/// lease that is simply lost would keep the frontier from ever being done. If the work is
+/// cancelled, the lease is abandoned: queued again, without a record.
 struct Visit<'c> {
     crawler: &'c Crawler,
     lease: Option<Lease>,
@@ -488,7 +548,10 @@ impl Visit<'_> {
 
 impl Drop for Visit<'_> {
     fn drop(&mut self) {
-        if let Some(lease) = self.lease.take() {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        if std::thread::panicking() {
             tracing::error!("a fetch worker panicked on {}", lease.url());
             let outcome = Outcome::Failure {
                 retry: false,
@@ -496,8 +559,12 @@ impl Drop for Visit<'_> {
             };
             self.crawler
                 .finish(lease, outcome, Try::error("internal"), self.started);
-            self.crawler.wake.notify_waiters();
+        } else {
+            // Cancelled (the crawl stopped after its grace period): no fetch ended, so no
+            // record; the URL goes back in line, and a checkpoint holds it as queued.
+            self.crawler.abandon(lease);
         }
+        self.crawler.wake.notify_waiters();
     }
 }
 

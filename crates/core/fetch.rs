@@ -19,6 +19,9 @@ use crate::guard::{Blocked, Guard, GuardedResolver};
 pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Client> {
     Client::builder()
         .dns_resolver(GuardedResolver(guard))
+        // No proxy from the environment: through one, the resolver would see the proxy's
+        // name, not the target's, and the SSRF guard's second check would be gone.
+        .no_proxy()
         .user_agent(&config.politeness.user_agent)
         .redirect(redirect::Policy::none())
         .connect_timeout(config.fetch.connect_timeout)

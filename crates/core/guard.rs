@@ -26,8 +26,13 @@ use url::{Host, Url};
 pub(crate) struct Guard {
     /// False when `fetch.allow_private_addresses` is set.
     enabled: bool,
-    /// The seeds' host names (without ports), trusted at any address.
+    /// The seeds' host names, which the resolver (which sees no port) lets resolve to any
+    /// address.
     trusted: HashSet<String>,
+    /// The seeds' hosts with their ports (`host:port`, the default port left out): the
+    /// pre-fetch check trusts only these, so that a seed `localhost:8080` does not open
+    /// `localhost:6379`.
+    trusted_ports: HashSet<String>,
 }
 
 /// The error of a blocked resolution, found again in the client's error chain.
@@ -44,11 +49,17 @@ impl std::error::Error for Blocked {}
 
 impl Guard {
     pub(crate) fn new<'a>(enabled: bool, seeds: impl IntoIterator<Item = &'a Url>) -> Guard {
+        let seeds: Vec<&Url> = seeds.into_iter().collect();
         let trusted = seeds
-            .into_iter()
+            .iter()
             .filter_map(|url| url.host_str().map(str::to_owned))
             .collect();
-        Guard { enabled, trusted }
+        let trusted_ports = seeds.iter().map(|url| host_port(url).to_owned()).collect();
+        Guard {
+            enabled,
+            trusted,
+            trusted_ports,
+        }
     }
 
     /// Whether `host` may be fetched at `ip`.
@@ -63,7 +74,7 @@ impl Guard {
         let Some(host) = url.host_str() else {
             return false;
         };
-        if !self.enabled || self.trusted.contains(host) {
+        if !self.enabled || self.trusted_ports.contains(host_port(url)) {
             return true;
         }
         match url.host() {
@@ -79,21 +90,49 @@ impl Guard {
     }
 }
 
+/// `host:port` as a URL spells it, the default port left out.
+fn host_port(url: &Url) -> &str {
+    &url[url::Position::BeforeHost..url::Position::AfterPort]
+}
+
 /// Whether an address is on the public internet.
 pub(crate) fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(ip) => is_public_v4(ip),
-        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+        IpAddr::V6(ip) => match embedded_v4(ip) {
             Some(v4) => is_public_v4(v4),
             None => is_public_v6(ip),
         },
     }
 }
 
+/// The IPv4 address an IPv6 address carries to an IPv4 host: mapped (`::ffff:a.b.c.d`),
+/// compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) or 6to4 (`2002:AABB:CCDD::`).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, ..] => Some(tail),
+        [0, 0, 0, 0, 0, 0, ..] if !ip.is_loopback() && !ip.is_unspecified() => Some(tail),
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => Some(tail),
+        [0x2002, hi, lo, ..] => Some(Ipv4Addr::new(
+            (hi >> 8) as u8,
+            hi as u8,
+            (lo >> 8) as u8,
+            lo as u8,
+        )),
+        _ => None,
+    }
+}
+
 fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     let shared = a == 100 && (64..128).contains(&b); // 100.64.0.0/10, carrier-grade NAT
-    !(ip.is_loopback()
+    let special = (a == 192 && b == 0 && c == 0) // 192.0.0.0/24, protocol assignments
+        || (a == 198 && (b == 18 || b == 19)) // 198.18.0.0/15, benchmarking
+        || a >= 240; // 240.0.0.0/4, reserved
+    !(special
+        || ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
         || ip.is_unspecified()
@@ -107,7 +146,13 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
     let first = ip.segments()[0];
     let unique_local = first & 0xfe00 == 0xfc00; // fc00::/7
     let link_local = first & 0xffc0 == 0xfe80; // fe80::/10
-    !(ip.is_loopback() || ip.is_unspecified() || ip.is_multicast() || unique_local || link_local)
+    let site_local = first & 0xffc0 == 0xfec0; // fec0::/10, deprecated but routed inside
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || unique_local
+        || link_local
+        || site_local)
 }
 
 /// The HTTP client's resolver: the system's, with non-public addresses of untrusted hosts
@@ -156,6 +201,13 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "2002:c0a8:0101::1",
+            "192.0.0.1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "fec0::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
@@ -164,6 +216,7 @@ mod tests {
             "8.8.8.8",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
@@ -192,5 +245,10 @@ mod tests {
         assert!(!guard.permits(&url("http://[::1]:6379/")).await);
         assert!(!guard.permits(&url("http://localhost:8080/")).await);
         assert!(guard.permits(&url("https://example.com/admin")).await);
+        // A seed's host is trusted on the seed's port only.
+        let local = Url::parse("http://localhost:8080/").unwrap();
+        let guard = Guard::new(true, [&local]);
+        assert!(guard.permits(&url("http://localhost:8080/page")).await);
+        assert!(!guard.permits(&url("http://localhost:6379/")).await);
     }
 }

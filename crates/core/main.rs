@@ -79,7 +79,12 @@ fn run(cli: &Cli) -> Result<()> {
         }
     };
     config.validate().context("bad setting")?;
-    seed_texts.extend(seed_texts_from(cli)?);
+    for seed in seed_texts_from(cli)? {
+        // A resume given its seeds again does not list them twice.
+        if !seed_texts.contains(&seed) {
+            seed_texts.push(seed);
+        }
+    }
     if seed_texts.is_empty() {
         bail!("no seeds: give at least one --seed URL or a --seeds-file");
     }
@@ -180,48 +185,55 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
             .checkpoint_interval
             .max(std::time::Duration::from_millis(10)),
     );
+    // A slow checkpoint is not followed by a burst of them.
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
     let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         tokio::select! {
             () = &mut run => break,
             _ = ticks.tick(), if checkpoint.is_some() => save(crawler, checkpoint),
-            signal = tokio::signal::ctrl_c() => {
-                if signal.is_err() || grace.is_some() {
-                    eprintln!("crawler: interrupted again; quitting now");
+            signal = &mut interrupt, if grace.is_none() => {
+                if signal.is_err() {
+                    eprintln!("crawler: cannot listen for Ctrl-C; quitting now");
                     std::process::exit(130);
                 }
                 eprintln!(
                     "crawler: stopping; fetches in flight have {:?} to finish (Ctrl-C again to quit now)",
                     config.state.shutdown_grace
                 );
+                // From now to the end, through the final checkpoint, a second Ctrl-C quits.
+                tokio::spawn(async {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        eprintln!("crawler: interrupted again; quitting now");
+                        std::process::exit(130);
+                    }
+                });
                 crawler.stop();
                 grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
             }
             () = async { grace.as_mut().expect("armed").await }, if grace.is_some() => {
                 eprintln!("crawler: fetches still in flight after the grace period; they will be fetched again on resume");
+                // Cancelled workers put their leases back, without records, before the final
+                // checkpoint holds them as queued.
+                crawler.abort();
+                (&mut run).await;
                 break;
             }
         }
     }
     progress.finish().await;
-    // The final checkpoint: leases still in flight are in it, to be fetched again.
+    // The final checkpoint.
     save(crawler, checkpoint);
 }
 
-/// Checkpoints the frontier, after flushing the records of what it holds as done.
+/// Checkpoints the crawl to `checkpoint`, if there is a state directory.
 fn save(crawler: &Crawler, checkpoint: Option<&std::path::Path>) {
     let Some(dir) = checkpoint else { return };
-    crawler.flush();
-    // A checkpoint writes files and briefly holds up the workers: keep it off the scheduler.
-    let result = tokio::task::block_in_place(|| {
-        crawler
-            .frontier()
-            .checkpoint(dir, std::time::Instant::now())
-    });
-    if let Err(err) = result {
-        tracing::error!("checkpoint failed (the previous one is intact): {err}");
-    }
+    // A checkpoint writes files and holds up the workers: keep it off the scheduler.
+    tokio::task::block_in_place(|| crawler.checkpoint(dir));
 }
 
 /// The seed texts from `--seed` and `--seeds-file`, with where each came from.

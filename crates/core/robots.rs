@@ -15,8 +15,9 @@
 //!
 //! Rules are per scheme, host and port (RFC 9309 section 2.3): `http://` and `https://` of one
 //! host have a robots.txt each. They are kept for 24 hours at most (RFC 9309 section 2.4),
-//! and the cache holds at most [`CACHE_BYTES`] of them: past that, other hosts' rules are
-//! dropped and fetched again when needed.
+//! and the cache holds about [`CACHE_BYTES`] of them (counted as the bytes parsed; compiled
+//! rules take some more): past that, other hosts' rules are dropped and fetched again when
+//! needed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +29,7 @@ use tokio::sync::OnceCell;
 use url::Url;
 
 use crate::fetch;
+use crate::guard::Guard;
 
 /// The most of a robots.txt parsed; RFC 9309 asks crawlers to parse at least 500 KiB.
 pub(crate) const MAX_BYTES: u64 = 500 * 1024;
@@ -95,6 +97,9 @@ impl Rules {
 struct Entry {
     /// The rules, when they were known, and what they cost in memory (about the bytes parsed).
     rules: OnceCell<(Arc<Rules>, Instant, usize)>,
+    /// Whether the cost is in `RobotsCache::cached`: set when it is added, cleared when it is
+    /// taken out, so that it is never taken out unless added.
+    counted: std::sync::atomic::AtomicBool,
 }
 
 /// The robots.txt of every host seen, fetched once each (concurrent asks for one host wait
@@ -117,6 +122,9 @@ pub(crate) struct RobotsCache {
 
 impl RobotsCache {
     pub(crate) fn new(user_agent: &str, unreachable_ttl: Duration) -> Self {
+        // At least a second: with none, every lease that waited for an unreachable file
+        // would fetch it again at once.
+        let unreachable_ttl = unreachable_ttl.max(Duration::from_secs(1));
         let agent = user_agent
             .trim()
             .split(|c: char| c == '/' || c.is_whitespace())
@@ -143,6 +151,7 @@ impl RobotsCache {
     pub(crate) async fn rules(
         &self,
         client: &Client,
+        guard: &Guard,
         host: &str,
         url: &Url,
     ) -> (Arc<Rules>, Instant, bool) {
@@ -154,6 +163,7 @@ impl RobotsCache {
                 Arc::clone(hosts.entry(host.to_owned()).or_insert_with(|| {
                     Arc::new(Entry {
                         rules: OnceCell::new(),
+                        counted: std::sync::atomic::AtomicBool::new(false),
                     })
                 }))
             };
@@ -162,7 +172,7 @@ impl RobotsCache {
                 .rules
                 .get_or_init(|| async {
                     fresh = true;
-                    let (rules, bytes) = self.fetch(client, url).await;
+                    let (rules, bytes) = self.fetch(client, guard, url).await;
                     (Arc::new(rules), Instant::now(), bytes + ENTRY_BYTES)
                 })
                 .await;
@@ -194,6 +204,9 @@ impl RobotsCache {
             return;
         }
         let cost = entry.rules.get().map_or(0, |(_, _, cost)| *cost);
+        if entry.counted.swap(true, Relaxed) {
+            return;
+        }
         self.cached.fetch_add(cost, Relaxed);
         while self.cached.load(Relaxed) > self.budget {
             // Any other known entry: which one matters little, each costs one more fetch.
@@ -219,7 +232,7 @@ impl RobotsCache {
     }
 
     /// The rules at `page`'s robots.txt, and the bytes parsed for them.
-    async fn fetch(&self, client: &Client, page: &Url) -> (Rules, usize) {
+    async fn fetch(&self, client: &Client, guard: &Guard, page: &Url) -> (Rules, usize) {
         let Ok(mut url) = page.join("/robots.txt") else {
             return (Rules::AllowAll, 0);
         };
@@ -238,8 +251,11 @@ impl RobotsCache {
                 300..=399 => {
                     let next = response.location.and_then(|to| url.join(&to).ok());
                     match next {
-                        Some(next) => url = next,
-                        None => return (Rules::AllowAll, 0),
+                        // A redirect is followed only where the SSRF guard lets a page go; one
+                        // that leads elsewhere leaves the file unavailable, as RFC 9309 says of
+                        // redirects that cannot be followed.
+                        Some(next) if guard.permits(&next).await => url = next,
+                        _ => return (Rules::AllowAll, 0),
                     }
                 }
                 400..=499 => return (Rules::AllowAll, 0),
@@ -266,6 +282,7 @@ mod tests {
                     Instant::now(),
                     1000 + ENTRY_BYTES,
                 ))),
+                counted: std::sync::atomic::AtomicBool::new(false),
             });
             cache
                 .hosts

@@ -50,6 +50,7 @@ impl Warc {
         let mut bytes = Vec::new();
         let response_id = Record::<warc::BufferedBody>::generate_record_id();
         let mut record = Record::<warc::BufferedBody>::with_body(http_response(exchange));
+        record.set_warc_version("1.1");
         record.set_warc_type(RecordType::Response);
         record.set_warc_id(response_id.clone());
         set(&mut record, WarcHeader::TargetURI, exchange.url.as_str())?;
@@ -64,6 +65,7 @@ impl Warc {
         gzip_member(&mut bytes, &record)?;
 
         let mut record = Record::<warc::BufferedBody>::with_body(http_request(exchange));
+        record.set_warc_version("1.1");
         record.set_warc_type(RecordType::Request);
         set(&mut record, WarcHeader::TargetURI, exchange.url.as_str())?;
         set(
@@ -97,8 +99,12 @@ fn set(record: &mut Record<warc::BufferedBody>, header: WarcHeader, value: &str)
 
 /// Appends `record` to `out` as one gzip member.
 fn gzip_member(out: &mut Vec<u8>, record: &Record<warc::BufferedBody>) -> io::Result<()> {
+    // Serialized into memory first: the WARC writer does not retry short writes, and a
+    // gzip encoder takes only what fits its buffer per write; a Vec takes everything.
+    let mut plain = Vec::new();
+    WarcWriter::new(&mut plain).write(record)?;
     let mut gz = GzEncoder::new(out, Compression::fast());
-    WarcWriter::new(&mut gz).write(record)?;
+    gz.write_all(&plain)?;
     gz.finish().map(|_| ())
 }
 

@@ -561,8 +561,14 @@ impl HostQueues {
                 Fate::Succeeded
             }
             Outcome::Skipped => {
-                if host.last_start == Some(lease.started) {
+                // Only if nothing moved the host's clock since this lease started: no later
+                // start, no failure's back-off, no new crawl delay.
+                let untouched = host.last_start == Some(lease.started)
+                    && host.next_allowed == Some(later(lease.started, delay));
+                if untouched {
                     (host.next_allowed, host.last_start) = lease.before;
+                    // Its heap entry, if any, waits for the instant given back: replace it.
+                    host.entry = None;
                 }
                 self.stats.succeeded += 1;
                 Fate::Succeeded

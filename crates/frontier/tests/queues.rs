@@ -1105,3 +1105,39 @@ fn a_skipped_lease_gives_back_the_delay_its_start_took() {
     assert_eq!(third.url().as_str(), "http://a.example/3");
     assert_eq!(queues.stats().succeeded, 2);
 }
+
+#[test]
+fn a_skipped_lease_gives_nothing_back_once_another_lease_moved_the_hosts_clock() {
+    let mut queues = HostQueues::new(
+        Politeness::builder()
+            .connections_per_host(2)
+            .build()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &[
+            "http://a.example/1",
+            "http://a.example/2",
+            "http://a.example/3",
+        ],
+        t0,
+    );
+    let other = lease(queues.pop(t0).unwrap());
+    // The last start of the host: the lease that will be skipped.
+    let denied = lease(queues.pop(t0 + secs(1)).unwrap());
+    // 429 with Retry-After: 60 on the other lease: the host waits a minute.
+    let throttled = Outcome::Failure {
+        retry: false,
+        retry_after: Some(secs(60)),
+    };
+    queues.complete(other, throttled, t0 + secs(2)).unwrap();
+    queues
+        .complete(denied, Outcome::Skipped, t0 + secs(2))
+        .unwrap();
+    assert_eq!(
+        queues.pop(t0 + secs(2)).unwrap(),
+        Pop::WaitUntil(t0 + secs(62))
+    );
+}

@@ -163,8 +163,9 @@ pub enum Outcome {
     },
     /// The caller decided not to fetch the URL after all (robots.txt forbids it, say): no
     /// request reached the host, so the lease gives back the delay its start took, unless
-    /// another lease of the host started since. The URL is done with, counted as a success;
-    /// the host's error count is left alone.
+    /// something moved the host's clock since (another lease started, a failure's back-off,
+    /// a new crawl delay). The URL is done with, counted as a success; the host's error count
+    /// is left alone.
     Skipped,
 }
 
