@@ -282,6 +282,38 @@ pub struct QueueStats {
     pub lost_urls: u64,
 }
 
+impl QueueStats {
+    /// Every URL pushed, counted where it is now: queued, in flight, or done in one of the
+    /// ways a URL ends. Equal to [`pushed`](Self::pushed) at all times; the one definition of
+    /// that law, for checks and for restoring checkpoints. `None` if the sum overflows (only
+    /// counters from a damaged checkpoint can).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness};
+    ///
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, Instant::now())?;
+    /// let stats = queues.stats();
+    /// assert_eq!(stats.accounted_for(), Some(stats.pushed));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn accounted_for(&self) -> Option<u64> {
+        [
+            self.in_flight,
+            self.succeeded,
+            self.failed,
+            self.exhausted,
+            self.given_up_urls,
+            self.lost_urls,
+        ]
+        .into_iter()
+        .try_fold(self.queued, u64::checked_add)
+    }
+}
+
 impl HostQueues {
     /// Empty queues with the given politeness settings.
     ///

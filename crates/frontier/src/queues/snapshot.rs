@@ -168,15 +168,7 @@ impl HostQueues {
             host.queue.push_front(entry);
             stats.queued += 1;
         }
-        let accounted = [
-            stats.succeeded,
-            stats.failed,
-            stats.exhausted,
-            stats.given_up_urls,
-            stats.lost_urls,
-        ]
-        .into_iter()
-        .try_fold(stats.queued, u64::checked_add)?;
+        let accounted = stats.accounted_for()?;
         // Every URL pushed is accounted for exactly once (retries move a URL, they do not
         // add one); counters that disagree are corruption.
         if accounted != stats.pushed {
