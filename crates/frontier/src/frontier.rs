@@ -99,7 +99,9 @@ pub struct FrontierBuilder {
 pub enum Push {
     /// New: queued behind its host's other URLs.
     Queued,
-    /// New, but its host has been given up: dropped and counted.
+    /// New, but its host has been given up: queued all the same, to be handed out at once
+    /// as a lease flagged [`Lease::host_given_up`](crate::Lease::host_given_up) and recorded,
+    /// not fetched.
     HostGivenUp,
     /// Admitted before, or (at the seen-test's false-positive rate) taken for such.
     Seen,

@@ -20,7 +20,8 @@
 //! * Queues and politeness: [`HostQueues`] keeps admitted URLs in per-host FIFO queues and
 //!   hands them out as [`Lease`]s, each host as its [`Politeness`] allows (connections,
 //!   delay, robots `Crawl-delay`, `Retry-After`, back-off after errors); it queues retries
-//!   and gives up hosts that keep failing, counting every URL dropped with them. Beyond a
+//!   and gives up hosts that keep failing for long, handing their URLs out flagged so that
+//!   each still gets a record. Beyond a
 //!   memory budget, queued URLs spill to segment files on disk ([`SpillSettings`]).
 //! * Checkpoints: [`Frontier::checkpoint`] writes all of the above atomically;
 //!   [`Frontier::open`] restores it, with leases in flight queued again. File errors are

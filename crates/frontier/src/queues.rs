@@ -58,10 +58,15 @@ const SWEEP_SLACK: usize = 64;
 /// * A failure that asks for a retry queues the URL again at the back of its host's queue,
 ///   with one more attempt, unless it has had [`Politeness::max_attempts`]: then it is
 ///   exhausted. Retries skip admission: the URL is not seen-tested again.
-/// * At [`Politeness::max_consecutive_errors`] failures in a row the host is given up: its
-///   queued URLs are dropped, and so are URLs pushed to it later and retries of its leases
-///   still in flight. Every such URL is counted in [`QueueStats::given_up_urls`], and
-///   [`Completion`] and [`Pushed`] report it as it happens: nothing is dropped silently.
+/// * A host is given up when it has failed [`Politeness::max_consecutive_errors`] times in a
+///   row *and* its first failure in the row is [`Politeness::give_up_after`] old: one
+///   success in between starts the count and the clock again, so broken pages cost their
+///   own retries, never their site; until then the growing back-off spaces its tries. A
+///   given-up host's queued URLs, those pushed to it later and retries of its leases still
+///   in flight are not fetched: they are handed out at once (no delay, no request) as
+///   leases flagged [`Lease::host_given_up`], so that the caller records each, and are
+///   counted in [`QueueStats::given_up_urls`]. [`Completion`] and [`Pushed`] say when it
+///   happens: nothing is dropped silently.
 ///
 /// Every URL pushed is, at any time, queued, in flight, or done in exactly one way:
 /// `pushed = queued + in_flight + succeeded + failed + exhausted + given_up_urls + lost_urls`
@@ -218,8 +223,8 @@ pub enum Pop {
 pub enum Pushed {
     /// Queued behind its host's other URLs.
     Queued,
-    /// Dropped, because its host has been given up; counted in
-    /// [`QueueStats::given_up_urls`].
+    /// Queued, but its host has been given up: it will be handed out at once as a lease
+    /// flagged [`Lease::host_given_up`], to be recorded rather than fetched.
     HostGivenUp,
 }
 
@@ -419,14 +424,14 @@ impl HostQueues {
     pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Result<Pushed, DiskError> {
         let h = self.intern(url.host());
         self.stats.pushed += 1;
-        let host = &mut self.hosts[h as usize];
-        if host.given_up {
-            self.stats.given_up_urls += 1;
-            return Ok(Pushed::HostGivenUp);
-        }
+        let given_up = self.hosts[h as usize].given_up;
         self.enqueue(h, Entry::new(url, depth, 1), now);
         self.evict_if_over_budget()?;
-        Ok(Pushed::Queued)
+        Ok(if given_up {
+            Pushed::HostGivenUp
+        } else {
+            Pushed::Queued
+        })
     }
 
     /// Moves URLs to disk when those in memory take more than the budget, until they take
@@ -584,10 +589,20 @@ impl HostQueues {
         let host = &mut self.hosts[h as usize];
         host.in_flight -= 1;
         self.stats.in_flight -= 1;
+        if lease.given_up {
+            // Handed out only to be recorded: nothing was fetched, nothing to learn.
+            self.stats.given_up_urls += 1;
+            self.schedule(h, now);
+            return Ok(Completion {
+                fate: Fate::DroppedWithHost,
+                host_given_up: None,
+            });
+        }
         let mut host_given_up = None;
         let fate = match outcome {
             Outcome::Success => {
                 host.consecutive_errors = 0;
+                host.failing_since = None;
                 push_back_to(&mut host.next_allowed, later(now, delay));
                 self.stats.succeeded += 1;
                 Fate::Succeeded
@@ -608,6 +623,7 @@ impl HostQueues {
             Outcome::Failure { retry, retry_after } => {
                 if !host.given_up {
                     host.consecutive_errors = host.consecutive_errors.saturating_add(1);
+                    let failing_since = *host.failing_since.get_or_insert(now);
                     let retry_after = retry_after
                         .unwrap_or_default()
                         .min(policy.max_retry_after());
@@ -615,20 +631,13 @@ impl HostQueues {
                         .max(policy.backoff(host.consecutive_errors))
                         .max(retry_after);
                     push_back_to(&mut host.next_allowed, later(now, wait));
-                    if host.consecutive_errors >= policy.max_consecutive_errors() {
+                    if host.consecutive_errors >= policy.max_consecutive_errors()
+                        && now.saturating_duration_since(failing_since) >= policy.give_up_after()
+                    {
                         host.given_up = true;
-                        let on_disk = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
-                        let store = self.spill.as_mut().map(|spill| &mut spill.store);
-                        let (dropped, bytes) = host.queue.clear(store);
-                        if dropped > 0 {
-                            self.stats.hosts_queued -= 1;
-                        }
-                        self.memory -= bytes;
-                        self.stats.on_disk -= on_disk;
-                        self.stats.queued -= dropped;
-                        self.stats.given_up_urls += dropped;
                         self.stats.given_up_hosts += 1;
-                        host_given_up = Some(dropped);
+                        let on_disk = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
+                        host_given_up = Some(host.queue.in_memory() as u64 + on_disk);
                     }
                 }
                 if !retry {
@@ -794,17 +803,13 @@ impl HostQueues {
         let host = &mut self.hosts[h as usize];
         host.in_flight -= 1;
         self.stats.in_flight -= 1;
-        if host.given_up {
-            self.stats.given_up_urls += 1;
-        } else {
-            if host.queue.is_empty() {
-                self.stats.hosts_queued += 1;
-            }
-            let entry = Entry::new(lease.url, lease.depth, lease.attempts);
-            self.memory += entry.bytes();
-            host.queue.push_front(entry);
-            self.stats.queued += 1;
+        if host.queue.is_empty() {
+            self.stats.hosts_queued += 1;
         }
+        let entry = Entry::new(lease.url, lease.depth, lease.attempts);
+        self.memory += entry.bytes();
+        host.queue.push_front(entry);
+        self.stats.queued += 1;
         self.schedule(h, now);
         Ok(())
     }
@@ -856,8 +861,11 @@ impl HostQueues {
         host.entry = None;
         host.in_flight += 1;
         let before = (host.next_allowed, host.last_start);
-        host.last_start = Some(now);
-        host.next_allowed = Some(later(now, delay));
+        let given_up = host.given_up;
+        if !given_up {
+            host.last_start = Some(now);
+            host.next_allowed = Some(later(now, delay));
+        }
         if host.queue.is_empty() {
             self.stats.hosts_queued -= 1;
         }
@@ -884,6 +892,7 @@ impl HostQueues {
             queues: self.id,
             started: now,
             before,
+            given_up,
         };
         Ok(lease)
     }
@@ -897,19 +906,26 @@ impl HostQueues {
     fn schedule(&mut self, h: u32, now: Instant) {
         let connections = self.politeness.connections_per_host();
         let host = &mut self.hosts[h as usize];
-        if host.queue.is_empty() || host.given_up || host.in_flight >= connections {
+        if host.queue.is_empty() || host.in_flight >= connections {
             host.entry = None;
             return;
         }
+        // A given-up host's URLs go out at once, to be recorded: no request, no delay.
+        let not_before = if host.given_up {
+            None
+        } else {
+            host.next_allowed
+        };
         if let Some((live, _)) = host.entry
-            && host.next_allowed.is_none_or(|t| t <= live || t <= now)
+            && not_before.is_none_or(|t| t <= live || t <= now)
+            && (!host.given_up || live <= now)
         {
             // Its entry is still right (the host has been ready since `live`, or the new
             // "not before" is already past, as with no delay): keeping it keeps its place in
             // line.
             return;
         }
-        let at = host.next_allowed.map_or(now, |t| t.max(now));
+        let at = not_before.map_or(now, |t| t.max(now));
         let seq = self.next_seq;
         self.next_seq += 1;
         host.entry = Some((at, seq));

@@ -408,12 +408,13 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
 }
 
 #[test]
-fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
+fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records() {
     let polite = Politeness::builder()
         .delay(Duration::ZERO)
         .backoff_base(Duration::ZERO)
         .connections_per_host(2)
         .max_consecutive_errors(3)
+        .give_up_after(Duration::ZERO)
         .build()
         .unwrap();
     let mut queues = HostQueues::new(polite);
@@ -433,7 +434,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
     assert_eq!(complete(&mut queues, a1, RETRY, t0).host_given_up, None);
     let a3 = lease(queues.pop(t0).unwrap());
     assert_eq!(a3.url().as_str(), "http://a.example/3");
-    // The third gives the host up: a4 and a5 and the queued retry of a1 are dropped.
+    // The third gives the host up: a4, a5 and the queued retry of a1 wait for their records.
     let given_up = complete(&mut queues, a2, FAIL, t0);
     assert_eq!(given_up.fate, Fate::Failed);
     assert_eq!(given_up.host_given_up, Some(3));
@@ -442,11 +443,26 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
         complete(&mut queues, a3, RETRY, t0).fate,
         Fate::DroppedWithHost
     );
-    // So is every later push.
+    // A later push is queued to be recorded the same way.
     assert_eq!(
         queues.push(url("http://a.example/late"), 0, t0).unwrap(),
         Pushed::HostGivenUp
     );
+
+    // Each comes out at once, flagged: recorded by the caller, never fetched.
+    let mut handed_out = Vec::new();
+    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+        assert!(l.host_given_up(), "{}", l.url());
+        handed_out.push((l.url().as_str().to_owned(), l.attempts()));
+        assert_eq!(
+            complete(&mut queues, l, Outcome::Skipped, t0).fate,
+            Fate::DroppedWithHost
+        );
+    }
+    handed_out.sort();
+    let expected = [("1", 2), ("4", 1), ("5", 1), ("late", 1)]
+        .map(|(path, attempts)| (format!("http://a.example/{path}"), attempts));
+    assert_eq!(handed_out, expected);
 
     let stats = queues.stats();
     assert_eq!(stats.given_up_hosts, 1);
@@ -456,6 +472,76 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_counted() {
     assert_eq!(stats.hosts_queued, 0);
     assert_eq!(stats.accounted_for(), Some(stats.pushed));
     assert_eq!(queues.pop(t0).unwrap(), Pop::Pending); // b.example is in flight
+}
+
+/// Regression (issue 14): five broken pages at the head of a site gave the whole site up.
+/// Errors in a row give a host up only once they have lasted `give_up_after`.
+#[test]
+fn broken_pages_cost_their_retries_not_their_site() {
+    let polite = Politeness::builder().delay(Duration::ZERO).build().unwrap();
+    let mut queues = HostQueues::new(polite);
+    let mut now = Instant::now();
+    for i in 0..5 {
+        push_all(&mut queues, &[&format!("http://a.example/broken/{i}")], now);
+    }
+    for i in 0..100 {
+        push_all(&mut queues, &[&format!("http://a.example/good/{i}")], now);
+    }
+    loop {
+        match queues.pop(now).unwrap() {
+            Pop::Lease(l) => {
+                assert!(!l.host_given_up());
+                let outcome = if l.url().as_str().contains("broken") {
+                    RETRY
+                } else {
+                    Outcome::Success
+                };
+                assert_eq!(complete(&mut queues, l, outcome, now).host_given_up, None);
+            }
+            Pop::WaitUntil(at) => now = at,
+            Pop::Pending => unreachable!("one lease at a time"),
+            Pop::Done => break,
+        }
+    }
+    let stats = queues.stats();
+    assert_eq!((stats.succeeded, stats.exhausted), (100, 5));
+    assert_eq!((stats.given_up_hosts, stats.given_up_urls), (0, 0));
+}
+
+#[test]
+fn a_failing_host_is_given_up_only_after_give_up_after() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .backoff_base(secs(1))
+        .backoff_max(secs(10))
+        .max_consecutive_errors(3)
+        .give_up_after(secs(60))
+        .max_attempts(1)
+        .build()
+        .unwrap();
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    let mut now = t0;
+    for i in 0..100 {
+        push_all(&mut queues, &[&format!("http://down.example/{i}")], now);
+    }
+    let mut failures = 0;
+    let given_up_at = loop {
+        match queues.pop(now).unwrap() {
+            Pop::Lease(l) => {
+                failures += 1;
+                if complete(&mut queues, l, RETRY, now).host_given_up.is_some() {
+                    break now;
+                }
+                assert!(now - t0 < secs(60) || failures < 3);
+            }
+            Pop::WaitUntil(at) => now = at,
+            other => panic!("{other:?}"),
+        }
+    };
+    // Back-offs of 1, 2, 4, 8, 10, 10, ... seconds: the first failure at or past 60 s.
+    assert_eq!(given_up_at - t0, secs(65));
+    assert_eq!(failures, 10);
 }
 
 #[test]
@@ -653,11 +739,19 @@ fn politeness() -> impl Strategy<Value = Politeness> {
         0u64..2_000,
         (0u64..500, 0u64..3_000),
         0u64..2_000,
-        1u32..=4,
+        (1u32..=4, 0u64..5_000),
         1u32..=3,
     )
         .prop_map(
-            |(connections, delay, max_crawl, (base, max_backoff), max_after, errors, attempts)| {
+            |(
+                connections,
+                delay,
+                max_crawl,
+                (base, max_backoff),
+                max_after,
+                (errors, give_up_after),
+                attempts,
+            )| {
                 Politeness::builder()
                     .connections_per_host(connections)
                     .delay(ms(delay))
@@ -666,6 +760,7 @@ fn politeness() -> impl Strategy<Value = Politeness> {
                     .backoff_max(ms(max_backoff))
                     .max_retry_after(ms(max_after))
                     .max_consecutive_errors(errors)
+                    .give_up_after(ms(give_up_after))
                     .max_attempts(attempts)
                     .build()
                     .unwrap()
@@ -679,7 +774,7 @@ enum End {
     Succeeded,
     Failed,
     Exhausted,
-    /// Dropped from its host's queue, or at push, when the host was given up.
+    /// Handed out flagged, never fetched, because its host was given up.
     DroppedQueued,
     /// A retry refused because the host was given up.
     DroppedWithHost,
@@ -709,6 +804,7 @@ struct Model {
     last_start: HashMap<String, Instant>,
     crawl_delay: HashMap<String, Duration>,
     errors: HashMap<String, u32>,
+    failing_since: HashMap<String, Instant>,
     given_up: HashSet<String>,
 }
 
@@ -728,6 +824,7 @@ impl Model {
             last_start: HashMap::new(),
             crawl_delay: HashMap::new(),
             errors: HashMap::new(),
+            failing_since: HashMap::new(),
             given_up: HashSet::new(),
         }
     }
@@ -744,14 +841,13 @@ impl Model {
         let pushed = self.queues.push(url(&u), 0, self.now).unwrap();
         if self.given_up.contains(host) {
             assert_eq!(pushed, Pushed::HostGivenUp);
-            self.end(&u, End::DroppedQueued);
         } else {
             assert_eq!(pushed, Pushed::Queued);
-            self.queued_by_host
-                .entry(host.to_owned())
-                .or_default()
-                .insert(u);
         }
+        self.queued_by_host
+            .entry(host.to_owned())
+            .or_default()
+            .insert(u);
     }
 
     /// Pops once, checking a lease against the properties and keeping it in flight.
@@ -761,7 +857,9 @@ impl Model {
             Pop::Lease(lease) => {
                 let u = lease.url().as_str().to_owned();
                 let host = lease.url().host().to_owned();
-                assert!(!self.given_up.contains(&host), "{u}: host given up");
+                // A given-up host's URLs come out flagged, to be recorded, and only they.
+                let flagged = self.given_up.contains(&host);
+                assert_eq!(lease.host_given_up(), flagged, "{u}");
                 assert!(
                     self.queued_by_host
                         .entry(host.clone())
@@ -775,12 +873,12 @@ impl Model {
                 let retries = self.retries_by_url.get(&u).copied().unwrap_or(0);
                 assert_eq!(*leases, retries + 1, "{u} leased again without a retry");
                 assert_eq!(lease.attempts(), *leases);
-                // (b) Starts at least the host's delay apart.
+                // (b) Starts at least the host's delay apart (flagged leases make no request).
                 let delay = self
                     .polite
                     .delay()
                     .max(self.crawl_delay.get(&host).copied().unwrap_or_default());
-                if let Some(last) = self.last_start.insert(host.clone(), self.now) {
+                if !flagged && let Some(last) = self.last_start.insert(host.clone(), self.now) {
                     assert!(
                         self.now - last >= delay,
                         "{host}: starts {:?} apart, delay {delay:?}",
@@ -821,32 +919,40 @@ impl Model {
         let u = lease.url().as_str().to_owned();
         let host = lease.url().host().to_owned();
         let attempts = lease.attempts();
+        let flagged = lease.host_given_up();
         *self.in_flight_by_host.get_mut(&host).unwrap() -= 1;
         let done = self
             .queues
             .complete(lease, outcome, self.now)
             .expect("own lease");
 
+        if flagged {
+            assert_eq!(done.fate, Fate::DroppedWithHost, "{u}");
+            assert_eq!(done.host_given_up, None);
+            self.end(&u, End::DroppedQueued);
+            return;
+        }
         let was_given_up = self.given_up.contains(&host);
         let errors = self.errors.entry(host.clone()).or_default();
         let gives_up = match outcome {
             Outcome::Success => {
                 *errors = 0;
+                self.failing_since.remove(&host);
                 false
             }
             Outcome::Skipped => false,
+            Outcome::Failure { .. } if was_given_up => false,
             Outcome::Failure { .. } => {
                 *errors += 1;
-                !was_given_up && *errors >= self.polite.max_consecutive_errors()
+                let since = *self.failing_since.entry(host.clone()).or_insert(self.now);
+                *errors >= self.polite.max_consecutive_errors()
+                    && self.now - since >= self.polite.give_up_after()
             }
         };
         if gives_up {
             self.given_up.insert(host.clone());
-            let queued = std::mem::take(self.queued_by_host.entry(host.clone()).or_default());
-            assert_eq!(done.host_given_up, Some(queued.len() as u64));
-            for q in queued {
-                self.end(&q, End::DroppedQueued);
-            }
+            let queued = self.queued_by_host.entry(host.clone()).or_default().len();
+            assert_eq!(done.host_given_up, Some(queued as u64));
         } else {
             assert_eq!(done.host_given_up, None);
         }
@@ -911,11 +1017,7 @@ impl Model {
         for (u, end) in &self.ends {
             let leases = self.leases_by_url.get(u).copied().unwrap_or(0);
             let retries = self.retries_by_url.get(u).copied().unwrap_or(0);
-            let expected = match end {
-                End::DroppedQueued => retries,
-                _ => retries + 1,
-            };
-            assert_eq!(leases, expected, "{u} ({end:?}) leased {leases} times");
+            assert_eq!(leases, retries + 1, "{u} ({end:?}) leased {leases} times");
         }
         let count = |e: End| self.ends.values().filter(|&&x| x == e).count() as u64;
         let stats = self.queues.stats();

@@ -276,31 +276,6 @@ impl HostQueue {
             back: VecDeque::new(),
         }));
     }
-
-    /// Drops every waiting URL, freeing memory and, as far as the runs can still be read,
-    /// disk space. Returns how many URLs there were and the bytes freed in memory.
-    pub(super) fn clear(&mut self, store: Option<&mut SpillStore>) -> (u64, usize) {
-        let mut bytes: usize = self.front.iter().map(Entry::bytes).sum();
-        let mut urls = self.front.len() as u64;
-        self.front = VecDeque::new();
-        if let Some(spilled) = self.spilled.take() {
-            bytes += spilled.back.iter().map(Entry::bytes).sum::<usize>();
-            urls += spilled.back.len() as u64 + spilled.urls;
-            if let Some(store) = store {
-                let mut run = Some(spilled.first);
-                let mut scratch = Vec::new();
-                for _ in 0..spilled.runs {
-                    let Some(at) = run else { break };
-                    scratch.clear();
-                    // When a run cannot be read, the runs behind it cannot be found: their
-                    // segments stay on disk until the queues are dropped. Space, not URLs.
-                    run = store.read(at, &mut scratch).ok().flatten();
-                    store.release(at);
-                }
-            }
-        }
-        (urls, bytes)
-    }
 }
 
 /// Everything the frontier knows about one host.
@@ -311,8 +286,11 @@ pub(super) struct HostState {
     pub(super) in_flight: u32,
     /// Failures since the last success; drives the back-off and giving up.
     pub(super) consecutive_errors: u32,
-    /// Set once the host failed too often in a row; for good, as nothing tells the frontier
-    /// that it came back.
+    /// When the first of those failures happened; `None` while the host is not failing.
+    pub(super) failing_since: Option<Instant>,
+    /// Set once the host has failed too often in a row for too long; for good, as nothing
+    /// tells the frontier that it came back. Its URLs are still handed out, flagged (see
+    /// [`Lease::host_given_up`](crate::Lease::host_given_up)), so that each gets a record.
     pub(super) given_up: bool,
     /// The earliest instant of the next lease start; `None` until the first lease.
     pub(super) next_allowed: Option<Instant>,

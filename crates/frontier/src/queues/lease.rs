@@ -43,6 +43,8 @@ pub struct Lease {
     /// it: what [`Outcome::Skipped`] puts back.
     pub(super) started: Instant,
     pub(super) before: (Option<Instant>, Option<Instant>),
+    /// The host had been given up when the lease started: see [`Lease::host_given_up`].
+    pub(super) given_up: bool,
 }
 
 impl Lease {
@@ -124,6 +126,40 @@ impl Lease {
     pub fn id(&self) -> u64 {
         self.id
     }
+
+    /// Whether the URL's host had been given up when the lease started. Such a lease is not
+    /// to be fetched: it hands out a URL that will never be fetched, so that the caller can
+    /// record it (a given-up host's URLs are never dropped silently). It took no delay from
+    /// its host, and whatever outcome it is completed with, its fate is
+    /// [`Fate::DroppedWithHost`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+    ///
+    /// // Given up at the first error: no errors in a row or time failing required.
+    /// let polite = Politeness::builder().max_consecutive_errors(1).give_up_after(Duration::ZERO).build()?;
+    /// let mut queues = HostQueues::new(polite);
+    /// let canon = Canonicalizer::new();
+    /// let now = Instant::now();
+    /// queues.push(canon.canonicalize("https://down.example/a")?, 0, now)?;
+    /// queues.push(canon.canonicalize("https://down.example/b")?, 0, now)?;
+    /// let Pop::Lease(a) = queues.pop(now)? else { unreachable!() };
+    /// let refused = Outcome::Failure { retry: true, retry_after: None };
+    /// assert_eq!(queues.complete(a, refused, now)?.host_given_up, Some(1));
+    ///
+    /// // `/b` is handed out at once, flagged: record it, do not fetch it.
+    /// let Pop::Lease(b) = queues.pop(now)? else { unreachable!() };
+    /// assert!(b.host_given_up());
+    /// assert_eq!(queues.complete(b, Outcome::Skipped, now)?.fate, Fate::DroppedWithHost);
+    /// assert_eq!(queues.stats().given_up_urls, 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn host_given_up(&self) -> bool {
+        self.given_up
+    }
 }
 
 /// How a lease's fetch went, as the crawler judges it.
@@ -131,9 +167,12 @@ impl Lease {
 /// The frontier only cares about what the fetch says of the host. A server that answered,
 /// whatever the status (404 and 410 included), is healthy: complete with
 /// [`Success`](Self::Success), and record the status in the crawl's output. Failures are what
-/// says the host is in trouble (connection refused, timeout, 5xx, 429): they count towards
-/// the host's back-off and, in a row, towards giving it up. Completing a 404 as a failure
-/// would back a site off for its broken links, and finally give it up.
+/// may say the host is in trouble (connection refused, timeout, 5xx, 429): each backs the
+/// host off, and the host is given up only when it has failed
+/// [`max_consecutive_errors`](crate::Politeness::max_consecutive_errors) times in a row *and*
+/// for [`give_up_after`](crate::Politeness::give_up_after), with no success in between; a few
+/// broken pages cost their retries, not the site. Completing a 404 as a failure would back
+/// a site off for its broken links.
 ///
 /// # Example
 ///
@@ -192,13 +231,14 @@ pub enum Outcome {
 pub struct Completion {
     /// What became of the lease's URL.
     pub fate: Fate,
-    /// `Some(n)` when this completion gave the host up: `n` URLs waiting in its queue were
-    /// dropped (the lease's own URL is reported by `fate`).
+    /// `Some(n)` when this completion gave the host up: `n` URLs wait in its queue, to be
+    /// handed out as leases flagged [`Lease::host_given_up`] (the lease's own URL is reported
+    /// by `fate`).
     pub host_given_up: Option<u64>,
 }
 
 /// What became of a completed lease's URL. Every URL pushed ends in exactly one of
-/// `Succeeded`, `Failed`, `Exhausted` or dropped with its host; `Retried` is a way station.
+/// `Succeeded`, `Failed`, `Exhausted` or `DroppedWithHost`; `Retried` is a way station.
 ///
 /// # Example
 ///
@@ -229,8 +269,9 @@ pub enum Fate {
     /// A retry was asked for, but the URL had had all its attempts; counted in
     /// [`QueueStats::exhausted`](crate::QueueStats::exhausted).
     Exhausted,
-    /// A retry was asked for, but the host has been given up (by this completion or an
-    /// earlier one); counted in [`QueueStats::given_up_urls`](crate::QueueStats::given_up_urls).
+    /// The host has been given up: a retry was asked for after this completion or an earlier
+    /// one gave it up, or the lease was one [flagged](Lease::host_given_up) for the record;
+    /// counted in [`QueueStats::given_up_urls`](crate::QueueStats::given_up_urls).
     DroppedWithHost,
 }
 

@@ -16,7 +16,8 @@ use std::time::Duration;
 /// | [`backoff_base`](PolitenessBuilder::backoff_base) | 1 s | the wait after a host's first error, doubled for each further one |
 /// | [`backoff_max`](PolitenessBuilder::backoff_max) | 10 min | the longest back-off |
 /// | [`max_retry_after`](PolitenessBuilder::max_retry_after) | 1 h | the `Retry-After` honoured |
-/// | [`max_consecutive_errors`](PolitenessBuilder::max_consecutive_errors) | 5 | errors in a row before a host is given up |
+/// | [`max_consecutive_errors`](PolitenessBuilder::max_consecutive_errors) | 5 | errors in a row before a host may be given up |
+/// | [`give_up_after`](PolitenessBuilder::give_up_after) | 30 min | how long a host must have failed, with no success, before it is given up |
 /// | [`max_attempts`](PolitenessBuilder::max_attempts) | 3 | tries of one URL |
 ///
 /// # Example
@@ -63,10 +64,15 @@ struct Config {
     /// The longest `Retry-After` honoured. Default: 1 hour: a server may ask for days, and a
     /// crawl should not hold a host's URLs that long.
     max_retry_after: Duration,
-    /// Consecutive errors after which a host is given up and its URLs dropped. Default: 5:
-    /// with the default back-off, 15 s of waiting lie between the first and the fifth, and a
-    /// host still failing by then is down, not hiccuping.
+    /// Consecutive errors before a host may be given up. Default: 5: a handful of broken
+    /// pages in a row is common and says nothing of the host; it takes `give_up_after` too.
     max_consecutive_errors: u32,
+    /// How long a host must have been failing, every try an error since its first one,
+    /// before it is given up. Default: 30 minutes: with the default back-off that is about a
+    /// dozen tries, the last ones ten minutes apart, so a server restarting or a network
+    /// outage of a few minutes costs a wait, not the site; a host still failing by then is
+    /// down.
+    give_up_after: Duration,
     /// Tries of one URL, the first included. Default: 3: most transient errors clear on the
     /// second try, and a third covers a restart.
     max_attempts: u32,
@@ -82,6 +88,7 @@ impl Default for Config {
             backoff_max: Duration::from_secs(600),
             max_retry_after: Duration::from_secs(3600),
             max_consecutive_errors: 5,
+            give_up_after: Duration::from_secs(1800),
             max_attempts: 3,
         }
     }
@@ -185,7 +192,7 @@ impl Politeness {
         self.config.max_retry_after
     }
 
-    /// Consecutive errors after which a host is given up.
+    /// Consecutive errors before a host may be given up.
     ///
     /// # Example
     ///
@@ -194,6 +201,19 @@ impl Politeness {
     /// ```
     pub fn max_consecutive_errors(&self) -> u32 {
         self.config.max_consecutive_errors
+    }
+
+    /// How long a host must have failed, with no success since its first error in a row,
+    /// before it is given up.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(frontier::Politeness::default().give_up_after(), Duration::from_secs(1800));
+    /// ```
+    pub fn give_up_after(&self) -> Duration {
+        self.config.give_up_after
     }
 
     /// Tries of one URL, the first included.
@@ -248,6 +268,7 @@ impl Politeness {
 ///     .backoff_max(Duration::from_secs(60))
 ///     .max_retry_after(Duration::from_secs(300))
 ///     .max_consecutive_errors(3)
+///     .give_up_after(Duration::from_secs(300))
 ///     .max_attempts(2)
 ///     .build()?;
 /// assert_eq!(polite.backoff(3), Duration::from_secs(8));
@@ -364,7 +385,8 @@ impl PolitenessBuilder {
         self
     }
 
-    /// Sets how many errors in a row give a host up; at least 1. Default: 5.
+    /// Sets how many errors in a row a host must have had before it may be given up; at
+    /// least 1. Default: 5.
     ///
     /// # Example
     ///
@@ -375,6 +397,24 @@ impl PolitenessBuilder {
     /// ```
     pub fn max_consecutive_errors(mut self, errors: u32) -> Self {
         self.config.max_consecutive_errors = errors;
+        self
+    }
+
+    /// Sets how long a host must have been failing (every try an error since the first of
+    /// its errors in a row) before it is given up; zero gives it up at
+    /// [`max_consecutive_errors`](Self::max_consecutive_errors) at once. Default: 30
+    /// minutes.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let polite = frontier::Politeness::builder().give_up_after(Duration::from_secs(60)).build()?;
+    /// assert_eq!(polite.give_up_after(), Duration::from_secs(60));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn give_up_after(mut self, wait: Duration) -> Self {
+        self.config.give_up_after = wait;
         self
     }
 
@@ -428,6 +468,7 @@ impl PolitenessBuilder {
             ("backoff_base", c.backoff_base),
             ("backoff_max", c.backoff_max),
             ("max_retry_after", c.max_retry_after),
+            ("give_up_after", c.give_up_after),
         ];
         if let Some((name, _)) = durations
             .iter()

@@ -120,9 +120,6 @@ impl HostQueues {
             let queue = HostQueue { front, spilled };
             let in_memory = queue.in_memory();
             let on_disk = queue.spilled.as_ref().map_or(0, |s| s.urls);
-            if given_up && (in_memory > 0 || on_disk > 0) {
-                return None;
-            }
             stats.queued = stats
                 .queued
                 .checked_add(in_memory as u64)?
@@ -138,6 +135,8 @@ impl HostQueues {
                 queue,
                 in_flight: 0,
                 consecutive_errors,
+                // The clock is not kept: restarted, a failing host gets the whole time again.
+                failing_since: (consecutive_errors > 0).then_some(now),
                 given_up,
                 next_allowed,
                 last_start: None,
@@ -157,10 +156,6 @@ impl HostQueues {
         // Newest first to the front, so the oldest lease's URL ends up first in line.
         for (h, entry) in requeued.into_iter().rev() {
             let host = &mut queues.hosts[h as usize];
-            if host.given_up {
-                stats.given_up_urls = stats.given_up_urls.checked_add(1)?;
-                continue;
-            }
             if host.queue.is_empty() {
                 stats.hosts_queued += 1;
             }
