@@ -7,6 +7,8 @@ mod util;
 mod coverage;
 // Errors, retries, redirects, timeouts, caps, content types and encodings, one by one.
 mod errors;
+// Broken pages, failing and unreachable hosts: retried, recorded, given up only when down.
+mod failures;
 // robots.txt rules, Crawl-delay, and unreachable robots.txt.
 mod robots;
 // Per-host delay and connection limits, from the server's request log.

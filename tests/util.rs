@@ -84,20 +84,8 @@ pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the crawler runs");
-    let pid = child.id();
-    let watchdog = std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(120);
-        while std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                return false;
-            }
-        }
-        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-        true
-    });
-    let output = child.wait_with_output().expect("the crawler ends");
-    assert!(!watchdog.join().unwrap(), "the crawler hung and was killed");
+    let (output, hung) = wait_or_kill(child, Duration::from_secs(120));
+    assert!(!hung, "the crawler hung and was killed");
     let stdout = String::from_utf8(output.stdout.clone()).expect("records are UTF-8");
     let mut records = BTreeMap::new();
     for line in stdout.lines() {
@@ -110,6 +98,55 @@ pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
         );
     }
     Crawl { output, records }
+}
+
+/// Waits for `child` to end, reading its output, for at most `limit`; then kills it through
+/// its handle (never by a pid, which another process may have taken since). Returns the
+/// output and whether the child had to be killed.
+pub(crate) fn wait_or_kill(mut child: std::process::Child, limit: Duration) -> (Output, bool) {
+    use std::io::Read;
+
+    // Read on threads, so that a child filling a pipe is not stuck while we wait.
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + limit;
+    let mut hung = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            hung = true;
+            let _ = child.kill();
+            break child.wait().expect("the killed child is reaped");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = Output {
+        status,
+        stdout: stdout.join().expect("stdout read"),
+        stderr: stderr.join().expect("stderr read"),
+    };
+    (output, hung)
 }
 
 /// `crawl` with `fast()` flags and every host root of the site as a seed (the default scope is

@@ -79,9 +79,12 @@ pub(crate) struct Cli {
     /// [politeness.backoff_max] The longest back-off.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
     backoff_max: Option<Duration>,
-    /// [politeness.max_consecutive_errors] Errors in a row before a host is given up.
+    /// [politeness.max_consecutive_errors] Errors in a row before a host may be given up.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
     max_consecutive_errors: Option<u32>,
+    /// [politeness.give_up_after] How long a host must fail, every try, to be given up.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    give_up_after: Option<Duration>,
     /// [politeness.max_attempts] Tries of one URL, the first included.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
     max_attempts: Option<u32>,
@@ -178,6 +181,7 @@ impl Cli {
         set(&mut p.backoff_base, &self.backoff_base);
         set(&mut p.backoff_max, &self.backoff_max);
         set(&mut p.max_consecutive_errors, &self.max_consecutive_errors);
+        set(&mut p.give_up_after, &self.give_up_after);
         set(&mut p.max_attempts, &self.max_attempts);
         set(&mut p.user_agent, &self.user_agent);
         set(&mut c.fetch.concurrency, &self.concurrency);

@@ -78,8 +78,11 @@ pub(crate) struct Politeness {
     /// The longest back-off.
     #[serde(with = "duration")]
     pub(crate) backoff_max: Duration,
-    /// Errors in a row after which a host is given up.
+    /// Errors in a row before a host may be given up (see `give_up_after`).
     pub(crate) max_consecutive_errors: u32,
+    /// How long a host must have failed, every try an error, before it is given up.
+    #[serde(with = "duration")]
+    pub(crate) give_up_after: Duration,
     /// Tries of one URL, the first included.
     pub(crate) max_attempts: u32,
     /// The User-Agent header, and the name robots.txt rules are matched against.
@@ -210,6 +213,7 @@ impl Default for Politeness {
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(600),
             max_consecutive_errors: 5,
+            give_up_after: Duration::from_secs(1800),
             max_attempts: 3,
             user_agent: default_user_agent(),
         }

@@ -7,7 +7,7 @@
 //! when a push or pop has to spill queued URLs to disk, which holds up the other workers for
 //! that write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use tokio::sync::Notify;
 use url::Url;
 
 use crate::config::Config;
+use crate::errors::ErrorKind;
 use crate::extract::{self, Options, Page};
 use crate::fetch::{self, FetchError, Fetched};
 use crate::guard::Guard;
@@ -64,7 +65,10 @@ pub(crate) struct Stats {
     /// Records by status class: 1xx .. 5xx at 1 .. 5, no answer at 0.
     pub(crate) by_class: [AtomicU64; 6],
     /// Records by error kind.
-    pub(crate) errors: Mutex<BTreeMap<&'static str, u64>>,
+    pub(crate) errors: Mutex<BTreeMap<ErrorKind, u64>>,
+    /// What each host's records say of it, for the hosts the summary lists as not crawled.
+    /// A std mutex, held for one map lookup per record.
+    pub(crate) hosts: Mutex<HashMap<Box<str>, HostTally>>,
     /// Body bytes read.
     pub(crate) bytes: AtomicU64,
     /// Links extracted, and of those not followed (nofollow) or over the per-page cap.
@@ -75,8 +79,30 @@ pub(crate) struct Stats {
     pub(crate) retries: AtomicU64,
 }
 
+/// One host's records: enough to tell a host that never answered, and why.
+#[derive(Debug, Default)]
+pub(crate) struct HostTally {
+    /// Records with an HTTP answer.
+    pub(crate) answered: u64,
+    /// Records without one.
+    pub(crate) unanswered: u64,
+    /// The last error of a record without an answer, and its detail.
+    pub(crate) last_error: Option<(ErrorKind, String)>,
+}
+
+/// A host no record of which had an answer, for the summary.
+#[derive(Debug)]
+pub(crate) struct FailedHost {
+    pub(crate) host: String,
+    /// Its records, all without an answer.
+    pub(crate) urls: u64,
+    /// The last error, with its detail.
+    pub(crate) error: ErrorKind,
+    pub(crate) detail: String,
+}
+
 impl Stats {
-    fn count_error(&self, kind: &'static str) {
+    fn count_error(&self, kind: ErrorKind) {
         *self
             .errors
             .lock()
@@ -84,12 +110,58 @@ impl Stats {
             .entry(kind)
             .or_default() += 1;
     }
+
+    /// Counts a record of `host`.
+    fn tally(&self, host: &str, status: Option<u16>, error: Option<(ErrorKind, &str)>) {
+        let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        let tally = match hosts.get_mut(host) {
+            Some(tally) => tally,
+            None => hosts.entry(host.into()).or_default(),
+        };
+        if status.is_some() {
+            tally.answered += 1;
+        } else {
+            tally.unanswered += 1;
+            if let Some((kind, detail)) = error {
+                tally.last_error = Some((kind, detail.to_owned()));
+            }
+        }
+    }
+
+    /// Whether any record of this run had an HTTP answer.
+    pub(crate) fn any_answer(&self) -> bool {
+        self.by_class[1..]
+            .iter()
+            .any(|n| n.load(Ordering::Relaxed) > 0)
+    }
+
+    /// The hosts none of whose records had an answer, most URLs first.
+    pub(crate) fn failed_hosts(&self) -> Vec<FailedHost> {
+        let hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut failed: Vec<FailedHost> = hosts
+            .iter()
+            .filter(|(_, t)| t.answered == 0)
+            .filter_map(|(host, t)| {
+                let (error, detail) = t.last_error.clone()?;
+                Some(FailedHost {
+                    host: host.to_string(),
+                    urls: t.unanswered,
+                    error,
+                    detail,
+                })
+            })
+            .collect();
+        failed.sort_by(|a, b| b.urls.cmp(&a.urls).then_with(|| a.host.cmp(&b.host)));
+        failed
+    }
 }
 
 /// What a try produced, before the frontier says whether it is final.
 struct Try<'a> {
     status: Option<u16>,
-    error: Option<&'static str>,
+    error: Option<ErrorKind>,
+    /// What exactly failed, in words (the OS error, the resolver's answer).
+    detail: Option<String>,
     content_type: Option<&'a str>,
     bytes: u64,
     links: u64,
@@ -283,17 +355,25 @@ impl Crawler {
             lease: Some(lease),
             started: Instant::now(),
         };
+        if visit.lease().host_given_up() {
+            // Handed out only to be recorded: the frontier gave its host up.
+            let why = "its host failed for too long and was given up; not fetched";
+            return visit.finish(
+                Outcome::Skipped,
+                Try::failed(ErrorKind::HostGivenUp, why.to_owned()),
+            );
+        }
         let url = visit.lease().url().as_url().clone();
         if !self.guard.permits(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
-            return visit.finish(Outcome::Skipped, Try::error("ssrf_blocked"));
+            return visit.finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked));
         }
         if self.config.politeness.robots {
             let host = visit.lease().url().host().to_owned();
             let (rules, known, fresh) = self
                 .robots
-                .rules(&self.client, &self.guard, &host, &url)
+                .rules(&self.client, &self.guard, &host, &url, visit.started)
                 .await;
             // Leases that waited for the robots.txt another lease of the host was fetching
             // started before its rules were known.
@@ -303,21 +383,34 @@ impl Crawler {
             {
                 self.frontier.set_crawl_delay(&host, delay);
             }
-            if waited && (rules.crawl_delay().is_some() || matches!(*rules, Rules::Unreachable)) {
+            let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
+            if waited && (rules.crawl_delay().is_some() || failed) {
                 // Back in line: to start when the Crawl-delay allows, or, when robots.txt
-                // is unreachable, after the back-off the fetching lease's failure sets, so
-                // that one unreachable robots.txt counts as one error of the host, not one
-                // per connection.
+                // could not be had, after the back-off the fetching lease's failure sets,
+                // so that it counts as one error of the host, not one per connection.
                 self.abandon(visit.take());
                 self.give_back_budget();
                 return;
             }
-            if matches!(*rules, Rules::Unreachable) {
-                let retry = Outcome::Failure {
-                    retry: true,
-                    retry_after: Some(self.robots.unreachable_ttl()),
-                };
-                return visit.finish(retry, Try::error("robots_unreachable"));
+            match &*rules {
+                Rules::Unreachable(status) => {
+                    let retry = Outcome::Failure {
+                        retry: true,
+                        retry_after: Some(self.robots.unreachable_ttl()),
+                    };
+                    let why = format!("robots.txt answered {status}");
+                    return visit.finish(retry, Try::failed(ErrorKind::RobotsUnreachable, why));
+                }
+                Rules::Unanswered(err) => {
+                    // The host cannot be reached: the page's own fetch would fail the same.
+                    let retry = Outcome::Failure {
+                        retry: true,
+                        retry_after: None,
+                    };
+                    let why = format!("fetching robots.txt: {}", err.detail);
+                    return visit.finish(retry, Try::failed(err.kind, why));
+                }
+                _ => {}
             }
             if !rules.allows(&url) {
                 // No request made for the page: the host's delay is not spent on it, so that
@@ -328,7 +421,7 @@ impl Crawler {
                 } else {
                     Outcome::Skipped
                 };
-                return visit.finish(outcome, Try::error("robots_denied"));
+                return visit.finish(outcome, Try::error(ErrorKind::RobotsDenied));
             }
         }
         let keep_headers = self.warc.is_some();
@@ -340,15 +433,19 @@ impl Crawler {
         )
         .await
         {
-            Err(FetchError::Blocked) => {
-                visit.finish(Outcome::Skipped, Try::error(FetchError::Blocked.kind()));
+            Err(FetchError {
+                kind: ErrorKind::SsrfBlocked,
+                ..
+            }) => {
+                visit.finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked));
             }
             Err(err) => {
                 let retry = Outcome::Failure {
-                    retry: err != FetchError::Http,
+                    // A malformed answer would be as malformed again.
+                    retry: err.kind != ErrorKind::Http,
                     retry_after: None,
                 };
-                visit.finish(retry, Try::error(err.kind()));
+                visit.finish(retry, Try::failed(err.kind, err.detail));
             }
             Ok(fetched) => {
                 let outcome = match fetched.status {
@@ -388,7 +485,8 @@ impl Crawler {
         let now = Instant::now();
         let mut result = Try {
             status: Some(fetched.status),
-            error: fetched.too_large.then_some("too_large"),
+            error: fetched.too_large.then_some(ErrorKind::TooLarge),
+            detail: None,
             content_type: fetched.content_type.as_deref(),
             bytes: fetched.body.len() as u64,
             links: 0,
@@ -441,12 +539,16 @@ impl Crawler {
     }
 
     /// Completes the lease and, when its URL is done with, writes its record.
-    fn finish(&self, lease: Lease, outcome: Outcome, result: Try<'_>, started: Instant) {
+    fn finish(&self, lease: Lease, outcome: Outcome, mut result: Try<'_>, started: Instant) {
         // Completing the lease and writing its record are one step for a checkpoint (see
         // `checkpoint`): a URL the checkpoint holds as done has its record flushed.
         let _step = self.records.read().unwrap_or_else(PoisonError::into_inner);
         let url = lease.url().as_str().to_owned();
-        let (attempts, depth) = (lease.attempts(), lease.depth());
+        let host = lease.url().host().to_owned();
+        // A lease is the try numbered `attempts`, unless it was handed out only to be
+        // recorded: then no try was made.
+        let attempts = lease.attempts() - u32::from(lease.host_given_up());
+        let depth = lease.depth();
         let completion = match self.frontier.complete(lease, outcome, Instant::now()) {
             Ok(completion) => completion,
             Err(err) => {
@@ -454,10 +556,15 @@ impl Crawler {
                 return;
             }
         };
-        if let Some(dropped) = completion.host_given_up {
+        if let Some(waiting) = completion.host_given_up {
+            let last = match (&result.error, &result.detail) {
+                (Some(kind), Some(detail)) => format!("{kind}: {detail}"),
+                (Some(kind), None) => kind.to_string(),
+                (None, _) => format!("HTTP {}", result.status.unwrap_or_default()),
+            };
             tracing::warn!(
-                "gave up the host of {url} after repeated errors; {dropped} queued URLs dropped \
-                 without records"
+                "giving up {host}: every try failed for politeness.give_up_after (last: {last}); \
+                 its {waiting} queued URLs get records with error host_given_up"
             );
         }
         let error = match completion.fate {
@@ -466,7 +573,15 @@ impl Crawler {
                 self.give_back_budget();
                 return;
             }
-            Fate::DroppedWithHost => result.error.or(Some("host_given_up")),
+            Fate::DroppedWithHost => {
+                if result.detail.is_none() {
+                    result.detail = Some(match result.status {
+                        Some(status) => format!("answered {status}, and its host was given up"),
+                        None => "its host was given up".to_owned(),
+                    });
+                }
+                result.error.or(Some(ErrorKind::HostGivenUp))
+            }
             _ => result.error,
         };
         let record = Record {
@@ -481,6 +596,7 @@ impl Crawler {
             elapsed_ms: started.elapsed().as_millis() as u64,
             redirect: result.redirect.as_deref(),
             canonical: result.canonical.as_deref(),
+            error_detail: error.and(result.detail.as_deref()),
         };
         let class = result.status.map_or(0, |s| usize::from(s / 100).min(5));
         self.stats.by_class[class].fetch_add(1, Ordering::Relaxed);
@@ -488,6 +604,8 @@ impl Crawler {
         if let Some(kind) = error {
             self.stats.count_error(kind);
         }
+        let failure = error.map(|kind| (kind, result.detail.as_deref().unwrap_or_default()));
+        self.stats.tally(&host, result.status, failure);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
         if let Err(err) = self.sink.write(&record) {
             tracing::error!("writing records: {err}; stopping");
@@ -557,8 +675,12 @@ impl Drop for Visit<'_> {
                 retry: false,
                 retry_after: None,
             };
-            self.crawler
-                .finish(lease, outcome, Try::error("internal"), self.started);
+            self.crawler.finish(
+                lease,
+                outcome,
+                Try::error(ErrorKind::Internal),
+                self.started,
+            );
         } else {
             // Cancelled (the crawl stopped after its grace period): no fetch ended, so no
             // record; the URL goes back in line, and a checkpoint holds it as queued.
@@ -569,15 +691,25 @@ impl Drop for Visit<'_> {
 }
 
 impl Try<'_> {
-    fn error(kind: &'static str) -> Self {
+    /// No answer, for a reason the kind says all of.
+    fn error(kind: ErrorKind) -> Self {
         Try {
             status: None,
             error: Some(kind),
+            detail: None,
             content_type: None,
             bytes: 0,
             links: 0,
             redirect: None,
             canonical: None,
+        }
+    }
+
+    /// No answer, with what exactly failed.
+    fn failed(kind: ErrorKind, detail: String) -> Self {
+        Try {
+            detail: Some(detail),
+            ..Try::error(kind)
         }
     }
 }

@@ -1,5 +1,6 @@
 //! HTTP: one shared client, and a GET that reads at most a capped number of body bytes.
 
+use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
@@ -9,7 +10,8 @@ use url::Url;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::guard::{Blocked, Guard, GuardedResolver};
+use crate::errors::ErrorKind;
+use crate::guard::{Blocked, Guard, GuardedResolver, Unresolved};
 
 /// The one client every fetch shares: connection pools, keep-alive and HTTP/2 are per
 /// client, so one client means reused connections.
@@ -47,51 +49,81 @@ pub(crate) struct Fetched {
     pub(crate) headers: Option<reqwest::header::HeaderMap>,
 }
 
-/// Why a fetch got no response, by the short kind records carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FetchError {
-    /// No response (or body) within the timeout.
-    Timeout,
-    /// The connection could not be made (refused, unreachable, DNS, TLS).
-    Connect,
-    /// The response broke off or could not be decoded (bad gzip, reset mid-body).
-    Body,
-    /// Anything else the client refused (a malformed response).
-    Http,
-    /// The host resolves only to non-public addresses (see `guard.rs`).
-    Blocked,
+/// Why a fetch got no response: the kind records carry, and what exactly failed, for the
+/// record's `error_detail` and the log (the OS error of a refused connection, the resolver's
+/// answer, the TLS alert).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FetchError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) detail: String,
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.detail)
+    }
 }
 
 impl FetchError {
-    /// The `error` field of a record.
-    pub(crate) fn kind(self) -> &'static str {
-        match self {
-            FetchError::Timeout => "timeout",
-            FetchError::Connect => "connect",
-            FetchError::Body => "body",
-            FetchError::Http => "http",
-            FetchError::Blocked => "ssrf_blocked",
-        }
-    }
-
+    /// Classifies a client error by what its chain of causes holds: the guard's and the
+    /// resolver's own errors, a TLS error, or what reqwest says of it.
     fn of(err: &reqwest::Error) -> FetchError {
+        let mut kind = None;
+        let mut detail = None;
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
         while let Some(e) = source {
+            // The innermost cause is the most specific words: "Connection refused (os error
+            // 111)" rather than "error sending request for url (...)".
+            detail = Some(e.to_string());
             if e.is::<Blocked>() {
-                return FetchError::Blocked;
+                kind = kind.or(Some(ErrorKind::SsrfBlocked));
+            } else if e.is::<Unresolved>() {
+                kind = kind.or(Some(ErrorKind::Dns));
+            } else if is_tls(e) || (err.is_connect() && is_eof(e)) {
+                kind = kind.or(Some(ErrorKind::Tls));
             }
             source = e.source();
         }
-        if err.is_timeout() {
-            FetchError::Timeout
+        let kind = kind.unwrap_or(if err.is_timeout() {
+            ErrorKind::Timeout
         } else if err.is_connect() {
-            FetchError::Connect
+            ErrorKind::Connect
         } else if err.is_body() || err.is_decode() {
-            FetchError::Body
+            ErrorKind::Body
         } else {
-            FetchError::Http
+            ErrorKind::Http
+        });
+        FetchError {
+            kind,
+            detail: detail.unwrap_or_default(),
         }
     }
+}
+
+/// An error and the errors I/O errors carry inside it, which their `source` skips (the
+/// connector nests them: an `Other` I/O error around an `InvalidData` one around rustls's).
+fn carried<'e>(
+    e: &'e (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'e (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |e| {
+        e.downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .map(|inner| inner as &(dyn std::error::Error + 'static))
+    })
+}
+
+/// Whether an error is TLS's own.
+fn is_tls(e: &(dyn std::error::Error + 'static)) -> bool {
+    carried(e).any(|e| e.is::<rustls::Error>())
+}
+
+/// Whether an error is a connection closed early. While connecting, only the TLS handshake
+/// reads from the server: the other end closed it without speaking TLS.
+fn is_eof(e: &(dyn std::error::Error + 'static)) -> bool {
+    carried(e).any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+    })
 }
 
 /// GETs `url`, reading at most `max_body` bytes of its (decompressed) body, and keeping every

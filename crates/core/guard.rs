@@ -47,6 +47,26 @@ impl fmt::Display for Blocked {
 
 impl std::error::Error for Blocked {}
 
+/// The error of a name that did not resolve, found again in the client's error chain: what
+/// tells a `dns` failure from a refused connection.
+#[derive(Debug)]
+pub(crate) struct Unresolved {
+    pub(crate) host: String,
+    /// The resolver's own words, if it had any.
+    pub(crate) cause: Option<std::io::Error>,
+}
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cause {
+            Some(cause) => write!(f, "cannot resolve {}: {cause}", self.host),
+            None => write!(f, "cannot resolve {}: no addresses", self.host),
+        }
+    }
+}
+
+impl std::error::Error for Unresolved {}
+
 impl Guard {
     pub(crate) fn new<'a>(enabled: bool, seeds: impl IntoIterator<Item = &'a Url>) -> Guard {
         let seeds: Vec<&Url> = seeds.into_iter().collect();
@@ -164,8 +184,19 @@ impl Resolve for GuardedResolver {
         let guard = Arc::clone(&self.0);
         Box::pin(async move {
             let host = name.as_str().to_owned();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let found = tokio::net::lookup_host((host.as_str(), 0))
+                .await
+                .map(Iterator::collect::<Vec<SocketAddr>>);
+            let addrs = match found {
+                Ok(addrs) => addrs,
+                Err(cause) => {
+                    let cause = Some(cause);
+                    return Err(Box::new(Unresolved { host, cause }) as Box<_>);
+                }
+            };
+            if addrs.is_empty() {
+                return Err(Box::new(Unresolved { host, cause: None }) as Box<_>);
+            }
             let allowed: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()

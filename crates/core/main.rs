@@ -8,6 +8,7 @@
 mod cli;
 mod config;
 mod crawl;
+mod errors;
 mod extract;
 mod fetch;
 mod guard;
@@ -53,7 +54,8 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Ended::Crawled) => ExitCode::SUCCESS,
+        Ok(Ended::NothingFetched) => ExitCode::from(EXIT_NOTHING_FETCHED),
         Err(err) => {
             eprintln!("crawler: {err:#}");
             ExitCode::from(2)
@@ -61,9 +63,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// The exit code of a crawl that ran but got not a single answer: every seed's host failed
+/// to resolve, refused the connection, failed TLS or timed out (or robots.txt allowed
+/// nothing). Scripts tell it from a crawl with some broken pages, which exits 0.
+const EXIT_NOTHING_FETCHED: u8 = 3;
+
+/// How a crawl that ran ended.
+enum Ended {
+    /// At least one URL had an HTTP answer (or there was nothing left to do).
+    Crawled,
+    /// URLs were tried, and none had an answer.
+    NothingFetched,
+}
+
 /// Settings, seeds and frontier first (any problem there is the user's to fix: exit 2), then
-/// the crawl, which ends with exit 0 however many fetches failed.
-fn run(cli: &Cli) -> Result<()> {
+/// the crawl, which ends with exit 0 however many fetches failed, unless not one had an
+/// answer.
+fn run(cli: &Cli) -> Result<Ended> {
     let state = cli.state_dir.as_deref().map(StateDir::new);
     let (config, mut seed_texts) = match &state {
         Some(state) if cli.resume => {
@@ -155,9 +171,19 @@ fn run(cli: &Cli) -> Result<()> {
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
     runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
     eprint!("{}", report::summary(&crawler));
+    eprint!("{}", report::failed_hosts(&crawler));
     let sink_failed = crawler
         .sink_failed
         .load(std::sync::atomic::Ordering::Relaxed);
+    let records = crawler
+        .stats
+        .records
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let ended = if records > 0 && !crawler.stats.any_answer() {
+        Ended::NothingFetched
+    } else {
+        Ended::Crawled
+    };
     drop(crawler);
     if let Some(dir) = spill_dir {
         // Ours, made for this crawl: its segment files went with the frontier.
@@ -169,7 +195,13 @@ fn run(cli: &Cli) -> Result<()> {
             config.output.file.display()
         );
     }
-    Ok(())
+    if let Ended::NothingFetched = ended {
+        eprintln!(
+            "crawler: no page could be fetched: no request had an answer (exit code \
+             {EXIT_NOTHING_FETCHED}); the records' error and error_detail say why"
+        );
+    }
+    Ok(ended)
 }
 
 /// Runs the crawl to its end, checkpointing every `state.checkpoint_interval` when there is
@@ -308,6 +340,7 @@ fn frontier_builder(
         .backoff_base(p.backoff_base)
         .backoff_max(p.backoff_max)
         .max_consecutive_errors(p.max_consecutive_errors)
+        .give_up_after(p.give_up_after)
         .max_attempts(p.max_attempts)
         .build()
         .context("politeness settings")?;

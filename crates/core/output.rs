@@ -6,6 +6,8 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 
+use crate::errors::ErrorKind;
+
 /// One URL's outcome, as written. Field names and meanings are the output contract (see
 /// README.md, "Output").
 #[derive(Debug, Serialize)]
@@ -16,10 +18,8 @@ pub(crate) struct Record<'a> {
     pub(crate) attempts: u32,
     /// The HTTP status of the last try, if there was an answer.
     pub(crate) status: Option<u16>,
-    /// Why there is no usable page: `timeout`, `connect`, `body`, `http`, `too_large`,
-    /// `robots_denied`, `robots_unreachable`, `ssrf_blocked`, `host_given_up`, `internal` (the worker
-    /// panicked); null otherwise.
-    pub(crate) error: Option<&'static str>,
+    /// Why there is no usable page; null otherwise.
+    pub(crate) error: Option<ErrorKind>,
     /// Links followed from a seed.
     pub(crate) depth: u32,
     pub(crate) content_type: Option<&'a str>,
@@ -33,6 +33,9 @@ pub(crate) struct Record<'a> {
     pub(crate) redirect: Option<&'a str>,
     /// The page's `<link rel=canonical>`, resolved.
     pub(crate) canonical: Option<&'a str>,
+    /// With an error, what exactly failed, in words (the OS error of a refused connection,
+    /// the resolver's answer); null otherwise.
+    pub(crate) error_detail: Option<&'a str>,
 }
 
 /// Where records go: a buffered file or standard output, shared by the workers.
@@ -121,6 +124,7 @@ mod tests {
             elapsed_ms: 3,
             redirect: Some("http://a.example/b"),
             canonical: None,
+            error_detail: None,
         })
         .unwrap();
         sink.flush().unwrap();
@@ -138,6 +142,8 @@ mod tests {
             "links",
             "elapsed_ms",
             "redirect",
+            "canonical",
+            "error_detail",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }

@@ -184,3 +184,31 @@ fn join_or_none(items: &[String]) -> String {
         items.join(", ")
     }
 }
+
+/// The hosts no record of which had an answer, and why, at most `MAX_FAILED_HOSTS` of them:
+/// empty when every host answered at least once.
+pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
+    const MAX_FAILED_HOSTS: usize = 10;
+    let failed = crawler.stats.failed_hosts();
+    let mut s = String::new();
+    if failed.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "  hosts that could not be crawled: {}", failed.len());
+    for host in failed.iter().take(MAX_FAILED_HOSTS) {
+        let urls = if host.urls == 1 { "URL" } else { "URLs" };
+        let _ = writeln!(
+            s,
+            "    {} ({} {urls}): {}: {}",
+            host.host, host.urls, host.error, host.detail
+        );
+    }
+    if failed.len() > MAX_FAILED_HOSTS {
+        let _ = writeln!(
+            s,
+            "    and {} more (see the records' error_detail)",
+            failed.len() - MAX_FAILED_HOSTS
+        );
+    }
+    s
+}

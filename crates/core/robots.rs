@@ -5,9 +5,13 @@
 //! * 2xx: the rules, parsed from at most the first 500 KiB;
 //! * 3xx: followed, up to five hops; more than that counts as unavailable (4xx);
 //! * 4xx: "unavailable": anything may be crawled;
-//! * 5xx, or no answer at all: "unreachable": nothing may be crawled for a while. The host's
-//!   URLs are retried with back-off, and the file is fetched again after a while (the
-//!   longest `Retry-After` honoured, at most [`UNREACHABLE_TTL`]).
+//! * 5xx: "unreachable": nothing may be crawled for a while. The host's URLs are retried
+//!   with back-off, and the file is fetched again after a while (the longest `Retry-After`
+//!   honoured, at most [`UNREACHABLE_TTL`]).
+//! * no answer at all (DNS, connection, TLS, timeout): the host could not be reached, for its
+//!   pages as for its robots.txt. The lease that asked fails with that error, as its own
+//!   fetch would have, and the file is asked for again by the next lease: nothing is kept,
+//!   so a host that comes back is crawled at once, and the host's back-off spaces the tries.
 //!
 //! A 2xx file the parser refuses (it fails on the whole file when one rule's pattern is too
 //! large to compile) disallows everything: a site that wrote rules is not crawled as if it
@@ -28,7 +32,7 @@ use texting_robots::Robot;
 use tokio::sync::OnceCell;
 use url::Url;
 
-use crate::fetch;
+use crate::fetch::{self, FetchError};
 use crate::guard::Guard;
 
 /// The most of a robots.txt parsed; RFC 9309 asks crawlers to parse at least 500 KiB.
@@ -56,8 +60,12 @@ pub(crate) enum Rules {
     DisallowAll,
     /// Parsed rules for our user agent.
     Parsed(Robot),
-    /// 5xx or no answer: nothing may be fetched until the file is fetched again.
-    Unreachable,
+    /// A 5xx answer, with its status: nothing may be fetched until the file is fetched
+    /// again.
+    Unreachable(u16),
+    /// No answer at all: the host cannot be reached. Kept only for the leases that waited
+    /// for this fetch; the next lease asks again.
+    Unanswered(FetchError),
 }
 
 impl Rules {
@@ -66,7 +74,7 @@ impl Rules {
         match self {
             Rules::AllowAll => true,
             Rules::Parsed(robot) => robot.allowed(url.as_str()),
-            Rules::DisallowAll | Rules::Unreachable => false,
+            Rules::DisallowAll | Rules::Unreachable(_) | Rules::Unanswered(_) => false,
         }
     }
 
@@ -147,13 +155,16 @@ impl RobotsCache {
 
     /// The rules for the host of `url` (whose host key is `host`), fetching them first if
     /// need be, with the instant they were known; `fresh` is true for the caller that
-    /// fetched them.
+    /// fetched them. `asked` is when the caller's lease started: rules known since then are
+    /// its answer even when they are to be fetched again (an unanswered robots.txt is one
+    /// failure of its host, not one per lease waiting for it).
     pub(crate) async fn rules(
         &self,
         client: &Client,
         guard: &Guard,
         host: &str,
         url: &Url,
+        asked: Instant,
     ) -> (Arc<Rules>, Instant, bool) {
         let key = format!("{}://{host}", url.scheme());
         let host = key.as_str();
@@ -180,10 +191,11 @@ impl RobotsCache {
                 self.make_room(host, &entry);
             }
             let ttl = match **rules {
-                Rules::Unreachable => self.unreachable_ttl,
+                Rules::Unreachable(_) => self.unreachable_ttl,
+                Rules::Unanswered(_) => Duration::ZERO,
                 _ => RULES_TTL,
             };
-            if at.elapsed() >= ttl && !fresh {
+            if at.elapsed() >= ttl && !fresh && asked >= *at {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
@@ -239,7 +251,7 @@ impl RobotsCache {
         for _ in 0..=MAX_REDIRECTS {
             let response = match fetch::get(client, &url, MAX_BYTES, false).await {
                 Ok(response) => response,
-                Err(_) => return (Rules::Unreachable, 0),
+                Err(err) => return (Rules::Unanswered(err), 0),
             };
             match response.status {
                 200..=299 => {
@@ -259,7 +271,7 @@ impl RobotsCache {
                     }
                 }
                 400..=499 => return (Rules::AllowAll, 0),
-                _ => return (Rules::Unreachable, 0),
+                status => return (Rules::Unreachable(status), 0),
             }
         }
         (Rules::AllowAll, 0)
@@ -336,7 +348,7 @@ mod tests {
             .collect();
         let rules = Rules::parse("crawler", &garbage);
         let _ = rules.allows(&Url::parse("http://a.example/").unwrap());
-        assert!(Rules::Unreachable.crawl_delay().is_none());
+        assert!(Rules::Unreachable(503).crawl_delay().is_none());
     }
 
     proptest::proptest! {

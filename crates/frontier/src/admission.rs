@@ -355,6 +355,24 @@ impl Admission {
     pub fn seen_set(&self) -> &SeenSet {
         &self.seen
     }
+
+    /// The scope and trap rules URLs are checked against; see [`ScopeRules::add_seed`] to
+    /// widen them while the crawl runs.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeMode, ScopeRules, SeenSet};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// assert_eq!(admission.scope().mode(), ScopeMode::SeedHosts);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn scope(&self) -> &ScopeRules {
+        &self.scope
+    }
 }
 
 impl Admission {

@@ -552,6 +552,33 @@ impl Frontier {
         self.lock_queues().set_crawl_delay(host, delay)
     }
 
+    /// Adds a seed while the crawl runs: its host (or domain) joins the scope, as
+    /// [`ScopeRules::add_seed`] says. The URL itself is not pushed: push it too, at depth 0.
+    /// Not kept by [`checkpoint`](Self::checkpoint): the scope is the caller's to rebuild,
+    /// so a caller that resumes must add it to the builder's seeds again.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, Frontier, Push, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let seed = canon.canonicalize("https://example.com/")?;
+    /// let frontier = Frontier::builder()
+    ///     .scope(ScopeRules::builder().seed(&seed).build()?)
+    ///     .build()?;
+    /// let now = std::time::Instant::now();
+    /// // example.com answered with a redirect to www.example.com: a seed too.
+    /// let www = canon.canonicalize("https://www.example.com/")?;
+    /// frontier.add_seed(&www);
+    /// assert_eq!(frontier.push_canonical(www, 0, now)?, Push::Queued);
+    /// assert_eq!(frontier.push("https://www.example.com/about", 1, now)?, Push::Queued);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_seed(&self, url: &Canonical) {
+        self.admission.scope().add_seed(url);
+    }
+
     /// Counts of everything so far.
     ///
     /// # Example

@@ -12,6 +12,9 @@ mod path;
 mod patterns;
 mod reason;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{PoisonError, RwLock};
+
 use url::Host;
 
 use crate::Canonical;
@@ -117,7 +120,7 @@ pub enum ScopeMode {
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ScopeRules {
     /// Host keys admitted exactly: every seed's in [`ScopeMode::SeedHosts`], those of seeds
     /// without a registrable domain in [`ScopeMode::SeedDomains`]. Keyed by
@@ -130,7 +133,41 @@ pub struct ScopeRules {
     includes: Patterns,
     /// The exclude patterns, compiled.
     excludes: Patterns,
+    /// Seeds added while the crawl runs ([`ScopeRules::add_seed`]).
+    added: Added,
     config: Config,
+}
+
+/// Hosts and domains of seeds added after the rules were built: a redirect of a seed makes
+/// its target a seed. Looked up only when the built sets miss, and only once something was
+/// added, so that a crawl without such seeds pays one relaxed load per URL out of scope.
+#[derive(Debug, Default)]
+struct Added {
+    any: AtomicBool,
+    /// Host keys and registrable domains, as in [`ScopeRules`]. A std lock: held for a
+    /// lookup or an insert, and written a handful of times per crawl.
+    sets: RwLock<(HostSet, HostSet)>,
+}
+
+impl Clone for ScopeRules {
+    fn clone(&self) -> Self {
+        let sets = self
+            .added
+            .sets
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        ScopeRules {
+            hosts: self.hosts.clone(),
+            domains: self.domains.clone(),
+            includes: self.includes.clone(),
+            excludes: self.excludes.clone(),
+            added: Added {
+                any: AtomicBool::new(self.added.any.load(Ordering::Acquire)),
+                sets: RwLock::new(sets.clone()),
+            },
+            config: self.config.clone(),
+        }
+    }
 }
 
 /// The configuration shared by the builder and the rules it builds.
@@ -280,33 +317,94 @@ impl ScopeRules {
         match self.config.mode {
             ScopeMode::AnyHost => true,
             ScopeMode::SeedHosts | ScopeMode::SeedDomains => {
-                self.hosts.contains(url.host()) || self.in_seed_domain(url)
+                self.hosts.contains(url.host())
+                    || in_domains(&self.domains, url)
+                    || self.in_added(url)
             }
         }
     }
 
-    /// Whether the URL's host is one of the registrable domains or below one. Looks up the
-    /// host and each of its parent domains in turn, so the cost grows with the host's labels,
-    /// not with the number of seeds.
-    fn in_seed_domain(&self, url: &Canonical) -> bool {
-        if self.domains.is_empty() {
+    /// Whether the URL's host is that of a seed added since the rules were built.
+    fn in_added(&self, url: &Canonical) -> bool {
+        if !self.added.any.load(Ordering::Acquire) {
             return false;
         }
-        // An IP address is no name under a domain, whatever its dotted form looks like.
-        let Some(Host::Domain(mut name)) = url.as_url().host() else {
-            return false;
-        };
-        loop {
-            if self.domains.contains(name) {
-                return true;
-            }
-            match name.split_once('.') {
-                Some((_, parent)) => name = parent,
-                None => return false,
-            }
-        }
+        let sets = self
+            .added
+            .sets
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (hosts, domains) = &*sets;
+        hosts.contains(url.host()) || in_domains(domains, url)
     }
 
+    /// Adds a seed while the crawl runs: its host (or registrable domain, by the
+    /// [mode](ScopeRulesBuilder::mode)) is in scope from now on, as if it had been given to
+    /// the builder. This is how a seed's redirect becomes a seed (`example.com` redirecting
+    /// to `www.example.com`). Each call adds at most one entry: callers bound how many they
+    /// make, since the pages that redirect are written by strangers.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, DropReason, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let rules = ScopeRules::builder().seed(&canon.canonicalize("https://example.com/")?).build()?;
+    /// let www = canon.canonicalize("https://www.example.com/")?;
+    /// assert_eq!(rules.check(&www, 0), Err(DropReason::OutOfScope));
+    /// rules.add_seed(&www);
+    /// assert_eq!(rules.check(&www, 0), Ok(()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_seed(&self, url: &Canonical) {
+        let mut sets = self
+            .added
+            .sets
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (hosts, domains) = &mut *sets;
+        match self.config.mode {
+            ScopeMode::AnyHost => return,
+            ScopeMode::SeedHosts => {
+                hosts.insert(Box::from(url.host()));
+            }
+            ScopeMode::SeedDomains => match registrable_domain(url) {
+                Some(domain) => {
+                    domains.insert(Box::from(domain));
+                }
+                None => {
+                    hosts.insert(Box::from(url.host()));
+                }
+            },
+        }
+        self.added.any.store(true, Ordering::Release);
+    }
+}
+
+/// Whether the URL's host is one of the registrable `domains` or below one. Looks up the
+/// host and each of its parent domains in turn, so the cost grows with the host's labels,
+/// not with the number of seeds.
+fn in_domains(domains: &HostSet, url: &Canonical) -> bool {
+    if domains.is_empty() {
+        return false;
+    }
+    // An IP address is no name under a domain, whatever its dotted form looks like.
+    let Some(Host::Domain(mut name)) = url.as_url().host() else {
+        return false;
+    };
+    loop {
+        if domains.contains(name) {
+            return true;
+        }
+        match name.split_once('.') {
+            Some((_, parent)) => name = parent,
+            None => return false,
+        }
+    }
+}
+
+impl ScopeRules {
     fn patterns_admit(&self, url: &str) -> bool {
         (self.includes.is_empty() || self.includes.is_match(url)) && !self.excludes.is_match(url)
     }
@@ -678,6 +776,7 @@ impl ScopeRulesBuilder {
             domains,
             includes,
             excludes,
+            added: Added::default(),
             config: self.config,
         })
     }
