@@ -9,6 +9,8 @@ mod coverage;
 mod errors;
 // Broken pages, failing and unreachable hosts: retried, recorded, given up only when down.
 mod failures;
+// Seeds whose redirects lead to another host: the target is a seed too.
+mod seeds;
 // robots.txt rules, Crawl-delay, and unreachable robots.txt.
 mod robots;
 // Per-host delay and connection limits, from the server's request log.

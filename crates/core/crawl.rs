@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use frontier::{Fate, Frontier, Lease, Outcome, Pop};
+use frontier::{Canonical, Canonicalizer, Fate, Frontier, Lease, Outcome, Pop};
 use reqwest::Client;
 use tokio::sync::Notify;
 use url::Url;
@@ -24,6 +24,7 @@ use crate::fetch::{self, FetchError, Fetched};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{RobotsCache, Rules, UNREACHABLE_TTL};
+use crate::state::StateDir;
 use crate::warc::{Exchange, Warc};
 
 /// Everything the workers share.
@@ -55,6 +56,58 @@ pub(crate) struct Crawler {
     workers: Mutex<Vec<tokio::task::AbortHandle>>,
     pub(crate) stats: Stats,
     pub(crate) started: Instant,
+    seed_redirects: SeedRedirects,
+}
+
+/// Redirects followed from a seed before a target stops being a seed: enough for the usual
+/// `http://` to `https://` to `www.` to `/en/` chains, few enough that a seed redirecting on
+/// and on cannot widen the scope much.
+const MAX_SEED_REDIRECTS: u8 = 5;
+
+/// A seed's redirect target is a seed too (Heritrix: "seeds redirect new seeds"): in scope,
+/// at depth 0, so that `example.com` answering with a redirect to `www.example.com` crawls
+/// `www.example.com`, and a list of URLs crawled with `crawl.max_depth = 0` follows its
+/// redirects. Not trusted by the SSRF guard: the seed's server chose the target.
+pub(crate) struct SeedRedirects {
+    canon: Canonicalizer,
+    /// Each target, with its redirects from a seed the user gave. A std mutex: taken once per
+    /// redirect of a depth-0 URL.
+    hops: Mutex<HashMap<String, u8>>,
+    /// Where the targets are kept for a resume, which puts them back in the scope.
+    state: Option<StateDir>,
+}
+
+impl SeedRedirects {
+    /// No targets yet, or those a resumed crawl had (`known`, each counted as one hop).
+    pub(crate) fn new(canon: Canonicalizer, state: Option<StateDir>, known: &[String]) -> Self {
+        let hops = known.iter().map(|url| (url.clone(), 1)).collect();
+        SeedRedirects {
+            canon,
+            hops: Mutex::new(hops),
+            state,
+        }
+    }
+
+    /// The target of a redirect from `from` (a URL at depth 0) to `location`, if it is to be
+    /// a seed: not too many redirects from a seed the user gave, and a URL we fetch.
+    fn target(&self, from: &Url, location: &str) -> Option<Canonical> {
+        let target = self.canon.canonicalize_relative(from, location).ok()?;
+        let mut hops = self.hops.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = hops.get(from.as_str()).copied().unwrap_or(0) + 1;
+        if n > MAX_SEED_REDIRECTS || hops.contains_key(target.as_str()) {
+            return None;
+        }
+        hops.insert(target.as_str().to_owned(), n);
+        if let Some(state) = &self.state {
+            let mut targets: Vec<String> = hops.keys().cloned().collect();
+            targets.sort();
+            if let Err(err) = state.save_seed_redirects(&targets) {
+                // The crawl goes on; a resume would only miss this target's host in scope.
+                tracing::warn!("{err:#}");
+            }
+        }
+        Some(target)
+    }
 }
 
 /// Counts for the progress display and the summary.
@@ -177,6 +230,7 @@ impl Crawler {
         guard: Arc<Guard>,
         sink: Sink,
         warc: Option<Warc>,
+        seed_redirects: SeedRedirects,
     ) -> Self {
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
@@ -202,6 +256,7 @@ impl Crawler {
             workers: Mutex::new(Vec::new()),
             stats: Stats::default(),
             started: Instant::now(),
+            seed_redirects,
         }
     }
 
@@ -496,9 +551,22 @@ impl Crawler {
         if (300..400).contains(&fetched.status)
             && let Some(location) = &fetched.location
         {
-            // One link further, like any link: a chain of redirects ends at the depth limit.
             result.redirect = url.join(location).ok().map(String::from);
-            self.push(url, location, lease.depth() + 1, now);
+            let seed = (lease.depth() == 0)
+                .then(|| self.seed_redirects.target(url, location))
+                .flatten();
+            match seed {
+                Some(target) => {
+                    tracing::info!("{url} redirects to {target}: a seed too, its host in scope");
+                    self.frontier.add_seed(&target);
+                    if let Err(err) = self.frontier.push_canonical(target, 0, now) {
+                        tracing::warn!("pushing {location}: {err}");
+                    }
+                }
+                // One link further, like any link: a chain of redirects ends at the depth
+                // limit.
+                None => self.push(url, location, lease.depth() + 1, now),
+            }
         }
         let html = fetch::is_html(fetched.content_type.as_deref())
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));

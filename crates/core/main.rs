@@ -106,13 +106,21 @@ fn run(cli: &Cli) -> Result<Ended> {
     }
     let canon = Canonicalizer::new();
     let seeds = canonical_seeds(&seed_texts, &canon)?;
+    // Targets of the seeds' redirects a resumed crawl had: seeds of its scope again.
+    let redirect_texts = match &state {
+        Some(state) if cli.resume => state.load_seed_redirects()?,
+        _ => Vec::new(),
+    };
+    let redirected = canonical_seeds(&redirect_texts, &canon)
+        .context("the state directory's seed-redirects.txt")?;
     match &state {
         Some(state) if cli.resume => state.save(&config, &seed_texts)?,
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
     let now = std::time::Instant::now();
-    let (builder, spill_dir) = frontier_builder(&config, canon, &seeds, state.as_ref())?;
+    let scope_seeds: Vec<Canonical> = seeds.iter().chain(&redirected).cloned().collect();
+    let (builder, spill_dir) = frontier_builder(&config, canon, &scope_seeds, state.as_ref())?;
     let frontier = match &state {
         Some(state) if cli.resume && state.has_checkpoint() => {
             let frontier = Frontier::open(state.checkpoint(), builder, now).with_context(|| {
@@ -153,6 +161,11 @@ fn run(cli: &Cli) -> Result<Ended> {
         let path = &config.output.warc;
         Some(warc::Warc::open(path).with_context(|| format!("cannot write {}", path.display()))?)
     };
+    let seed_redirects = crawl::SeedRedirects::new(
+        Canonicalizer::new(),
+        cli.state_dir.as_deref().map(StateDir::new),
+        &redirect_texts,
+    );
     let crawler = Arc::new(Crawler::new(
         config.clone(),
         frontier,
@@ -160,6 +173,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         guard,
         sink,
         warc,
+        seed_redirects,
     ));
     for seed in seeds {
         // On resume the seeds are seen already: pushing them again is a no-op.

@@ -4,6 +4,7 @@
 //! |------|---------|
 //! | `crawl.toml` | the crawl's effective settings, rewritten on each resume with its overrides |
 //! | `seeds.txt` | its seeds, one per line |
+//! | `seed-redirects.txt` | targets of the seeds' redirects, seeds of the scope but not trusted by the SSRF guard |
 //! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
 //! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
 
@@ -32,6 +33,33 @@ impl StateDir {
 
     fn seeds(&self) -> PathBuf {
         self.dir.join("seeds.txt")
+    }
+
+    fn seed_redirects(&self) -> PathBuf {
+        self.dir.join("seed-redirects.txt")
+    }
+
+    /// The targets of the seeds' redirects so far (none when the file is not there).
+    pub(crate) fn load_seed_redirects(&self) -> Result<Vec<String>> {
+        match fs::read_to_string(self.seed_redirects()) {
+            Ok(text) => Ok(text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned)
+                .collect()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(err) => {
+                Err(err).with_context(|| format!("cannot read {}", self.seed_redirects().display()))
+            }
+        }
+    }
+
+    /// Writes the targets of the seeds' redirects, atomically.
+    pub(crate) fn save_seed_redirects(&self, targets: &[String]) -> Result<()> {
+        write_atomically(
+            &self.seed_redirects(),
+            (targets.join("\n") + "\n").as_bytes(),
+        )
     }
 
     /// Where the frontier is checkpointed.
