@@ -9,6 +9,8 @@ mod coverage;
 mod errors;
 // Broken pages, failing and unreachable hosts: retried, recorded, given up only when down.
 mod failures;
+// README.md's offline demo, run as pasted.
+mod demo;
 // Seeds whose redirects lead to another host: the target is a seed too.
 mod seeds;
 // robots.txt rules, Crawl-delay, and unreachable robots.txt.
