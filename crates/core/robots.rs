@@ -106,7 +106,8 @@ struct Entry {
     /// The rules, when they were known, and what they cost in memory (about the bytes parsed).
     rules: OnceCell<(Arc<Rules>, Instant, usize)>,
     /// Whether the cost is in `RobotsCache::cached`: set when it is added, cleared when it is
-    /// taken out, so that it is never taken out unless added.
+    /// taken out, so that it is never taken out unless added (an entry can be evicted between
+    /// its fetch and its own `make_room`), nor added once evicted.
     counted: std::sync::atomic::AtomicBool,
 }
 
@@ -233,13 +234,14 @@ impl RobotsCache {
         }
     }
 
-    /// Removes a host's entry, and its cost if its rules were known.
+    /// Removes a host's entry, and its cost if it was counted.
     fn forget(&self, hosts: &mut HashMap<String, Arc<Entry>>, host: &str) {
+        use std::sync::atomic::Ordering::Relaxed;
         if let Some(entry) = hosts.remove(host)
+            && entry.counted.swap(false, Relaxed)
             && let Some((_, _, cost)) = entry.rules.get()
         {
-            self.cached
-                .fetch_sub(*cost, std::sync::atomic::Ordering::Relaxed);
+            self.cached.fetch_sub(*cost, Relaxed);
         }
     }
 
@@ -310,6 +312,37 @@ mod tests {
         }
     }
 
+    /// Regression (issue 10): an entry evicted between its fetch and its own `make_room` had
+    /// its cost taken out of the count without ever being added, so the count fell below
+    /// what the cache held and the cache could outgrow its budget.
+    #[test]
+    fn an_entry_evicted_before_it_was_counted_leaves_the_count_alone() {
+        let cache = RobotsCache::new("crawler", UNREACHABLE_TTL);
+        let entry = |cost: usize| {
+            Arc::new(Entry {
+                rules: OnceCell::new_with(Some((Arc::new(Rules::AllowAll), Instant::now(), cost))),
+                counted: std::sync::atomic::AtomicBool::new(false),
+            })
+        };
+        let (counted, uncounted) = (entry(1000), entry(500));
+        {
+            let mut hosts = cache.hosts.lock().unwrap();
+            hosts.insert("http://a.example".into(), Arc::clone(&counted));
+            hosts.insert("http://b.example".into(), Arc::clone(&uncounted));
+        }
+        cache.make_room("http://a.example", &counted);
+        let cached = || cache.cached.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(cached(), 1000);
+        // b.example's rules are known but not yet counted when it is evicted...
+        cache.forget(&mut cache.hosts.lock().unwrap(), "http://b.example");
+        assert_eq!(cached(), 1000);
+        // ... and its own make_room, coming late, finds it gone and counts nothing.
+        cache.make_room("http://b.example", &uncounted);
+        assert_eq!(cached(), 1000);
+        cache.forget(&mut cache.hosts.lock().unwrap(), "http://a.example");
+        assert_eq!(cached(), 0);
+    }
+
     #[test]
     fn rules_follow_the_group_of_our_product_token() {
         let cache = RobotsCache::new(" crawler/0.1 (+https://example.com)", UNREACHABLE_TTL);
@@ -341,14 +374,34 @@ mod tests {
         assert_eq!(rules.crawl_delay(), Some(Duration::from_secs(86_400)));
     }
 
+    /// Binary garbage served as robots.txt holds no rule: everything is allowed, as with an
+    /// empty file, and there is no crawl delay.
     #[test]
-    fn binary_garbage_allows_all_or_parses_without_panicking() {
+    fn binary_garbage_allows_all() {
         let garbage: Vec<u8> = (0..4096u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .filter(|b| !b.is_ascii_alphabetic())
             .collect();
         let rules = Rules::parse("crawler", &garbage);
-        let _ = rules.allows(&Url::parse("http://a.example/").unwrap());
-        assert!(Rules::Unreachable(503).crawl_delay().is_none());
+        assert!(matches!(rules, Rules::Parsed(_)), "{rules:?}");
+        for path in ["/", "/a/b?c=d", "/robots.txt"] {
+            let url = Url::parse(&format!("http://a.example{path}")).unwrap();
+            assert!(rules.allows(&url), "{path}");
+        }
+        assert_eq!(rules.crawl_delay(), None);
+    }
+
+    #[test]
+    fn failed_robots_have_no_rules_and_no_delay() {
+        let url = Url::parse("http://a.example/").unwrap();
+        let unanswered = Rules::Unanswered(FetchError {
+            kind: crate::errors::ErrorKind::Dns,
+            detail: "no such host".into(),
+        });
+        for rules in [Rules::Unreachable(503), unanswered, Rules::DisallowAll] {
+            assert!(!rules.allows(&url), "{rules:?}");
+            assert_eq!(rules.crawl_delay(), None, "{rules:?}");
+        }
     }
 
     proptest::proptest! {
