@@ -107,11 +107,11 @@ fn run(cli: &Cli) -> Result<()> {
             })?;
             let stats = frontier.stats();
             eprintln!(
-                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen",
+                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen so far",
                 state.checkpoint().display(),
                 now.elapsed().as_millis(),
-                stats.queues.queued,
-                stats.admission.seen_set.urls
+                report::count(stats.queues.queued),
+                report::count(stats.admission.seen_set.urls)
             );
             frontier
         }
@@ -154,7 +154,7 @@ fn run(cli: &Cli) -> Result<()> {
     }
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
     runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
-    eprint!("{}", report::summary(&crawler));
+    eprint!("{}", report::summary(&crawler, cli.resume));
     let sink_failed = crawler
         .sink_failed
         .load(std::sync::atomic::Ordering::Relaxed);
@@ -176,6 +176,7 @@ fn run(cli: &Cli) -> Result<()> {
 /// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
 /// finish, then the crawl is checkpointed and ends; a second Ctrl-C quits at once.
 async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std::path::Path>) {
+    // Messages below go through the progress display, lest its next frame overwrite them.
     let progress = report::Progress::start(crawler, &config.output);
     let run = crawler.run();
     tokio::pin!(run);
@@ -197,17 +198,20 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
             _ = ticks.tick(), if checkpoint.is_some() => save(crawler, checkpoint),
             signal = &mut interrupt, if grace.is_none() => {
                 if signal.is_err() {
-                    eprintln!("crawler: cannot listen for Ctrl-C; quitting now");
+                    progress.println("crawler: cannot listen for Ctrl-C; quitting now");
                     std::process::exit(130);
                 }
-                eprintln!(
-                    "crawler: stopping; fetches in flight have {:?} to finish (Ctrl-C again to quit now)",
-                    config.state.shutdown_grace
-                );
+                let queued = crawler.frontier().stats().queues.queued;
+                progress.println(&stopping_message(
+                    config.state.shutdown_grace,
+                    checkpoint.is_some(),
+                    queued,
+                ));
                 // From now to the end, through the final checkpoint, a second Ctrl-C quits.
-                tokio::spawn(async {
+                let printer = progress.printer();
+                tokio::spawn(async move {
                     if tokio::signal::ctrl_c().await.is_ok() {
-                        eprintln!("crawler: interrupted again; quitting now");
+                        printer.println("crawler: interrupted again; quitting now");
                         std::process::exit(130);
                     }
                 });
@@ -215,7 +219,12 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
                 grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
             }
             () = async { grace.as_mut().expect("armed").await }, if grace.is_some() => {
-                eprintln!("crawler: fetches still in flight after the grace period; they will be fetched again on resume");
+                progress.println(if checkpoint.is_some() {
+                    "crawler: fetches still in flight after the grace period; they will be fetched \
+                     again on resume"
+                } else {
+                    "crawler: fetches still in flight after the grace period; stopping without them"
+                });
                 // Cancelled workers put their leases back, without records, before the final
                 // checkpoint holds them as queued.
                 crawler.abort();
@@ -227,6 +236,27 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
     progress.finish().await;
     // The final checkpoint.
     save(crawler, checkpoint);
+}
+
+/// What Ctrl-C prints: how long fetches in flight have, and what becomes of the queued URLs,
+/// which only a state directory keeps.
+fn stopping_message(grace: std::time::Duration, has_state: bool, queued: u64) -> String {
+    let mut message = format!(
+        "crawler: stopping; fetches in flight have {grace:?} to finish. Ctrl-C again to quit now."
+    );
+    if has_state {
+        message.push_str(
+            "\ncrawler: the queued URLs go into the checkpoint: --resume goes on with them.",
+        );
+    } else {
+        message.push_str(&format!(
+            "\ncrawler: the {} queued URLs will be lost: there is no --state-dir. To be able to \
+             stop and go on later, start crawls with --state-dir DIR, then resume with --resume \
+             --state-dir DIR.",
+            report::count(queued)
+        ));
+    }
+    message
 }
 
 /// Checkpoints the crawl to `checkpoint`, if there is a state directory.
@@ -341,4 +371,24 @@ fn frontier_builder(
                 .memory_budget(f.memory_budget_mib.saturating_mul(1 << 20)),
         );
     Ok((builder, made))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctrl_c_without_a_state_dir_says_the_queue_is_lost_and_how_to_keep_it() {
+        let grace = std::time::Duration::from_secs(10);
+        let message = stopping_message(grace, false, 12_345);
+        assert!(
+            message.contains("12,345 queued URLs will be lost"),
+            "{message}"
+        );
+        assert!(message.contains("--state-dir DIR"), "{message}");
+        assert!(message.contains("--resume"), "{message}");
+        assert!(message.contains("Ctrl-C again to quit now"), "{message}");
+        let message = stopping_message(grace, true, 12_345);
+        assert!(!message.contains("lost"), "{message}");
+    }
 }
