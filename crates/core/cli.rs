@@ -98,8 +98,9 @@ pub(crate) struct Cli {
     /// [fetch.timeout] Time allowed for a whole request, body included.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Fetch")]
     timeout: Option<Duration>,
-    /// [fetch.max_body_bytes] The largest body read, after decompression.
-    #[arg(long, value_name = "BYTES", help_heading = "Fetch")]
+    /// [fetch.max_body_bytes] The largest body read, after decompression: bytes, or 10MB,
+    /// 10MiB...
+    #[arg(long, value_name = "SIZE", value_parser = config::size::parse, help_heading = "Fetch")]
     max_body_bytes: Option<u64>,
     /// [fetch.allow_private_addresses] Follow links to non-public addresses (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
@@ -242,6 +243,18 @@ mod tests {
     fn a_bad_duration_names_the_flag() {
         let err = Cli::try_parse_from(["crawler", "--timeout", "5"]).unwrap_err();
         assert!(err.to_string().contains("--timeout"), "{err}");
+    }
+
+    #[test]
+    fn sizes_take_units() {
+        let cli = Cli::try_parse_from(["crawler", "--max-body-bytes", "10MB"]).unwrap();
+        let config = cli.apply(Config::default());
+        assert_eq!(config.fetch.max_body_bytes, 10_000_000);
+        let cli = Cli::try_parse_from(["crawler", "--max-body-bytes", "10MiB"]).unwrap();
+        assert_eq!(cli.apply(Config::default()).fetch.max_body_bytes, 10 << 20);
+        let err = Cli::try_parse_from(["crawler", "--max-body-bytes", "ten"]).unwrap_err();
+        assert!(err.to_string().contains("--max-body-bytes"), "{err}");
+        assert!(err.to_string().contains("MiB"), "{err}");
     }
 
     #[test]

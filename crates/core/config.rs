@@ -99,7 +99,8 @@ pub(crate) struct Fetch {
     #[serde(with = "duration")]
     pub(crate) timeout: Duration,
     /// The largest body read, after decompression; larger ones are cut and recorded as
-    /// `too_large`.
+    /// `too_large`. Read as an integer or a size with a unit (`"10MiB"`), written as an integer.
+    #[serde(with = "size")]
     pub(crate) max_body_bytes: u64,
     /// Fetch links to loopback, private, link-local and other non-public addresses (the
     /// seeds' hosts are always allowed). Off: the SSRF guard (see `guard.rs`).
@@ -315,11 +316,11 @@ impl Config {
         if self.fetch.max_body_bytes == 0 {
             return bad("fetch.max_body_bytes", "must be at least 1");
         }
-        if self.fetch.timeout.is_zero() || self.fetch.connect_timeout.is_zero() {
-            return bad(
-                "fetch.timeout / fetch.connect_timeout",
-                "must be longer than 0",
-            );
+        if self.fetch.timeout.is_zero() {
+            return bad("fetch.timeout", "must be longer than 0");
+        }
+        if self.fetch.connect_timeout.is_zero() {
+            return bad("fetch.connect_timeout", "must be longer than 0");
         }
         let rate = self.frontier.seen_false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {
@@ -379,6 +380,69 @@ pub(crate) mod duration {
     }
 }
 
+/// Sizes in bytes: a plain integer, or a number and a unit, decimal (`KB`, `MB`, `GB`: powers
+/// of 1,000) or binary (`KiB`, `MiB`, `GiB`: powers of 1,024); `K`, `M`, `G` are decimal too,
+/// `B` is bytes; units in any case. Written back as an integer, which every version reads.
+pub(crate) mod size {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The forms accepted, for error messages.
+    const FORMS: &str = "a number of bytes, or a number and a unit: B, K, KB, KiB, M, MB, MiB, \
+                         G, GB or GiB (10MB = 10,000,000 bytes; 10MiB = 10,485,760)";
+
+    pub(crate) fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(*n)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        /// What the file may hold: an integer, or text with a unit.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Bytes(u64),
+            Text(String),
+        }
+        match Written::deserialize(d) {
+            Ok(Written::Bytes(n)) => Ok(n),
+            Ok(Written::Text(text)) => parse(&text).map_err(serde::de::Error::custom),
+            // A negative or fractional number, a table...: the untagged error says nothing.
+            Err(_) => Err(serde::de::Error::custom(format!("not a size: {FORMS}"))),
+        }
+    }
+
+    /// Parses `"10485760"`, `"10MB"`, `"10 MiB"`, `"1.5g"`.
+    pub(crate) fn parse(text: &str) -> Result<u64, String> {
+        let text = text.trim();
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let bad = || format!("{text:?} is not a size: {FORMS}");
+        let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" => 1_000,
+            "kib" => 1 << 10,
+            "m" | "mb" => 1_000_000,
+            "mib" => 1 << 20,
+            "g" | "gb" => 1_000_000_000,
+            "gib" => 1 << 30,
+            _ => return Err(bad()),
+        };
+        if let Ok(n) = number.parse::<u64>() {
+            return n
+                .checked_mul(multiplier)
+                .ok_or_else(|| format!("{text:?}: out of range"));
+        }
+        let n: f64 = number.parse().map_err(|_| bad())?;
+        let bytes = (n * multiplier as f64).round();
+        if bytes.is_finite() && bytes < u64::MAX as f64 {
+            Ok(bytes as u64)
+        } else {
+            Err(format!("{text:?}: out of range"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,6 +486,53 @@ mod tests {
         config.crawl.exclude = vec![r"\.pdf$".into()];
         let text = toml::to_string(&config).unwrap();
         assert_eq!(Config::from_toml(&text).unwrap(), config);
+    }
+
+    #[test]
+    fn sizes_read_with_units_in_any_case() {
+        assert_eq!(size::parse("10485760"), Ok(10_485_760));
+        assert_eq!(size::parse("10MB"), Ok(10_000_000));
+        assert_eq!(size::parse("10MiB"), Ok(10_485_760));
+        assert_eq!(size::parse("10mib"), Ok(10_485_760));
+        assert_eq!(size::parse("10 M"), Ok(10_000_000));
+        assert_eq!(size::parse("2k"), Ok(2_000));
+        assert_eq!(size::parse("2KiB"), Ok(2_048));
+        assert_eq!(size::parse("1GB"), Ok(1_000_000_000));
+        assert_eq!(size::parse("1GiB"), Ok(1 << 30));
+        assert_eq!(size::parse("1.5KiB"), Ok(1_536));
+        assert_eq!(size::parse("512B"), Ok(512));
+        for bad in ["", "MB", "10 fortnights", "-1", "10TB", "99999999999GiB"] {
+            let err = size::parse(bad).unwrap_err();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+        assert!(size::parse("10TB").unwrap_err().contains("KiB"));
+    }
+
+    #[test]
+    fn max_body_bytes_reads_a_size_or_an_integer_and_writes_an_integer() {
+        let config = Config::from_toml("[fetch]\nmax_body_bytes = \"10MiB\"\n").unwrap();
+        assert_eq!(config.fetch.max_body_bytes, 10_485_760);
+        let config = Config::from_toml("[fetch]\nmax_body_bytes = 5000\n").unwrap();
+        assert_eq!(config.fetch.max_body_bytes, 5_000);
+        let text = toml::to_string(&config).unwrap();
+        assert!(text.contains("max_body_bytes = 5000\n"), "{text}");
+        let err = Config::from_toml("[fetch]\nmax_body_bytes = \"ten\"\n").unwrap_err();
+        assert!(err.to_string().contains("max_body_bytes"), "{err}");
+        assert!(err.to_string().contains("MiB"), "{err}");
+        let err = Config::from_toml("[fetch]\nmax_body_bytes = -1\n").unwrap_err();
+        assert!(err.to_string().contains("MiB"), "{err}");
+    }
+
+    #[test]
+    fn a_zero_timeout_names_its_key_alone() {
+        let mut config = Config::default();
+        config.fetch.timeout = Duration::ZERO;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("fetch.timeout:"), "{err}");
+        let mut config = Config::default();
+        config.fetch.connect_timeout = Duration::ZERO;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("fetch.connect_timeout:"), "{err}");
     }
 
     #[test]

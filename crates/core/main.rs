@@ -24,8 +24,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use frontier::{
-    Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeMode, ScopeRules,
-    SeenSet, SpillSettings,
+    Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeErrorKind, ScopeMode,
+    ScopeRules, SeenSet, SpillSettings,
 };
 
 use crate::cli::Cli;
@@ -86,7 +86,14 @@ fn run(cli: &Cli) -> Result<()> {
         }
     }
     if seed_texts.is_empty() {
-        bail!("no seeds: give at least one --seed URL or a --seeds-file");
+        match &cli.seeds_file {
+            Some(path) => bail!(
+                "no seeds: {} holds no URL (only blank lines and lines starting with #), and no \
+                 --seed was given",
+                path.display()
+            ),
+            None => bail!("no seeds: give at least one --seed URL or a --seeds-file"),
+        }
     }
     let canon = Canonicalizer::new();
     let seeds = canonical_seeds(&seed_texts, &canon)?;
@@ -276,12 +283,10 @@ fn seed_texts_from(cli: &Cli) -> Result<Vec<String>> {
             let line = line.trim();
             if !line.is_empty() && !line.starts_with('#') {
                 // Checked here, so that the message can name the line.
-                Canonicalizer::new().canonicalize(line).map_err(|err| {
-                    anyhow::anyhow!(
-                        "bad seed {line:?} ({} line {}): {err}",
-                        path.display(),
-                        n + 1
-                    )
+                let canon = Canonicalizer::new();
+                canon.canonicalize(line).map_err(|err| {
+                    let place = format!(" ({} line {})", path.display(), n + 1);
+                    bad_seed(line, &place, &err, &canon)
                 })?;
                 texts.push(line.to_owned());
             }
@@ -297,9 +302,32 @@ fn canonical_seeds(texts: &[String], canon: &Canonicalizer) -> Result<Vec<Canoni
         .map(|text| {
             canon
                 .canonicalize(text)
-                .map_err(|err| anyhow::anyhow!("bad seed {text:?}: {err}"))
+                .map_err(|err| bad_seed(text, "", &err, canon))
         })
         .collect()
+}
+
+/// A bad seed's error: the text, where it came from (`place`), why; and for a URL without its
+/// scheme (`example.com`), the URL it most likely meant.
+fn bad_seed(
+    text: &str,
+    place: &str,
+    err: &dyn std::fmt::Display,
+    canon: &Canonicalizer,
+) -> anyhow::Error {
+    let guess = format!("https://{text}");
+    // A user name in the guess means the text had a scheme of its own (`mailto:me@host`).
+    let suggestion = (!text.contains("://"))
+        .then(|| canon.canonicalize(&guess).ok())
+        .flatten()
+        .filter(|url| url.as_url().username().is_empty() && url.as_url().password().is_none());
+    match suggestion {
+        Some(url) => anyhow::anyhow!(
+            "bad seed {text:?}{place}: {err}; a URL needs its scheme: did you mean {}?",
+            url.as_str()
+        ),
+        None => anyhow::anyhow!("bad seed {text:?}{place}: {err}"),
+    }
 }
 
 /// The frontier the settings describe (to build, or to open a checkpoint with), and the
@@ -328,7 +356,15 @@ fn frontier_builder(
     for pattern in &c.exclude {
         scope = scope.exclude(pattern.as_str());
     }
-    let scope = scope.build().context("crawl.include / crawl.exclude")?;
+    // The error's own message holds the regex crate's, which is also its source: give the
+    // message alone, lest the pattern's fault be printed twice.
+    let scope = scope.build().map_err(|err| {
+        let key = match err.kind() {
+            ScopeErrorKind::InvalidInclude(_) => "crawl.include",
+            _ => "crawl.exclude",
+        };
+        anyhow::anyhow!("{key}: {err}")
+    })?;
     let p = &config.politeness;
     let politeness = Politeness::builder()
         .connections_per_host(p.connections_per_host)
@@ -390,5 +426,26 @@ mod tests {
         assert!(message.contains("Ctrl-C again to quit now"), "{message}");
         let message = stopping_message(grace, true, 12_345);
         assert!(!message.contains("lost"), "{message}");
+    }
+
+    #[test]
+    fn a_seed_without_its_scheme_gets_a_suggestion() {
+        let canon = Canonicalizer::new();
+        let err = canonical_seeds(&["example.com".to_owned()], &canon).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("did you mean https://example.com/?"),
+            "{err}"
+        );
+        let err = canonical_seeds(&["example.com:8080/a".to_owned()], &canon).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("did you mean https://example.com:8080/a?"),
+            "{err}"
+        );
+        for hopeless in ["mailto:me@example.com", "not a url", "ftp://example.com/"] {
+            let err = canonical_seeds(&[hopeless.to_owned()], &canon).unwrap_err();
+            assert!(!err.to_string().contains("did you mean"), "{err}");
+        }
     }
 }
