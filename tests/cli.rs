@@ -172,3 +172,23 @@ fn a_seed_without_a_scheme_gets_a_suggestion() {
         "did you mean https://example.com/news?",
     );
 }
+
+#[test]
+fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 30,
+        ..SiteConfig::default()
+    });
+    let run = crawl_site(&site, &[]);
+    let stderr = run.stderr();
+    assert!(!stderr.contains("--contact"), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    assert!(stderr.contains("crawled 30 URLs in"), "{stderr}");
+    assert!(stderr.contains(" KiB"), "{stderr}");
+    assert!(stderr.contains("remembered 30 URLs in"), "{stderr}");
+    assert!(
+        stderr.contains("against a target of 1 in 1,000,000"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("this run"), "not resumed: {stderr}");
+}

@@ -82,7 +82,11 @@ pub(crate) struct Politeness {
     pub(crate) max_consecutive_errors: u32,
     /// Tries of one URL, the first included.
     pub(crate) max_attempts: u32,
-    /// The User-Agent header, and the name robots.txt rules are matched against.
+    /// A URL or an e-mail address of whoever runs the crawl, put in the built User-Agent so
+    /// that a site owner can reach them; empty for none.
+    pub(crate) contact: String,
+    /// The User-Agent header as written, and the name robots.txt rules are matched against;
+    /// empty for the built one (see [`Politeness::user_agent`]).
     pub(crate) user_agent: String,
 }
 
@@ -212,17 +216,33 @@ impl Default for Politeness {
             backoff_max: Duration::from_secs(600),
             max_consecutive_errors: 5,
             max_attempts: 3,
-            user_agent: default_user_agent(),
+            contact: String::new(),
+            user_agent: String::new(),
         }
     }
 }
 
-/// Names the crawler, its version and where to read about it, as operators expect.
-pub(crate) fn default_user_agent() -> String {
-    format!(
-        "crawler/{} (a Bloom-filter web crawler; +https://crates.io/crates/crawler)",
-        env!("CARGO_PKG_VERSION")
-    )
+impl Politeness {
+    /// The User-Agent to send: `user_agent` as written, or else the built one,
+    /// `crawler/<version>`, followed by ` (+<contact>)` when there is a contact. The one
+    /// definition: whatever sends requests or reads robots.txt uses this.
+    pub(crate) fn user_agent(&self) -> String {
+        let written = self.user_agent.trim();
+        if !written.is_empty() {
+            return written.to_owned();
+        }
+        let built = concat!("crawler/", env!("CARGO_PKG_VERSION"));
+        match self.contact.trim() {
+            "" => built.to_owned(),
+            contact => format!("{built} (+{contact})"),
+        }
+    }
+
+    /// Whether a site owner has no way to reach whoever runs the crawl: no contact, and the
+    /// built User-Agent (one written by hand may name its own).
+    pub(crate) fn is_anonymous(&self) -> bool {
+        self.contact.trim().is_empty() && self.user_agent.trim().is_empty()
+    }
 }
 
 impl Default for Fetch {
@@ -307,8 +327,18 @@ impl Config {
         if self.politeness.max_consecutive_errors == 0 {
             return bad("politeness.max_consecutive_errors", "must be at least 1");
         }
-        if self.politeness.user_agent.trim().is_empty() {
-            return bad("politeness.user_agent", "must name the crawler");
+        let contact = self.politeness.contact.trim();
+        if !contact.is_empty()
+            && (contact.chars().any(|c| c.is_whitespace() || c.is_control())
+                || !(contact.contains('@') || contact.contains("://")))
+        {
+            return bad(
+                "politeness.contact",
+                "must be a URL (https://example.com/crawler) or an e-mail address, without spaces",
+            );
+        }
+        if self.politeness.user_agent.chars().any(char::is_control) {
+            return bad("politeness.user_agent", "must not hold control characters");
         }
         if !(1..=100_000).contains(&self.fetch.concurrency) {
             return bad("fetch.concurrency", "must be between 1 and 100000");
@@ -533,6 +563,38 @@ mod tests {
         config.fetch.connect_timeout = Duration::ZERO;
         let err = config.validate().unwrap_err().to_string();
         assert!(err.starts_with("fetch.connect_timeout:"), "{err}");
+    }
+
+    #[test]
+    fn the_user_agent_is_built_with_the_contact_unless_written() {
+        let version = env!("CARGO_PKG_VERSION");
+        let mut p = Politeness::default();
+        assert_eq!(p.user_agent(), format!("crawler/{version}"));
+        assert!(p.is_anonymous());
+        p.contact = "mailto:ops@example.org".into();
+        assert_eq!(
+            p.user_agent(),
+            format!("crawler/{version} (+mailto:ops@example.org)")
+        );
+        assert!(!p.is_anonymous());
+        p.user_agent = "MyBot/2.0 (+https://example.org/bot)".into();
+        assert_eq!(p.user_agent(), "MyBot/2.0 (+https://example.org/bot)");
+        // Never a link to something else: the default names nobody but the crawler.
+        assert!(!Politeness::default().user_agent().contains("http"));
+    }
+
+    #[test]
+    fn a_contact_must_be_a_url_or_an_address() {
+        let mut config = Config::default();
+        for good in ["https://example.org/crawl", "ops@example.org"] {
+            config.politeness.contact = good.into();
+            config.validate().unwrap();
+        }
+        for bad in ["call me", "example.org", "ops@example.org\r\nX: y"] {
+            config.politeness.contact = bad.into();
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.starts_with("politeness.contact"), "{err}");
+        }
     }
 
     #[test]

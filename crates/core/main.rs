@@ -65,7 +65,7 @@ fn main() -> ExitCode {
 /// the crawl, which ends with exit 0 however many fetches failed.
 fn run(cli: &Cli) -> Result<()> {
     let state = cli.state_dir.as_deref().map(StateDir::new);
-    let (config, mut seed_texts) = match &state {
+    let (mut config, mut seed_texts) = match &state {
         Some(state) if cli.resume => {
             let (saved, seeds) = state.load()?;
             (cli.apply(saved), seeds)
@@ -102,6 +102,11 @@ fn run(cli: &Cli) -> Result<()> {
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
+    // Before the user agent is resolved, which makes it look written.
+    let anonymous = anonymity_warning(&config.politeness, &seeds);
+    // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
+    // saved the setting as given: a resume with another --contact builds it anew.
+    config.politeness.user_agent = config.politeness.user_agent();
     let now = std::time::Instant::now();
     let (builder, spill_dir) = frontier_builder(&config, canon, &seeds, state.as_ref())?;
     let frontier = match &state {
@@ -158,6 +163,10 @@ fn run(cli: &Cli) -> Result<()> {
             .frontier()
             .push_canonical(seed, 0, now)
             .context("cannot queue the seeds")?;
+    }
+    if let Some(warning) = anonymous {
+        // Last before the crawl, so that a bad setting found later is not preceded by it.
+        tracing::warn!("{warning}");
     }
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
     runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
@@ -264,6 +273,29 @@ fn stopping_message(grace: std::time::Duration, has_state: bool, queued: u64) ->
         ));
     }
     message
+}
+
+/// Why a site owner could not reach whoever runs this crawl, when that is so: no contact and
+/// the built User-Agent. Quiet when every seed is on this machine (the local benchmark, tests):
+/// nobody else's site is crawled, unless links lead away, which the scope mostly forbids.
+fn anonymity_warning(politeness: &config::Politeness, seeds: &[Canonical]) -> Option<String> {
+    let local = |seed: &Canonical| match seed.as_url().host() {
+        Some(url::Host::Domain(name)) => {
+            name.eq_ignore_ascii_case("localhost")
+                || name.to_ascii_lowercase().ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if !politeness.is_anonymous() || seeds.iter().all(local) {
+        return None;
+    }
+    Some(format!(
+        "no contact set: site owners see User-Agent {:?} and cannot reach you. Give a URL or an \
+         e-mail address with --contact (politeness.contact)",
+        politeness.user_agent()
+    ))
 }
 
 /// Checkpoints the crawl to `checkpoint`, if there is a state directory.
@@ -412,6 +444,55 @@ fn frontier_builder(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seeds(urls: &[&str]) -> Vec<Canonical> {
+        let canon = Canonicalizer::new();
+        urls.iter()
+            .map(|u| canon.canonicalize(u).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_anonymous_crawl_of_others_sites_is_warned_about() {
+        let anonymous = config::Politeness::default();
+        let warning = anonymity_warning(&anonymous, &seeds(&["https://example.com/"])).unwrap();
+        assert!(warning.contains("--contact"), "{warning}");
+        let warning = anonymity_warning(
+            &anonymous,
+            &seeds(&["http://127.0.0.1:8080/", "https://example.com/"]),
+        );
+        assert!(warning.is_some());
+        let named = config::Politeness {
+            contact: "ops@example.org".into(),
+            ..config::Politeness::default()
+        };
+        assert_eq!(
+            anonymity_warning(&named, &seeds(&["https://example.com/"])),
+            None
+        );
+        let written = config::Politeness {
+            user_agent: "MyBot/1.0 (+https://example.org/bot)".into(),
+            ..config::Politeness::default()
+        };
+        assert_eq!(
+            anonymity_warning(&written, &seeds(&["https://example.com/"])),
+            None
+        );
+    }
+
+    #[test]
+    fn crawls_of_this_machine_stay_quiet() {
+        let local = seeds(&[
+            "http://127.0.0.1:8080/",
+            "http://localhost/",
+            "http://[::1]:9000/",
+            "http://app.localhost/",
+        ]);
+        assert_eq!(
+            anonymity_warning(&config::Politeness::default(), &local),
+            None
+        );
+    }
 
     #[test]
     fn ctrl_c_without_a_state_dir_says_the_queue_is_lost_and_how_to_keep_it() {
