@@ -283,13 +283,17 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
             "parts"
         }
     );
-    let now = match seen.estimated_rate {
-        rate if rate > 0.0 => format!("about {} now", one_in(rate)),
-        _ => "none now".to_owned(),
+    // An estimate of 0 is a rate too small for a float, not a promise.
+    let now = one_in(seen.estimated_rate.max(f64::MIN_POSITIVE));
+    let now = if now.starts_with("fewer") {
+        now
+    } else {
+        format!("about {now}")
     };
     let _ = writeln!(
         s,
-        "  new URLs wrongly skipped as seen: {now}, against a target of {}; {:.2} expected so far",
+        "  new URLs wrongly skipped as seen: {now} now, against a target of {}; {:.2} expected \
+         so far",
         one_in(seen.target_rate),
         seen.expected_wrongly_dropped
     );
