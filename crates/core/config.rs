@@ -222,12 +222,18 @@ impl Default for Politeness {
     }
 }
 
+/// The default User-Agent of earlier versions, whose link led to someone else's crate: kept
+/// in their state directories' crawl.toml and in files copied from their default.toml, it is
+/// read as the built one.
+const RETIRED_DEFAULT_USER_AGENT: &str =
+    "crawler/0.1.0 (a Bloom-filter web crawler; +https://crates.io/crates/crawler)";
+
 impl Politeness {
     /// The User-Agent to send: `user_agent` as written, or else the built one,
     /// `crawler/<version>`, followed by ` (+<contact>)` when there is a contact. The one
     /// definition: whatever sends requests or reads robots.txt uses this.
     pub(crate) fn user_agent(&self) -> String {
-        let written = self.user_agent.trim();
+        let written = self.written_user_agent();
         if !written.is_empty() {
             return written.to_owned();
         }
@@ -241,7 +247,15 @@ impl Politeness {
     /// Whether a site owner has no way to reach whoever runs the crawl: no contact, and the
     /// built User-Agent (one written by hand may name its own).
     pub(crate) fn is_anonymous(&self) -> bool {
-        self.contact.trim().is_empty() && self.user_agent.trim().is_empty()
+        self.contact.trim().is_empty() && self.written_user_agent().is_empty()
+    }
+
+    /// `user_agent` as written, or empty for the built one.
+    fn written_user_agent(&self) -> &str {
+        match self.user_agent.trim() {
+            RETIRED_DEFAULT_USER_AGENT => "",
+            written => written,
+        }
     }
 }
 
@@ -579,8 +593,16 @@ mod tests {
         assert!(!p.is_anonymous());
         p.user_agent = "MyBot/2.0 (+https://example.org/bot)".into();
         assert_eq!(p.user_agent(), "MyBot/2.0 (+https://example.org/bot)");
-        // Never a link to something else: the default names nobody but the crawler.
+        // Never a link to something else: the default names nobody but the crawler, and the
+        // old default, which linked to another crate, still saved in old state directories,
+        // is read as the built one.
         assert!(!Politeness::default().user_agent().contains("http"));
+        let old = Politeness {
+            user_agent: RETIRED_DEFAULT_USER_AGENT.into(),
+            ..Politeness::default()
+        };
+        assert_eq!(old.user_agent(), format!("crawler/{version}"));
+        assert!(old.is_anonymous());
     }
 
     #[test]
