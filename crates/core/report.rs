@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,6 +18,32 @@ use crate::crawl::Crawler;
 /// the time, and truncates the status, so the line never wraps (a wrapped line is redrawn
 /// one row lower each frame).
 const BAR_TEMPLATE: &str = "{spinner} {elapsed_precise} {wide_msg}";
+
+/// The live bar, while there is one, for the logs to print around (see [`LogWriter`]).
+static LIVE_BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Standard error for the logs (`tracing`): a warning printed while the bar is live goes
+/// around it, like [`Printer::println`], rather than under its next frame.
+pub(crate) struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // The subscriber writes each event whole, in one call: one event, one suspension.
+        let bar = LIVE_BAR
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match bar {
+            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf))?,
+            None => std::io::stderr().write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
 
 /// The progress display's task.
 pub(crate) struct Progress {
@@ -71,6 +97,7 @@ impl Progress {
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
                 printer.bar = Some(bar.clone());
+                *LIVE_BAR.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
                 Some(tokio::spawn(async move {
                     loop {
                         bar.set_message(Status::of(&crawler).to_string());
@@ -80,6 +107,10 @@ impl Progress {
                             () = tokio::time::sleep(Duration::from_millis(200)) => {}
                         }
                     }
+                    LIVE_BAR
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
                     bar.finish_and_clear();
                 }))
             }
@@ -404,6 +435,16 @@ mod tests {
         assert_eq!(one_in(1.0), "all");
         assert_eq!(one_in(0.0), "none");
         assert_eq!(one_in(1e-40), "fewer than 1 in 1,000,000,000,000,000");
+    }
+
+    #[test]
+    fn logs_are_written_whole_around_a_live_bar() {
+        use std::io::Write;
+        *LIVE_BAR.lock().unwrap() = Some(ProgressBar::hidden());
+        let line = b"a log line the test writes to standard error\n";
+        assert_eq!(LogWriter.write(line).unwrap(), line.len());
+        LIVE_BAR.lock().unwrap().take();
+        assert_eq!(LogWriter.write(line).unwrap(), line.len());
     }
 
     #[test]
