@@ -1,6 +1,8 @@
 use std::io::Write;
 
-use crate::util::crawl;
+use testweb::SiteConfig;
+
+use crate::util::{Site, crawl, crawl_site};
 
 fn fails_with(args: &[&str], message: &str) {
     let run = crawl(args);
@@ -75,4 +77,118 @@ fn help_explains_every_config_key() {
             );
         }
     }
+}
+
+#[test]
+fn an_empty_seeds_file_is_named() {
+    // It was "no seeds: give at least one --seed URL or a --seeds-file", with the file given.
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    writeln!(file, "# nothing yet\n\n").unwrap();
+    let path = file.path().to_str().unwrap();
+    fails_with(
+        &["--seeds-file", path],
+        &format!("no seeds: {path} holds no URL"),
+    );
+}
+
+#[test]
+fn a_bad_pattern_is_reported_once_with_its_key() {
+    // The regex crate's message was printed twice: in the error and again as its source.
+    let run = crawl(&["--seed", "http://a.example/", "--include", "("]);
+    assert_eq!(run.output.status.code(), Some(2));
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("crawl.include: invalid include pattern"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("unclosed group").count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_zero_timeout_names_the_timeout() {
+    fails_with(
+        &["--seed", "http://a.example/", "--timeout", "0"],
+        "fetch.timeout: must be longer than 0",
+    );
+    fails_with(
+        &["--seed", "http://a.example/", "--connect-timeout", "0"],
+        "fetch.connect_timeout: must be longer than 0",
+    );
+}
+
+#[test]
+fn body_sizes_take_units_in_flags_and_files() {
+    fails_with(
+        &[
+            "--seed",
+            "http://a.example/",
+            "--max-body-bytes",
+            "10 furlongs",
+        ],
+        "KiB",
+    );
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    writeln!(file, "[fetch]\nmax_body_bytes = \"lots\"").unwrap();
+    let path = file.path().to_str().unwrap();
+    fails_with(&["--config", path, "--seed", "http://a.example/"], "MiB");
+    // Accepted, and applied.
+    let site = Site::start(SiteConfig {
+        pages_per_host: 3,
+        ..SiteConfig::default()
+    });
+    // The local profile (which `fast()` gives as its --config) with a cap of 1 KiB.
+    let local = include_str!("../config/local.toml");
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    write!(
+        file,
+        "{}",
+        local.replace("[fetch]\n", "[fetch]\nmax_body_bytes = \"1KiB\"\n")
+    )
+    .unwrap();
+    let seed = &site.web.seeds()[0];
+    let path = file.path().to_str().unwrap();
+    let run = crawl(&["--config", path, "--progress", "off", "--seed", seed]);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    // The seed's page, cut before its links.
+    assert_eq!(run.records.len(), 1, "{}", run.stderr());
+    assert_eq!(run.record(seed)["error"], "too_large");
+    let run = crawl_site(&site, &["--max-body-bytes", "1MB"]);
+    assert_eq!(run.records.len(), 3, "{}", run.stderr());
+    assert!(run.records.values().all(|r| r["error"].is_null()));
+}
+
+#[test]
+fn a_seed_without_a_scheme_gets_a_suggestion() {
+    fails_with(
+        &["--seed", "example.com"],
+        "did you mean https://example.com/?",
+    );
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    writeln!(file, "https://example.org/\nexample.com/news").unwrap();
+    let path = file.path().to_str().unwrap();
+    fails_with(&["--seeds-file", path], "line 2");
+    fails_with(
+        &["--seeds-file", path],
+        "did you mean https://example.com/news?",
+    );
+}
+
+#[test]
+fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 30,
+        ..SiteConfig::default()
+    });
+    let run = crawl_site(&site, &[]);
+    let stderr = run.stderr();
+    assert!(!stderr.contains("--contact"), "{stderr}");
+    assert!(!stderr.contains("WARN"), "{stderr}");
+    assert!(stderr.contains("crawled 30 URLs in"), "{stderr}");
+    assert!(stderr.contains(" KiB"), "{stderr}");
+    assert!(stderr.contains("remembered 30 URLs in"), "{stderr}");
+    assert!(
+        stderr.contains("against a target of 1 in 1,000,000"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("this run"), "not resumed: {stderr}");
 }

@@ -112,7 +112,7 @@ fn each_kind_of_answer_gets_the_record_it_deserves() {
     }
     let stderr = crawl.stderr();
     assert!(
-        stderr.contains("timeout: 2") && stderr.contains("too_large: 2"),
+        stderr.contains("2 timeout") && stderr.contains("2 too_large"),
         "{stderr}"
     );
 }

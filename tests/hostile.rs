@@ -96,12 +96,12 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
     // Three good pages (/good/1, 2 and 3), each with three links of a scheme not fetched
     // (javascript:, data:, mailto:), one unparsable and one too long.
     for counted in [
-        "199000 over the per-page cap",
-        "too_deep",
-        "repeated_segment",
-        "unsupported_scheme: 9",
-        "unparsable: 3",
-        "too_long: 3",
+        "199,000 over the cap per page",
+        "too deep",
+        "repeated segment",
+        "9 unsupported scheme",
+        "3 unparsable",
+        "3 too long",
     ] {
         assert!(
             stderr.contains(counted),

@@ -207,6 +207,17 @@ fn ctrl_c_finishes_the_fetches_in_flight_checkpoints_and_exits_0() {
         "off",
     ]);
     assert!(run.output.status.success(), "{}", run.stderr());
+    // The summary tells this run's counts from the whole crawl's.
+    assert!(
+        run.stderr().contains("this run: crawled"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("since the crawl began"),
+        "{}",
+        run.stderr()
+    );
     let all = records(&records_path);
     let unique: BTreeSet<String> = all.iter().cloned().collect();
     assert_eq!(unique.len(), all.len(), "no URL recorded twice");
@@ -218,4 +229,47 @@ fn ctrl_c_finishes_the_fetches_in_flight_checkpoints_and_exits_0() {
             .iter()
             .all(|(url, &n)| n == 1 || url.ends_with("/robots.txt"))
     );
+}
+
+#[test]
+fn ctrl_c_without_a_state_dir_says_the_queued_urls_are_lost_and_how_to_keep_them() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 200,
+        host_configs: vec![HostConfig {
+            latency: ms(10),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            &site.web.seeds()[0],
+            "--connections-per-host",
+            "2",
+        ]
+        .map(String::from),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.web.requests().len() < 30 && Instant::now() < deadline {
+        std::thread::sleep(ms(5));
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("queued URLs will be lost"), "{stderr}");
+    assert!(stderr.contains("--state-dir DIR"), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
 }

@@ -46,7 +46,7 @@ fn links_from_pages_to_private_addresses_are_not_fetched() {
         assert_eq!(run.record(&url)["error"], "ssrf_blocked", "{url}");
     }
     assert_eq!(*log.lock().unwrap(), ["/"], "only the seed was requested");
-    assert!(run.stderr().contains("ssrf_blocked: 3"), "{}", run.stderr());
+    assert!(run.stderr().contains("3 ssrf_blocked"), "{}", run.stderr());
 }
 
 #[test]

@@ -88,7 +88,12 @@ pub(crate) struct Cli {
     /// [politeness.max_attempts] Tries of one URL, the first included.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
     max_attempts: Option<u32>,
-    /// [politeness.user_agent] The User-Agent sent, and matched against robots.txt.
+    /// [politeness.contact] A URL or e-mail address where site owners can reach you; put in
+    /// the User-Agent.
+    #[arg(long, value_name = "URL|EMAIL", help_heading = "Politeness")]
+    contact: Option<String>,
+    /// [politeness.user_agent] The User-Agent sent, and matched against robots.txt; empty:
+    /// crawler/VERSION (+CONTACT).
     #[arg(long, value_name = "TEXT", help_heading = "Politeness")]
     user_agent: Option<String>,
 
@@ -101,8 +106,9 @@ pub(crate) struct Cli {
     /// [fetch.timeout] Time allowed for a whole request, body included.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Fetch")]
     timeout: Option<Duration>,
-    /// [fetch.max_body_bytes] The largest body read, after decompression.
-    #[arg(long, value_name = "BYTES", help_heading = "Fetch")]
+    /// [fetch.max_body_bytes] The largest body read, after decompression: bytes, or 10MB,
+    /// 10MiB...
+    #[arg(long, value_name = "SIZE", value_parser = config::size::parse, help_heading = "Fetch")]
     max_body_bytes: Option<u64>,
     /// [fetch.allow_private_addresses] Follow links to non-public addresses (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
@@ -183,6 +189,7 @@ impl Cli {
         set(&mut p.max_consecutive_errors, &self.max_consecutive_errors);
         set(&mut p.give_up_after, &self.give_up_after);
         set(&mut p.max_attempts, &self.max_attempts);
+        set(&mut p.contact, &self.contact);
         set(&mut p.user_agent, &self.user_agent);
         set(&mut c.fetch.concurrency, &self.concurrency);
         set(&mut c.fetch.connect_timeout, &self.connect_timeout);
@@ -246,6 +253,32 @@ mod tests {
     fn a_bad_duration_names_the_flag() {
         let err = Cli::try_parse_from(["crawler", "--timeout", "5"]).unwrap_err();
         assert!(err.to_string().contains("--timeout"), "{err}");
+    }
+
+    #[test]
+    fn sizes_take_units_and_the_contact_builds_the_user_agent() {
+        let cli = Cli::try_parse_from([
+            "crawler",
+            "--max-body-bytes",
+            "10MB",
+            "--contact",
+            "ops@example.org",
+        ])
+        .unwrap();
+        let config = cli.apply(Config::default());
+        assert_eq!(config.fetch.max_body_bytes, 10_000_000);
+        assert_eq!(config.politeness.contact, "ops@example.org");
+        assert!(
+            config
+                .politeness
+                .user_agent()
+                .ends_with(" (+ops@example.org)")
+        );
+        let cli = Cli::try_parse_from(["crawler", "--max-body-bytes", "10MiB"]).unwrap();
+        assert_eq!(cli.apply(Config::default()).fetch.max_body_bytes, 10 << 20);
+        let err = Cli::try_parse_from(["crawler", "--max-body-bytes", "ten"]).unwrap_err();
+        assert!(err.to_string().contains("--max-body-bytes"), "{err}");
+        assert!(err.to_string().contains("MiB"), "{err}");
     }
 
     #[test]

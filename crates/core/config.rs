@@ -85,7 +85,11 @@ pub(crate) struct Politeness {
     pub(crate) give_up_after: Duration,
     /// Tries of one URL, the first included.
     pub(crate) max_attempts: u32,
-    /// The User-Agent header, and the name robots.txt rules are matched against.
+    /// A URL or an e-mail address of whoever runs the crawl, put in the built User-Agent so
+    /// that a site owner can reach them; empty for none.
+    pub(crate) contact: String,
+    /// The User-Agent header as written, and the name robots.txt rules are matched against;
+    /// empty for the built one (see [`Politeness::user_agent`]).
     pub(crate) user_agent: String,
 }
 
@@ -102,7 +106,8 @@ pub(crate) struct Fetch {
     #[serde(with = "duration")]
     pub(crate) timeout: Duration,
     /// The largest body read, after decompression; larger ones are cut and recorded as
-    /// `too_large`.
+    /// `too_large`. Read as an integer or a size with a unit (`"10MiB"`), written as an integer.
+    #[serde(with = "size")]
     pub(crate) max_body_bytes: u64,
     /// Fetch links to loopback, private, link-local and other non-public addresses (the
     /// seeds' hosts are always allowed). Off: the SSRF guard (see `guard.rs`).
@@ -215,17 +220,47 @@ impl Default for Politeness {
             max_consecutive_errors: 5,
             give_up_after: Duration::from_secs(1800),
             max_attempts: 3,
-            user_agent: default_user_agent(),
+            contact: String::new(),
+            user_agent: String::new(),
         }
     }
 }
 
-/// Names the crawler, its version and where to read about it, as operators expect.
-pub(crate) fn default_user_agent() -> String {
-    format!(
-        "crawler/{} (a Bloom-filter web crawler; +https://crates.io/crates/crawler)",
-        env!("CARGO_PKG_VERSION")
-    )
+/// The default User-Agent of earlier versions, whose link led to someone else's crate: kept
+/// in their state directories' crawl.toml and in files copied from their default.toml, it is
+/// read as the built one.
+const RETIRED_DEFAULT_USER_AGENT: &str =
+    "crawler/0.1.0 (a Bloom-filter web crawler; +https://crates.io/crates/crawler)";
+
+impl Politeness {
+    /// The User-Agent to send: `user_agent` as written, or else the built one,
+    /// `crawler/<version>`, followed by ` (+<contact>)` when there is a contact. The one
+    /// definition: whatever sends requests or reads robots.txt uses this.
+    pub(crate) fn user_agent(&self) -> String {
+        let written = self.written_user_agent();
+        if !written.is_empty() {
+            return written.to_owned();
+        }
+        let built = concat!("crawler/", env!("CARGO_PKG_VERSION"));
+        match self.contact.trim() {
+            "" => built.to_owned(),
+            contact => format!("{built} (+{contact})"),
+        }
+    }
+
+    /// Whether a site owner has no way to reach whoever runs the crawl: no contact, and the
+    /// built User-Agent (one written by hand may name its own).
+    pub(crate) fn is_anonymous(&self) -> bool {
+        self.contact.trim().is_empty() && self.written_user_agent().is_empty()
+    }
+
+    /// `user_agent` as written, or empty for the built one.
+    fn written_user_agent(&self) -> &str {
+        match self.user_agent.trim() {
+            RETIRED_DEFAULT_USER_AGENT => "",
+            written => written,
+        }
+    }
 }
 
 impl Default for Fetch {
@@ -310,8 +345,18 @@ impl Config {
         if self.politeness.max_consecutive_errors == 0 {
             return bad("politeness.max_consecutive_errors", "must be at least 1");
         }
-        if self.politeness.user_agent.trim().is_empty() {
-            return bad("politeness.user_agent", "must name the crawler");
+        let contact = self.politeness.contact.trim();
+        if !contact.is_empty()
+            && (contact.chars().any(|c| c.is_whitespace() || c.is_control())
+                || !(contact.contains('@') || contact.contains("://")))
+        {
+            return bad(
+                "politeness.contact",
+                "must be a URL (https://example.com/crawler) or an e-mail address, without spaces",
+            );
+        }
+        if self.politeness.user_agent.chars().any(char::is_control) {
+            return bad("politeness.user_agent", "must not hold control characters");
         }
         if !(1..=100_000).contains(&self.fetch.concurrency) {
             return bad("fetch.concurrency", "must be between 1 and 100000");
@@ -319,11 +364,11 @@ impl Config {
         if self.fetch.max_body_bytes == 0 {
             return bad("fetch.max_body_bytes", "must be at least 1");
         }
-        if self.fetch.timeout.is_zero() || self.fetch.connect_timeout.is_zero() {
-            return bad(
-                "fetch.timeout / fetch.connect_timeout",
-                "must be longer than 0",
-            );
+        if self.fetch.timeout.is_zero() {
+            return bad("fetch.timeout", "must be longer than 0");
+        }
+        if self.fetch.connect_timeout.is_zero() {
+            return bad("fetch.connect_timeout", "must be longer than 0");
         }
         let rate = self.frontier.seen_false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {
@@ -383,6 +428,69 @@ pub(crate) mod duration {
     }
 }
 
+/// Sizes in bytes: a plain integer, or a number and a unit, decimal (`KB`, `MB`, `GB`: powers
+/// of 1,000) or binary (`KiB`, `MiB`, `GiB`: powers of 1,024); `K`, `M`, `G` are decimal too,
+/// `B` is bytes; units in any case. Written back as an integer, which every version reads.
+pub(crate) mod size {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The forms accepted, for error messages.
+    const FORMS: &str = "a number of bytes, or a number and a unit: B, K, KB, KiB, M, MB, MiB, \
+                         G, GB or GiB (10MB = 10,000,000 bytes; 10MiB = 10,485,760)";
+
+    pub(crate) fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(*n)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        /// What the file may hold: an integer, or text with a unit.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Bytes(u64),
+            Text(String),
+        }
+        match Written::deserialize(d) {
+            Ok(Written::Bytes(n)) => Ok(n),
+            Ok(Written::Text(text)) => parse(&text).map_err(serde::de::Error::custom),
+            // A negative or fractional number, a table...: the untagged error says nothing.
+            Err(_) => Err(serde::de::Error::custom(format!("not a size: {FORMS}"))),
+        }
+    }
+
+    /// Parses `"10485760"`, `"10MB"`, `"10 MiB"`, `"1.5g"`.
+    pub(crate) fn parse(text: &str) -> Result<u64, String> {
+        let text = text.trim();
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(split);
+        let bad = || format!("{text:?} is not a size: {FORMS}");
+        let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" => 1_000,
+            "kib" => 1 << 10,
+            "m" | "mb" => 1_000_000,
+            "mib" => 1 << 20,
+            "g" | "gb" => 1_000_000_000,
+            "gib" => 1 << 30,
+            _ => return Err(bad()),
+        };
+        if let Ok(n) = number.parse::<u64>() {
+            return n
+                .checked_mul(multiplier)
+                .ok_or_else(|| format!("{text:?}: out of range"));
+        }
+        let n: f64 = number.parse().map_err(|_| bad())?;
+        let bytes = (n * multiplier as f64).round();
+        if bytes.is_finite() && bytes < u64::MAX as f64 {
+            Ok(bytes as u64)
+        } else {
+            Err(format!("{text:?}: out of range"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,6 +534,93 @@ mod tests {
         config.crawl.exclude = vec![r"\.pdf$".into()];
         let text = toml::to_string(&config).unwrap();
         assert_eq!(Config::from_toml(&text).unwrap(), config);
+    }
+
+    #[test]
+    fn sizes_read_with_units_in_any_case() {
+        assert_eq!(size::parse("10485760"), Ok(10_485_760));
+        assert_eq!(size::parse("10MB"), Ok(10_000_000));
+        assert_eq!(size::parse("10MiB"), Ok(10_485_760));
+        assert_eq!(size::parse("10mib"), Ok(10_485_760));
+        assert_eq!(size::parse("10 M"), Ok(10_000_000));
+        assert_eq!(size::parse("2k"), Ok(2_000));
+        assert_eq!(size::parse("2KiB"), Ok(2_048));
+        assert_eq!(size::parse("1GB"), Ok(1_000_000_000));
+        assert_eq!(size::parse("1GiB"), Ok(1 << 30));
+        assert_eq!(size::parse("1.5KiB"), Ok(1_536));
+        assert_eq!(size::parse("512B"), Ok(512));
+        for bad in ["", "MB", "10 fortnights", "-1", "10TB", "99999999999GiB"] {
+            let err = size::parse(bad).unwrap_err();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+        assert!(size::parse("10TB").unwrap_err().contains("KiB"));
+    }
+
+    #[test]
+    fn max_body_bytes_reads_a_size_or_an_integer_and_writes_an_integer() {
+        let config = Config::from_toml("[fetch]\nmax_body_bytes = \"10MiB\"\n").unwrap();
+        assert_eq!(config.fetch.max_body_bytes, 10_485_760);
+        let config = Config::from_toml("[fetch]\nmax_body_bytes = 5000\n").unwrap();
+        assert_eq!(config.fetch.max_body_bytes, 5_000);
+        let text = toml::to_string(&config).unwrap();
+        assert!(text.contains("max_body_bytes = 5000\n"), "{text}");
+        let err = Config::from_toml("[fetch]\nmax_body_bytes = \"ten\"\n").unwrap_err();
+        assert!(err.to_string().contains("max_body_bytes"), "{err}");
+        assert!(err.to_string().contains("MiB"), "{err}");
+        let err = Config::from_toml("[fetch]\nmax_body_bytes = -1\n").unwrap_err();
+        assert!(err.to_string().contains("MiB"), "{err}");
+    }
+
+    #[test]
+    fn a_zero_timeout_names_its_key_alone() {
+        let mut config = Config::default();
+        config.fetch.timeout = Duration::ZERO;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("fetch.timeout:"), "{err}");
+        let mut config = Config::default();
+        config.fetch.connect_timeout = Duration::ZERO;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("fetch.connect_timeout:"), "{err}");
+    }
+
+    #[test]
+    fn the_user_agent_is_built_with_the_contact_unless_written() {
+        let version = env!("CARGO_PKG_VERSION");
+        let mut p = Politeness::default();
+        assert_eq!(p.user_agent(), format!("crawler/{version}"));
+        assert!(p.is_anonymous());
+        p.contact = "mailto:ops@example.org".into();
+        assert_eq!(
+            p.user_agent(),
+            format!("crawler/{version} (+mailto:ops@example.org)")
+        );
+        assert!(!p.is_anonymous());
+        p.user_agent = "MyBot/2.0 (+https://example.org/bot)".into();
+        assert_eq!(p.user_agent(), "MyBot/2.0 (+https://example.org/bot)");
+        // Never a link to something else: the default names nobody but the crawler, and the
+        // old default, which linked to another crate, still saved in old state directories,
+        // is read as the built one.
+        assert!(!Politeness::default().user_agent().contains("http"));
+        let old = Politeness {
+            user_agent: RETIRED_DEFAULT_USER_AGENT.into(),
+            ..Politeness::default()
+        };
+        assert_eq!(old.user_agent(), format!("crawler/{version}"));
+        assert!(old.is_anonymous());
+    }
+
+    #[test]
+    fn a_contact_must_be_a_url_or_an_address() {
+        let mut config = Config::default();
+        for good in ["https://example.org/crawl", "ops@example.org"] {
+            config.politeness.contact = good.into();
+            config.validate().unwrap();
+        }
+        for bad in ["call me", "example.org", "ops@example.org\r\nX: y"] {
+            config.politeness.contact = bad.into();
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.starts_with("politeness.contact"), "{err}");
+        }
     }
 
     #[test]

@@ -25,8 +25,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use frontier::{
-    Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeMode, ScopeRules,
-    SeenSet, SpillSettings,
+    Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeErrorKind, ScopeMode,
+    ScopeRules, SeenSet, SpillSettings,
 };
 
 use crate::cli::Cli;
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(|| report::LogWriter)
         .init();
     let cli = Cli::parse();
     match run(&cli) {
@@ -81,7 +81,7 @@ enum Ended {
 /// answer.
 fn run(cli: &Cli) -> Result<Ended> {
     let state = cli.state_dir.as_deref().map(StateDir::new);
-    let (config, mut seed_texts) = match &state {
+    let (mut config, mut seed_texts) = match &state {
         Some(state) if cli.resume => {
             let (saved, seeds) = state.load()?;
             (cli.apply(saved), seeds)
@@ -102,7 +102,14 @@ fn run(cli: &Cli) -> Result<Ended> {
         }
     }
     if seed_texts.is_empty() {
-        bail!("no seeds: give at least one --seed URL or a --seeds-file");
+        match &cli.seeds_file {
+            Some(path) => bail!(
+                "no seeds: {} holds no URL (only blank lines and lines starting with #), and no \
+                 --seed was given",
+                path.display()
+            ),
+            None => bail!("no seeds: give at least one --seed URL or a --seeds-file"),
+        }
     }
     let canon = Canonicalizer::new();
     let seeds = canonical_seeds(&seed_texts, &canon)?;
@@ -118,6 +125,11 @@ fn run(cli: &Cli) -> Result<Ended> {
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
+    // Before the user agent is resolved, which makes it look written.
+    let anonymous = anonymity_warning(&config.politeness, &seeds);
+    // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
+    // saved the setting as given: a resume with another --contact builds it anew.
+    config.politeness.user_agent = config.politeness.user_agent();
     let now = std::time::Instant::now();
     let scope_seeds: Vec<Canonical> = seeds.iter().chain(&redirected).cloned().collect();
     let (builder, spill_dir) = frontier_builder(&config, canon, &scope_seeds, state.as_ref())?;
@@ -131,11 +143,11 @@ fn run(cli: &Cli) -> Result<Ended> {
             })?;
             let stats = frontier.stats();
             eprintln!(
-                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen",
+                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen so far",
                 state.checkpoint().display(),
                 now.elapsed().as_millis(),
-                stats.queues.queued,
-                stats.admission.seen_set.urls
+                report::count(stats.queues.queued),
+                report::count(stats.admission.seen_set.urls)
             );
             frontier
         }
@@ -182,9 +194,13 @@ fn run(cli: &Cli) -> Result<Ended> {
             .push_canonical(seed, 0, now)
             .context("cannot queue the seeds")?;
     }
+    if let Some(warning) = anonymous {
+        // Last before the crawl, so that a bad setting found later is not preceded by it.
+        tracing::warn!("{warning}");
+    }
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
     runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
-    eprint!("{}", report::summary(&crawler));
+    eprint!("{}", report::summary(&crawler, cli.resume));
     eprint!("{}", report::failed_hosts(&crawler));
     let sink_failed = crawler
         .sink_failed
@@ -222,6 +238,7 @@ fn run(cli: &Cli) -> Result<Ended> {
 /// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
 /// finish, then the crawl is checkpointed and ends; a second Ctrl-C quits at once.
 async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std::path::Path>) {
+    // Messages below go through the progress display, lest its next frame overwrite them.
     let progress = report::Progress::start(crawler, &config.output);
     let run = crawler.run();
     tokio::pin!(run);
@@ -243,17 +260,20 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
             _ = ticks.tick(), if checkpoint.is_some() => save(crawler, checkpoint),
             signal = &mut interrupt, if grace.is_none() => {
                 if signal.is_err() {
-                    eprintln!("crawler: cannot listen for Ctrl-C; quitting now");
+                    progress.println("crawler: cannot listen for Ctrl-C; quitting now");
                     std::process::exit(130);
                 }
-                eprintln!(
-                    "crawler: stopping; fetches in flight have {:?} to finish (Ctrl-C again to quit now)",
-                    config.state.shutdown_grace
-                );
+                let queued = crawler.frontier().stats().queues.queued;
+                progress.println(&stopping_message(
+                    config.state.shutdown_grace,
+                    checkpoint.is_some(),
+                    queued,
+                ));
                 // From now to the end, through the final checkpoint, a second Ctrl-C quits.
-                tokio::spawn(async {
+                let printer = progress.printer();
+                tokio::spawn(async move {
                     if tokio::signal::ctrl_c().await.is_ok() {
-                        eprintln!("crawler: interrupted again; quitting now");
+                        printer.println("crawler: interrupted again; quitting now");
                         std::process::exit(130);
                     }
                 });
@@ -261,7 +281,12 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
                 grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
             }
             () = async { grace.as_mut().expect("armed").await }, if grace.is_some() => {
-                eprintln!("crawler: fetches still in flight after the grace period; they will be fetched again on resume");
+                progress.println(if checkpoint.is_some() {
+                    "crawler: fetches still in flight after the grace period; they will be fetched \
+                     again on resume"
+                } else {
+                    "crawler: fetches still in flight after the grace period; stopping without them"
+                });
                 // Cancelled workers put their leases back, without records, before the final
                 // checkpoint holds them as queued.
                 crawler.abort();
@@ -273,6 +298,50 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
     progress.finish().await;
     // The final checkpoint.
     save(crawler, checkpoint);
+}
+
+/// What Ctrl-C prints: how long fetches in flight have, and what becomes of the queued URLs,
+/// which only a state directory keeps.
+fn stopping_message(grace: std::time::Duration, has_state: bool, queued: u64) -> String {
+    let mut message = format!(
+        "crawler: stopping; fetches in flight have {grace:?} to finish. Ctrl-C again to quit now."
+    );
+    if has_state {
+        message.push_str(
+            "\ncrawler: the queued URLs go into the checkpoint: --resume goes on with them.",
+        );
+    } else {
+        message.push_str(&format!(
+            "\ncrawler: the {} queued URLs will be lost: there is no --state-dir. To be able to \
+             stop and go on later, start crawls with --state-dir DIR, then resume with --resume \
+             --state-dir DIR.",
+            report::count(queued)
+        ));
+    }
+    message
+}
+
+/// Why a site owner could not reach whoever runs this crawl, when that is so: no contact and
+/// the built User-Agent. Quiet when every seed is on this machine (the local benchmark, tests):
+/// nobody else's site is crawled, unless links lead away, which the scope mostly forbids.
+fn anonymity_warning(politeness: &config::Politeness, seeds: &[Canonical]) -> Option<String> {
+    let local = |seed: &Canonical| match seed.as_url().host() {
+        Some(url::Host::Domain(name)) => {
+            name.eq_ignore_ascii_case("localhost")
+                || name.to_ascii_lowercase().ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if !politeness.is_anonymous() || seeds.iter().all(local) {
+        return None;
+    }
+    Some(format!(
+        "no contact set: site owners see User-Agent {:?} and cannot reach you. Give a URL or an \
+         e-mail address with --contact (politeness.contact)",
+        politeness.user_agent()
+    ))
 }
 
 /// Checkpoints the crawl to `checkpoint`, if there is a state directory.
@@ -292,12 +361,10 @@ fn seed_texts_from(cli: &Cli) -> Result<Vec<String>> {
             let line = line.trim();
             if !line.is_empty() && !line.starts_with('#') {
                 // Checked here, so that the message can name the line.
-                Canonicalizer::new().canonicalize(line).map_err(|err| {
-                    anyhow::anyhow!(
-                        "bad seed {line:?} ({} line {}): {err}",
-                        path.display(),
-                        n + 1
-                    )
+                let canon = Canonicalizer::new();
+                canon.canonicalize(line).map_err(|err| {
+                    let place = format!(" ({} line {})", path.display(), n + 1);
+                    bad_seed(line, &place, &err, &canon)
                 })?;
                 texts.push(line.to_owned());
             }
@@ -313,9 +380,32 @@ fn canonical_seeds(texts: &[String], canon: &Canonicalizer) -> Result<Vec<Canoni
         .map(|text| {
             canon
                 .canonicalize(text)
-                .map_err(|err| anyhow::anyhow!("bad seed {text:?}: {err}"))
+                .map_err(|err| bad_seed(text, "", &err, canon))
         })
         .collect()
+}
+
+/// A bad seed's error: the text, where it came from (`place`), why; and for a URL without its
+/// scheme (`example.com`), the URL it most likely meant.
+fn bad_seed(
+    text: &str,
+    place: &str,
+    err: &dyn std::fmt::Display,
+    canon: &Canonicalizer,
+) -> anyhow::Error {
+    let guess = format!("https://{text}");
+    // A user name in the guess means the text had a scheme of its own (`mailto:me@host`).
+    let suggestion = (!text.contains("://"))
+        .then(|| canon.canonicalize(&guess).ok())
+        .flatten()
+        .filter(|url| url.as_url().username().is_empty() && url.as_url().password().is_none());
+    match suggestion {
+        Some(url) => anyhow::anyhow!(
+            "bad seed {text:?}{place}: {err}; a URL needs its scheme: did you mean {}?",
+            url.as_str()
+        ),
+        None => anyhow::anyhow!("bad seed {text:?}{place}: {err}"),
+    }
 }
 
 /// The frontier the settings describe (to build, or to open a checkpoint with), and the
@@ -344,7 +434,15 @@ fn frontier_builder(
     for pattern in &c.exclude {
         scope = scope.exclude(pattern.as_str());
     }
-    let scope = scope.build().context("crawl.include / crawl.exclude")?;
+    // The error's own message holds the regex crate's, which is also its source: give the
+    // message alone, lest the pattern's fault be printed twice.
+    let scope = scope.build().map_err(|err| {
+        let key = match err.kind() {
+            ScopeErrorKind::InvalidInclude(_) => "crawl.include",
+            _ => "crawl.exclude",
+        };
+        anyhow::anyhow!("{key}: {err}")
+    })?;
     let p = &config.politeness;
     let politeness = Politeness::builder()
         .connections_per_host(p.connections_per_host)
@@ -388,4 +486,94 @@ fn frontier_builder(
                 .memory_budget(f.memory_budget_mib.saturating_mul(1 << 20)),
         );
     Ok((builder, made))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seeds(urls: &[&str]) -> Vec<Canonical> {
+        let canon = Canonicalizer::new();
+        urls.iter()
+            .map(|u| canon.canonicalize(u).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_anonymous_crawl_of_others_sites_is_warned_about() {
+        let anonymous = config::Politeness::default();
+        let warning = anonymity_warning(&anonymous, &seeds(&["https://example.com/"])).unwrap();
+        assert!(warning.contains("--contact"), "{warning}");
+        let warning = anonymity_warning(
+            &anonymous,
+            &seeds(&["http://127.0.0.1:8080/", "https://example.com/"]),
+        );
+        assert!(warning.is_some());
+        let named = config::Politeness {
+            contact: "ops@example.org".into(),
+            ..config::Politeness::default()
+        };
+        assert_eq!(
+            anonymity_warning(&named, &seeds(&["https://example.com/"])),
+            None
+        );
+        let written = config::Politeness {
+            user_agent: "MyBot/1.0 (+https://example.org/bot)".into(),
+            ..config::Politeness::default()
+        };
+        assert_eq!(
+            anonymity_warning(&written, &seeds(&["https://example.com/"])),
+            None
+        );
+    }
+
+    #[test]
+    fn crawls_of_this_machine_stay_quiet() {
+        let local = seeds(&[
+            "http://127.0.0.1:8080/",
+            "http://localhost/",
+            "http://[::1]:9000/",
+            "http://app.localhost/",
+        ]);
+        assert_eq!(
+            anonymity_warning(&config::Politeness::default(), &local),
+            None
+        );
+    }
+
+    #[test]
+    fn ctrl_c_without_a_state_dir_says_the_queue_is_lost_and_how_to_keep_it() {
+        let grace = std::time::Duration::from_secs(10);
+        let message = stopping_message(grace, false, 12_345);
+        assert!(
+            message.contains("12,345 queued URLs will be lost"),
+            "{message}"
+        );
+        assert!(message.contains("--state-dir DIR"), "{message}");
+        assert!(message.contains("--resume"), "{message}");
+        assert!(message.contains("Ctrl-C again to quit now"), "{message}");
+        let message = stopping_message(grace, true, 12_345);
+        assert!(!message.contains("lost"), "{message}");
+    }
+
+    #[test]
+    fn a_seed_without_its_scheme_gets_a_suggestion() {
+        let canon = Canonicalizer::new();
+        let err = canonical_seeds(&["example.com".to_owned()], &canon).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("did you mean https://example.com/?"),
+            "{err}"
+        );
+        let err = canonical_seeds(&["example.com:8080/a".to_owned()], &canon).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("did you mean https://example.com:8080/a?"),
+            "{err}"
+        );
+        for hopeless in ["mailto:me@example.com", "not a url", "ftp://example.com/"] {
+            let err = canonical_seeds(&[hopeless.to_owned()], &canon).unwrap_err();
+            assert!(!err.to_string().contains("did you mean"), "{err}");
+        }
+    }
 }

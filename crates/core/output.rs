@@ -1,6 +1,6 @@
 //! Records: one JSON line per URL once its fetch ended, after its retries.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
@@ -42,13 +42,18 @@ pub(crate) struct Record<'a> {
 pub(crate) struct Sink {
     /// A std mutex: a record is one short write into a buffer, never held across an await.
     out: Mutex<Box<dyn Write + Send>>,
+    /// Flush after every record: for a person watching a terminal, who would otherwise see
+    /// records 64 KiB at a time, or only at exit. Files and pipes keep the buffer: writing
+    /// records is the crawl's hot path.
+    flush_each_line: bool,
 }
 
 impl Sink {
     /// Records to `path` (appended to it when `append`, as a resumed crawl does), or to
     /// standard output for an empty path or `-`.
     pub(crate) fn open(path: &Path, append: bool) -> io::Result<Sink> {
-        let out: Box<dyn Write + Send> = if path.as_os_str().is_empty() || path == Path::new("-") {
+        let to_stdout = path.as_os_str().is_empty() || path == Path::new("-");
+        let out: Box<dyn Write + Send> = if to_stdout {
             Box::new(BufWriter::with_capacity(1 << 16, io::stdout()))
         } else {
             let file = std::fs::OpenOptions::new()
@@ -61,6 +66,7 @@ impl Sink {
         };
         Ok(Sink {
             out: Mutex::new(out),
+            flush_each_line: to_stdout && io::stdout().is_terminal(),
         })
     }
 
@@ -69,6 +75,7 @@ impl Sink {
     pub(crate) fn to_writer(out: impl Write + Send + 'static) -> Sink {
         Sink {
             out: Mutex::new(Box::new(out)),
+            flush_each_line: false,
         }
     }
 
@@ -76,7 +83,17 @@ impl Sink {
     pub(crate) fn write(&self, record: &Record<'_>) -> io::Result<()> {
         let mut line = serde_json::to_vec(record).map_err(io::Error::other)?;
         line.push(b'\n');
-        self.lock().write_all(&line)
+        self.write_line(&line)
+    }
+
+    /// Writes one line, and flushes it at once on a terminal.
+    fn write_line(&self, line: &[u8]) -> io::Result<()> {
+        let mut out = self.lock();
+        out.write_all(line)?;
+        if self.flush_each_line {
+            out.flush()?;
+        }
+        Ok(())
     }
 
     /// Flushes what is buffered.
@@ -106,6 +123,30 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A sink buffered as `Sink::open` buffers, over `buf`.
+    fn buffered(buf: &Shared, flush_each_line: bool) -> Sink {
+        Sink {
+            out: Mutex::new(Box::new(BufWriter::with_capacity(1 << 16, buf.clone()))),
+            flush_each_line,
+        }
+    }
+
+    #[test]
+    fn a_terminal_sees_each_record_at_once_and_a_file_in_blocks() {
+        // Records on a terminal showed only at exit, 64 KiB at a time.
+        let line = b"{\"url\":\"http://a.example/\"}\n";
+        let terminal = Shared::default();
+        let sink = buffered(&terminal, true);
+        sink.write_line(line).unwrap();
+        assert_eq!(*terminal.0.lock().unwrap(), line);
+        let file = Shared::default();
+        let sink = buffered(&file, false);
+        sink.write_line(line).unwrap();
+        assert!(file.0.lock().unwrap().is_empty());
+        sink.flush().unwrap();
+        assert_eq!(*file.0.lock().unwrap(), line);
     }
 
     #[test]

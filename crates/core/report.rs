@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,47 +14,111 @@ use tokio::task::JoinHandle;
 use crate::config::{self, Output};
 use crate::crawl::Crawler;
 
+/// The live bar's layout: `{wide_msg}` takes the terminal's width left after the spinner and
+/// the time, and truncates the status, so the line never wraps (a wrapped line is redrawn
+/// one row lower each frame).
+const BAR_TEMPLATE: &str = "{spinner} {elapsed_precise} {wide_msg}";
+
+/// The live bar, while there is one, for the logs to print around (see [`LogWriter`]).
+static LIVE_BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Standard error for the logs (`tracing`): a warning printed while the bar is live goes
+/// around it, like [`Printer::println`], rather than under its next frame.
+pub(crate) struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // The subscriber writes each event whole, in one call: one event, one suspension.
+        let bar = LIVE_BAR
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        match bar {
+            Some(bar) => bar.suspend(|| std::io::stderr().write_all(buf))?,
+            None => std::io::stderr().write_all(buf)?,
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// The progress display's task.
 pub(crate) struct Progress {
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    /// Prints messages around the bar, if there is one.
+    printer: Printer,
+}
+
+/// Prints messages on standard error while the progress display may be live: through the bar,
+/// which clears itself, prints, and redraws, so that its next frame does not overwrite the
+/// message. Cheap to clone (the bar is shared).
+#[derive(Clone)]
+pub(crate) struct Printer {
+    bar: Option<ProgressBar>,
+}
+
+impl Printer {
+    /// Prints `message` as its own lines.
+    pub(crate) fn println(&self, message: &str) {
+        match &self.bar {
+            // `suspend` rather than `ProgressBar::println`, which prints nothing when the bar
+            // is hidden (`--progress bar` without a terminal).
+            Some(bar) => bar.suspend(|| eprintln!("{message}")),
+            None => eprintln!("{message}"),
+        }
+    }
 }
 
 impl Progress {
     /// Starts showing progress as `output.progress` asks: a live bar on a terminal, or a
     /// status line every `output.status_interval`.
     pub(crate) fn start(crawler: &Arc<Crawler>, output: &Output) -> Progress {
-        let mode = match output.progress {
-            config::Progress::Auto if std::io::stderr().is_terminal() => config::Progress::Bar,
-            config::Progress::Auto => config::Progress::Lines,
-            mode => mode,
-        };
+        let records_to_stdout =
+            output.file.as_os_str().is_empty() || output.file == std::path::Path::new("-");
+        let mode = display_mode(
+            output.progress,
+            std::io::stderr().is_terminal(),
+            records_to_stdout && std::io::stdout().is_terminal(),
+        );
         let (stop, mut stopped) = oneshot::channel();
         let crawler = Arc::clone(crawler);
         let interval = output.status_interval.max(Duration::from_millis(100));
+        let mut printer = Printer { bar: None };
         let task = match mode {
             config::Progress::Off | config::Progress::Auto => None,
-            config::Progress::Bar => Some(tokio::spawn(async move {
+            config::Progress::Bar => {
                 let bar = ProgressBar::new_spinner();
                 bar.set_style(
-                    ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}")
+                    ProgressStyle::with_template(BAR_TEMPLATE)
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                loop {
-                    bar.set_message(status(&crawler));
-                    bar.tick();
-                    tokio::select! {
-                        _ = &mut stopped => break,
-                        () = tokio::time::sleep(Duration::from_millis(200)) => {}
+                printer.bar = Some(bar.clone());
+                *LIVE_BAR.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
+                Some(tokio::spawn(async move {
+                    loop {
+                        bar.set_message(Status::of(&crawler).to_string());
+                        bar.tick();
+                        tokio::select! {
+                            _ = &mut stopped => break,
+                            () = tokio::time::sleep(Duration::from_millis(200)) => {}
+                        }
                     }
-                }
-                bar.finish_and_clear();
-            })),
+                    LIVE_BAR
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    bar.finish_and_clear();
+                }))
+            }
             config::Progress::Lines => Some(tokio::spawn(async move {
                 loop {
                     tokio::select! {
                         _ = &mut stopped => break,
-                        () = tokio::time::sleep(interval) => eprintln!("{}", status(&crawler)),
+                        () = tokio::time::sleep(interval) => eprintln!("{}", Status::of(&crawler)),
                     }
                 }
             })),
@@ -62,7 +126,18 @@ impl Progress {
         Progress {
             stop: Some(stop),
             task,
+            printer,
         }
+    }
+
+    /// Prints `message` on standard error without the progress display overwriting it.
+    pub(crate) fn println(&self, message: &str) {
+        self.printer.println(message);
+    }
+
+    /// A printer for tasks that outlive this borrow (the second Ctrl-C's).
+    pub(crate) fn printer(&self) -> Printer {
+        self.printer.clone()
     }
 
     /// Stops the display.
@@ -76,32 +151,77 @@ impl Progress {
     }
 }
 
-/// One line: pages, rate, queue, hosts, errors, filter fill.
-fn status(crawler: &Crawler) -> String {
-    let stats = &crawler.stats;
-    let pages = stats.records.load(Ordering::Relaxed);
-    let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
-    let frontier = crawler.frontier().stats();
-    let errors: u64 = stats
-        .errors
-        .lock()
-        .map(|e| e.values().sum())
-        .unwrap_or_default();
-    let seen = &frontier.admission.seen_set;
-    format!(
-        "{pages} pages, {:.0} pages/s, {} queued, {} in flight, {} hosts, {errors} errors, \
-         seen-test {} URLs in {:.1} MB",
-        pages as f64 / seconds,
-        frontier.queues.queued,
-        frontier.queues.in_flight,
-        frontier.queues.hosts,
-        seen.urls,
-        seen.filter_bytes as f64 / 1e6,
-    )
+/// The display `setting` comes to: `auto` is a bar on a terminal, unless records are written
+/// to that terminal too, where each would begin on the bar's line and leave a frame of it
+/// behind: status lines then, whole lines between records.
+fn display_mode(
+    setting: config::Progress,
+    stderr_is_terminal: bool,
+    records_to_terminal: bool,
+) -> config::Progress {
+    match setting {
+        config::Progress::Auto if stderr_is_terminal && !records_to_terminal => {
+            config::Progress::Bar
+        }
+        config::Progress::Auto => config::Progress::Lines,
+        mode => mode,
+    }
 }
 
-/// The final summary.
-pub(crate) fn summary(crawler: &Crawler) -> String {
+/// What the progress line shows; its text is kept short, to fit an 80-column terminal beside
+/// the spinner and the time for a crawl of a few hundred thousand pages (the hosts and the
+/// seen-test are in the summary).
+#[derive(Debug, Default)]
+struct Status {
+    /// URLs with their record, in this run.
+    pages: u64,
+    /// Pages per second, in this run.
+    rate: f64,
+    queued: u64,
+    in_flight: u64,
+    /// Records with an error, in this run.
+    errors: u64,
+}
+
+impl Status {
+    /// The crawler's numbers now.
+    fn of(crawler: &Crawler) -> Status {
+        let stats = &crawler.stats;
+        let pages = stats.records.load(Ordering::Relaxed);
+        let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
+        let queues = crawler.frontier().stats().queues;
+        Status {
+            pages,
+            rate: pages as f64 / seconds,
+            queued: queues.queued,
+            in_flight: queues.in_flight,
+            errors: stats
+                .errors
+                .lock()
+                .map(|e| e.values().sum())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} pages, {}/s, {} queued, {} in flight, {} errors",
+            count(self.pages),
+            count(self.rate.round() as u64),
+            count(self.queued),
+            count(self.in_flight),
+            count(self.errors),
+        )
+    }
+}
+
+/// The final summary. This run's counts come from the crawler; the URLs', the hosts' and the
+/// seen-test's from the frontier, which, `resumed` from a checkpoint, counts since the crawl
+/// began: the summary then says which is which.
+pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
     let stats = &crawler.stats;
     let frontier = crawler.frontier().stats();
     let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
@@ -109,69 +229,103 @@ pub(crate) fn summary(crawler: &Crawler) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "crawled {pages} URLs in {seconds:.1} s ({:.0} per second), {} bytes",
-        pages as f64 / seconds,
-        stats.bytes.load(Ordering::Relaxed)
+        "{}crawled {} URLs in {seconds:.1} s, {} per second, and read {}",
+        if resumed { "this run: " } else { "" },
+        count(pages),
+        count((pages as f64 / seconds).round() as u64),
+        bytes(stats.bytes.load(Ordering::Relaxed))
     );
-    let classes = ["no answer", "1xx", "2xx", "3xx", "4xx", "5xx"];
+    let classes = ["with no answer", "1xx", "2xx", "3xx", "4xx", "5xx"];
     let by_class: Vec<String> = classes
         .iter()
         .zip(&stats.by_class)
         .filter_map(|(name, n)| {
             let n = n.load(Ordering::Relaxed);
-            (n > 0).then(|| format!("{name}: {n}"))
+            (n > 0).then(|| format!("{} {name}", count(n)))
         })
         .collect();
     let _ = writeln!(s, "  by status: {}", join_or_none(&by_class));
+    // The error names are the records' `error` values, to find them in the records.
     let errors: Vec<String> = stats
         .errors
         .lock()
-        .map(|e| e.iter().map(|(k, n)| format!("{k}: {n}")).collect())
+        .map(|e| {
+            e.iter()
+                .map(|(k, n)| format!("{} {k}", count(*n)))
+                .collect()
+        })
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  errors: {} ({} retries)",
+        "  errors: {}; {} retries",
         join_or_none(&errors),
-        stats.retries.load(Ordering::Relaxed)
+        count(stats.retries.load(Ordering::Relaxed))
     );
     let _ = writeln!(
         s,
-        "  links: {} found, {} not followed (nofollow), {} over the per-page cap",
-        stats.links.load(Ordering::Relaxed),
-        stats.nofollow.load(Ordering::Relaxed),
-        stats.over_cap.load(Ordering::Relaxed)
+        "  links: {} found, {} not followed because of nofollow, {} over the cap per page",
+        count(stats.links.load(Ordering::Relaxed)),
+        count(stats.nofollow.load(Ordering::Relaxed)),
+        count(stats.over_cap.load(Ordering::Relaxed))
     );
+    if resumed {
+        let _ = writeln!(s, "since the crawl began, earlier runs included:");
+    }
     let a = &frontier.admission;
     let dropped: Vec<String> = a
         .dropped
         .iter()
         .chain(&a.invalid)
-        .map(|(reason, n)| format!("{reason}: {n}"))
+        .map(|(reason, n)| format!("{} {}", count(*n), reason.replace('_', " ")))
         .collect();
     let _ = writeln!(
         s,
-        "  URLs: {} new, {} already seen; dropped: {}",
-        a.new,
-        a.seen,
+        "  URLs: {} new, {} already seen; skipped: {}",
+        count(a.new),
+        count(a.seen),
         join_or_none(&dropped)
     );
     let q = &frontier.queues;
+    let given_up = match q.given_up_hosts {
+        0 => "none given up".to_owned(),
+        hosts => format!(
+            "{} given up after failing for politeness.give_up_after, with {} URLs recorded as \
+             host_given_up",
+            count(hosts),
+            count(q.given_up_urls)
+        ),
+    };
     let _ = writeln!(
         s,
-        "  queues: {} hosts, {} left queued, {} hosts given up ({} URLs dropped with them, \
-         recorded only if in flight)",
-        q.hosts, q.queued, q.given_up_hosts, q.given_up_urls
+        "  hosts: {}, {given_up}; {} URLs left queued",
+        count(q.hosts),
+        count(q.queued)
     );
     let seen = &a.seen_set;
     let _ = writeln!(
         s,
-        "  seen-test: {} URLs in {:.1} MB ({} sub-filters), estimated false-positive rate \
-         {:.1e} (target {:.0e}), expected wrongly dropped URLs {:.2}",
-        seen.urls,
-        seen.filter_bytes as f64 / 1e6,
-        seen.sub_filters,
-        seen.estimated_rate,
-        seen.target_rate,
+        "  remembered {} URLs in {}, in a Bloom filter of {} {}",
+        count(seen.urls),
+        bytes(seen.filter_bytes as u64),
+        count(seen.sub_filters as u64),
+        if seen.sub_filters == 1 {
+            "part"
+        } else {
+            "parts"
+        }
+    );
+    // An estimate of 0 is a rate too small for a float, not a promise.
+    let now = one_in(seen.estimated_rate.max(f64::MIN_POSITIVE));
+    let now = if now.starts_with("fewer") {
+        now
+    } else {
+        format!("about {now}")
+    };
+    let _ = writeln!(
+        s,
+        "  new URLs wrongly skipped as seen: {now} now, against a target of {}; {:.2} expected \
+         so far",
+        one_in(seen.target_rate),
         seen.expected_wrongly_dropped
     );
     s
@@ -200,7 +354,10 @@ pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
         let _ = writeln!(
             s,
             "    {} ({} {urls}): {}: {}",
-            host.host, host.urls, host.error, host.detail
+            host.host,
+            count(host.urls),
+            host.error,
+            host.detail
         );
     }
     if failed.len() > MAX_FAILED_HOSTS {
@@ -211,4 +368,145 @@ pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
         );
     }
     s
+}
+
+/// `12345` as `"12,345"`.
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A byte count in binary units, to two or three significant digits: `"512 bytes"`,
+/// `"1.2 MiB"`, `"483 MiB"`.
+pub(crate) fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    // Compared after rounding, so that 1,048,575 bytes is "1.0 MiB", not "1024 KiB".
+    while unit + 1 < UNITS.len() && rounded(value) >= 1024.0 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else if rounded(value) < 10.0 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
+    }
+}
+
+/// `value` as [`bytes()`] prints it.
+fn rounded(value: f64) -> f64 {
+    if value < 10.0 {
+        (value * 10.0).round() / 10.0
+    } else {
+        value.round()
+    }
+}
+
+/// A rate as one in so many, to two significant digits: `1e-6` is `"1 in 1,000,000"`,
+/// `3.2e-7` is `"1 in 3,100,000"`. Rates of 1 or more are `"all"`, of 0 `"none"`.
+pub(crate) fn one_in(rate: f64) -> String {
+    /// Beyond this, the digits are noise: the estimate is not that precise.
+    const FEWEST: f64 = 1e15;
+    if rate.is_nan() || rate <= 0.0 {
+        return "none".to_owned();
+    }
+    if rate >= 1.0 {
+        return "all".to_owned();
+    }
+    let n = 1.0 / rate;
+    if n >= FEWEST {
+        return format!("fewer than 1 in {}", count(FEWEST as u64));
+    }
+    let scale = 10f64.powi(n.log10().floor() as i32 - 1).max(1.0);
+    format!("1 in {}", count(((n / scale).round() * scale) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_have_thousands_separators() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(12_345), "12,345");
+        assert_eq!(count(506_596_031), "506,596,031");
+        assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn bytes_take_binary_units() {
+        assert_eq!(bytes(0), "0 bytes");
+        assert_eq!(bytes(1023), "1023 bytes");
+        assert_eq!(bytes(1024), "1.0 KiB");
+        assert_eq!(bytes(1_258_291), "1.2 MiB");
+        assert_eq!(bytes(506_596_031), "483 MiB");
+        assert_eq!(bytes(1_048_575), "1.0 MiB");
+        assert_eq!(bytes(10 << 30), "10 GiB");
+        assert_eq!(bytes(u64::MAX), "16384 PiB");
+    }
+
+    #[test]
+    fn rates_read_as_one_in_so_many() {
+        assert_eq!(one_in(1e-6), "1 in 1,000,000");
+        assert_eq!(one_in(3.2e-7), "1 in 3,100,000");
+        assert_eq!(one_in(0.5), "1 in 2");
+        assert_eq!(one_in(0.07), "1 in 14");
+        assert_eq!(one_in(1.0), "all");
+        assert_eq!(one_in(0.0), "none");
+        assert_eq!(one_in(1e-40), "fewer than 1 in 1,000,000,000,000,000");
+    }
+
+    #[test]
+    fn logs_are_written_whole_around_a_live_bar() {
+        use std::io::Write;
+        *LIVE_BAR.lock().unwrap() = Some(ProgressBar::hidden());
+        let line = b"a log line the test writes to standard error\n";
+        assert_eq!(LogWriter.write(line).unwrap(), line.len());
+        LIVE_BAR.lock().unwrap().take();
+        assert_eq!(LogWriter.write(line).unwrap(), line.len());
+    }
+
+    #[test]
+    fn auto_shows_a_bar_only_on_a_terminal_free_of_records() {
+        use config::Progress::{Auto, Bar, Lines, Off};
+        assert_eq!(display_mode(Auto, true, false), Bar);
+        assert_eq!(display_mode(Auto, true, true), Lines);
+        assert_eq!(display_mode(Auto, false, false), Lines);
+        assert_eq!(display_mode(Bar, true, true), Bar);
+        assert_eq!(display_mode(Off, true, false), Off);
+    }
+
+    #[test]
+    fn the_status_fits_an_80_column_terminal() {
+        // The benchmark's crawl at its end: 100,000 pages at 26,000 pages/s.
+        let status = Status {
+            pages: 100_000,
+            rate: 25_840.4,
+            queued: 66_413,
+            in_flight: 128,
+            errors: 12,
+        };
+        let text = status.to_string();
+        assert_eq!(
+            text,
+            "100,000 pages, 25,840/s, 66,413 queued, 128 in flight, 12 errors"
+        );
+        // The spinner, a space, the time (00:00:04) and a space go before it.
+        assert!(2 + 8 + 1 + text.chars().count() <= 80, "{text}");
+        // Longer ones are cut to the terminal's width rather than wrapped.
+        assert!(BAR_TEMPLATE.ends_with("{wide_msg}"));
+        ProgressStyle::with_template(BAR_TEMPLATE).unwrap();
+    }
 }
