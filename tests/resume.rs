@@ -273,3 +273,82 @@ fn ctrl_c_without_a_state_dir_says_the_queued_urls_are_lost_and_how_to_keep_them
     assert!(stderr.contains("--state-dir DIR"), "{stderr}");
     assert!(stderr.contains("--resume"), "{stderr}");
 }
+
+/// Regression (issue 10): a second Ctrl-C quit from inside a task with `process::exit`,
+/// leaving the temporary spill directory and its segment files behind.
+#[test]
+fn a_second_ctrl_c_quits_at_once_and_leaves_no_spill_files() {
+    use std::io::BufRead;
+
+    let site = Site::start(SiteConfig {
+        pages_per_host: 2000,
+        host_configs: vec![HostConfig {
+            latency: ms(3000),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            &site.web.seeds()[0],
+            // Every queued URL spills: there are segment files to clean up.
+            "--memory-budget-mib",
+            "0",
+            "--shutdown-grace",
+            "60s",
+            "--robots",
+            "false",
+        ]
+        .map(String::from),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (said, heard) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let line = line.unwrap_or_default();
+            let _ = said.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // Wait for the root's links to be queued (spilled), then interrupt twice.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.web.requests().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(ms(5));
+    }
+    let interrupt = || {
+        let status = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    interrupt();
+    while let Ok(line) = heard.recv_timeout(Duration::from_secs(30)) {
+        if line.contains("stopping") {
+            break;
+        }
+    }
+    let asked = Instant::now();
+    interrupt();
+    let status = child.wait().unwrap();
+    let stderr = reader.join().unwrap();
+    // At once: not after the 3 s fetches in flight, nor the 60 s grace.
+    assert!(asked.elapsed() < Duration::from_secs(2), "{stderr}");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("quitting now"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

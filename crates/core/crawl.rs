@@ -1,37 +1,47 @@
 //! The crawl: fetch workers pulling leases from the frontier, and what they do with each.
 //!
-//! `fetch.concurrency` tasks each loop: pop a lease (or wait for the instant the frontier
+//! `fetch.concurrency` tasks each loop: take a lease (or wait for the instant the frontier
 //! names, or for a lease to complete), check robots.txt, fetch, extract and push links,
-//! complete the lease, and write the URL's record once its fate is final. The frontier's
-//! locks are std mutexes, never held across an await; they are held for microseconds, except
-//! when a push or pop has to spill queued URLs to disk, which holds up the other workers for
-//! that write.
+//! complete the lease, and write the URL's record once its fate is final. Everything they ask
+//! of the frontier goes through [`Backend`], the one seam to it.
+//!
+//! Stopping: [`Crawler::run`] takes a [`Shutdown`]. Its `stop` token ends the taking of
+//! leases (workers finish the one they hold); its `abort` token cancels the workers at once,
+//! and each gives its lease back without a record. `crawl.max_pages` and a failure to write
+//! records stop the crawl the same way from inside.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use frontier::{Canonical, Canonicalizer, Fate, Frontier, Lease, Outcome, Pop};
-use reqwest::Client;
+use frontier::{Canonical, Canonicalizer, Fate, Outcome};
 use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use crate::backend::{self, Backend, Lease, Next};
 use crate::config::Config;
 use crate::errors::ErrorKind;
-use crate::extract::{self, Options, Page};
-use crate::fetch::{self, FetchError, Fetched};
+use crate::extract::{self, Extracted, Options, Page};
+use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{RobotsCache, Rules, UNREACHABLE_TTL};
 use crate::state::StateDir;
 use crate::warc::{Exchange, Warc};
 
+/// Pages and bodies from this size on are extracted and written to WARC off the async
+/// workers' threads (`block_in_place`): a multi-megabyte page takes milliseconds of CPU,
+/// which would hold up every other task on its thread.
+const HEAVY_BYTES: usize = 256 << 10;
+
 /// Everything the workers share.
 pub(crate) struct Crawler {
     config: Config,
-    frontier: Frontier,
-    client: Client,
+    frontier: Backend,
+    fetcher: Box<dyn Fetcher>,
     guard: Arc<Guard>,
     /// Where responses go as WARC records, if anywhere.
     warc: Option<Warc>,
@@ -40,23 +50,28 @@ pub(crate) struct Crawler {
     /// Woken when a lease completes: a host may have become ready, or links were pushed.
     wake: Notify,
     /// Leases still allowed by `crawl.max_pages` (`u64::MAX` without a limit): taken when a
-    /// lease is popped, given back when it ends in a retry.
+    /// lease is taken, given back when it ends in a retry.
     budget: AtomicU64,
-    /// Set when the workers are to stop taking leases.
-    stop: AtomicBool,
+    /// Cancelled when the workers are to take no more leases: by the caller's
+    /// [`Shutdown::stop`], `crawl.max_pages`, or records that cannot be written.
+    stop: CancellationToken,
     /// Leases being worked on that hold a share of `budget`.
     outstanding: AtomicU64,
     /// Records could not be written: the crawl stopped, and its exit code says so.
     pub(crate) sink_failed: AtomicBool,
-    /// Held shared by each "complete a lease, write its record" step, and exclusively by a
-    /// checkpoint, which flushes the records then snapshots the frontier. A std lock: never
-    /// held across an await.
-    records: std::sync::RwLock<()>,
-    /// The workers, to cancel when the grace period after Ctrl-C is over.
-    workers: Mutex<Vec<tokio::task::AbortHandle>>,
     pub(crate) stats: Stats,
     pub(crate) started: Instant,
     seed_redirects: SeedRedirects,
+}
+
+/// How the caller of [`Crawler::run`] stops it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Shutdown {
+    /// Cancel to stop taking leases: workers finish the one they hold, then return.
+    pub(crate) stop: CancellationToken,
+    /// Cancel to give up the leases in flight at once: their URLs are queued again, without
+    /// records.
+    pub(crate) abort: CancellationToken,
 }
 
 /// Redirects followed from a seed before a target stops being a seed: enough for the usual
@@ -225,8 +240,8 @@ struct Try<'a> {
 impl Crawler {
     pub(crate) fn new(
         config: Config,
-        frontier: Frontier,
-        client: Client,
+        frontier: Backend,
+        fetcher: Box<dyn Fetcher>,
         guard: Arc<Guard>,
         sink: Sink,
         warc: Option<Warc>,
@@ -243,57 +258,41 @@ impl Crawler {
             ),
             config,
             frontier,
-            client,
+            fetcher,
             guard,
             warc,
             sink,
             wake: Notify::new(),
             budget: AtomicU64::new(budget),
-            stop: AtomicBool::new(false),
+            stop: CancellationToken::new(),
             outstanding: AtomicU64::new(0),
             sink_failed: AtomicBool::new(false),
-            records: std::sync::RwLock::new(()),
-            workers: Mutex::new(Vec::new()),
             stats: Stats::default(),
             started: Instant::now(),
             seed_redirects,
         }
     }
 
-    pub(crate) fn frontier(&self) -> &Frontier {
+    /// The frontier, through its seam.
+    pub(crate) fn frontier(&self) -> &Backend {
         &self.frontier
-    }
-
-    /// Cancels the workers at once: each puts its lease back in line, without a record.
-    pub(crate) fn abort(&self) {
-        self.stop();
-        for worker in self
-            .workers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            worker.abort();
-        }
-    }
-
-    /// Stops taking leases: workers finish the one they hold and return.
-    pub(crate) fn stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.wake.notify_waiters();
     }
 
     /// Checkpoints the frontier to `dir`, with the records of every URL it holds as done
     /// flushed first. Skipped (the previous checkpoint stays) when records could not be
     /// written: a checkpoint must never hold as done a URL whose record was lost.
     pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
-        let _steps = self.records.write().unwrap_or_else(PoisonError::into_inner);
-        self.flush();
-        if self.sink_failed.load(Ordering::Relaxed) {
-            tracing::error!("records could not be written: no checkpoint, the previous one stays");
-            return;
-        }
-        if let Err(err) = self.frontier.checkpoint(dir, Instant::now()) {
+        let flushed = || {
+            self.flush();
+            let ok = !self.sink_failed.load(Ordering::Relaxed);
+            if !ok {
+                tracing::error!(
+                    "records could not be written: no checkpoint, the previous one stays"
+                );
+            }
+            ok
+        };
+        if let Err(err) = self.frontier.checkpoint(dir, flushed) {
             tracing::error!("checkpoint failed (the previous one is intact): {err}");
         }
     }
@@ -307,40 +306,54 @@ impl Crawler {
         }
     }
 
-    /// Runs the workers until the frontier is done or `max_pages` is reached.
-    pub(crate) async fn run(self: &Arc<Self>) {
-        let workers: Vec<_> = (0..self.config.fetch.concurrency)
-            .map(|_| {
-                let crawler = Arc::clone(self);
-                tokio::spawn(async move { crawler.work().await })
-            })
-            .collect();
-        self.workers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(workers.iter().map(tokio::task::JoinHandle::abort_handle));
-        for worker in workers {
-            // A worker that panicked gave its lease back (see `Visit`); the others go on.
-            match worker.await {
-                Err(err) if !err.is_cancelled() => tracing::error!("a fetch worker failed: {err}"),
-                _ => {}
+    /// Runs the workers until the frontier is done, `crawl.max_pages` is reached, or
+    /// `shutdown` says to stop. A worker that panics gives its lease back with a record
+    /// (error `internal`), and the others go on.
+    pub(crate) async fn run(self: &Arc<Self>, shutdown: Shutdown) {
+        let mut workers = JoinSet::new();
+        for _ in 0..self.config.fetch.concurrency {
+            let crawler = Arc::clone(self);
+            workers.spawn(async move { crawler.work().await });
+        }
+        let mut aborted = false;
+        loop {
+            tokio::select! {
+                joined = workers.join_next() => match joined {
+                    None => break,
+                    Some(Err(err)) if err.is_panic() => {
+                        tracing::error!("a fetch worker failed: {err}");
+                    }
+                    Some(_) => {}
+                },
+                () = shutdown.stop.cancelled(), if !self.stop.is_cancelled() => self.stop(),
+                () = shutdown.abort.cancelled(), if !aborted => {
+                    aborted = true;
+                    self.stop();
+                    // Each cancelled worker gives its lease back (see `Visit`'s drop).
+                    workers.abort_all();
+                }
             }
         }
         self.flush();
     }
 
+    /// Stops taking leases; workers waiting for one return.
+    fn stop(&self) {
+        self.stop.cancel();
+    }
+
     async fn work(&self) {
         loop {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.stop.is_cancelled() {
                 return;
             }
-            // Registered before popping, so that a completion between the pop and the wait
-            // is not missed.
+            // Registered before asking, so that a completion between the answer and the
+            // wait is not missed.
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match self.frontier.pop(Instant::now()) {
-                Ok(Pop::Lease(lease)) => {
+            match self.frontier.next().await {
+                Ok(Next::Lease(lease)) => {
                     // Counted before the budget is taken, so that a worker finding the budget
                     // spent never sees no lease in flight while this one is set up.
                     let outstanding = Outstanding::count(&self.outstanding);
@@ -350,11 +363,14 @@ impl Crawler {
                         // gives its share back: wait for those, then stop.
                         self.abandon(lease);
                         if self.outstanding.load(Ordering::Acquire) == 0 {
-                            self.stop.store(true, Ordering::Relaxed);
+                            self.stop();
                             self.wake.notify_waiters();
                             return;
                         }
-                        woken.await;
+                        tokio::select! {
+                            () = &mut woken => {}
+                            () = self.stop.cancelled() => {}
+                        }
                         continue;
                     }
                     self.visit(lease).await;
@@ -363,15 +379,21 @@ impl Crawler {
                     drop(outstanding);
                     self.wake.notify_waiters();
                 }
-                Ok(Pop::WaitUntil(at)) => {
+                Ok(Next::WaitUntil(at)) => {
                     let at = tokio::time::Instant::from_std(at);
                     tokio::select! {
                         () = tokio::time::sleep_until(at) => {}
                         () = &mut woken => {}
+                        () = self.stop.cancelled() => {}
                     }
                 }
-                Ok(Pop::Pending) => woken.await,
-                Ok(Pop::Done) => {
+                Ok(Next::Pending) => {
+                    tokio::select! {
+                        () = &mut woken => {}
+                        () = self.stop.cancelled() => {}
+                    }
+                }
+                Ok(Next::Done) => {
                     self.wake.notify_waiters();
                     return;
                 }
@@ -398,7 +420,7 @@ impl Crawler {
 
     /// Puts a lease back in line without a try.
     fn abandon(&self, lease: Lease) {
-        if let Err(err) = self.frontier.abandon(lease, Instant::now()) {
+        if let Err(err) = self.frontier.abandon(lease) {
             tracing::error!("{err}");
         }
     }
@@ -408,27 +430,31 @@ impl Crawler {
         let mut visit = Visit {
             crawler: self,
             lease: Some(lease),
-            started: Instant::now(),
+            started: backend::now(),
         };
         if visit.lease().host_given_up() {
             // Handed out only to be recorded: the frontier gave its host up.
             let why = "its host failed for too long and was given up; not fetched";
-            return visit.finish(
-                Outcome::Skipped,
-                Try::failed(ErrorKind::HostGivenUp, why.to_owned()),
-            );
+            return visit
+                .finish(
+                    Outcome::Skipped,
+                    Try::failed(ErrorKind::HostGivenUp, why.to_owned()),
+                )
+                .await;
         }
         let url = visit.lease().url().as_url().clone();
         if !self.guard.permits(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
-            return visit.finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked));
+            return visit
+                .finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked))
+                .await;
         }
         if self.config.politeness.robots {
             let host = visit.lease().url().host().to_owned();
             let (rules, known, fresh) = self
                 .robots
-                .rules(&self.client, &self.guard, &host, &url, visit.started)
+                .rules(&*self.fetcher, &self.guard, &host, &url, visit.started)
                 .await;
             // Leases that waited for the robots.txt another lease of the host was fetching
             // started before its rules were known.
@@ -436,7 +462,7 @@ impl Crawler {
             if let Some(delay) = rules.crawl_delay()
                 && fresh
             {
-                self.frontier.set_crawl_delay(&host, delay);
+                self.frontier.set_crawl_delay(&host, delay).await;
             }
             let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
             if waited && (rules.crawl_delay().is_some() || failed) {
@@ -454,7 +480,8 @@ impl Crawler {
                         retry_after: Some(self.robots.unreachable_ttl()),
                     };
                     let why = format!("robots.txt answered {status}");
-                    return visit.finish(retry, Try::failed(ErrorKind::RobotsUnreachable, why));
+                    let result = Try::failed(ErrorKind::RobotsUnreachable, why);
+                    return visit.finish(retry, result).await;
                 }
                 Rules::Unanswered(err) => {
                     // The host cannot be reached: the page's own fetch would fail the same.
@@ -463,7 +490,7 @@ impl Crawler {
                         retry_after: None,
                     };
                     let why = format!("fetching robots.txt: {}", err.detail);
-                    return visit.finish(retry, Try::failed(err.kind, why));
+                    return visit.finish(retry, Try::failed(err.kind, why)).await;
                 }
                 _ => {}
             }
@@ -476,23 +503,23 @@ impl Crawler {
                 } else {
                     Outcome::Skipped
                 };
-                return visit.finish(outcome, Try::error(ErrorKind::RobotsDenied));
+                return visit
+                    .finish(outcome, Try::error(ErrorKind::RobotsDenied))
+                    .await;
             }
         }
         let keep_headers = self.warc.is_some();
-        match fetch::get(
-            &self.client,
-            &url,
-            self.config.fetch.max_body_bytes,
-            keep_headers,
-        )
-        .await
+        match self
+            .fetcher
+            .get(&url, self.config.fetch.max_body_bytes, keep_headers)
+            .await
         {
             Err(FetchError {
                 kind: ErrorKind::SsrfBlocked,
                 ..
             }) => {
-                visit.finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked));
+                let result = Try::error(ErrorKind::SsrfBlocked);
+                visit.finish(Outcome::Skipped, result).await;
             }
             Err(err) => {
                 let retry = Outcome::Failure {
@@ -500,7 +527,7 @@ impl Crawler {
                     retry: err.kind != ErrorKind::Http,
                     retry_after: None,
                 };
-                visit.finish(retry, Try::failed(err.kind, err.detail));
+                visit.finish(retry, Try::failed(err.kind, err.detail)).await;
             }
             Ok(fetched) => {
                 let outcome = match fetched.status {
@@ -519,7 +546,7 @@ impl Crawler {
                         body: &fetched.body,
                         truncated: fetched.too_large,
                     };
-                    if let Err(err) = warc.write(&exchange) {
+                    if let Err(err) = heavy(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
                         tracing::error!("writing the WARC file: {err}; stopping");
                         self.sink_failed.store(true, Ordering::Relaxed);
@@ -528,16 +555,16 @@ impl Crawler {
                         return;
                     }
                 }
-                let result = self.follow(visit.lease(), &url, &fetched);
-                visit.finish(outcome, result);
+                let depth = visit.lease().depth();
+                let result = self.follow(depth, &url, &fetched).await;
+                visit.finish(outcome, result).await;
             }
         }
     }
 
     /// Pushes what a response leads to (its redirect target, its page's links) and
     /// describes it for the record.
-    fn follow<'a>(&self, lease: &Lease, url: &Url, fetched: &'a Fetched) -> Try<'a> {
-        let now = Instant::now();
+    async fn follow<'a>(&self, depth: u32, url: &Url, fetched: &'a Fetched) -> Try<'a> {
         let mut result = Try {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
@@ -552,35 +579,29 @@ impl Crawler {
             && let Some(location) = &fetched.location
         {
             result.redirect = url.join(location).ok().map(String::from);
-            let seed = (lease.depth() == 0)
+            let seed = (depth == 0)
                 .then(|| self.seed_redirects.target(url, location))
                 .flatten();
             match seed {
                 Some(target) => {
                     tracing::info!("{url} redirects to {target}: a seed too, its host in scope");
-                    self.frontier.add_seed(&target);
-                    if let Err(err) = self.frontier.push_canonical(target, 0, now) {
+                    self.frontier.add_seed(&target).await;
+                    if let Err(err) = self.frontier.push_canonical(target, 0).await {
                         tracing::warn!("pushing {location}: {err}");
                     }
                 }
                 // One link further, like any link: a chain of redirects ends at the depth
                 // limit.
-                None => self.push(url, location, lease.depth() + 1, now),
+                None => {
+                    self.push(url, std::slice::from_ref(location), depth + 1)
+                        .await
+                }
             }
         }
         let html = fetch::is_html(fetched.content_type.as_deref())
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));
         if (200..300).contains(&fetched.status) && html && !fetched.too_large {
-            let page = Page {
-                url,
-                body: &fetched.body,
-                content_type: fetched.content_type.as_deref(),
-            };
-            let options = Options {
-                max_links: self.config.extract.max_links_per_page,
-                follow_nofollow: self.config.extract.follow_nofollow,
-            };
-            let extracted = extract::extract(&page, &options);
+            let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
             let found = extracted.links.len() + extracted.nofollow + extracted.over_cap;
             result.links = found as u64;
             self.stats.links.fetch_add(found as u64, Ordering::Relaxed);
@@ -591,33 +612,45 @@ impl Crawler {
                 .over_cap
                 .fetch_add(extracted.over_cap as u64, Ordering::Relaxed);
             result.canonical = extracted.canonical;
-            for href in &extracted.links {
-                self.push(&extracted.base, href, lease.depth() + 1, now);
-            }
+            self.push(&extracted.base, &extracted.links, depth + 1)
+                .await;
         }
         result
     }
 
-    fn push(&self, base: &Url, href: &str, depth: u32, now: Instant) {
-        if let Err(err) = self.frontier.push_link(base, href, depth, now) {
-            // The seen-test could not grow (memory), or spilling failed (the URL is queued
+    /// The links of an HTML page.
+    fn extract(&self, url: &Url, fetched: &Fetched) -> Extracted {
+        let page = Page {
+            url,
+            body: &fetched.body,
+            content_type: fetched.content_type.as_deref(),
+        };
+        let options = Options {
+            max_links: self.config.extract.max_links_per_page,
+            follow_nofollow: self.config.extract.follow_nofollow,
+        };
+        extract::extract(&page, &options)
+    }
+
+    /// Pushes a page's links (or a redirect's target) as one batch.
+    async fn push(&self, base: &Url, hrefs: &[String], depth: u32) {
+        if let Err(err) = self.frontier.push_links(base, hrefs, depth).await {
+            // The seen-test could not grow (memory), or spilling failed (the URLs are queued
             // in memory all the same): worth a word, not the crawl.
-            tracing::warn!("pushing {href}: {err}");
+            tracing::warn!("pushing the links of {base}: {err}");
         }
     }
 
-    /// Completes the lease and, when its URL is done with, writes its record.
-    fn finish(&self, lease: Lease, outcome: Outcome, mut result: Try<'_>, started: Instant) {
-        // Completing the lease and writing its record are one step for a checkpoint (see
-        // `checkpoint`): a URL the checkpoint holds as done has its record flushed.
-        let _step = self.records.read().unwrap_or_else(PoisonError::into_inner);
-        let url = lease.url().as_str().to_owned();
-        let host = lease.url().host().to_owned();
-        // A lease is the try numbered `attempts`, unless it was handed out only to be
-        // recorded: then no try was made.
-        let attempts = lease.attempts() - u32::from(lease.host_given_up());
-        let depth = lease.depth();
-        let completion = match self.frontier.complete(lease, outcome, Instant::now()) {
+    /// Writes the record of a lease that has been completed, if its URL is done with: what
+    /// [`Backend::complete`] runs with the completion, as one step with it.
+    fn record(
+        &self,
+        lease: &LeaseFacts,
+        completion: Result<frontier::Completion, frontier::ForeignLease>,
+        mut result: Try<'_>,
+        started: Instant,
+    ) {
+        let completion = match completion {
             Ok(completion) => completion,
             Err(err) => {
                 tracing::error!("{err}");
@@ -631,8 +664,9 @@ impl Crawler {
                 (None, _) => format!("HTTP {}", result.status.unwrap_or_default()),
             };
             tracing::warn!(
-                "giving up {host}: every try failed for politeness.give_up_after (last: {last}); \
-                 its {waiting} queued URLs get records with error host_given_up"
+                "giving up {}: every try failed for politeness.give_up_after (last: {last}); \
+                 its {waiting} queued URLs get records with error host_given_up",
+                lease.host
             );
         }
         let error = match completion.fate {
@@ -653,15 +687,17 @@ impl Crawler {
             _ => result.error,
         };
         let record = Record {
-            url: &url,
-            attempts,
+            url: &lease.url,
+            attempts: lease.attempts,
             status: result.status,
             error,
-            depth,
+            depth: lease.depth,
             content_type: result.content_type,
             bytes: result.bytes,
             links: result.links,
-            elapsed_ms: started.elapsed().as_millis() as u64,
+            elapsed_ms: backend::now()
+                .saturating_duration_since(started)
+                .as_millis() as u64,
             redirect: result.redirect.as_deref(),
             canonical: result.canonical.as_deref(),
             error_detail: error.and(result.detail.as_deref()),
@@ -673,19 +709,53 @@ impl Crawler {
             self.stats.count_error(kind);
         }
         let failure = error.map(|kind| (kind, result.detail.as_deref().unwrap_or_default()));
-        self.stats.tally(&host, result.status, failure);
+        self.stats.tally(&lease.host, result.status, failure);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
         if let Err(err) = self.sink.write(&record) {
             tracing::error!("writing records: {err}; stopping");
             self.sink_failed.store(true, Ordering::Relaxed);
-            self.stop.store(true, Ordering::Relaxed);
-            self.wake.notify_waiters();
+            self.stop();
         }
     }
 
     /// Seconds since the crawl started.
     pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+}
+
+/// Runs CPU-heavy work on `bytes` of a page: off the async worker's thread when they are
+/// many, so that the other tasks of the thread move on meanwhile (a multi-threaded runtime
+/// only; tests run a single thread, where it runs in place).
+fn heavy<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let threaded = Handle::try_current()
+        .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if bytes >= HEAVY_BYTES && threaded {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    }
+}
+
+/// What a record needs of a lease, kept when the lease goes back to the frontier.
+struct LeaseFacts {
+    url: String,
+    host: String,
+    /// Tries made: the lease's attempt number, unless it was handed out only to be
+    /// recorded, when no try was made.
+    attempts: u32,
+    depth: u32,
+}
+
+impl LeaseFacts {
+    fn of(lease: &Lease) -> Self {
+        LeaseFacts {
+            url: lease.url().as_str().to_owned(),
+            host: lease.url().host().to_owned(),
+            attempts: lease.attempts() - u32::from(lease.host_given_up()),
+            depth: lease.depth(),
+        }
     }
 }
 
@@ -726,9 +796,18 @@ impl Visit<'_> {
         self.lease.take().expect("the lease is held until finished")
     }
 
-    fn finish(mut self, outcome: Outcome, result: Try<'_>) {
+    /// Completes the lease and, when its URL is done with, writes its record.
+    async fn finish(mut self, outcome: Outcome, result: Try<'_>) {
         let lease = self.take();
-        self.crawler.finish(lease, outcome, result, self.started);
+        let facts = LeaseFacts::of(&lease);
+        let crawler = self.crawler;
+        let started = self.started;
+        crawler
+            .frontier
+            .complete(lease, outcome, |completion| {
+                crawler.record(&facts, completion, result, started);
+            })
+            .await;
     }
 }
 
@@ -737,24 +816,25 @@ impl Drop for Visit<'_> {
         let Some(lease) = self.lease.take() else {
             return;
         };
+        let crawler = self.crawler;
         if std::thread::panicking() {
             tracing::error!("a fetch worker panicked on {}", lease.url());
             let outcome = Outcome::Failure {
                 retry: false,
                 retry_after: None,
             };
-            self.crawler.finish(
-                lease,
-                outcome,
-                Try::error(ErrorKind::Internal),
-                self.started,
-            );
+            let facts = LeaseFacts::of(&lease);
+            let started = self.started;
+            crawler.frontier.complete_now(lease, outcome, |completion| {
+                let result = Try::error(ErrorKind::Internal);
+                crawler.record(&facts, completion, result, started);
+            });
         } else {
             // Cancelled (the crawl stopped after its grace period): no fetch ended, so no
             // record; the URL goes back in line, and a checkpoint holds it as queued.
-            self.crawler.abandon(lease);
+            crawler.abandon(lease);
         }
-        self.crawler.wake.notify_waiters();
+        crawler.wake.notify_waiters();
     }
 }
 
@@ -781,3 +861,6 @@ impl Try<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

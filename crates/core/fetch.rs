@@ -1,6 +1,8 @@
 //! HTTP: one shared client, and a GET that reads at most a capped number of body bytes.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
@@ -31,6 +33,33 @@ pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Clie
         .pool_max_idle_per_host(config.politeness.connections_per_host as usize)
         .tcp_nodelay(true)
         .build()
+}
+
+/// What fetches a URL for the workers and the robots.txt cache: the HTTP client, or in
+/// tests a fake site.
+pub(crate) trait Fetcher: Send + Sync {
+    /// GETs `url`, reading at most `max_body` bytes of its (decompressed) body, and keeping
+    /// every header if `keep_headers`.
+    fn get<'a>(
+        &'a self,
+        url: &'a Url,
+        max_body: u64,
+        keep_headers: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
+}
+
+/// The HTTP client as a [`Fetcher`].
+pub(crate) struct Http(pub(crate) Client);
+
+impl Fetcher for Http {
+    fn get<'a>(
+        &'a self,
+        url: &'a Url,
+        max_body: u64,
+        keep_headers: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
+        Box::pin(get(&self.0, url, max_body, keep_headers))
+    }
 }
 
 /// A response, with its body read up to the cap.

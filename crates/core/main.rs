@@ -5,6 +5,7 @@
 //! pages), [`output`] (records), [`report`] (progress and the final summary). This file turns
 //! the command line into a crawl, and errors into messages and exit codes.
 
+mod backend;
 mod cli;
 mod config;
 mod crawl;
@@ -31,7 +32,7 @@ use frontier::{
 
 use crate::cli::Cli;
 use crate::config::{Config, Scope};
-use crate::crawl::Crawler;
+use crate::crawl::{Crawler, Shutdown};
 use crate::state::StateDir;
 
 /// Cases for the `fuzz_` unit tests: `FUZZ_CASES` when set (to fuzz longer, see README.md),
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(Ended::Crawled) => ExitCode::SUCCESS,
         Ok(Ended::NothingFetched) => ExitCode::from(EXIT_NOTHING_FETCHED),
+        Ok(Ended::Quit) => ExitCode::from(EXIT_QUIT),
         Err(err) => {
             eprintln!("crawler: {err:#}");
             ExitCode::from(2)
@@ -68,12 +70,17 @@ fn main() -> ExitCode {
 /// nothing). Scripts tell it from a crawl with some broken pages, which exits 0.
 const EXIT_NOTHING_FETCHED: u8 = 3;
 
+/// The exit code after a second Ctrl-C, as shells give a process ended by SIGINT.
+const EXIT_QUIT: u8 = 130;
+
 /// How a crawl that ran ended.
 enum Ended {
     /// At least one URL had an HTTP answer (or there was nothing left to do).
     Crawled,
     /// URLs were tried, and none had an answer.
     NothingFetched,
+    /// A second Ctrl-C: quit at once, without the final checkpoint.
+    Quit,
 }
 
 /// Settings, seeds and frontier first (any problem there is the user's to fix: exit 2), then
@@ -180,26 +187,23 @@ fn run(cli: &Cli) -> Result<Ended> {
     );
     let crawler = Arc::new(Crawler::new(
         config.clone(),
-        frontier,
-        client,
+        backend::Backend::local(frontier),
+        Box::new(fetch::Http(client)),
         guard,
         sink,
         warc,
         seed_redirects,
     ));
-    for seed in seeds {
-        // On resume the seeds are seen already: pushing them again is a no-op.
-        crawler
-            .frontier()
-            .push_canonical(seed, 0, now)
-            .context("cannot queue the seeds")?;
-    }
+    // On resume the seeds are seen already: pushing them again is a no-op.
+    runtime
+        .block_on(crawler.frontier().push_seeds(seeds))
+        .context("cannot queue the seeds")?;
     if let Some(warning) = anonymous {
         // Last before the crawl, so that a bad setting found later is not preceded by it.
         tracing::warn!("{warning}");
     }
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
-    runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
+    let quit = runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
     eprint!("{}", report::summary(&crawler, cli.resume));
     eprint!("{}", report::failed_hosts(&crawler));
     let sink_failed = crawler
@@ -209,15 +213,19 @@ fn run(cli: &Cli) -> Result<Ended> {
         .stats
         .records
         .load(std::sync::atomic::Ordering::Relaxed);
-    let ended = if records > 0 && !crawler.stats.any_answer() {
+    let ended = if quit {
+        Ended::Quit
+    } else if records > 0 && !crawler.stats.any_answer() {
         Ended::NothingFetched
     } else {
         Ended::Crawled
     };
     drop(crawler);
+    // A quit leaves the final checkpoint running on its thread: the runtime goes first.
+    drop(runtime);
     if let Some(dir) = spill_dir {
-        // Ours, made for this crawl: its segment files went with the frontier.
-        let _ = std::fs::remove_dir(dir);
+        // Ours, made for this crawl, and of no use after it.
+        let _ = std::fs::remove_dir_all(dir);
     }
     if sink_failed {
         bail!(
@@ -236,11 +244,17 @@ fn run(cli: &Cli) -> Result<Ended> {
 
 /// Runs the crawl to its end, checkpointing every `state.checkpoint_interval` when there is
 /// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
-/// finish, then the crawl is checkpointed and ends; a second Ctrl-C quits at once.
-async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std::path::Path>) {
+/// finish, then the crawl is checkpointed and ends. A second Ctrl-C, even during the final
+/// checkpoint, quits at once: returns true, and the caller exits.
+async fn drive(
+    crawler: &Arc<Crawler>,
+    config: &Config,
+    checkpoint: Option<&std::path::Path>,
+) -> bool {
     // Messages below go through the progress display, lest its next frame overwrite them.
     let progress = report::Progress::start(crawler, &config.output);
-    let run = crawler.run();
+    let shutdown = Shutdown::default();
+    let run = crawler.run(shutdown.clone());
     tokio::pin!(run);
     let mut ticks = tokio::time::interval(
         config
@@ -251,17 +265,21 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
     // A slow checkpoint is not followed by a burst of them.
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
-    let interrupt = tokio::signal::ctrl_c();
-    tokio::pin!(interrupt);
+    let mut interrupts = Interrupts::new();
     let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    let mut quit = false;
     loop {
         tokio::select! {
             () = &mut run => break,
-            _ = ticks.tick(), if checkpoint.is_some() => save(crawler, checkpoint),
-            signal = &mut interrupt, if grace.is_none() => {
-                if signal.is_err() {
-                    progress.println("crawler: cannot listen for Ctrl-C; quitting now");
-                    std::process::exit(130);
+            _ = ticks.tick(), if checkpoint.is_some() && !shutdown.stop.is_cancelled() => {
+                save(crawler, checkpoint);
+            }
+            () = interrupts.next() => {
+                if shutdown.stop.is_cancelled() {
+                    progress.println("crawler: interrupted again; quitting now");
+                    quit = true;
+                    shutdown.abort.cancel();
+                    continue;
                 }
                 let queued = crawler.frontier().stats().queues.queued;
                 progress.println(&stopping_message(
@@ -269,18 +287,11 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
                     checkpoint.is_some(),
                     queued,
                 ));
-                // From now to the end, through the final checkpoint, a second Ctrl-C quits.
-                let printer = progress.printer();
-                tokio::spawn(async move {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        printer.println("crawler: interrupted again; quitting now");
-                        std::process::exit(130);
-                    }
-                });
-                crawler.stop();
+                shutdown.stop.cancel();
                 grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
             }
             () = async { grace.as_mut().expect("armed").await }, if grace.is_some() => {
+                grace = None;
                 progress.println(if checkpoint.is_some() {
                     "crawler: fetches still in flight after the grace period; they will be fetched \
                      again on resume"
@@ -289,15 +300,81 @@ async fn drive(crawler: &Arc<Crawler>, config: &Config, checkpoint: Option<&std:
                 });
                 // Cancelled workers put their leases back, without records, before the final
                 // checkpoint holds them as queued.
-                crawler.abort();
-                (&mut run).await;
-                break;
+                shutdown.abort.cancel();
             }
         }
     }
     progress.finish().await;
-    // The final checkpoint.
-    save(crawler, checkpoint);
+    if quit {
+        return true;
+    }
+    // The final checkpoint, on a thread of its own, so that a second Ctrl-C still quits.
+    let Some(dir) = checkpoint else {
+        return false;
+    };
+    let (crawler, dir) = (Arc::clone(crawler), dir.to_owned());
+    let saving = tokio::task::spawn_blocking(move || crawler.checkpoint(&dir));
+    tokio::select! {
+        _ = saving => false,
+        () = interrupts.next() => {
+            eprintln!("crawler: interrupted during the final checkpoint; quitting now (the previous checkpoint stays)");
+            true
+        }
+    }
+}
+
+/// Ctrl-C, one press at a time, none missed between two waits (a press is kept until asked
+/// for). If it cannot be listened for, the crawl runs on without it (said once), rather than
+/// not at all.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: Option<tokio::signal::unix::Signal>,
+    #[cfg(not(unix))]
+    listening: bool,
+}
+
+impl Interrupts {
+    #[cfg(unix)]
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let signal = signal(SignalKind::interrupt())
+            .map_err(|err| {
+                tracing::warn!("cannot listen for Ctrl-C ({err}); the crawl runs without it");
+            })
+            .ok();
+        Interrupts { signal }
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> Self {
+        Interrupts { listening: true }
+    }
+
+    /// The next Ctrl-C; never, if it cannot be listened for.
+    #[cfg(unix)]
+    async fn next(&mut self) {
+        if let Some(signal) = &mut self.signal
+            && signal.recv().await.is_some()
+        {
+            return;
+        }
+        std::future::pending().await
+    }
+
+    /// The next Ctrl-C; never, once listening has failed.
+    #[cfg(not(unix))]
+    async fn next(&mut self) {
+        if self.listening {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => return,
+                Err(err) => {
+                    tracing::warn!("cannot listen for Ctrl-C ({err}); the crawl runs without it");
+                    self.listening = false;
+                }
+            }
+        }
+        std::future::pending::<()>().await;
+    }
 }
 
 /// What Ctrl-C prints: how long fetches in flight have, and what becomes of the queued URLs,

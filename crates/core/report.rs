@@ -135,11 +135,6 @@ impl Progress {
         self.printer.println(message);
     }
 
-    /// A printer for tasks that outlive this borrow (the second Ctrl-C's).
-    pub(crate) fn printer(&self) -> Printer {
-        self.printer.clone()
-    }
-
     /// Stops the display.
     pub(crate) async fn finish(mut self) {
         if let Some(stop) = self.stop.take() {

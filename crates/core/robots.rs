@@ -27,12 +27,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use reqwest::Client;
 use texting_robots::Robot;
 use tokio::sync::OnceCell;
 use url::Url;
 
-use crate::fetch::{self, FetchError};
+use crate::fetch::{FetchError, Fetcher};
 use crate::guard::Guard;
 
 /// The most of a robots.txt parsed; RFC 9309 asks crawlers to parse at least 500 KiB.
@@ -161,7 +160,7 @@ impl RobotsCache {
     /// failure of its host, not one per lease waiting for it).
     pub(crate) async fn rules(
         &self,
-        client: &Client,
+        fetcher: &dyn Fetcher,
         guard: &Guard,
         host: &str,
         url: &Url,
@@ -184,8 +183,8 @@ impl RobotsCache {
                 .rules
                 .get_or_init(|| async {
                     fresh = true;
-                    let (rules, bytes) = self.fetch(client, guard, url).await;
-                    (Arc::new(rules), Instant::now(), bytes + ENTRY_BYTES)
+                    let (rules, bytes) = self.fetch(fetcher, guard, url).await;
+                    (Arc::new(rules), crate::backend::now(), bytes + ENTRY_BYTES)
                 })
                 .await;
             if fresh {
@@ -246,12 +245,12 @@ impl RobotsCache {
     }
 
     /// The rules at `page`'s robots.txt, and the bytes parsed for them.
-    async fn fetch(&self, client: &Client, guard: &Guard, page: &Url) -> (Rules, usize) {
+    async fn fetch(&self, fetcher: &dyn Fetcher, guard: &Guard, page: &Url) -> (Rules, usize) {
         let Ok(mut url) = page.join("/robots.txt") else {
             return (Rules::AllowAll, 0);
         };
         for _ in 0..=MAX_REDIRECTS {
-            let response = match fetch::get(client, &url, MAX_BYTES, false).await {
+            let response = match fetcher.get(&url, MAX_BYTES, false).await {
                 Ok(response) => response,
                 Err(err) => return (Rules::Unanswered(err), 0),
             };

@@ -1,0 +1,238 @@
+//! The one seam between the fetch workers and the frontier: everything a worker asks of it,
+//! and nothing else.
+//!
+//! The embedded frontier (the `frontier` crate, in this process's memory) is the backend
+//! today. Every call is `async` and answers with owned values, so that a backend whose
+//! answers come over a network (a frontier shared by several processes) fits the same
+//! calls: no caller holds a lock of the backend's or assumes an answer comes at once.
+
+use std::path::Path;
+use std::sync::{PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use frontier::{
+    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Pop, Push,
+};
+use url::Url;
+
+/// The instant the frontier is told is now: tokio's clock, so that tests which pause and
+/// advance it see the frontier's waits pass with it. The same as `now()` otherwise.
+pub(crate) fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// Where the crawl's URLs live: what is seen, queued and leased.
+pub(crate) enum Backend {
+    /// This process's own frontier.
+    Local(Local),
+}
+
+/// The embedded frontier, and the gate that makes "complete a lease, write its record" one
+/// step for a checkpoint.
+pub(crate) struct Local {
+    frontier: Frontier,
+    /// Held shared by each completion with its record, exclusively by a checkpoint, which
+    /// flushes the records then snapshots the frontier: a checkpoint never holds as done a
+    /// URL whose record is not written. A std lock, never held across an await: what runs
+    /// under it is synchronous.
+    gate: RwLock<()>,
+}
+
+/// A URL a worker may fetch now, until it completes or abandons it.
+#[derive(Debug)]
+pub(crate) enum Lease {
+    /// A lease of the local frontier.
+    Local(frontier::Lease),
+}
+
+/// What a worker is to do next.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// Fetch this.
+    Lease(Lease),
+    /// Ask again at this instant, or when a lease completes, whichever is first.
+    WaitUntil(Instant),
+    /// Ask again when a lease completes: nothing can be leased before.
+    Pending,
+    /// Nothing is queued or leased anywhere: the crawl is over.
+    Done,
+}
+
+impl Lease {
+    /// The URL to fetch.
+    pub(crate) fn url(&self) -> &Canonical {
+        match self {
+            Lease::Local(lease) => lease.url(),
+        }
+    }
+
+    /// Links followed from a seed.
+    pub(crate) fn depth(&self) -> u32 {
+        match self {
+            Lease::Local(lease) => lease.depth(),
+        }
+    }
+
+    /// Which try this is, 1 for the first.
+    pub(crate) fn attempts(&self) -> u32 {
+        match self {
+            Lease::Local(lease) => lease.attempts(),
+        }
+    }
+
+    /// Whether the URL is handed out only to be recorded: its host was given up.
+    pub(crate) fn host_given_up(&self) -> bool {
+        match self {
+            Lease::Local(lease) => lease.host_given_up(),
+        }
+    }
+}
+
+impl Backend {
+    /// The embedded frontier as a backend.
+    pub(crate) fn local(frontier: Frontier) -> Backend {
+        Backend::Local(Local {
+            frontier,
+            gate: RwLock::new(()),
+        })
+    }
+
+    /// Pushes the seeds, at depth 0 (pushing one again is harmless: it is seen).
+    pub(crate) async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<(), FrontierError> {
+        match self {
+            Backend::Local(Local { frontier, .. }) => {
+                let at = now();
+                for seed in seeds {
+                    frontier.push_canonical(seed, 0, at)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Pushes the links of one page (resolved against `base`), found `depth` links from a
+    /// seed, as one batch. Links that cannot be admitted are counted by the frontier; an
+    /// error is the frontier's own (memory, disk), reported once for the batch.
+    pub(crate) async fn push_links(
+        &self,
+        base: &Url,
+        hrefs: &[String],
+        depth: u32,
+    ) -> Result<(), FrontierError> {
+        match self {
+            Backend::Local(Local { frontier, .. }) => {
+                let at = now();
+                let mut first_error = None;
+                for href in hrefs {
+                    // One failed push (a spill write, say) does not keep the others out.
+                    if let Err(err) = frontier.push_link(base, href, depth, at) {
+                        first_error.get_or_insert(err);
+                    }
+                }
+                first_error.map_or(Ok(()), Err)
+            }
+        }
+    }
+
+    /// Pushes one URL already in canonical form.
+    pub(crate) async fn push_canonical(
+        &self,
+        url: Canonical,
+        depth: u32,
+    ) -> Result<Push, FrontierError> {
+        match self {
+            Backend::Local(Local { frontier, .. }) => frontier.push_canonical(url, depth, now()),
+        }
+    }
+
+    /// Makes `url` a seed: its host (or domain) joins the scope.
+    pub(crate) async fn add_seed(&self, url: &Canonical) {
+        match self {
+            Backend::Local(Local { frontier, .. }) => frontier.add_seed(url),
+        }
+    }
+
+    /// The next lease, or when to ask again.
+    pub(crate) async fn next(&self) -> Result<Next, FrontierError> {
+        match self {
+            Backend::Local(Local { frontier, .. }) => Ok(match frontier.pop(now())? {
+                Pop::Lease(lease) => Next::Lease(Lease::Local(lease)),
+                Pop::WaitUntil(at) => Next::WaitUntil(at),
+                Pop::Pending => Next::Pending,
+                Pop::Done => Next::Done,
+            }),
+        }
+    }
+
+    /// Gives back a lease with the outcome of its fetch, and runs `then` with what became
+    /// of it, as one step: a checkpoint sees both or neither. `then` writes the record.
+    pub(crate) async fn complete<R>(
+        &self,
+        lease: Lease,
+        outcome: Outcome,
+        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
+    ) -> R {
+        self.complete_now(lease, outcome, then)
+    }
+
+    /// [`complete`](Self::complete) without awaiting anything: for a worker unwinding from a
+    /// panic, which cannot await.
+    pub(crate) fn complete_now<R>(
+        &self,
+        lease: Lease,
+        outcome: Outcome,
+        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
+    ) -> R {
+        match (self, lease) {
+            (Backend::Local(local), Lease::Local(lease)) => {
+                let _step = local.gate.read().unwrap_or_else(PoisonError::into_inner);
+                then(local.frontier.complete(lease, outcome, now()))
+            }
+        }
+    }
+
+    /// Gives back a lease whose fetch did not happen: its URL is queued again, and no record
+    /// is written. Does not await: a worker being cancelled gives its lease back this way.
+    pub(crate) fn abandon(&self, lease: Lease) -> Result<(), frontier::ForeignLease> {
+        match (self, lease) {
+            (Backend::Local(Local { frontier, .. }), Lease::Local(lease)) => {
+                frontier.abandon(lease, now())
+            }
+        }
+    }
+
+    /// Sets a host's robots.txt `Crawl-delay`.
+    pub(crate) async fn set_crawl_delay(&self, host: &str, delay: Duration) {
+        match self {
+            Backend::Local(Local { frontier, .. }) => {
+                frontier.set_crawl_delay(host, delay);
+            }
+        }
+    }
+
+    /// Counts of the whole crawl so far.
+    pub(crate) fn stats(&self) -> FrontierStats {
+        match self {
+            Backend::Local(Local { frontier, .. }) => frontier.stats(),
+        }
+    }
+
+    /// Checkpoints the crawl to `dir` (see `Frontier::checkpoint`), with no completion
+    /// under way: `before` runs first (it flushes the records) and says whether to go on.
+    /// `Ok(false)` when it said not to.
+    pub(crate) fn checkpoint(
+        &self,
+        dir: &Path,
+        before: impl FnOnce() -> bool,
+    ) -> Result<bool, DiskError> {
+        match self {
+            Backend::Local(local) => {
+                let _all = local.gate.write().unwrap_or_else(PoisonError::into_inner);
+                if !before() {
+                    return Ok(false);
+                }
+                local.frontier.checkpoint(dir, now()).map(|()| true)
+            }
+        }
+    }
+}

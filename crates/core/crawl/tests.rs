@@ -1,0 +1,226 @@
+//! The crawl loop on a fake site under tokio's paused clock: the budget, stop, abort and
+//! panic paths, without a network or a wall clock.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use frontier::{Frontier, Politeness, ScopeMode, ScopeRules};
+use serde_json::Value;
+
+use super::*;
+
+/// What a fake page does when fetched.
+#[derive(Clone)]
+enum Behaviour {
+    /// Answers 200 with links to these paths after `delay`.
+    Page { delay: Duration, links: Vec<String> },
+    /// Panics, as a bug in the fetch path would.
+    Panic,
+}
+
+/// A site of `http://site.test/`: the root links to `/p/0` .. `/p/{n-1}`.
+struct FakeSite {
+    pages: HashMap<String, Behaviour>,
+    /// Paths requested, in order.
+    log: Mutex<Vec<String>>,
+}
+
+impl FakeSite {
+    fn new(n: usize, delay: Duration) -> FakeSite {
+        let links = (0..n).map(|i| format!("/p/{i}")).collect();
+        let mut pages = HashMap::new();
+        pages.insert("/".to_owned(), Behaviour::Page { delay, links });
+        for i in 0..n {
+            let page = Behaviour::Page {
+                delay,
+                links: Vec::new(),
+            };
+            pages.insert(format!("/p/{i}"), page);
+        }
+        FakeSite {
+            pages,
+            log: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Fetcher for Arc<FakeSite> {
+    fn get<'a>(
+        &'a self,
+        url: &'a Url,
+        _max_body: u64,
+        _keep_headers: bool,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Fetched, FetchError>> + Send + 'a>>
+    {
+        Box::pin(async move {
+            let path = url.path().to_owned();
+            self.log.lock().unwrap().push(path.clone());
+            let (delay, links) = match self.pages.get(&path).cloned() {
+                Some(Behaviour::Page { delay, links }) => (delay, links),
+                Some(Behaviour::Panic) => panic!("a bug fetching {path}"),
+                None => (Duration::ZERO, Vec::new()),
+            };
+            tokio::time::sleep(delay).await;
+            let body: String = links
+                .iter()
+                .map(|l| format!("<a href=\"{l}\">x</a>"))
+                .collect();
+            Ok(Fetched {
+                status: 200,
+                content_type: Some("text/html".to_owned()),
+                location: None,
+                retry_after: None,
+                body: body.into_bytes(),
+                too_large: false,
+                headers: None,
+            })
+        })
+    }
+}
+
+/// Records written into memory.
+#[derive(Clone, Default)]
+struct Records(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Records {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Records {
+    fn all(&self) -> Vec<Value> {
+        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// A crawler of `site` with `concurrency` workers and `max_pages`, no robots.txt, no delay.
+fn crawler(site: &Arc<FakeSite>, concurrency: usize, max_pages: u64) -> (Arc<Crawler>, Records) {
+    let mut config = Config::default();
+    config.fetch.concurrency = concurrency;
+    config.crawl.max_pages = max_pages;
+    config.politeness.robots = false;
+    config.politeness.delay = Duration::ZERO;
+    config.politeness.connections_per_host = 64;
+    let frontier = Frontier::builder()
+        .scope(
+            ScopeRules::builder()
+                .mode(ScopeMode::AnyHost)
+                .build()
+                .unwrap(),
+        )
+        .politeness(
+            Politeness::builder()
+                .delay(Duration::ZERO)
+                .connections_per_host(64)
+                .backoff_base(Duration::from_millis(1))
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let records = Records::default();
+    let crawler = Crawler::new(
+        config,
+        Backend::local(frontier),
+        Box::new(Arc::clone(site)),
+        Arc::new(Guard::new(false, [])),
+        Sink::to_writer(records.clone()),
+        None,
+        SeedRedirects::new(Canonicalizer::new(), None, &[]),
+    );
+    (Arc::new(crawler), records)
+}
+
+async fn seed(crawler: &Crawler) {
+    let root = Canonicalizer::new()
+        .canonicalize("http://site.test/")
+        .unwrap();
+    crawler.frontier().push_seeds(vec![root]).await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_pages_is_exact_with_many_workers() {
+    let site = Arc::new(FakeSite::new(50, Duration::from_millis(10)));
+    let (crawler, records) = crawler(&site, 8, 7);
+    seed(&crawler).await;
+    crawler.run(Shutdown::default()).await;
+    assert_eq!(records.all().len(), 7);
+    assert_eq!(site.log.lock().unwrap().len(), 7);
+    let queues = crawler.frontier().stats().queues;
+    assert_eq!((queues.in_flight, queues.queued), (0, 44));
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_lets_the_leases_in_flight_finish_and_takes_no_more() {
+    let site = Arc::new(FakeSite::new(10, Duration::from_secs(10)));
+    let (crawler, records) = crawler(&site, 4, 0);
+    seed(&crawler).await;
+    let shutdown = Shutdown::default();
+    let run = tokio::spawn({
+        let (crawler, shutdown) = (Arc::clone(&crawler), shutdown.clone());
+        async move { crawler.run(shutdown).await }
+    });
+    // The root at 0 s, four pages from 10 s on; stopped at 11 s.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    shutdown.stop.cancel();
+    let started = tokio::time::Instant::now();
+    run.await.unwrap();
+    // The four in flight finish (at 20 s), and no more start.
+    assert_eq!(started.elapsed(), Duration::from_secs(9));
+    assert_eq!(records.all().len(), 5);
+    assert_eq!(site.log.lock().unwrap().len(), 5);
+    let queues = crawler.frontier().stats().queues;
+    assert_eq!((queues.in_flight, queues.queued), (0, 6));
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_gives_the_leases_back_without_records() {
+    let site = Arc::new(FakeSite::new(10, Duration::from_secs(10)));
+    let (crawler, records) = crawler(&site, 4, 0);
+    seed(&crawler).await;
+    let shutdown = Shutdown::default();
+    let run = tokio::spawn({
+        let (crawler, shutdown) = (Arc::clone(&crawler), shutdown.clone());
+        async move { crawler.run(shutdown).await }
+    });
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    shutdown.stop.cancel();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    shutdown.abort.cancel();
+    let started = tokio::time::Instant::now();
+    run.await.unwrap();
+    // At once: the four fetches in flight are dropped, their URLs queued again.
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(records.all().len(), 1, "only the root ended");
+    let queues = crawler.frontier().stats().queues;
+    assert_eq!((queues.in_flight, queues.queued), (0, 10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_fetch_is_recorded_as_internal_and_the_crawl_ends() {
+    let mut site = FakeSite::new(10, Duration::from_millis(10));
+    site.pages.insert("/p/3".to_owned(), Behaviour::Panic);
+    let site = Arc::new(site);
+    // More workers than pages: losing one to the panic leaves enough.
+    let (crawler, records) = crawler(&site, 4, 0);
+    seed(&crawler).await;
+    crawler.run(Shutdown::default()).await;
+    let records = records.all();
+    assert_eq!(records.len(), 11);
+    let panicked: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["url"] == "http://site.test/p/3")
+        .collect();
+    assert_eq!(panicked.len(), 1);
+    assert_eq!(panicked[0]["error"], "internal");
+    assert_eq!(crawler.frontier().stats().queues.in_flight, 0);
+}
