@@ -192,3 +192,53 @@ fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
     );
     assert!(!stderr.contains("this run"), "not resumed: {stderr}");
 }
+
+/// Regression (issue 10): `--state-dir s --exclude '('` exited 2 but had written
+/// `s/crawl.toml`, so the corrected command was refused ("holds a crawl already"); and a bad
+/// override given with `--resume` was saved before it failed, so every later plain
+/// `--resume` failed too. Every setting is now checked before the state directory is
+/// written.
+#[test]
+fn a_refused_setting_leaves_the_state_directory_untouched() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 5,
+        ..SiteConfig::default()
+    });
+    let seed = &site.web.seeds()[0];
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("s");
+    let state = state.to_str().unwrap();
+    let unwritable = tmp.path().join("no/such/dir/out.warc.gz");
+    let unwritable = unwritable.to_str().unwrap();
+    for bad in [
+        &["--exclude", "("][..],
+        &["--include", "[z-a]"],
+        &["--warc", unwritable],
+        &["--output", unwritable],
+    ] {
+        let mut args = vec!["--seed", seed, "--state-dir", state, "--progress", "off"];
+        args.extend(bad);
+        let run = crawl(&args);
+        assert_eq!(
+            run.output.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            run.stderr()
+        );
+        assert!(
+            !tmp.path().join("s/crawl.toml").exists(),
+            "{bad:?} wrote the state directory"
+        );
+    }
+    // The corrected command starts the crawl...
+    let run = crawl(&["--seed", seed, "--state-dir", state, "--progress", "off"]);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    // ... a bad override on resume is refused without being saved ...
+    let run = crawl(&["--resume", "--state-dir", state, "--exclude", "("]);
+    assert_eq!(run.output.status.code(), Some(2), "{}", run.stderr());
+    let saved = std::fs::read_to_string(tmp.path().join("s/crawl.toml")).unwrap();
+    assert!(!saved.contains("exclude = [\"(\"]"), "{saved}");
+    // ... and a plain resume still works.
+    let run = crawl(&["--resume", "--state-dir", state, "--progress", "off"]);
+    assert!(run.output.status.success(), "{}", run.stderr());
+}

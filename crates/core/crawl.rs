@@ -28,7 +28,7 @@ use crate::extract::{self, Extracted, Options, Page};
 use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
-use crate::robots::{RobotsCache, Rules, UNREACHABLE_TTL};
+use crate::robots::{self, RobotsCache, Rules, UNREACHABLE_TTL};
 use crate::state::StateDir;
 use crate::warc::{Exchange, Warc};
 
@@ -224,8 +224,8 @@ impl Stats {
     }
 }
 
-/// What a try produced, before the frontier says whether it is final.
-struct Try<'a> {
+/// What an attempt at a URL produced, before the frontier says whether it is final.
+struct Attempt<'a> {
     status: Option<u16>,
     error: Option<ErrorKind>,
     /// What exactly failed, in words (the OS error, the resolver's answer).
@@ -438,21 +438,25 @@ impl Crawler {
             return visit
                 .finish(
                     Outcome::Skipped,
-                    Try::failed(ErrorKind::HostGivenUp, why.to_owned()),
+                    Attempt::failed(ErrorKind::HostGivenUp, why.to_owned()),
                 )
                 .await;
         }
         let url = visit.lease().url().as_url().clone();
-        if !self.guard.permits(&url).await {
+        if !self.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
             return visit
-                .finish(Outcome::Skipped, Try::error(ErrorKind::SsrfBlocked))
+                .finish(Outcome::Skipped, Attempt::error(ErrorKind::SsrfBlocked))
                 .await;
         }
         if self.config.politeness.robots {
-            let host = visit.lease().url().host().to_owned();
-            let (rules, known, fresh) = self
+            let host = visit.lease().url().host_key().to_owned();
+            let robots::Answer {
+                rules,
+                known,
+                fetched_here: fresh,
+            } = self
                 .robots
                 .rules(&*self.fetcher, &self.guard, &host, &url, visit.started)
                 .await;
@@ -480,7 +484,7 @@ impl Crawler {
                         retry_after: Some(self.robots.unreachable_ttl()),
                     };
                     let why = format!("robots.txt answered {status}");
-                    let result = Try::failed(ErrorKind::RobotsUnreachable, why);
+                    let result = Attempt::failed(ErrorKind::RobotsUnreachable, why);
                     return visit.finish(retry, result).await;
                 }
                 Rules::Unanswered(err) => {
@@ -490,7 +494,7 @@ impl Crawler {
                         retry_after: None,
                     };
                     let why = format!("fetching robots.txt: {}", err.detail);
-                    return visit.finish(retry, Try::failed(err.kind, why)).await;
+                    return visit.finish(retry, Attempt::failed(err.kind, why)).await;
                 }
                 _ => {}
             }
@@ -504,7 +508,7 @@ impl Crawler {
                     Outcome::Skipped
                 };
                 return visit
-                    .finish(outcome, Try::error(ErrorKind::RobotsDenied))
+                    .finish(outcome, Attempt::error(ErrorKind::RobotsDenied))
                     .await;
             }
         }
@@ -518,7 +522,7 @@ impl Crawler {
                 kind: ErrorKind::SsrfBlocked,
                 ..
             }) => {
-                let result = Try::error(ErrorKind::SsrfBlocked);
+                let result = Attempt::error(ErrorKind::SsrfBlocked);
                 visit.finish(Outcome::Skipped, result).await;
             }
             Err(err) => {
@@ -527,7 +531,9 @@ impl Crawler {
                     retry: err.kind != ErrorKind::Http,
                     retry_after: None,
                 };
-                visit.finish(retry, Try::failed(err.kind, err.detail)).await;
+                visit
+                    .finish(retry, Attempt::failed(err.kind, err.detail))
+                    .await;
             }
             Ok(fetched) => {
                 let outcome = match fetched.status {
@@ -564,8 +570,8 @@ impl Crawler {
 
     /// Pushes what a response leads to (its redirect target, its page's links) and
     /// describes it for the record.
-    async fn follow<'a>(&self, depth: u32, url: &Url, fetched: &'a Fetched) -> Try<'a> {
-        let mut result = Try {
+    async fn follow<'a>(&self, depth: u32, url: &Url, fetched: &'a Fetched) -> Attempt<'a> {
+        let mut result = Attempt {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
             detail: None,
@@ -647,7 +653,7 @@ impl Crawler {
         &self,
         lease: &LeaseFacts,
         completion: Result<frontier::Completion, frontier::ForeignLease>,
-        mut result: Try<'_>,
+        mut result: Attempt<'_>,
         started: Instant,
     ) {
         let completion = match completion {
@@ -752,7 +758,7 @@ impl LeaseFacts {
     fn of(lease: &Lease) -> Self {
         LeaseFacts {
             url: lease.url().as_str().to_owned(),
-            host: lease.url().host().to_owned(),
+            host: lease.url().host_key().to_owned(),
             attempts: lease.attempts() - u32::from(lease.host_given_up()),
             depth: lease.depth(),
         }
@@ -797,7 +803,7 @@ impl Visit<'_> {
     }
 
     /// Completes the lease and, when its URL is done with, writes its record.
-    async fn finish(mut self, outcome: Outcome, result: Try<'_>) {
+    async fn finish(mut self, outcome: Outcome, result: Attempt<'_>) {
         let lease = self.take();
         let facts = LeaseFacts::of(&lease);
         let crawler = self.crawler;
@@ -826,7 +832,7 @@ impl Drop for Visit<'_> {
             let facts = LeaseFacts::of(&lease);
             let started = self.started;
             crawler.frontier.complete_now(lease, outcome, |completion| {
-                let result = Try::error(ErrorKind::Internal);
+                let result = Attempt::error(ErrorKind::Internal);
                 crawler.record(&facts, completion, result, started);
             });
         } else {
@@ -838,10 +844,10 @@ impl Drop for Visit<'_> {
     }
 }
 
-impl Try<'_> {
+impl Attempt<'_> {
     /// No answer, for a reason the kind says all of.
     fn error(kind: ErrorKind) -> Self {
-        Try {
+        Attempt {
             status: None,
             error: Some(kind),
             detail: None,
@@ -855,9 +861,9 @@ impl Try<'_> {
 
     /// No answer, with what exactly failed.
     fn failed(kind: ErrorKind, detail: String) -> Self {
-        Try {
+        Attempt {
             detail: Some(detail),
-            ..Try::error(kind)
+            ..Attempt::error(kind)
         }
     }
 }

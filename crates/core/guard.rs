@@ -82,15 +82,16 @@ impl Guard {
         }
     }
 
-    /// Whether `host` may be fetched at `ip`.
-    pub(crate) fn allows(&self, host: &str, ip: IpAddr) -> bool {
+    /// Whether `host` may be connected to at `ip`: asked by the HTTP client's resolver of
+    /// each address it found, so that DNS rebinding is caught at the connection.
+    pub(crate) fn allows_address(&self, host: &str, ip: IpAddr) -> bool {
         !self.enabled || self.trusted.contains(host) || is_public(ip)
     }
 
-    /// Whether `url` may be fetched: its host is trusted, or is a public address, or resolves
-    /// only to public addresses. A name that does not resolve passes: the fetch fails on its
-    /// own, with the error a reader expects (`connect`).
-    pub(crate) async fn permits(&self, url: &Url) -> bool {
+    /// Whether `url` may be fetched, asked before the fetch: its host is trusted, or is a
+    /// public address, or resolves only to public addresses. A name that does not resolve
+    /// passes: the fetch fails on its own, with the error a reader expects (`dns`).
+    pub(crate) async fn allows_url(&self, url: &Url) -> bool {
         let Some(host) = url.host_str() else {
             return false;
         };
@@ -200,7 +201,7 @@ impl Resolve for GuardedResolver {
             let allowed: Vec<SocketAddr> = addrs
                 .iter()
                 .copied()
-                .filter(|a| guard.allows(&host, a.ip()))
+                .filter(|a| guard.allows_address(&host, a.ip()))
                 .collect();
             if allowed.is_empty() && !addrs.is_empty() {
                 return Err(Box::new(Blocked) as Box<dyn std::error::Error + Send + Sync>);
@@ -258,9 +259,9 @@ mod tests {
         let seed = Url::parse("http://127.0.0.1:8080/").unwrap();
         let guard = Guard::new(true, [&seed]);
         let loopback: IpAddr = "127.0.0.1".parse().unwrap();
-        assert!(guard.allows("127.0.0.1", loopback));
-        assert!(!guard.allows("localhost", loopback));
-        assert!(Guard::new(false, [&seed]).allows("localhost", loopback));
+        assert!(guard.allows_address("127.0.0.1", loopback));
+        assert!(!guard.allows_address("localhost", loopback));
+        assert!(Guard::new(false, [&seed]).allows_address("localhost", loopback));
     }
 
     #[tokio::test]
@@ -270,16 +271,16 @@ mod tests {
         let url = |u: &str| Url::parse(u).unwrap();
         assert!(
             !guard
-                .permits(&url("http://169.254.169.254/latest/meta-data/"))
+                .allows_url(&url("http://169.254.169.254/latest/meta-data/"))
                 .await
         );
-        assert!(!guard.permits(&url("http://[::1]:6379/")).await);
-        assert!(!guard.permits(&url("http://localhost:8080/")).await);
-        assert!(guard.permits(&url("https://example.com/admin")).await);
+        assert!(!guard.allows_url(&url("http://[::1]:6379/")).await);
+        assert!(!guard.allows_url(&url("http://localhost:8080/")).await);
+        assert!(guard.allows_url(&url("https://example.com/admin")).await);
         // A seed's host is trusted on the seed's port only.
         let local = Url::parse("http://localhost:8080/").unwrap();
         let guard = Guard::new(true, [&local]);
-        assert!(guard.permits(&url("http://localhost:8080/page")).await);
-        assert!(!guard.permits(&url("http://localhost:6379/")).await);
+        assert!(guard.allows_url(&url("http://localhost:8080/page")).await);
+        assert!(!guard.allows_url(&url("http://localhost:6379/")).await);
     }
 }

@@ -127,19 +127,44 @@ fn run(cli: &Cli) -> Result<Ended> {
     };
     let redirected = canonical_seeds(&redirect_texts, &canon)
         .context("the state directory's seed-redirects.txt")?;
+    // Everything is checked before the state directory is written: a setting refused after
+    // it would leave a crawl there that the corrected command could not start, or a resume
+    // whose every later run fails on the saved mistake.
+    if let Some(state) = &state
+        && !cli.resume
+    {
+        state.refuse_if_in_use()?;
+    }
+    let user_agent = config.politeness.user_agent();
+    reqwest::header::HeaderValue::from_str(&user_agent).with_context(|| {
+        format!(
+            "bad setting: politeness.user_agent / politeness.contact: {user_agent:?} is not a \
+             valid User-Agent header"
+        )
+    })?;
+    let scope_seeds: Vec<Canonical> = seeds.iter().chain(&redirected).cloned().collect();
+    let (builder, spill_dir) = frontier_builder(&config, canon, &scope_seeds, state.as_ref())?;
+    for (path, key) in [
+        (&config.output.file, "output.file"),
+        (&config.output.warc, "output.warc"),
+    ] {
+        output::check_writable(path)
+            .with_context(|| format!("bad setting: {key}: cannot write {}", path.display()))?;
+    }
     match &state {
         Some(state) if cli.resume => state.save(&config, &seed_texts)?,
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
+    if let Some(state) = &state {
+        state.clear_spill()?;
+    }
     // Before the user agent is resolved, which makes it look written.
     let anonymous = anonymity_warning(&config.politeness, &seeds);
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
     // saved the setting as given: a resume with another --contact builds it anew.
-    config.politeness.user_agent = config.politeness.user_agent();
+    config.politeness.user_agent = user_agent;
     let now = std::time::Instant::now();
-    let scope_seeds: Vec<Canonical> = seeds.iter().chain(&redirected).cloned().collect();
-    let (builder, spill_dir) = frontier_builder(&config, canon, &scope_seeds, state.as_ref())?;
     let frontier = match &state {
         Some(state) if cli.resume && state.has_checkpoint() => {
             let frontier = Frontier::open(state.checkpoint(), builder, now).with_context(|| {
@@ -535,7 +560,6 @@ fn frontier_builder(
         .context("politeness settings")?;
     let f = &config.frontier;
     let (spill_dir, made) = if let Some(state) = state {
-        state.clear_spill()?;
         (state.spill(), None)
     } else if f.spill_dir.as_os_str().is_empty() {
         // Process id and start time: unique even where process ids repeat (containers).

@@ -38,6 +38,20 @@ pub(crate) struct Record<'a> {
     pub(crate) error_detail: Option<&'a str>,
 }
 
+/// Checks that records can be written to `path` (empty or `-`: standard output) before
+/// anything else is written: opens it for appending, creating it if need be, without
+/// truncating what a crawl wrote there before.
+pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
+    if path.as_os_str().is_empty() || path == Path::new("-") {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(drop)
+}
+
 /// Where records go: a buffered file or standard output, shared by the workers.
 pub(crate) struct Sink {
     /// A std mutex: a record is one short write into a buffer, never held across an await.

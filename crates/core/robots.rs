@@ -100,6 +100,16 @@ impl Rules {
     }
 }
 
+/// The rules a lease gets for its host.
+pub(crate) struct Answer {
+    pub(crate) rules: Arc<Rules>,
+    /// When they were known.
+    pub(crate) known: Instant,
+    /// Whether this caller fetched them (a request to the host), rather than found them
+    /// cached or waited for another caller's fetch.
+    pub(crate) fetched_here: bool,
+}
+
 /// One host's rules once fetched, and when.
 struct Entry {
     /// The rules, when they were known, and what they cost in memory (about the bytes parsed).
@@ -154,9 +164,8 @@ impl RobotsCache {
     }
 
     /// The rules for the host of `url` (whose host key is `host`), fetching them first if
-    /// need be, with the instant they were known; `fresh` is true for the caller that
-    /// fetched them. `asked` is when the caller's lease started: rules known since then are
-    /// its answer even when they are to be fetched again (an unanswered robots.txt is one
+    /// need be. `asked` is when the caller's lease started: rules known since then are its
+    /// answer even when they are to be fetched again (an unanswered robots.txt is one
     /// failure of its host, not one per lease waiting for it).
     pub(crate) async fn rules(
         &self,
@@ -165,7 +174,7 @@ impl RobotsCache {
         host: &str,
         url: &Url,
         asked: Instant,
-    ) -> (Arc<Rules>, Instant, bool) {
+    ) -> Answer {
         let key = format!("{}://{host}", url.scheme());
         let host = key.as_str();
         loop {
@@ -203,7 +212,11 @@ impl RobotsCache {
                 }
                 continue;
             }
-            return (Arc::clone(rules), *at, fresh);
+            return Answer {
+                rules: Arc::clone(rules),
+                known: *at,
+                fetched_here: fresh,
+            };
         }
     }
 
@@ -267,7 +280,7 @@ impl RobotsCache {
                         // A redirect is followed only where the SSRF guard lets a page go; one
                         // that leads elsewhere leaves the file unavailable, as RFC 9309 says of
                         // redirects that cannot be followed.
-                        Some(next) if guard.permits(&next).await => url = next,
+                        Some(next) if guard.allows_url(&next).await => url = next,
                         _ => return (Rules::AllowAll, 0),
                     }
                 }

@@ -77,14 +77,20 @@ impl StateDir {
         self.checkpoint().join("MANIFEST").exists()
     }
 
-    /// Starts a new crawl here: the directory must not hold one already.
-    pub(crate) fn create(&self, config: &Config, seeds: &[String]) -> Result<()> {
+    /// Refuses a directory that holds a crawl already, for a new crawl; writes nothing.
+    pub(crate) fn refuse_if_in_use(&self) -> Result<()> {
         if self.settings().exists() || self.has_checkpoint() {
             bail!(
                 "{} holds a crawl already: resume it with --resume, or give an empty directory",
                 self.dir.display()
             );
         }
+        Ok(())
+    }
+
+    /// Starts a new crawl here: the directory must not hold one already.
+    pub(crate) fn create(&self, config: &Config, seeds: &[String]) -> Result<()> {
+        self.refuse_if_in_use()?;
         fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create state directory {}", self.dir.display()))?;
         self.save(config, seeds)

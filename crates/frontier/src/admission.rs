@@ -242,7 +242,7 @@ impl Admission {
             self.seen_again.fetch_add(1, Ordering::Relaxed);
             return Ok(Verdict::Seen);
         }
-        if let Err(reason) = self.budget.charge(url.host()) {
+        if let Err(reason) = self.budget.charge(url.host_key()) {
             self.dropped.count(reason);
             return Ok(Verdict::Dropped(reason));
         }

@@ -574,7 +574,7 @@ impl CanonicalizerBuilder {
 /// let canon = frontier::Canonicalizer::new();
 /// let url = canon.canonicalize("HTTPS://Example.com:8443/a?b#c")?;
 /// assert_eq!(url.as_str(), "https://example.com:8443/a?b");
-/// assert_eq!(url.host(), "example.com:8443");
+/// assert_eq!(url.host_key(), "example.com:8443");
 /// assert_eq!(url.to_string(), url.as_str());
 /// # Ok::<(), frontier::Rejected>(())
 /// ```
@@ -620,12 +620,12 @@ impl Canonical {
     ///
     /// ```
     /// let canon = frontier::Canonicalizer::new();
-    /// assert_eq!(canon.canonicalize("https://user@Example.com:443/")?.host(), "example.com");
-    /// assert_eq!(canon.canonicalize("http://example.com:8080/")?.host(), "example.com:8080");
-    /// assert_eq!(canon.canonicalize("http://[::1]:8080/")?.host(), "[::1]:8080");
+    /// assert_eq!(canon.canonicalize("https://user@Example.com:443/")?.host_key(), "example.com");
+    /// assert_eq!(canon.canonicalize("http://example.com:8080/")?.host_key(), "example.com:8080");
+    /// assert_eq!(canon.canonicalize("http://[::1]:8080/")?.host_key(), "[::1]:8080");
     /// # Ok::<(), frontier::Rejected>(())
     /// ```
-    pub fn host(&self) -> &str {
+    pub fn host_key(&self) -> &str {
         &self.url[Position::BeforeHost..Position::AfterPort]
     }
 

@@ -42,7 +42,7 @@
 //! let b = canon.canonicalize("http://example.com/a~user/?a=1&b=2")?;
 //! assert_eq!(a, b);
 //! assert_eq!(a.as_str(), "http://example.com/a~user/?a=1&b=2");
-//! assert_eq!(a.host(), "example.com"); // the key politeness is counted by
+//! assert_eq!(a.host_key(), "example.com"); // the key politeness is counted by
 //!
 //! // Links are resolved against the page they were found on.
 //! let link = canon.canonicalize_relative(a.as_url(), "../img/logo.png")?;

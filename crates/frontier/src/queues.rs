@@ -135,7 +135,7 @@ pub struct HostQueues {
     id: u64,
     /// Every host seen, indexed by the number `index` gives its key.
     hosts: Vec<HostState>,
-    /// Host keys ([`Canonical::host`]), each stored once, to their index in `hosts`. Boxed
+    /// Host keys ([`Canonical::host_key`]), each stored once, to their index in `hosts`. Boxed
     /// strings rather than `String`s: they never grow, and a capacity field would cost eight
     /// bytes per host for nothing.
     index: HashMap<Box<str>, u32>,
@@ -422,7 +422,7 @@ impl HostQueues {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Result<Pushed, DiskError> {
-        let h = self.intern(url.host());
+        let h = self.intern(url.host_key());
         self.stats.pushed += 1;
         let given_up = self.hosts[h as usize].given_up;
         self.enqueue(h, Entry::new(url, depth, 1), now);
@@ -668,7 +668,7 @@ impl HostQueues {
     /// Sets a host's robots.txt `Crawl-delay`, cut to [`Politeness::max_crawl_delay`], and
     /// returns the delay applied. The host's delay becomes the longer of it and
     /// [`Politeness::delay`]; if a lease of the host started less than that long ago, the
-    /// next start waits for the new delay. `host` is a host key as [`Canonical::host`]
+    /// next start waits for the new delay. `host` is a host key as [`Canonical::host_key`]
     /// spells it.
     ///
     /// # Example

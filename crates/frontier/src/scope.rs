@@ -46,7 +46,7 @@ pub use reason::{DropCounts, DropReason};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ScopeMode {
-    /// Exactly the seeds' host keys ([`Canonical::host`]): the host and any port other than
+    /// Exactly the seeds' host keys ([`Canonical::host_key`]): the host and any port other than
     /// the scheme's default. A seed `http://example.com:8080/` admits
     /// `http://example.com:8080/a`, but neither `http://example.com/` nor
     /// `http://www.example.com:8080/`. The scheme is ignored: `http` and `https` on one host
@@ -124,7 +124,7 @@ pub enum ScopeMode {
 pub struct ScopeRules {
     /// Host keys admitted exactly: every seed's in [`ScopeMode::SeedHosts`], those of seeds
     /// without a registrable domain in [`ScopeMode::SeedDomains`]. Keyed by
-    /// [`Canonical::host`] so that a lookup borrows the URL's own text.
+    /// [`Canonical::host_key`] so that a lookup borrows the URL's own text.
     hosts: HostSet,
     /// Registrable domains admitted with their subdomains ([`ScopeMode::SeedDomains`] only),
     /// without ports.
@@ -317,7 +317,7 @@ impl ScopeRules {
         match self.config.mode {
             ScopeMode::AnyHost => true,
             ScopeMode::SeedHosts | ScopeMode::SeedDomains => {
-                self.hosts.contains(url.host())
+                self.hosts.contains(url.host_key())
                     || in_domains(&self.domains, url)
                     || self.in_added(url)
             }
@@ -335,7 +335,7 @@ impl ScopeRules {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let (hosts, domains) = &*sets;
-        hosts.contains(url.host()) || in_domains(domains, url)
+        hosts.contains(url.host_key()) || in_domains(domains, url)
     }
 
     /// Adds a seed while the crawl runs: its host (or registrable domain, by the
@@ -367,14 +367,14 @@ impl ScopeRules {
         match self.config.mode {
             ScopeMode::AnyHost => return,
             ScopeMode::SeedHosts => {
-                hosts.insert(Box::from(url.host()));
+                hosts.insert(Box::from(url.host_key()));
             }
             ScopeMode::SeedDomains => match registrable_domain(url) {
                 Some(domain) => {
                     domains.insert(Box::from(domain));
                 }
                 None => {
-                    hosts.insert(Box::from(url.host()));
+                    hosts.insert(Box::from(url.host_key()));
                 }
             },
         }
@@ -714,7 +714,7 @@ impl ScopeRulesBuilder {
         self
     }
 
-    /// Sets the most pages admitted per host key ([`Canonical::host`]), counted by the
+    /// Sets the most pages admitted per host key ([`Canonical::host_key`]), counted by the
     /// [`HostBudget`] that [`ScopeRules::host_budget`] makes; `None` removes the limit.
     /// Default: `None`.
     ///
@@ -759,14 +759,14 @@ impl ScopeRulesBuilder {
             match self.config.mode {
                 ScopeMode::AnyHost => {}
                 ScopeMode::SeedHosts => {
-                    hosts.insert(Box::from(seed.host()));
+                    hosts.insert(Box::from(seed.host_key()));
                 }
                 ScopeMode::SeedDomains => match registrable_domain(seed) {
                     Some(domain) => {
                         domains.insert(Box::from(domain));
                     }
                     None => {
-                        hosts.insert(Box::from(seed.host()));
+                        hosts.insert(Box::from(seed.host_key()));
                     }
                 },
             }

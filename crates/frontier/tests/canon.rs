@@ -437,7 +437,7 @@ fn userinfo_is_kept() {
 #[test]
 fn host_key_is_host_and_non_default_port() {
     let c = Canonicalizer::new();
-    let key = |s: &str| c.canonicalize(s).unwrap().host().to_owned();
+    let key = |s: &str| c.canonicalize(s).unwrap().host_key().to_owned();
     assert_eq!(key("http://Example.com/a"), "example.com");
     assert_eq!(key("https://example.com:443/"), "example.com");
     assert_eq!(key("http://example.com:8080/"), "example.com:8080");

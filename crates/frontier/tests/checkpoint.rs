@@ -71,7 +71,7 @@ fn by_host(urls: &[String]) -> BTreeMap<String, Vec<String>> {
     let canon = Canonicalizer::new();
     let mut hosts: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for url in urls {
-        let host = canon.canonicalize(url).unwrap().host().to_owned();
+        let host = canon.canonicalize(url).unwrap().host_key().to_owned();
         hosts.entry(host).or_default().push(url.clone());
     }
     hosts
@@ -122,7 +122,7 @@ fn mid_crawl(builder: FrontierBuilder, t0: Instant) -> (Frontier, Vec<frontier::
     while held.len() < 2 || frontier.stats().queues.given_up_hosts == 0 {
         match frontier.pop(now).unwrap() {
             Pop::Lease(lease) => {
-                let host = lease.url().host().to_owned();
+                let host = lease.url().host_key().to_owned();
                 let outcome = match host.as_str() {
                     "doomed.example" => Outcome::Failure {
                         retry: true,

@@ -154,7 +154,7 @@ fn a_host_with_a_port_is_a_host_of_its_own() {
     assert_eq!(queues.stats().hosts, 2); // the scheme is not part of the key
     let _first = lease(queues.pop(t0).unwrap());
     let second = lease(queues.pop(t0).unwrap());
-    assert_eq!(second.url().host(), "a.example:8080");
+    assert_eq!(second.url().host_key(), "a.example:8080");
     assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
 }
 
@@ -275,7 +275,7 @@ fn in_flight_never_exceeds_the_connection_limit() {
     assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
     // Another host is not held up by this one's limit.
     push_all(&mut queues, &["http://b.example/"], t0);
-    assert_eq!(lease(queues.pop(t0).unwrap()).url().host(), "b.example");
+    assert_eq!(lease(queues.pop(t0).unwrap()).url().host_key(), "b.example");
 }
 
 #[test]
@@ -303,7 +303,7 @@ fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
     }
     assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1))); // c.example
     assert_eq!(
-        lease(queues.pop(t0 + secs(1)).unwrap()).url().host(),
+        lease(queues.pop(t0 + secs(1)).unwrap()).url().host_key(),
         "c.example"
     );
     assert_eq!(
@@ -311,7 +311,7 @@ fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
         Pop::WaitUntil(t0 + secs(4))
     ); // a.example
     assert_eq!(
-        lease(queues.pop(t0 + secs(4)).unwrap()).url().host(),
+        lease(queues.pop(t0 + secs(4)).unwrap()).url().host_key(),
         "a.example"
     );
     assert_eq!(
@@ -856,7 +856,7 @@ impl Model {
         match pop {
             Pop::Lease(lease) => {
                 let u = lease.url().as_str().to_owned();
-                let host = lease.url().host().to_owned();
+                let host = lease.url().host_key().to_owned();
                 // A given-up host's URLs come out flagged, to be recorded, and only they.
                 let flagged = self.given_up.contains(&host);
                 assert_eq!(lease.host_given_up(), flagged, "{u}");
@@ -917,7 +917,7 @@ impl Model {
         }
         let lease = self.in_flight.swap_remove(index % self.in_flight.len());
         let u = lease.url().as_str().to_owned();
-        let host = lease.url().host().to_owned();
+        let host = lease.url().host_key().to_owned();
         let attempts = lease.attempts();
         let flagged = lease.host_given_up();
         *self.in_flight_by_host.get_mut(&host).unwrap() -= 1;

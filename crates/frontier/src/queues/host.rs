@@ -49,7 +49,7 @@ impl Entry {
     pub(crate) fn decode(reader: &mut Reader<'_>, host: Option<&str>) -> Option<Entry> {
         let text = reader.str()?;
         let url = Canonical::from_stored(text)?;
-        if host.is_some_and(|host| url.host() != host) {
+        if host.is_some_and(|host| url.host_key() != host) {
             return None;
         }
         Some(Entry {

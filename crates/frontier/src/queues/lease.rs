@@ -59,7 +59,7 @@ impl Lease {
     /// # let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com:8443/a")?, 0, now)?;
     /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
-    /// assert_eq!(lease.url().host(), "example.com:8443");
+    /// assert_eq!(lease.url().host_key(), "example.com:8443");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn url(&self) -> &Canonical {

@@ -10,7 +10,7 @@ use super::DropReason;
 ///
 /// Charge a URL only once it is sure to be queued, after the seen-test: a duplicate that
 /// charged the budget would take the place of a new page. Hosts are keyed as
-/// [`Canonical::host`](crate::Canonical::host) spells them, so `example.com` and
+/// [`Canonical::host_key`](crate::Canonical::host_key) spells them, so `example.com` and
 /// `example.com:8080` have separate budgets.
 ///
 /// # Memory
@@ -81,7 +81,7 @@ impl HostBudget {
         self.limit
     }
 
-    /// Charges one page to `host`, the key [`Canonical::host`](crate::Canonical::host)
+    /// Charges one page to `host`, the key [`Canonical::host_key`](crate::Canonical::host_key)
     /// gives.
     ///
     /// # Errors
@@ -96,7 +96,7 @@ impl HostBudget {
     ///
     /// let budget = HostBudget::new(Some(1));
     /// let url = Canonicalizer::new().canonicalize("http://example.com:8080/a")?;
-    /// assert_eq!(budget.charge(url.host()), Ok(()));
+    /// assert_eq!(budget.charge(url.host_key()), Ok(()));
     /// assert_eq!(budget.charge("example.com:8080"), Err(DropReason::HostBudget));
     /// assert_eq!(budget.charge("example.com"), Ok(()));
     /// # Ok::<(), frontier::Rejected>(())
