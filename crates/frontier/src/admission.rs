@@ -250,6 +250,21 @@ impl Admission {
         Ok(Verdict::New(url))
     }
 
+    /// The canonicalizer, for URLs read back from a journal.
+    pub(crate) fn canonicalizer(&self) -> &Canonicalizer {
+        &self.canon
+    }
+
+    /// Admits a URL a replayed journal says was admitted: marks it seen and charges its
+    /// host's budget, whatever the seen-test says now (a false positive then would have
+    /// kept it out of the journal).
+    pub(crate) fn readmit(&self, url: &Canonical) -> Result<(), bloom::Error> {
+        self.seen.insert(url)?;
+        let _ = self.budget.charge(url.host_key());
+        self.new.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Canonicalizes `url` (a seed, say), then decides as [`admit`](Self::admit).
     ///
     /// # Errors

@@ -85,7 +85,7 @@ pub(crate) fn write(
     admission: &Admission,
     queues: &mut HostQueues,
     now: Instant,
-) -> Result<(), DiskError> {
+) -> Result<u64, DiskError> {
     fs::create_dir_all(dir).map_err(|e| DiskError::io(dir, e))?;
     if let Some(parent) = dir.parent() {
         // A directory just created exists for sure only once its parent is on disk too.
@@ -172,15 +172,15 @@ pub(crate) fn write(
     write_file(dir, MANIFEST, |out| out.write_all(&manifest.encode()))?;
     sync_dir(dir)?;
     remove_unreferenced(dir, &manifest);
-    Ok(())
+    Ok(generation)
 }
 
-/// Opens the checkpoint in `dir`; never changes `dir`.
+/// Opens the checkpoint in `dir`, and says its generation; never changes `dir`.
 pub(crate) fn read(
     dir: &Path,
     builder: FrontierBuilder,
     now: Instant,
-) -> Result<Frontier, DiskError> {
+) -> Result<(Frontier, u64), DiskError> {
     let manifest = read_manifest(dir)?;
 
     let filter_path = dir.join(&manifest.filter.name);
@@ -258,7 +258,7 @@ pub(crate) fn read(
     if !reader.is_empty() {
         return Err(DiskError::corrupt(&state_path, "bytes after the state"));
     }
-    Ok(Frontier::from_parts(admission, queues))
+    Ok((Frontier::from_parts(admission, queues), manifest.generation))
 }
 
 impl Manifest {
@@ -444,10 +444,13 @@ fn remove_unreferenced(dir: &Path, manifest: &Manifest) {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         let file = name.strip_suffix(TMP).unwrap_or(name);
+        // The journal of the generation before is obsolete: this checkpoint holds it.
+        let old_journal = crate::journal::parse_name(file).is_some_and(|g| g < manifest.generation);
         let ours = file == MANIFEST
             || FileKind::Filter.parse(file).is_some()
             || FileKind::State.parse(file).is_some()
-            || parse_segment_name(file).is_some();
+            || parse_segment_name(file).is_some()
+            || old_journal;
         if ours && name != MANIFEST && !keep.contains(&name) {
             let _ = fs::remove_file(entry.path());
         }
@@ -455,7 +458,7 @@ fn remove_unreferenced(dir: &Path, manifest: &Manifest) {
 }
 
 /// Whether two paths name the same directory.
-fn same_dir(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     match (fs::canonicalize(a), fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,

@@ -34,6 +34,11 @@ impl<'a> Reader<'a> {
         self.bytes.is_empty()
     }
 
+    /// Bytes not yet read.
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
     pub(crate) fn varint(&mut self) -> Option<u64> {
         let mut n = 0u64;
         for (i, &byte) in self.bytes.iter().enumerate().take(10) {

@@ -69,6 +69,14 @@ pub enum DiskErrorKind {
     /// The checkpoint holds spilled URLs, and the frontier was opened without spill
     /// settings to put them back in.
     SpillRequired,
+    /// Bytes at this offset are not what was written, and good bytes follow them: the file
+    /// was damaged after it was written (a torn last entry is cut off instead).
+    CorruptAt {
+        /// Where the damage starts, in bytes from the start of the file.
+        offset: u64,
+        /// Which check failed.
+        what: &'static str,
+    },
 }
 
 impl DiskError {
@@ -135,6 +143,9 @@ impl fmt::Display for DiskError {
                 f,
                 "{path}: the checkpoint holds URLs spilled to disk; open it with spill settings"
             ),
+            DiskErrorKind::CorruptAt { offset, what } => {
+                write!(f, "{path}: damaged at byte {offset}: {what}")
+            }
         }
     }
 }

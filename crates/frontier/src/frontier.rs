@@ -1,16 +1,18 @@
 //! [`Frontier`]: admission and the queues behind one thread-safe handle, with checkpoints.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use url::Url;
 
+use crate::journal::{self, Journal, JournalBatch, Replayed};
 use crate::{
-    Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DropReason,
-    ForeignLease, HostQueues, Lease, Outcome, Politeness, Pop, Pushed, QueueStats, RejectKind,
-    ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings, Verdict,
+    Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DiskErrorKind,
+    DropReason, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, Pop, Pushed,
+    QueueStats, RejectKind, ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings, Verdict,
 };
 
 /// A crawler's frontier: every URL goes through admission (canonical form, scope and traps,
@@ -46,6 +48,10 @@ pub struct Frontier {
     /// checkpoint: a URL the seen-test has marked is always in the queues by the time a
     /// snapshot is taken, so no restored frontier can have seen a URL it never queued.
     pub(crate) gate: RwLock<()>,
+    /// What changed since the last checkpoint, if the frontier keeps a journal.
+    journal: Option<Journal>,
+    /// What opening the frontier replayed from its journal.
+    replayed: Option<Replayed>,
 }
 
 /// The settings of a [`Frontier`]; from [`Frontier::builder`].
@@ -80,6 +86,8 @@ pub struct FrontierBuilder {
     seen: SeenSetBuilder,
     politeness: Politeness,
     spill: Option<SpillSettings>,
+    /// Where the journal goes, if one is kept: the checkpoint directory.
+    journal: Option<PathBuf>,
 }
 
 /// What [`Frontier::push`] did with a URL.
@@ -215,6 +223,7 @@ impl Default for FrontierBuilder {
             seen: SeenSet::builder(),
             politeness: Politeness::default(),
             spill: None,
+            journal: None,
         }
     }
 }
@@ -295,6 +304,40 @@ impl FrontierBuilder {
         self
     }
 
+    /// Keep a journal in `dir`, the directory the frontier is
+    /// [checkpointed](Frontier::checkpoint) to: every URL admitted and every URL done with
+    /// is recorded, to be written to disk by [`Frontier::write_journal`] at the caller's
+    /// pace (group commit), and replayed on top of the last checkpoint by
+    /// [`Frontier::open`] (or by [`build`](Self::build) when there is no checkpoint yet).
+    /// A crash then costs what was not yet written, not everything since the checkpoint.
+    /// Default: no journal. See the crate's README for the format and guarantees.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Frontier, Pop, Push};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("frontier-doc-journal-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let now = Instant::now();
+    /// let frontier = Frontier::builder().journal(&dir).build()?;
+    /// frontier.push("https://example.com/", 0, now)?;
+    /// frontier.sync_journal()?; // on disk
+    /// drop(frontier); // a crash: no checkpoint was ever written
+    ///
+    /// let again = Frontier::builder().journal(&dir).build()?;
+    /// assert_eq!(again.replayed().map(|r| r.admitted), Some(1));
+    /// assert_eq!(again.push("https://example.com/", 0, now)?, Push::Seen);
+    /// assert!(matches!(again.pop(Instant::now())?, Pop::Lease(_)));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn journal(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.journal = Some(dir.into());
+        self
+    }
+
     /// An empty frontier.
     ///
     /// # Errors
@@ -310,16 +353,16 @@ impl FrontierBuilder {
     /// # Ok::<(), frontier::FrontierError>(())
     /// ```
     pub fn build(self) -> Result<Frontier, FrontierError> {
+        let journal = self.journal.clone();
         let (canon, scope, politeness, spill, seen) = self.into_parts();
         let seen = seen.build()?;
         let queues = match spill {
             Some(spill) => HostQueues::with_spill(politeness, spill)?,
             None => HostQueues::new(politeness),
         };
-        Ok(Frontier::from_parts(
-            Admission::new(canon, scope, seen),
-            queues,
-        ))
+        let mut frontier = Frontier::from_parts(Admission::new(canon, scope, seen), queues);
+        frontier.attach_journal(journal, 0, Instant::now())?;
+        Ok(frontier)
     }
 
     /// The settings: canonicalizer, scope, politeness, spill, and the seen-test's, which
@@ -367,7 +410,80 @@ impl Frontier {
             admission,
             queues: Mutex::new(queues),
             gate: RwLock::new(()),
+            journal: None,
+            replayed: None,
         }
+    }
+
+    /// Starts the journal in `dir` after checkpoint `generation`, replaying what it holds
+    /// first (a torn tail is cut off the file).
+    fn attach_journal(
+        &mut self,
+        dir: Option<PathBuf>,
+        generation: u64,
+        now: Instant,
+    ) -> Result<(), DiskError> {
+        let Some(dir) = dir else {
+            return Ok(());
+        };
+        if let Some((path, bytes, torn)) = journal::load(&dir, generation)? {
+            let (entries, _) = journal::read(&path, &bytes)?;
+            self.replay(&path, &entries, now)?;
+            let admitted = entries
+                .iter()
+                .filter(|e| matches!(e, journal::Entry::Admit { .. }))
+                .count() as u64;
+            self.replayed = Some(Replayed {
+                path,
+                entries: entries.len() as u64,
+                admitted,
+                done: entries.len() as u64 - admitted,
+                torn_bytes: torn,
+            });
+        }
+        self.journal = Some(Journal::new(dir, generation));
+        Ok(())
+    }
+
+    /// Applies a journal's entries: URLs admitted are seen and queued, unless done since;
+    /// URLs done that the checkpoint holds queued are dropped when their turn comes.
+    fn replay(
+        &self,
+        path: &Path,
+        entries: &[journal::Entry<'_>],
+        now: Instant,
+    ) -> Result<(), DiskError> {
+        let mut done: HashMap<&str, Fate> = entries
+            .iter()
+            .filter_map(|entry| match *entry {
+                journal::Entry::Done { fate, url } => Some((url, fate)),
+                journal::Entry::Admit { .. } => None,
+            })
+            .collect();
+        let mut queues = self.lock_queues();
+        for entry in entries {
+            let journal::Entry::Admit { depth, url } = *entry else {
+                continue;
+            };
+            // Canonical when written; if this version spells it otherwise, it is still the
+            // URL the crawl admitted.
+            let Ok(canonical) = self.admission.canonicalizer().canonicalize(url) else {
+                continue;
+            };
+            self.admission
+                .readmit(&canonical)
+                .map_err(|e| DiskError::new(path, DiskErrorKind::Filter(e)))?;
+            match done.remove(url) {
+                Some(fate) => queues.count_replayed(fate),
+                None => {
+                    queues.push(canonical, depth, now)?;
+                }
+            }
+        }
+        for (url, fate) in done {
+            queues.mark_done(url, fate);
+        }
+        Ok(())
     }
 
     /// Admits a URL (a seed, or a link already resolved), found `depth` links from a seed,
@@ -457,7 +573,7 @@ impl Frontier {
     /// Queues a new URL; the gate must be held from its admission on.
     fn queue(&self, verdict: Verdict, depth: u32, now: Instant) -> Result<Push, FrontierError> {
         Ok(match verdict {
-            Verdict::New(url) => match self.lock_queues().push(url, depth, now)? {
+            Verdict::New(url) => match self.journaled(&url, depth).push(url, depth, now)? {
                 Pushed::Queued => Push::Queued,
                 Pushed::HostGivenUp => Push::HostGivenUp,
             },
@@ -511,7 +627,110 @@ impl Frontier {
         outcome: Outcome,
         now: Instant,
     ) -> Result<Completion, ForeignLease> {
-        self.lock_queues().complete(lease, outcome, now)
+        let url = self
+            .journal
+            .as_ref()
+            .map(|_| lease.url().as_str().to_owned());
+        let mut queues = self.lock_queues();
+        let completion = queues.complete(lease, outcome, now)?;
+        if let (Some(journal), Some(url)) = (&self.journal, url)
+            && !matches!(completion.fate, Fate::Retried { .. })
+        {
+            // Under the queues' lock, so that a checkpoint (which holds it) either holds
+            // this completion or comes before the entry.
+            journal.append(journal::Entry::Done {
+                fate: completion.fate,
+                url: &url,
+            });
+        }
+        Ok(completion)
+    }
+
+    /// Takes the journal entries recorded since the last batch was taken, to be written by
+    /// [`write_journal`](Self::write_journal). Empty without a journal. Taking a batch and
+    /// writing it are two steps so that a caller can make its own writes durable in
+    /// between: whatever the caller did before a completion reached the batch (a record of
+    /// the fetch, say) is then on disk before the completion is.
+    ///
+    /// # Example
+    ///
+    /// See [`FrontierBuilder::journal`].
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("frontier-doc-batch-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let frontier = frontier::Frontier::builder().journal(&dir).build()?;
+    /// frontier.push("https://example.com/", 0, std::time::Instant::now())?;
+    /// let batch = frontier.journal_batch();
+    /// assert_eq!(batch.len(), 1);
+    /// // ... make the caller's own writes durable, then:
+    /// frontier.write_journal(batch)?;
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn journal_batch(&self) -> JournalBatch {
+        self.journal
+            .as_ref()
+            .map_or_else(JournalBatch::default, Journal::take)
+    }
+
+    /// Appends a batch to the journal file and flushes it to disk (`fdatasync`). A batch
+    /// taken before a checkpoint is dropped: the checkpoint holds it.
+    ///
+    /// # Errors
+    ///
+    /// [`DiskError`] when the file cannot be written: the batch's entries are not on disk,
+    /// and a crash would repeat their work. The frontier goes on.
+    ///
+    /// # Example
+    ///
+    /// See [`journal_batch`](Self::journal_batch).
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// frontier.write_journal(frontier.journal_batch())?; // no journal: nothing to do
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_journal(&self, batch: JournalBatch) -> Result<(), DiskError> {
+        match &self.journal {
+            Some(journal) => journal.write(batch),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the journal entries recorded so far and flushes them to disk:
+    /// [`journal_batch`](Self::journal_batch) then [`write_journal`](Self::write_journal).
+    ///
+    /// # Errors
+    ///
+    /// As [`write_journal`](Self::write_journal).
+    ///
+    /// # Example
+    ///
+    /// See [`FrontierBuilder::journal`].
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// frontier.sync_journal()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sync_journal(&self) -> Result<(), DiskError> {
+        self.write_journal(self.journal_batch())
+    }
+
+    /// What opening the frontier replayed from its journal, if it keeps one and there was
+    /// something to replay.
+    ///
+    /// # Example
+    ///
+    /// See [`FrontierBuilder::journal`].
+    ///
+    /// ```
+    /// assert_eq!(frontier::Frontier::builder().build()?.replayed(), None);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn replayed(&self) -> Option<&Replayed> {
+        self.replayed.as_ref()
     }
 
     /// Gives back a lease whose fetch did not happen: see [`HostQueues::abandon`].
@@ -642,7 +861,15 @@ impl Frontier {
         let mut queues = self.queues.lock().map_err(|_| {
             DiskError::corrupt(dir, "the frontier panicked while updating its queues")
         })?;
-        crate::checkpoint::write(dir, &self.admission, &mut queues, now)
+        let generation = crate::checkpoint::write(dir, &self.admission, &mut queues, now)?;
+        if let Some(journal) = &self.journal
+            && crate::checkpoint::same_dir(journal.dir(), dir)
+        {
+            // Still under the gate and the queues' lock: every entry pending is in this
+            // checkpoint, and every later one goes to the next generation's journal.
+            journal.rotate(generation);
+        }
+        Ok(())
     }
 
     /// Opens the checkpoint in `dir` with the settings a checkpoint does not hold (the
@@ -669,7 +896,21 @@ impl Frontier {
         builder: FrontierBuilder,
         now: Instant,
     ) -> Result<Frontier, DiskError> {
-        crate::checkpoint::read(dir.as_ref(), builder, now)
+        let journal = builder.journal.clone();
+        let (mut frontier, generation) = crate::checkpoint::read(dir.as_ref(), builder, now)?;
+        frontier.attach_journal(journal, generation, now)?;
+        Ok(frontier)
+    }
+
+    /// The queues, locked, with a new URL's admission journaled first.
+    fn journaled(&self, url: &Canonical, depth: u32) -> MutexGuard<'_, HostQueues> {
+        if let Some(journal) = &self.journal {
+            journal.append(journal::Entry::Admit {
+                depth,
+                url: url.as_str(),
+            });
+        }
+        self.lock_queues()
     }
 
     fn read_gate(&self) -> std::sync::RwLockReadGuard<'_, ()> {

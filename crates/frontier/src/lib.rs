@@ -61,6 +61,7 @@ mod checkpoint;
 mod codec;
 mod error;
 mod frontier;
+mod journal;
 mod queues;
 mod scope;
 mod seen;
@@ -69,6 +70,7 @@ pub use admission::{Admission, AdmissionStats, Verdict};
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
 pub use error::{DiskError, DiskErrorKind};
 pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push};
+pub use journal::{JournalBatch, Replayed};
 pub use queues::{
     Completion, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, PolitenessBuilder,
     PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats, SpillSettings,

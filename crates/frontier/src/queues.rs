@@ -13,6 +13,7 @@ mod spill;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -153,6 +154,12 @@ pub struct HostQueues {
     /// Bytes the queued URLs in memory take ([`Entry::bytes`]).
     memory: usize,
     stats: QueueStats,
+    /// URLs a replayed journal says are done though the checkpoint holds them queued (or in
+    /// flight, queued again), by a keyed hash of their text, with their fate: dropped when
+    /// their turn comes. Empty but after a replay, and it only shrinks.
+    done: HashMap<u64, Fate>,
+    /// The key of `done`'s hash, random: pages cannot make their URLs collide with these.
+    done_keys: std::collections::hash_map::RandomState,
 }
 
 /// A lease in flight as a checkpoint records it: its URL goes back in its host's queue when
@@ -342,6 +349,8 @@ impl HostQueues {
             spill: None,
             memory: 0,
             stats: QueueStats::default(),
+            done: HashMap::new(),
+            done_keys: std::collections::hash_map::RandomState::new(),
         }
     }
 
@@ -526,6 +535,9 @@ impl HostQueues {
                 return Ok(Pop::WaitUntil(at));
             }
             self.ready.pop();
+            if !self.done.is_empty() && !self.drop_done_head(h, now)? {
+                continue;
+            }
             let lease = self.start(h, now)?;
             // What the lease brought back from disk counts against the budget too. A failed
             // eviction loses nothing (the URLs stay in memory) and the next push reports it;
@@ -843,6 +855,58 @@ impl HostQueues {
         host.entry = None;
         self.schedule(h, now);
         Err(err)
+    }
+
+    /// Counts a URL done with, as a replayed journal says, though it was never queued here:
+    /// admitted and done since the checkpoint.
+    pub(crate) fn count_replayed(&mut self, fate: Fate) {
+        self.stats.pushed += 1;
+        self.count_fate(fate);
+    }
+
+    /// Marks a URL the checkpoint holds queued as done, as a replayed journal says: it is
+    /// dropped, not leased, when its turn comes.
+    pub(crate) fn mark_done(&mut self, url: &str, fate: Fate) {
+        let key = self.done_keys.hash_one(url);
+        self.done.insert(key, fate);
+    }
+
+    fn count_fate(&mut self, fate: Fate) {
+        match fate {
+            Fate::Succeeded => self.stats.succeeded += 1,
+            Fate::Failed => self.stats.failed += 1,
+            Fate::Exhausted => self.stats.exhausted += 1,
+            _ => self.stats.given_up_urls += 1,
+        }
+    }
+
+    /// Drops the URLs at the head of host `h`'s queue that a replayed journal says are done.
+    /// Whether URLs are left to lease; if not, the host leaves the ready heap.
+    fn drop_done_head(&mut self, h: u32, now: Instant) -> Result<bool, DiskError> {
+        loop {
+            let host = &self.hosts[h as usize];
+            if host.queue.is_empty() {
+                self.hosts[h as usize].entry = None;
+                return Ok(false);
+            }
+            if host.queue.front.is_empty() {
+                self.refill(h, now)?;
+                continue;
+            }
+            let url = host.queue.front.front().expect("not empty").url.as_str();
+            let key = self.done_keys.hash_one(url);
+            let Some(fate) = self.done.remove(&key) else {
+                return Ok(true);
+            };
+            let host = &mut self.hosts[h as usize];
+            let entry = host.queue.pop_front().expect("not empty");
+            self.memory -= entry.bytes();
+            self.stats.queued -= 1;
+            if host.queue.is_empty() {
+                self.stats.hosts_queued -= 1;
+            }
+            self.count_fate(fate);
+        }
     }
 
     /// Starts a lease of the host's first URL at `now`.

@@ -1,0 +1,452 @@
+//! The journal: what changed since the last checkpoint, so that a crash costs the work of
+//! one sync interval instead of everything since that checkpoint.
+//!
+//! # What it holds
+//!
+//! One entry per URL admitted (its depth and canonical text) and one per URL done with (its
+//! fate: succeeded, failed, exhausted, dropped with its host). Retries, crawl delays and
+//! back-offs are not journaled: after a crash a retried URL is tried again with the attempt
+//! count of the checkpoint, and hosts start with the politeness state the checkpoint held.
+//!
+//! # Files and order of writes
+//!
+//! `journal-G.log` in the checkpoint directory holds what happened after checkpoint
+//! generation `G` (0: no checkpoint yet). Entries are appended in memory as they happen
+//! and written by [`Frontier::write_journal`](crate::Frontier::write_journal), which
+//! appends them to the file and flushes it to disk (`fdatasync`): group commit, at the
+//! caller's interval. A checkpoint makes the journal before it obsolete: once its manifest
+//! is on disk, new entries go to the next generation's file and the old file is deleted.
+//! A batch taken before a checkpoint and written after it is dropped: the checkpoint holds
+//! what it says.
+//!
+//! # Framing and damage
+//!
+//! Each entry is `length: u32 LE`, `CRC-32C of the payload: u32 LE`, then the payload. On
+//! replay, the entries are read in order up to the first that does not check out:
+//!
+//! * if it is the file's last (it runs to or past the end, or everything after it is zeros,
+//!   as a crash in the middle of a write leaves it), it is a *torn tail*: cut off, reported,
+//!   and the journal goes on from there;
+//! * otherwise good bytes follow bad ones: the file was damaged after it was written, and
+//!   [`DiskErrorKind::CorruptAt`] names the file and the offset; nothing is skipped silently.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use crate::codec::{Reader, le_u32, put_varint};
+use crate::queues::Fate;
+use crate::{DiskError, DiskErrorKind};
+
+/// Bytes before each entry's payload: its length and checksum.
+const HEADER: usize = 8;
+/// The largest payload: a kind, a depth and a URL far longer than any canonical URL admitted.
+const MAX_PAYLOAD: usize = 1 << 20;
+
+const ADMIT: u8 = 1;
+const DONE: u8 = 2;
+
+/// The journal file of checkpoint generation `generation`.
+pub(crate) fn file_name(generation: u64) -> String {
+    format!("journal-{generation}.log")
+}
+
+/// The generation of a journal file's name, if it is one.
+pub(crate) fn parse_name(name: &str) -> Option<u64> {
+    name.strip_prefix("journal-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
+}
+
+/// One journal entry, borrowing its URL from the file's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry<'a> {
+    /// A URL admitted as new, at this depth.
+    Admit { depth: u32, url: &'a str },
+    /// A URL done with, whatever became of it.
+    Done { fate: Fate, url: &'a str },
+}
+
+/// Entries taken from a frontier's journal to be written: see
+/// [`Frontier::journal_batch`](crate::Frontier::journal_batch).
+#[derive(Debug, Default)]
+#[must_use = "a batch is written by Frontier::write_journal; dropped, its entries are lost"]
+pub struct JournalBatch {
+    /// The checkpoint generation the entries follow.
+    generation: u64,
+    bytes: Vec<u8>,
+    entries: u64,
+}
+
+impl JournalBatch {
+    /// How many entries it holds.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// assert_eq!(frontier.journal_batch().len(), 0); // no journal: nothing to write
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn len(&self) -> u64 {
+        self.entries
+    }
+
+    /// Whether it holds no entry.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let frontier = frontier::Frontier::builder().build()?;
+    /// assert!(frontier.journal_batch().is_empty());
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+}
+
+/// What opening a frontier found in its journal.
+///
+/// # Example
+///
+/// ```
+/// let frontier = frontier::Frontier::builder().build()?;
+/// assert_eq!(frontier.replayed(), None); // no journal
+/// # Ok::<(), frontier::FrontierError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Replayed {
+    /// The journal file read.
+    pub path: PathBuf,
+    /// Entries replayed.
+    pub entries: u64,
+    /// Of those, URLs admitted, and URLs done with.
+    pub admitted: u64,
+    /// URLs done with.
+    pub done: u64,
+    /// Bytes of a torn last entry cut off the end (a crash in the middle of a write).
+    pub torn_bytes: u64,
+}
+
+/// The journal of a frontier.
+#[derive(Debug)]
+pub(crate) struct Journal {
+    dir: PathBuf,
+    /// Entries appended since the last batch was taken.
+    pending: Mutex<JournalBatch>,
+    /// The file batches go to, with its generation; opened when first written to.
+    file: Mutex<Option<(u64, File)>>,
+}
+
+impl Journal {
+    /// A journal in `dir` following checkpoint generation `generation`.
+    pub(crate) fn new(dir: PathBuf, generation: u64) -> Journal {
+        Journal {
+            dir,
+            pending: Mutex::new(JournalBatch {
+                generation,
+                ..JournalBatch::default()
+            }),
+            file: Mutex::new(None),
+        }
+    }
+
+    /// The directory of the journal's files.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends an entry, to be written with the next batch.
+    pub(crate) fn append(&self, entry: Entry<'_>) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        encode(entry, &mut pending.bytes);
+        pending.entries += 1;
+    }
+
+    /// Takes the entries appended so far.
+    pub(crate) fn take(&self) -> JournalBatch {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let generation = pending.generation;
+        std::mem::replace(
+            &mut *pending,
+            JournalBatch {
+                generation,
+                ..JournalBatch::default()
+            },
+        )
+    }
+
+    /// Starts the journal of a new checkpoint generation: entries pending belong to the
+    /// checkpoint just written, which holds their effects.
+    pub(crate) fn rotate(&self, generation: u64) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        *pending = JournalBatch {
+            generation,
+            ..JournalBatch::default()
+        };
+    }
+
+    /// Appends a batch to its generation's file and flushes it to disk. A batch of a
+    /// generation older than the current one is dropped: the checkpoint after it holds it.
+    pub(crate) fn write(&self, batch: JournalBatch) -> Result<(), DiskError> {
+        let current = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .generation;
+        if batch.generation < current || batch.bytes.is_empty() {
+            return Ok(());
+        }
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let path = self.dir.join(file_name(batch.generation));
+        if file.as_ref().is_none_or(|(g, _)| *g != batch.generation) {
+            fs::create_dir_all(&self.dir).map_err(|e| DiskError::io(&self.dir, e))?;
+            let opened = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(|e| DiskError::io(&path, e))?;
+            // The file's name must be on disk with its first entries.
+            sync_dir(&self.dir)?;
+            *file = Some((batch.generation, opened));
+        }
+        let (_, out) = file.as_mut().expect("opened above");
+        out.write_all(&batch.bytes)
+            .and_then(|()| out.sync_data())
+            .map_err(|e| DiskError::io(&path, e))
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<(), DiskError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| DiskError::io(dir, e))
+}
+
+fn encode(entry: Entry<'_>, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER]);
+    match entry {
+        Entry::Admit { depth, url } => {
+            out.push(ADMIT);
+            put_varint(out, depth.into());
+            out.extend_from_slice(url.as_bytes());
+        }
+        Entry::Done { fate, url } => {
+            out.push(DONE);
+            out.push(fate_code(fate));
+            out.extend_from_slice(url.as_bytes());
+        }
+    }
+    let payload = &out[start + HEADER..];
+    let len = u32::try_from(payload.len()).expect("a URL under 4 GiB");
+    let crc = crc32c::crc32c(payload);
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn fate_code(fate: Fate) -> u8 {
+    match fate {
+        Fate::Succeeded => 1,
+        Fate::Failed => 2,
+        Fate::Exhausted => 3,
+        // Retries are not journaled; any other final fate is the host's.
+        _ => 4,
+    }
+}
+
+fn fate_of(code: u8) -> Option<Fate> {
+    Some(match code {
+        1 => Fate::Succeeded,
+        2 => Fate::Failed,
+        3 => Fate::Exhausted,
+        4 => Fate::DroppedWithHost,
+        _ => return None,
+    })
+}
+
+fn decode(payload: &[u8]) -> Option<Entry<'_>> {
+    let (&kind, rest) = payload.split_first()?;
+    match kind {
+        ADMIT => {
+            let mut reader = Reader::new(rest);
+            let depth = u32::try_from(reader.varint()?).ok()?;
+            let url = std::str::from_utf8(reader.take(reader.remaining())?).ok()?;
+            Some(Entry::Admit { depth, url })
+        }
+        DONE => {
+            let (&code, url) = rest.split_first()?;
+            Some(Entry::Done {
+                fate: fate_of(code)?,
+                url: std::str::from_utf8(url).ok()?,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The entries of a journal file's bytes, and where the good ones end: a torn tail after
+/// that offset is for the caller to cut.
+///
+/// # Errors
+///
+/// [`DiskErrorKind::CorruptAt`] when an entry that does not check out is followed by more
+/// bytes than a torn write leaves.
+pub(crate) fn read<'b>(path: &Path, bytes: &'b [u8]) -> Result<(Vec<Entry<'b>>, usize), DiskError> {
+    let mut entries = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        match entry_at(bytes, at) {
+            Some((entry, next)) => {
+                entries.push(entry);
+                at = next;
+            }
+            None if is_torn_tail(bytes, at) => return Ok((entries, at)),
+            None => {
+                return Err(DiskError::new(
+                    path,
+                    DiskErrorKind::CorruptAt {
+                        offset: at as u64,
+                        what: "a journal entry that does not check out, with entries after it",
+                    },
+                ));
+            }
+        }
+    }
+    Ok((entries, at))
+}
+
+/// The entry at `at` and the offset after it, if it checks out.
+fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry<'_>, usize)> {
+    let header = bytes.get(at..at + HEADER)?;
+    let len = le_u32(header, 0) as usize;
+    let crc = le_u32(header, 4);
+    if len == 0 || len > MAX_PAYLOAD {
+        return None;
+    }
+    let payload = bytes.get(at + HEADER..at + HEADER + len)?;
+    if crc32c::crc32c(payload) != crc {
+        return None;
+    }
+    Some((decode(payload)?, at + HEADER + len))
+}
+
+/// Whether the bad entry at `at` is what a crash in the middle of a write leaves: the last
+/// thing in the file (its length runs to or past the end), or followed by zeros only.
+fn is_torn_tail(bytes: &[u8], at: usize) -> bool {
+    let rest = &bytes[at..];
+    if rest.len() < HEADER || rest.iter().all(|&b| b == 0) {
+        return true;
+    }
+    let len = le_u32(rest, 0) as usize;
+    (1..=MAX_PAYLOAD).contains(&len) && HEADER + len >= rest.len()
+}
+
+/// Reads the journal of `generation` in `dir`, cutting a torn tail off the file. `None`
+/// when there is no such file.
+pub(crate) fn load(
+    dir: &Path,
+    generation: u64,
+) -> Result<Option<(PathBuf, Vec<u8>, u64)>, DiskError> {
+    let path = dir.join(file_name(generation));
+    let bytes = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(DiskError::io(&path, err)),
+    };
+    let (_, good) = read(&path, &bytes)?;
+    let torn = (bytes.len() - good) as u64;
+    if torn > 0 {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| DiskError::io(&path, e))?;
+        file.set_len(good as u64)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| DiskError::io(&path, e))?;
+    }
+    let mut bytes = bytes;
+    bytes.truncate(good);
+    Ok(Some((path, bytes, torn)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal(entries: &[Entry<'_>]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for &entry in entries {
+            encode(entry, &mut bytes);
+        }
+        bytes
+    }
+
+    const ENTRIES: [Entry<'static>; 3] = [
+        Entry::Admit {
+            depth: 3,
+            url: "http://a.example/x",
+        },
+        Entry::Done {
+            fate: Fate::Exhausted,
+            url: "http://a.example/x",
+        },
+        Entry::Admit {
+            depth: 0,
+            url: "https://b.example/",
+        },
+    ];
+
+    #[test]
+    fn entries_read_back_as_written() {
+        let bytes = journal(&ENTRIES);
+        let (read_back, end) = read(Path::new("j"), &bytes).unwrap();
+        assert_eq!(read_back, ENTRIES);
+        assert_eq!(end, bytes.len());
+    }
+
+    #[test]
+    fn a_tail_cut_at_any_byte_is_torn_and_the_entries_before_it_stay() {
+        let bytes = journal(&ENTRIES);
+        let whole_two = journal(&ENTRIES[..2]).len();
+        for cut in whole_two..bytes.len() {
+            let (read_back, end) = read(Path::new("j"), &bytes[..cut]).unwrap();
+            assert_eq!(read_back, ENTRIES[..2], "cut at {cut}");
+            assert_eq!(end, whole_two);
+        }
+        // Zeros after the good entries, as a crash can leave a file extended but unwritten.
+        let mut zeros = journal(&ENTRIES[..2]);
+        zeros.extend_from_slice(&[0; 100]);
+        assert_eq!(read(Path::new("j"), &zeros).unwrap().1, whole_two);
+    }
+
+    #[test]
+    fn a_flipped_byte_before_the_tail_is_refused_with_its_offset() {
+        let bytes = journal(&ENTRIES);
+        let second = journal(&ENTRIES[..1]).len();
+        let mut damaged = bytes.clone();
+        damaged[second + HEADER + 2] ^= 0x40;
+        let err = read(Path::new("journal-7.log"), &damaged).unwrap_err();
+        assert_eq!(err.path(), Path::new("journal-7.log"));
+        assert!(
+            matches!(err.kind(), DiskErrorKind::CorruptAt { offset, .. } if *offset == second as u64),
+            "{err}"
+        );
+        // The same damage in the last entry is a torn tail.
+        let last = journal(&ENTRIES[..2]).len();
+        let mut tail = bytes;
+        tail[last + HEADER + 2] ^= 0x40;
+        assert_eq!(read(Path::new("j"), &tail).unwrap().1, last);
+    }
+
+    #[test]
+    fn names_carry_the_generation() {
+        assert_eq!(parse_name(&file_name(42)), Some(42));
+        assert_eq!(parse_name("journal-x.log"), None);
+        assert_eq!(parse_name("state-3.bin"), None);
+    }
+}
