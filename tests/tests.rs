@@ -25,5 +25,8 @@ mod hostile;
 mod ssrf;
 // WARC output, read back with a WARC library.
 mod warc;
+// The journal: killed with SIGKILL again and again, the crawl loses nothing and repeats
+// little; a state directory in use is locked.
+mod journal;
 // --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
 mod resume;

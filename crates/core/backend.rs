@@ -38,6 +38,24 @@ pub(crate) struct Local {
     gate: RwLock<()>,
 }
 
+/// Why the journal could not be made durable.
+#[derive(Debug)]
+pub(crate) enum JournalError {
+    /// The records (or WARC file) could not be flushed to disk first.
+    Records(std::io::Error),
+    /// The journal file could not be written.
+    Journal(DiskError),
+}
+
+impl std::fmt::Display for JournalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JournalError::Records(err) => write!(f, "flushing the records to disk: {err}"),
+            JournalError::Journal(err) => write!(f, "writing the journal: {err}"),
+        }
+    }
+}
+
 /// A URL a worker may fetch now, until it completes or abandons it.
 #[derive(Debug)]
 pub(crate) enum Lease {
@@ -214,6 +232,32 @@ impl Backend {
     pub(crate) fn stats(&self) -> FrontierStats {
         match self {
             Backend::Local(Local { frontier, .. }) => frontier.stats(),
+        }
+    }
+
+    /// Makes the journal's entries so far durable (group commit), with `durable` run in
+    /// between: it makes the records durable. The entries are taken with no completion under
+    /// way, so that every completion among them has its record written (buffered) already,
+    /// and `durable` puts those records on disk before the completions are.
+    pub(crate) fn sync_journal(
+        &self,
+        durable: impl FnOnce() -> std::io::Result<()>,
+    ) -> Result<(), JournalError> {
+        match self {
+            Backend::Local(local) => {
+                let batch = {
+                    let _all = local.gate.write().unwrap_or_else(PoisonError::into_inner);
+                    local.frontier.journal_batch()
+                };
+                if batch.is_empty() {
+                    return Ok(());
+                }
+                durable().map_err(JournalError::Records)?;
+                local
+                    .frontier
+                    .write_journal(batch)
+                    .map_err(JournalError::Journal)
+            }
         }
     }
 

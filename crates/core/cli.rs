@@ -150,6 +150,9 @@ pub(crate) struct Cli {
     /// [state.checkpoint_interval] Time between two checkpoints (with --state-dir).
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
     checkpoint_interval: Option<Duration>,
+    /// [state.journal_sync_interval] Time between two journal writes to disk; 0: no journal.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
+    journal_sync_interval: Option<Duration>,
     /// [state.shutdown_grace] After Ctrl-C, time for fetches in flight to finish.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
     shutdown_grace: Option<Duration>,
@@ -217,6 +220,10 @@ impl Cli {
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.state.checkpoint_interval, &self.checkpoint_interval);
         set(&mut c.state.shutdown_grace, &self.shutdown_grace);
+        set(
+            &mut c.state.journal_sync_interval,
+            &self.journal_sync_interval,
+        );
         c
     }
 }

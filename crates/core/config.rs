@@ -165,6 +165,9 @@ pub(crate) struct State {
     /// anyway (their URLs are fetched again on resume).
     #[serde(with = "duration")]
     pub(crate) shutdown_grace: Duration,
+    /// Time between two writes of the journal to disk; 0 for no journal.
+    #[serde(with = "duration")]
+    pub(crate) journal_sync_interval: Duration,
 }
 
 impl Default for State {
@@ -172,6 +175,7 @@ impl Default for State {
         State {
             checkpoint_interval: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
+            journal_sync_interval: Duration::from_millis(100),
         }
     }
 }

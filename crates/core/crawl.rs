@@ -283,7 +283,15 @@ impl Crawler {
     /// written: a checkpoint must never hold as done a URL whose record was lost.
     pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
         let flushed = || {
-            self.flush();
+            // On disk, not only written: the checkpoint is about to hold their URLs as done.
+            let durable = self
+                .sink
+                .sync()
+                .and_then(|()| self.warc.as_ref().map_or(Ok(()), Warc::sync));
+            if let Err(err) = durable {
+                tracing::error!("writing records: {err}");
+                self.sink_failed.store(true, Ordering::Relaxed);
+            }
             let ok = !self.sink_failed.load(Ordering::Relaxed);
             if !ok {
                 tracing::error!(
@@ -294,6 +302,18 @@ impl Crawler {
         };
         if let Err(err) = self.frontier.checkpoint(dir, flushed) {
             tracing::error!("checkpoint failed (the previous one is intact): {err}");
+        }
+    }
+
+    /// Makes the journal durable, records first (see `Backend::sync_journal`). A failure is
+    /// logged: the crawl goes on, and a crash would repeat the work not journaled.
+    pub(crate) fn sync_journal(&self) {
+        let durable = || {
+            self.sink.sync()?;
+            self.warc.as_ref().map_or(Ok(()), Warc::sync)
+        };
+        if let Err(err) = self.frontier.sync_journal(durable) {
+            tracing::error!("{err}; a crash now would repeat the work since the last sync");
         }
     }
 

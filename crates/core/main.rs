@@ -88,6 +88,8 @@ enum Ended {
 /// answer.
 fn run(cli: &Cli) -> Result<Ended> {
     let state = cli.state_dir.as_deref().map(StateDir::new);
+    // Held to the end: no other process may use the state meanwhile.
+    let _lock = state.as_ref().map(StateDir::lock).transpose()?;
     let (mut config, mut seed_texts) = match &state {
         Some(state) if cli.resume => {
             let (saved, seeds) = state.load()?;
@@ -173,17 +175,18 @@ fn run(cli: &Cli) -> Result<Ended> {
                     state.checkpoint().display()
                 )
             })?;
-            let stats = frontier.stats();
-            eprintln!(
-                "crawler: resumed from {} in {} ms: {} URLs queued, {} seen so far",
-                state.checkpoint().display(),
-                now.elapsed().as_millis(),
-                report::count(stats.queues.queued),
-                report::count(stats.admission.seen_set.urls)
-            );
+            resumed_message(&frontier, &state.checkpoint(), now);
             frontier
         }
-        _ => builder.build().context("frontier settings (frontier.*)")?,
+        _ => {
+            let frontier = builder.build().context("frontier settings (frontier.*)")?;
+            if let Some(state) = &state
+                && frontier.replayed().is_some()
+            {
+                resumed_message(&frontier, &state.checkpoint(), now);
+            }
+            frontier
+        }
     };
     let guard = Arc::new(guard::Guard::new(
         !config.fetch.allow_private_addresses,
@@ -267,6 +270,27 @@ fn run(cli: &Cli) -> Result<Ended> {
     Ok(ended)
 }
 
+/// Says what a resume found: the checkpoint, and the journal replayed on top of it.
+fn resumed_message(frontier: &Frontier, dir: &std::path::Path, started: std::time::Instant) {
+    let stats = frontier.stats();
+    let journal = match frontier.replayed() {
+        Some(replayed) if replayed.torn_bytes > 0 => format!(
+            " and {} journal entries (a torn last write of {} bytes cut off)",
+            report::count(replayed.entries),
+            report::count(replayed.torn_bytes)
+        ),
+        Some(replayed) => format!(" and {} journal entries", report::count(replayed.entries)),
+        None => String::new(),
+    };
+    eprintln!(
+        "crawler: resumed from {}{journal} in {} ms: {} URLs queued, {} seen so far",
+        dir.display(),
+        started.elapsed().as_millis(),
+        report::count(stats.queues.queued),
+        report::count(stats.admission.seen_set.urls)
+    );
+}
+
 /// Runs the crawl to its end, checkpointing every `state.checkpoint_interval` when there is
 /// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
 /// finish, then the crawl is checkpointed and ends. A second Ctrl-C, even during the final
@@ -290,6 +314,12 @@ async fn drive(
     // A slow checkpoint is not followed by a burst of them.
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticks.tick().await;
+    let journal_interval = config.state.journal_sync_interval;
+    let journaled = checkpoint.is_some() && !journal_interval.is_zero();
+    let mut syncs =
+        tokio::time::interval(journal_interval.max(std::time::Duration::from_millis(1)));
+    syncs.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    syncs.tick().await;
     let mut interrupts = Interrupts::new();
     let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     let mut quit = false;
@@ -298,6 +328,10 @@ async fn drive(
             () = &mut run => break,
             _ = ticks.tick(), if checkpoint.is_some() && !shutdown.stop.is_cancelled() => {
                 save(crawler, checkpoint);
+            }
+            // Group commit: records, then the journal entries that complete them, on disk.
+            _ = syncs.tick(), if journaled => {
+                tokio::task::block_in_place(|| crawler.sync_journal());
             }
             () = interrupts.next() => {
                 if shutdown.stop.is_cancelled() {
@@ -573,7 +607,7 @@ fn frontier_builder(
     } else {
         (f.spill_dir.clone(), None)
     };
-    let builder = Frontier::builder()
+    let mut builder = Frontier::builder()
         .canonicalizer(canon)
         .scope(scope)
         .seen(
@@ -586,6 +620,11 @@ fn frontier_builder(
             SpillSettings::new(&spill_dir)
                 .memory_budget(f.memory_budget_mib.saturating_mul(1 << 20)),
         );
+    if let Some(state) = state
+        && !config.state.journal_sync_interval.is_zero()
+    {
+        builder = builder.journal(state.checkpoint());
+    }
     Ok((builder, made))
 }
 

@@ -60,6 +60,8 @@ pub(crate) struct Sink {
     /// records 64 KiB at a time, or only at exit. Files and pipes keep the buffer: writing
     /// records is the crawl's hot path.
     flush_each_line: bool,
+    /// The file records go to (a second handle), to flush to disk: `None` for standard output.
+    file: Option<std::fs::File>,
 }
 
 impl Sink {
@@ -67,6 +69,7 @@ impl Sink {
     /// standard output for an empty path or `-`.
     pub(crate) fn open(path: &Path, append: bool) -> io::Result<Sink> {
         let to_stdout = path.as_os_str().is_empty() || path == Path::new("-");
+        let mut handle = None;
         let out: Box<dyn Write + Send> = if to_stdout {
             Box::new(BufWriter::with_capacity(1 << 16, io::stdout()))
         } else {
@@ -76,11 +79,13 @@ impl Sink {
                 .append(append)
                 .truncate(!append)
                 .open(path)?;
+            handle = Some(file.try_clone()?);
             Box::new(BufWriter::with_capacity(1 << 16, file))
         };
         Ok(Sink {
             out: Mutex::new(out),
             flush_each_line: to_stdout && io::stdout().is_terminal(),
+            file: handle,
         })
     }
 
@@ -90,6 +95,7 @@ impl Sink {
         Sink {
             out: Mutex::new(Box::new(out)),
             flush_each_line: false,
+            file: None,
         }
     }
 
@@ -113,6 +119,17 @@ impl Sink {
     /// Flushes what is buffered.
     pub(crate) fn flush(&self) -> io::Result<()> {
         self.lock().flush()
+    }
+
+    /// Flushes what is buffered and, for a file, makes it durable (`fdatasync`): records
+    /// written before this call survive a crash or a power loss.
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        let mut out = self.lock();
+        out.flush()?;
+        match &self.file {
+            Some(file) => file.sync_data(),
+            None => Ok(()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn Write + Send>> {
@@ -144,6 +161,7 @@ mod tests {
         Sink {
             out: Mutex::new(Box::new(BufWriter::with_capacity(1 << 16, buf.clone()))),
             flush_each_line,
+            file: None,
         }
     }
 

@@ -7,6 +7,8 @@
 //! | `seed-redirects.txt` | targets of the seeds' redirects, seeds of the scope but not trusted by the SSRF guard |
 //! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
 //! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
+//! | `checkpoint/journal-G.log` | what changed since checkpoint `G` (see the frontier crate) |
+//! | `lock` | locked (an OS file lock) by the process using the directory |
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -75,6 +77,32 @@ impl StateDir {
     /// Whether a checkpoint was written (a crawl killed before its first has none).
     pub(crate) fn has_checkpoint(&self) -> bool {
         self.checkpoint().join("MANIFEST").exists()
+    }
+
+    /// Locks the directory for this process (an OS lock on `DIR/lock`, released when the
+    /// returned file is closed, even by a crash): two processes on one state would corrupt
+    /// it. Creates the directory if need be.
+    pub(crate) fn lock(&self) -> Result<fs::File> {
+        fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create state directory {}", self.dir.display()))?;
+        let path = self.dir.join("lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(file),
+            Err(fs::TryLockError::WouldBlock) => bail!(
+                "{} is in use by another crawler process; wait for it to end, or give another \
+                 --state-dir",
+                self.dir.display()
+            ),
+            Err(fs::TryLockError::Error(err)) => {
+                Err(err).with_context(|| format!("cannot lock {}", path.display()))
+            }
+        }
     }
 
     /// Refuses a directory that holds a crawl already, for a new crawl; writes nothing.

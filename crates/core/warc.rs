@@ -88,6 +88,13 @@ impl Warc {
             .unwrap_or_else(PoisonError::into_inner)
             .flush()
     }
+
+    /// Flushes what is buffered and makes it durable (`fdatasync`).
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        out.flush()?;
+        out.get_ref().sync_data()
+    }
 }
 
 fn set(record: &mut Record<warc::BufferedBody>, header: WarcHeader, value: &str) -> io::Result<()> {
