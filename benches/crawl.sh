@@ -7,6 +7,8 @@
 #
 #   benches/crawl.sh              # the full run (a few minutes)
 #   PAGES=10000 benches/crawl.sh  # a quicker one
+#   CRAWLER_ARGS='--state-dir @STATE@' NAME='with --state-dir' WGET2=no benches/crawl.sh
+#                                 # other flags (@STATE@: a fresh directory), no wget2
 #
 # Needs GNU time (/usr/bin/time) and, for the comparison, wget2 (Debian: apt-get install wget2).
 # Both programs share the machine's cores with the server, as in the published peer figures.
@@ -15,6 +17,9 @@ cd "$(dirname "$0")/.."
 
 PAGES=${PAGES:-100000}
 WGET2_THREADS=${WGET2_THREADS:-16}
+CRAWLER_ARGS=${CRAWLER_ARGS:-}
+NAME=${NAME:-crawler (config/local.toml)}
+WGET2=${WGET2:-yes}
 work=$(mktemp -d)
 server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
@@ -63,14 +68,17 @@ echo "| crawler | wall | pages/s | CPU per page | peak RSS | expected pages fetc
 echo "|---|---|---|---|---|---|---|"
 
 serve crawler
+# shellcheck disable=SC2086 # CRAWLER_ARGS is a list of flags
 read -r wall user sys rss < <(measure "$bin/crawler" --config config/local.toml --seed "$seed" \
-    --output "$work/records.jsonl" --progress off)
+    --output "$work/records.jsonl" --progress off ${CRAWLER_ARGS//@STATE@/$work/state})
 stop crawler
 records=$(wc -l <"$work/records.jsonl")
 [ "$records" -eq "$expected" ] || echo "note: $records records for $expected expected pages" >&2
-row "crawler (config/local.toml)" "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
+row "$NAME" "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
 
-if command -v wget2 >/dev/null; then
+if [ "$WGET2" != yes ]; then
+    :
+elif command -v wget2 >/dev/null; then
     serve wget2
     mkdir -p "$work/wget2"
     read -r wall user sys rss < <(measure wget2 --recursive --level=inf --no-parent \
