@@ -62,6 +62,37 @@ fn a_few_broken_pages_do_not_abandon_their_site() {
     assert!(!crawl.stderr().contains("giving up"), "{}", crawl.stderr());
 }
 
+/// Regression (issue 14, tried as a user): with the default back-off, the five broken pages'
+/// retries doubled the host's wait after each, and the 106-page site took 9 minutes. A
+/// server that answers is up: its broken pages wait the base back-off each.
+#[test]
+fn broken_pages_do_not_slow_their_site_down_more_and_more() {
+    let links: Vec<String> = (0..5).map(|i| format!("/broken/{i}")).collect();
+    let home = html_linking(&links);
+    let (port, _log) = serve(move |path| match path {
+        "/" => (200, "text/html", home.clone()),
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        _ => (500, "text/html", b"oops".to_vec()),
+    });
+    let started = std::time::Instant::now();
+    let crawl = crawl(&[
+        "--progress".to_owned(),
+        "off".to_owned(),
+        "--delay".to_owned(),
+        "0".to_owned(),
+        "--backoff-base".to_owned(),
+        "100ms".to_owned(),
+        "--seed".to_owned(),
+        format!("http://127.0.0.1:{port}/"),
+    ]);
+    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    assert_eq!(crawl.records.len(), 6);
+    // 15 tries of broken pages, 100 ms apart: under 2 s. Doubled per error in a row, the
+    // waits would add up to 0.1 s * (2^14 - 1), capped at 10 minutes each: over an hour.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
 /// A host that answers errors to everything for longer than `give_up_after` is given up,
 /// and every URL it still held gets a record saying so: none is dropped silently.
 #[test]

@@ -73,7 +73,7 @@ pub(crate) struct Cli {
     /// [politeness.max_retry_after] The longest Retry-After honoured.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
     max_retry_after: Option<Duration>,
-    /// [politeness.backoff_base] Wait after a host's first error, doubled per further error.
+    /// [politeness.backoff_base] Wait after an error; doubled per error in a row without answer.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
     backoff_base: Option<Duration>,
     /// [politeness.backoff_max] The longest back-off.

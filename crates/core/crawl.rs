@@ -499,8 +499,7 @@ impl Crawler {
             }
             match &*rules {
                 Rules::Unreachable(status) => {
-                    let retry = Outcome::Failure {
-                        retry: true,
+                    let retry = Outcome::ErrorAnswer {
                         retry_after: Some(self.robots.unreachable_ttl()),
                     };
                     let why = format!("robots.txt answered {status}");
@@ -557,8 +556,7 @@ impl Crawler {
             }
             Ok(fetched) => {
                 let outcome = match fetched.status {
-                    429 | 500..=599 => Outcome::Failure {
-                        retry: true,
+                    429 | 500..=599 => Outcome::ErrorAnswer {
                         retry_after: fetched.retry_after,
                     },
                     _ => Outcome::Success,

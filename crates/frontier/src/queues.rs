@@ -54,6 +54,10 @@ const SWEEP_SLACK: usize = 64;
 ///   delay after a success, and to at least now plus the longest of the delay, the back-off
 ///   ([`Politeness::backoff`] of the host's consecutive errors) and the capped
 ///   `Retry-After` after a failure. A success resets the count of consecutive errors.
+/// * [`Outcome::ErrorAnswer`] (the server answered 5xx or 429) waits the longest of the
+///   delay and the capped `Retry-After`, or [`Politeness::backoff_base`] without one, however
+///   many errors came before: a server that answers is up, and its broken pages are their
+///   own problem. It retries the URL and counts towards giving the host up like a failure.
 /// * [`Outcome::Skipped`] (no request was made) puts the host's next-allowed instant back
 ///   where it was before the lease started, unless another lease of the host started since.
 /// * A failure that asks for a retry queues the URL again at the back of its host's queue,
@@ -632,16 +636,26 @@ impl HostQueues {
                 self.stats.succeeded += 1;
                 Fate::Succeeded
             }
-            Outcome::Failure { retry, retry_after } => {
+            Outcome::Failure { .. } | Outcome::ErrorAnswer { .. } => {
+                let (retry, retry_after, answered) = match outcome {
+                    Outcome::Failure { retry, retry_after } => (retry, retry_after, false),
+                    Outcome::ErrorAnswer { retry_after } => (true, retry_after, true),
+                    Outcome::Success | Outcome::Skipped => unreachable!("matched above"),
+                };
                 if !host.given_up {
                     host.consecutive_errors = host.consecutive_errors.saturating_add(1);
                     let failing_since = *host.failing_since.get_or_insert(now);
-                    let retry_after = retry_after
-                        .unwrap_or_default()
-                        .min(policy.max_retry_after());
-                    let wait = delay
-                        .max(policy.backoff(host.consecutive_errors))
-                        .max(retry_after);
+                    let retry_after = retry_after.map(|after| after.min(policy.max_retry_after()));
+                    // A server that answers is not down: its broken pages wait the base
+                    // back-off (or its Retry-After), not one that doubles with each of them.
+                    let backoff = if answered {
+                        retry_after.unwrap_or(policy.backoff_base())
+                    } else {
+                        policy
+                            .backoff(host.consecutive_errors)
+                            .max(retry_after.unwrap_or_default())
+                    };
+                    let wait = delay.max(backoff);
                     push_back_to(&mut host.next_allowed, later(now, wait));
                     if host.consecutive_errors >= policy.max_consecutive_errors()
                         && now.saturating_duration_since(failing_since) >= policy.give_up_after()

@@ -480,19 +480,21 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records
 fn broken_pages_cost_their_retries_not_their_site() {
     let polite = Politeness::builder().delay(Duration::ZERO).build().unwrap();
     let mut queues = HostQueues::new(polite);
-    let mut now = Instant::now();
+    let t0 = Instant::now();
+    let mut now = t0;
     for i in 0..5 {
         push_all(&mut queues, &[&format!("http://a.example/broken/{i}")], now);
     }
     for i in 0..100 {
         push_all(&mut queues, &[&format!("http://a.example/good/{i}")], now);
     }
+    let answered_500 = Outcome::ErrorAnswer { retry_after: None };
     loop {
         match queues.pop(now).unwrap() {
             Pop::Lease(l) => {
                 assert!(!l.host_given_up());
                 let outcome = if l.url().as_str().contains("broken") {
-                    RETRY
+                    answered_500
                 } else {
                     Outcome::Success
                 };
@@ -506,6 +508,45 @@ fn broken_pages_cost_their_retries_not_their_site() {
     let stats = queues.stats();
     assert_eq!((stats.succeeded, stats.exhausted), (100, 5));
     assert_eq!((stats.given_up_hosts, stats.given_up_urls), (0, 0));
+    // After each of the 15 errors (5 pages, 3 tries) but the last, the base back-off, 1 s,
+    // no more: doubled per error in a row, the last ten would have waited over 8 minutes.
+    assert_eq!(now - t0, secs(14));
+}
+
+/// A host that does not answer is backed off more with each error in a row; one that
+/// answers with errors is not.
+#[test]
+fn only_a_host_that_does_not_answer_is_backed_off_more_and_more() {
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .max_attempts(100)
+        .build()
+        .unwrap();
+    for (outcome, waits) in [
+        (RETRY, [1, 2, 4, 8, 16]),
+        (Outcome::ErrorAnswer { retry_after: None }, [1, 1, 1, 1, 1]),
+        (
+            Outcome::ErrorAnswer {
+                retry_after: Some(secs(7)),
+            },
+            [7, 7, 7, 7, 7],
+        ),
+    ] {
+        let mut queues = HostQueues::new(polite.clone());
+        let mut now = Instant::now();
+        push_all(&mut queues, &["http://a.example/"], now);
+        let mut seen = Vec::new();
+        while seen.len() < 5 {
+            let l = lease(queues.pop(now).unwrap());
+            complete(&mut queues, l, outcome, now);
+            let Pop::WaitUntil(next) = queues.pop(now).unwrap() else {
+                panic!("backing off")
+            };
+            seen.push((next - now).as_secs());
+            now = next;
+        }
+        assert_eq!(seen, waits, "{outcome:?}");
+    }
 }
 
 #[test]
@@ -719,6 +760,8 @@ fn outcome() -> impl Strategy<Value = Outcome> {
         2 => (any::<bool>(), prop::option::of(0u64..3_000)).prop_map(|(retry, after)| {
             Outcome::Failure { retry, retry_after: after.map(ms) }
         }),
+        1 => prop::option::of(0u64..3_000)
+            .prop_map(|after| Outcome::ErrorAnswer { retry_after: after.map(ms) }),
     ]
 }
 
@@ -941,8 +984,8 @@ impl Model {
                 false
             }
             Outcome::Skipped => false,
-            Outcome::Failure { .. } if was_given_up => false,
-            Outcome::Failure { .. } => {
+            Outcome::Failure { .. } | Outcome::ErrorAnswer { .. } if was_given_up => false,
+            Outcome::Failure { .. } | Outcome::ErrorAnswer { .. } => {
                 *errors += 1;
                 let since = *self.failing_since.entry(host.clone()).or_insert(self.now);
                 *errors >= self.polite.max_consecutive_errors()
@@ -956,14 +999,16 @@ impl Model {
         } else {
             assert_eq!(done.host_given_up, None);
         }
+        let retried = matches!(
+            outcome,
+            Outcome::Failure { retry: true, .. } | Outcome::ErrorAnswer { .. }
+        );
         let expected = match outcome {
             Outcome::Success | Outcome::Skipped => Fate::Succeeded,
             Outcome::Failure { retry: false, .. } => Fate::Failed,
-            Outcome::Failure { retry: true, .. } if attempts >= self.polite.max_attempts() => {
-                Fate::Exhausted
-            }
-            Outcome::Failure { .. } if self.given_up.contains(&host) => Fate::DroppedWithHost,
-            Outcome::Failure { .. } => Fate::Retried {
+            _ if retried && attempts >= self.polite.max_attempts() => Fate::Exhausted,
+            _ if self.given_up.contains(&host) => Fate::DroppedWithHost,
+            _ => Fate::Retried {
                 attempts: attempts + 1,
             },
         };

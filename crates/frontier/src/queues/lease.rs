@@ -180,23 +180,36 @@ impl Lease {
 /// use std::time::Duration;
 /// use frontier::Outcome;
 ///
-/// // 503 Service Unavailable with `Retry-After: 120`.
-/// let throttled = Outcome::Failure { retry: true, retry_after: Some(Duration::from_secs(120)) };
-/// // The host's name does not resolve: no point trying again.
-/// let dns = Outcome::Failure { retry: false, retry_after: None };
-/// assert_ne!(throttled, dns);
+/// // 503 Service Unavailable with `Retry-After: 120`: the server is up, this page is not.
+/// let throttled = Outcome::ErrorAnswer { retry_after: Some(Duration::from_secs(120)) };
+/// // The connection was refused: the host may be down; back off, and try again.
+/// let refused = Outcome::Failure { retry: true, retry_after: None };
+/// assert_ne!(throttled, refused);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The server answered and the URL is done with. Resets the host's error count; the host
     /// waits its delay from now.
     Success,
-    /// The host failed to answer well. The host waits the longest of its delay, its back-off
-    /// and `retry_after` (capped at [`Politeness::max_retry_after`](crate::Politeness::max_retry_after)).
+    /// The host did not answer (connection refused, DNS, TLS, timeout), or its answer was
+    /// unusable. The host waits the longest of its delay, its back-off (doubled for each
+    /// error in a row) and `retry_after` (capped at
+    /// [`Politeness::max_retry_after`](crate::Politeness::max_retry_after)).
     Failure {
         /// Whether to try the URL again (after a timeout or a 5xx, say), within
         /// [`Politeness::max_attempts`](crate::Politeness::max_attempts).
         retry: bool,
+        /// The server's `Retry-After`, if it sent one (429, 503).
+        retry_after: Option<Duration>,
+    },
+    /// The server answered with an error (5xx, 429): the URL is tried again, within
+    /// [`Politeness::max_attempts`](crate::Politeness::max_attempts). The host waits the
+    /// longest of its delay and `retry_after` (capped), or
+    /// [`Politeness::backoff_base`](crate::Politeness::backoff_base) without one, without
+    /// growing: a server that answers is up, and five broken pages must not back a site off
+    /// for minutes. It counts towards giving the host up, as a failure does, when every answer
+    /// is an error for [`give_up_after`](crate::Politeness::give_up_after).
+    ErrorAnswer {
         /// The server's `Retry-After`, if it sent one (429, 503).
         retry_after: Option<Duration>,
     },
