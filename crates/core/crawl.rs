@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use frontier::{Canonical, Canonicalizer, Fate, Frontier, Lease, Outcome, Pop};
+use links::{Options, Page};
 use reqwest::Client;
 use tokio::sync::Notify;
 use url::Url;
 
 use crate::config::Config;
 use crate::errors::ErrorKind;
-use crate::extract::{self, Options, Page};
 use crate::fetch::{self, FetchError, Fetched};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
@@ -580,7 +580,7 @@ impl Crawler {
                 max_links: self.config.extract.max_links_per_page,
                 follow_nofollow: self.config.extract.follow_nofollow,
             };
-            let extracted = extract::extract(&page, &options);
+            let extracted = links::extract(&page, &options);
             let found = extracted.links.len() + extracted.nofollow + extracted.over_cap;
             result.links = found as u64;
             self.stats.links.fetch_add(found as u64, Ordering::Relaxed);
