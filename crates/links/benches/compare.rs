@@ -20,9 +20,13 @@ mod pages;
 type Extract = fn(&Page<'_>, &Options) -> Extracted;
 
 /// The contenders, the crate's own first: every ratio is to it.
-const CONTENDERS: [(&str, Extract); 3] = [
+const CONTENDERS: [(&str, Extract); 4] = [
     ("hand-written", links::extract),
     ("html5gum 0.9", adapters::extract_html5gum),
+    (
+        "html5gum 0.9, callback emitter",
+        adapters::extract_html5gum_callback,
+    ),
     ("lol_html 3", adapters::extract_lol_html),
 ];
 

@@ -9,6 +9,7 @@ use crate::scan::{DECODE, is};
 
 /// An attribute value with character references decoded, carriage returns normalized and
 /// NULs replaced, as the tokenizer's attribute value states produce it.
+#[inline]
 pub(crate) fn decode_attribute(raw: &str) -> Cow<'_, str> {
     let b = raw.as_bytes();
     if !b.iter().any(|&c| is(c, DECODE)) {

@@ -44,6 +44,7 @@ pub struct Collector {
 }
 
 impl Sink for Collector {
+    #[inline]
     fn start_tag(&mut self, tag: &Tag<'_>) {
         match tag.element {
             Element::A | Element::Area => {
@@ -101,6 +102,7 @@ impl Collector {
         }
     }
 
+    #[inline]
     fn link(&mut self, href: &str, rel: Option<Value<'_>>) {
         let href = trim_url(href);
         if href.is_empty() {
@@ -165,11 +167,13 @@ impl Collector {
 }
 
 /// Trims what the URL parser strips from both ends of its input: C0 controls and spaces.
+#[inline]
 fn trim_url(s: &str) -> &str {
     s.trim_matches(|c: char| c <= ' ')
 }
 
 /// Whether a whitespace-separated token list (`rel`) has `token`, ASCII case-insensitively.
+#[inline]
 fn has_token(list: &str, token: &str) -> bool {
     list.split_ascii_whitespace()
         .any(|t| t.eq_ignore_ascii_case(token))

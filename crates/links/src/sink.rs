@@ -91,6 +91,7 @@ impl<'s> Value<'s> {
     ///
     /// assert!(matches!(links::Value::as_written("/plain").get(), Cow::Borrowed("/plain")));
     /// ```
+    #[inline]
     pub fn get(self) -> Cow<'s, str> {
         if self.decoded {
             Cow::Borrowed(self.text)

@@ -42,6 +42,7 @@ pub(crate) enum TagName {
 
 impl TagName {
     /// The [`Element`] a [`Sink`] is told of, if any.
+    #[inline]
     fn element(self) -> Option<Element> {
         Some(match self {
             TagName::A => Element::A,
@@ -53,6 +54,7 @@ impl TagName {
         })
     }
 
+    #[inline]
     fn classify(lower: &[u8]) -> TagName {
         use TagName::*;
         match lower {
@@ -96,10 +98,10 @@ impl TagName {
 /// as the tokenizer does).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Attrs<'s> {
-    href: Option<Value<'s>>,
-    rel: Option<Value<'s>>,
-    name: Option<Value<'s>>,
-    content: Option<Value<'s>>,
+    href: Option<&'s str>,
+    rel: Option<&'s str>,
+    name: Option<&'s str>,
+    content: Option<&'s str>,
     /// `<font>` has `color`, `face` or `size` (then it breaks out of SVG/MathML).
     pub(crate) font_breakout: bool,
 }
@@ -227,13 +229,14 @@ fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
         if want != Want::Nothing {
             // Always a `str` slice: the value is delimited by ASCII bytes.
             let value = src.get(value).unwrap_or_default();
-            tag.attrs.capture(want, attr_name, Value::as_written(value));
+            tag.attrs.capture(want, attr_name, value);
         }
     }
 }
 
 impl<'s> Attrs<'s> {
-    fn capture(&mut self, want: Want, name: &[u8], value: Value<'s>) {
+    #[inline]
+    fn capture(&mut self, want: Want, name: &[u8], value: &'s str) {
         let slot = match (want, name.len()) {
             (Want::HrefRel, 4) if name.eq_ignore_ascii_case(b"href") => &mut self.href,
             (Want::HrefRel, 3) if name.eq_ignore_ascii_case(b"rel") => &mut self.rel,
@@ -300,10 +303,10 @@ pub fn tokenize(text: &str, sink: &mut impl Sink) {
                     sink.start_tag(&SinkTag {
                         element,
                         html,
-                        href: tag.attrs.href,
-                        rel: tag.attrs.rel,
-                        name: tag.attrs.name,
-                        content: tag.attrs.content,
+                        href: tag.attrs.href.map(Value::as_written),
+                        rel: tag.attrs.rel.map(Value::as_written),
+                        name: tag.attrs.name.map(Value::as_written),
+                        content: tag.attrs.content.map(Value::as_written),
                     });
                 }
                 let end = match then {
@@ -324,6 +327,7 @@ pub fn tokenize(text: &str, sink: &mut impl Sink) {
 
 /// After `<!` at `i`: a comment, DOCTYPE, CDATA section or bogus comment; returns the
 /// position after it.
+#[inline]
 fn skip_markup_declaration(b: &[u8], i: usize, cdata_allowed: bool) -> usize {
     let rest = &b[i..];
     if rest.starts_with(b"--") {
@@ -339,12 +343,14 @@ fn skip_markup_declaration(b: &[u8], i: usize, cdata_allowed: bool) -> usize {
 }
 
 /// A bogus comment from `i`: up to and including the first `>`.
+#[inline]
 fn skip_bogus_comment(b: &[u8], i: usize) -> usize {
     find_byte(b'>', &b[i..]).map_or(b.len(), |at| i + at + 1)
 }
 
 /// A comment whose text starts at `start` (after `<!--`); returns the position after it.
 /// It ends at `<!-->`, `<!--->`, or the first `-->` or `--!>` after `<!--`.
+#[inline]
 fn skip_comment(b: &[u8], start: usize) -> usize {
     match (b.get(start), b.get(start + 1)) {
         (Some(b'>'), _) => return start + 1,
@@ -366,6 +372,7 @@ fn skip_comment(b: &[u8], start: usize) -> usize {
 
 /// Whether an appropriate end tag for `name` starts at `lt`: `</name` followed by
 /// whitespace, `/` or `>`.
+#[inline]
 fn is_end_tag(b: &[u8], lt: usize, name: &[u8]) -> bool {
     b.get(lt + 1) == Some(&b'/')
         && b.get(lt + 2..lt + 2 + name.len())
@@ -375,6 +382,7 @@ fn is_end_tag(b: &[u8], lt: usize, name: &[u8]) -> bool {
 }
 
 /// Raw text or RCDATA from `i`: the position of its end tag's `<`, `None` if none.
+#[inline]
 fn find_end_tag(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
     loop {
         let lt = i + find_byte(b'<', &b[i..])?;
@@ -387,6 +395,7 @@ fn find_end_tag(b: &[u8], mut i: usize, name: &[u8]) -> Option<usize> {
 
 /// Script data from `i`, through the escaped (`<!--`) and double-escaped (`<!--<script>`)
 /// states: the position of the `</script` that ends it, `None` if none.
+#[inline]
 fn find_script_end(b: &[u8], mut i: usize) -> Option<usize> {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum S {

@@ -33,6 +33,7 @@ pub(crate) struct Tree {
 
 impl TagName {
     /// An HTML element that can contain SVG/MathML, and whose end tag then closes it.
+    #[inline]
     fn closes_foreign(self) -> bool {
         matches!(
             self,
@@ -63,15 +64,18 @@ impl Default for Tree {
 
 impl Tree {
     /// Inside the inert contents of a `<template>`.
+    #[inline]
     pub(crate) fn in_template(&self) -> bool {
         self.templates > 0
     }
 
+    #[inline]
     fn open_count(&mut self, tag: &Tag<'_>) -> &mut u32 {
         &mut self.open[(tag.hash % 64) as usize]
     }
 
     /// The current node is an SVG/MathML element whose children are not HTML.
+    #[inline]
     fn in_foreign_content(&self) -> bool {
         self.foreign_overflow > 0 || self.foreign.last().is_some_and(|f| !f.integration_point)
     }
@@ -91,6 +95,7 @@ impl Tree {
 
     /// Handles a start tag; returns whether it is an HTML element (not SVG/MathML), and what
     /// the tokenizer does next.
+    #[inline]
     pub(crate) fn start_tag(&mut self, tag: &Tag<'_>) -> (bool, Then) {
         if self.in_foreign_content() {
             let breaks_out = matches!(
@@ -142,6 +147,7 @@ impl Tree {
         (true, then)
     }
 
+    #[inline]
     pub(crate) fn end_tag(&mut self, tag: &Tag<'_>) {
         if self.foreign.is_empty() && self.foreign_overflow == 0 {
             if tag.name == TagName::Template {
@@ -174,6 +180,7 @@ impl Tree {
     }
 
     /// Whether `<![CDATA[` starts a CDATA section (inside SVG/MathML) or a bogus comment.
+    #[inline]
     pub(crate) fn cdata_allowed(&self) -> bool {
         self.in_foreign_content()
     }
