@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use links::{Options, Page};
 use url::Url;
 
-use crate::adapters::{extract_html5gum, extract_html5gum_callback, extract_lol_html};
+use crate::adapters::{
+    extract_html5gum, extract_html5gum_callback, extract_html5gum_tree, extract_lol_html,
+};
 use crate::util::{PAGE, links};
 
 /// The number of foreign piece kinds in [`soup`].
@@ -158,11 +160,11 @@ fn finds_the_links_a_browser_grade_parser_finds() {
 
 /// How many of `soups` soups each tokenizer (hand-written, html5gum, lol_html, html5gum
 /// with its callback emitter) reads to a different set of links than the oracle.
-fn differences(soups: u64, foreign: Foreign) -> [usize; 4] {
+fn differences(soups: u64, foreign: Foreign) -> [usize; 5] {
     let url = Url::parse(PAGE).unwrap();
     let options = Options::default();
     let set = |links: Vec<String>| links.into_iter().collect::<BTreeSet<_>>();
-    let mut counts = [0; 4];
+    let mut counts = [0; 5];
     for seed in 0..soups {
         let html = soup(seed, foreign);
         let page = Page {
@@ -176,6 +178,7 @@ fn differences(soups: u64, foreign: Foreign) -> [usize; 4] {
             extract_html5gum(&page, &options).links,
             extract_lol_html(&page, &options).links,
             extract_html5gum_callback(&page, &options).links,
+            extract_html5gum_tree(&page, &options).links,
         ];
         for (count, found) in counts.iter_mut().zip(found) {
             *count += usize::from(set(found) != theirs);
@@ -195,7 +198,7 @@ fn agreement_with_the_oracle_on_soup_with_foreign_content() {
     const SOUPS: u64 = 1_000;
     let all = differences(SOUPS, Foreign::All);
     eprintln!(
-        "soups (of {SOUPS}) whose links differ from html5ever's: hand-written, html5gum, lol_html, html5gum callback"
+        "soups (of {SOUPS}) whose links differ from html5ever's: hand-written, html5gum, lol_html, html5gum callback, html5gum + tree simulation"
     );
     eprintln!("all pieces mixed: {all:?}");
     assert!(all[1..].iter().all(|&n| all[0] <= n), "{all:?}");
