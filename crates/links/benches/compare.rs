@@ -1,9 +1,6 @@
-//! The tokenizer question, measured: the crate's [`links::extract`] (html5gum driven by the
-//! crate's tree simulation) against the same link rules driven by html5gum alone and by
-//! lol_html (`tests/adapters.rs`), on (a) the typical 8.5 KB page, (b) the 500 KB page with
-//! 10,240 links, (c) the hostile pages at doubling sizes. The hand-written tokenizer these
-//! were measured against when the decision was made is in commit d2dc2cf, where this bench
-//! runs it too (the crate's README has the numbers).
+//! The tokenizer question, measured: the crate's [`links::extract`] against the same link
+//! rules driven by html5gum and by lol_html (`tests/adapters.rs`), on (a) the typical 8.5 KB
+//! page, (b) the 500 KB page with 10,240 links, (c) the hostile pages at doubling sizes.
 //!
 //! `cargo bench -p links --bench compare` (`-- quick` for fewer rounds). The contenders run
 //! interleaved (A B C A B C ...) in one process, so that load from other processes on the
@@ -23,14 +20,18 @@ mod pages;
 type Extract = fn(&Page<'_>, &Options) -> Extracted;
 
 /// The contenders, the crate's own first: every ratio is to it.
-const CONTENDERS: [(&str, Extract); 4] = [
-    ("links (html5gum + tree simulation)", links::extract),
+const CONTENDERS: [(&str, Extract); 5] = [
+    ("hand-written", links::extract),
     ("html5gum 0.9", adapters::extract_html5gum),
     (
         "html5gum 0.9, callback emitter",
         adapters::extract_html5gum_callback,
     ),
     ("lol_html 3", adapters::extract_lol_html),
+    (
+        "html5gum 0.9 + tree simulation",
+        adapters::extract_html5gum_tree,
+    ),
 ];
 
 /// The median of `rounds` samples of each contender's time per page, the contenders

@@ -1,11 +1,7 @@
-//! Character references in attribute values, for [`Value::as_written`](crate::Value): the
-//! values of a tokenizer that leaves them as written (lol_html does). The crate's own
-//! tokenizer, html5gum, decodes them itself, with HTML's full table.
-//!
-//! Numeric references exactly as specified, and named ones from HTML 4's 252 names plus
-//! `&apos;`, which include every name that may appear without its `;` (so `?a=1&copy=2`
-//! stays as written, as in browsers). The ~1,900 names that HTML5 added (`&NewLine;`,
-//! `&bigstar;`, ...) are left as written.
+//! Character references in attribute values: numeric ones exactly as specified, and named
+//! ones from HTML 4's 252 names plus `&apos;`, which include every name that may appear
+//! without its `;` (so `?a=1&copy=2` stays as written, as in browsers). The ~1,900 names
+//! that HTML5 added (`&NewLine;`, `&bigstar;`, ...) are left as written.
 
 use std::borrow::Cow;
 

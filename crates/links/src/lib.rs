@@ -6,19 +6,16 @@
 //! crawler, canonicalizes them). Inside, by job:
 //!
 //! * [`decode`]: the page's character encoding and text (`charset.rs`);
-//! * [`tokenize`]: html5gum's WHATWG tokenizer (`tokenizer.rs`), told which state to go on
-//!   in after each start tag by a simulation of the little of the tree builder that decides
-//!   what is markup (`tree.rs`: `<script>`, `<style>`, `<title>`, `<plaintext>`, ..., SVG,
-//!   MathML, `<template>`);
+//! * [`tokenize`]: a hand-written tokenizer that follows the WHATWG tokenizer states
+//!   (`tokenizer.rs`), helped by a simulation of the little of the tree builder that
+//!   decides what is markup (`tree.rs`: SVG, MathML, `<template>`), and decoding character
+//!   references (`entities.rs`);
 //! * [`Sink`]: what the tokenizer hands each start tag to, as a [`Tag`] of an [`Element`];
-//! * [`Collector`]: the sink that applies the link rules below (`rules.rs`);
-//! * [`Value`]: an attribute value, decoded by the tokenizer or, for tokenizers that leave
-//!   character references as written (lol_html), by the crate's decoder (`entities.rs`).
+//! * [`Collector`]: the sink that applies the link rules below (`rules.rs`).
 //!
-//! The crate knows nothing of HTTP: it parses URLs with the [`url`] crate, decodes with
-//! `encoding_rs` and tokenizes with `html5gum`. Why html5gum, rather than the hand-written
-//! tokenizer this crate had, html5ever or lol_html, with the measurements, is in the crate's
-//! README.
+//! The crate knows nothing of HTTP: it parses URLs with the [`url`] crate and decodes with
+//! `encoding_rs`. Why a hand-written tokenizer rather than html5ever, html5gum or lol_html,
+//! with the measurements, is in the crate's README.
 //!
 //! # Example
 //!
@@ -75,36 +72,42 @@
 //!
 //! # The tokenizer
 //!
-//! html5gum implements the WHATWG tokenizer: tags and attributes (the first of duplicate
-//! attributes wins; a tag cut off by the end of the input is dropped), comments, DOCTYPEs,
-//! bogus comments, the script escape states, and character references with HTML's full
-//! table of names. A tokenizer alone does not know where text-only elements begin: that is
-//! the tree builder's decision. So after each start tag, the tree simulation tells html5gum
-//! which state to go on in, as a browser's tree builder does: raw text after `<style>`,
-//! `<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, RCDATA after `<title>` and `<textarea>`,
-//! script data after `<script>`, and the rest of the page as text after `<plaintext>`.
+//! It follows the WHATWG tokenizer states that decide where tags begin and end and what an
+//! attribute value is:
 //!
-//! The simulation models only as much of the tree builder as affects those decisions: inline
-//! `<svg>` and `<math>` (where `<title>`, `<style>` and `<script>` are ordinary elements,
-//! except inside the integration points `<foreignObject>`, `<desc>`, `<title>`, `<mi>`, ...;
-//! the tags that break out of them; the end tags of the HTML elements around them), and
-//! `<template>`, whose contents are inert in a browser and so yield nothing here.
-//! `<noscript>` is parsed as markup, as a browser with scripting disabled would: its links
-//! are the ones meant for agents that do not run scripts. Everything else the tree builder
-//! does (implied and misnested tags, foster parenting out of tables, ...) moves elements
-//! around, or clones an `<a>` (reported once here), but does not remove an `<a href>` from
-//! the document, so it does not change the links. The known differences from a browser are
-//! pinned, case by case, in the test `known_differences_from_a_browser`
-//! (`tests/agreement.rs`).
+//! - tags and their attributes (quoted, unquoted, missing values; `/>`; the first of
+//!   duplicate attributes wins; a tag cut off by the end of the input is dropped);
+//! - comments (`<!-->`, `<!--->`, `--!>`), DOCTYPEs, bogus comments (`<?`, `</ x>`, `<!x>`),
+//!   and CDATA sections inside SVG/MathML;
+//! - the text-only elements the tree builder switches the tokenizer into: `<script>` (with
+//!   the `<!--`/`<script>` escape states), `<style>`, `<xmp>`, `<iframe>`, `<noembed>`,
+//!   `<noframes>` (raw text), `<title>`, `<textarea>` (RCDATA) and `<plaintext>`;
+//! - character references in attribute values: numeric ones exactly as specified, and named
+//!   ones from HTML 4's 252 names plus `&apos;`, which include every name that may appear
+//!   without its `;` (so `?a=1&copy=2` stays as written, as in browsers). The ~1,900 names
+//!   that HTML5 added (`&NewLine;`, `&bigstar;`, ...) are left as written.
 //!
-//! Cost is linear in the input: html5gum's states each advance through the input, only the
-//! attributes the rules read are copied, and the SVG/MathML element stack is capped at 64
-//! entries. No byte sequence panics (a proptest harness and a random-bytes test feed it
-//! markup fragments glued with arbitrary bytes).
+//! It models only as much of the tree builder as affects those decisions: inline `<svg>` and
+//! `<math>` (where `<title>`, `<style>` and `<script>` are ordinary elements, except inside
+//! the integration points `<foreignObject>`, `<desc>`, `<title>`, `<mi>`, ...; the tags that
+//! break out of them; the end tags of the HTML elements around them), and `<template>`,
+//! whose contents are inert in a browser and so yield nothing here. `<noscript>` is parsed
+//! as markup, as a browser with scripting disabled would: its links are the ones meant for
+//! agents that do not run scripts. Everything else the tree builder does (implied and
+//! misnested tags, foster parenting out of tables, ...) moves elements around, or clones an
+//! `<a>` (reported once here), but does not remove an `<a href>` from the document, so it
+//! does not change the links. The known differences from a browser are listed, case by
+//! case, in the test `known_differences_from_a_browser` (`tests/agreement.rs`).
+//!
+//! Cost is linear in the input: every state advances through the input, attributes are not
+//! stored (only the first `href`, `rel`, `name` and `content` of the tags that use them), and
+//! the SVG/MathML element stack is capped at 64 entries. Nothing indexes past the end of the
+//! input, so no byte sequence panics.
 
 mod charset;
 mod entities;
 mod extract;
+mod gum;
 mod rules;
 mod scan;
 mod sink;
@@ -113,6 +116,8 @@ mod tree;
 
 pub use charset::decode;
 pub use extract::{Extracted, Options, Page, extract};
+#[doc(hidden)]
+pub use gum::tokenize_html5gum;
 pub use rules::Collector;
 pub use sink::{Element, Sink, Tag, Value};
 pub use tokenizer::tokenize;

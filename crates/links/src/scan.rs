@@ -1,5 +1,5 @@
-//! Byte scanning for the charset prescan and the entity decoder: a SWAR byte search, and
-//! byte classes.
+//! Byte scanning shared by the charset prescan and the tokenizer: a SWAR byte search, and
+//! the tokenizer's byte classes.
 
 /// The position of the first `needle` in `hay`. Tests 8 bytes at a time (SWAR): most of a
 /// page is text between tags.
@@ -42,10 +42,16 @@ pub(crate) fn find_seq(needle: &[u8], hay: &[u8]) -> Option<usize> {
 /// [`CLASS`] bit: HTML whitespace, with the carriage returns that input preprocessing turns
 /// into newlines.
 pub(crate) const SPACE: u8 = 1;
+/// [`CLASS`] bit: `/`.
+pub(crate) const SLASH: u8 = 2;
+/// [`CLASS`] bit: `>`.
+pub(crate) const GT: u8 = 4;
+/// [`CLASS`] bit: `=`.
+pub(crate) const EQUALS: u8 = 8;
 /// [`CLASS`] bit: what an attribute value's decoding changes: `&`, CR, NUL.
-pub(crate) const DECODE: u8 = 2;
+pub(crate) const DECODE: u8 = 16;
 
-/// Byte classes, so that inner loops test one table entry per byte.
+/// The tokenizer's byte classes, so its inner loops test one table entry per byte.
 static CLASS: [u8; 256] = {
     let mut class = [0; 256];
     class[b'\t' as usize] = SPACE;
@@ -53,6 +59,9 @@ static CLASS: [u8; 256] = {
     class[0x0C] = SPACE;
     class[b'\r' as usize] = SPACE;
     class[b' ' as usize] = SPACE;
+    class[b'/' as usize] = SLASH;
+    class[b'>' as usize] = GT;
+    class[b'=' as usize] = EQUALS;
     class[b'&' as usize] = DECODE;
     class[b'\r' as usize] |= DECODE;
     class[0] = DECODE;

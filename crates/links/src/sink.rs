@@ -2,8 +2,8 @@
 //!
 //! The shape of ripgrep's `searcher::Sink`: the tokenizer knows nothing of link rules, and
 //! the rules ([`Collector`](crate::Collector)) know nothing of tokenizing. That is also what
-//! let the benchmarks drive the same rules from other tokenizers (the hand-written one this
-//! crate had, html5gum alone, lol_html; see the crate's README).
+//! let the benchmarks drive the same rules from other tokenizers (html5gum, lol_html; see
+//! the crate's README).
 
 use std::borrow::Cow;
 

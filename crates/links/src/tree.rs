@@ -45,8 +45,8 @@ impl TagName {
 /// What the tokenizer does after a start tag.
 pub(crate) enum Then {
     Data,
-    /// Raw text or RCDATA, up to the end tag of the element.
-    Text,
+    /// Skip text up to the end tag of this name.
+    Text(&'static str),
     Script,
     Plaintext,
 }
@@ -140,7 +140,7 @@ impl Tree {
                 Then::Data
             }
             TagName::Script => Then::Script,
-            TagName::RawText(_) | TagName::RcData(_) => Then::Text,
+            TagName::RawText(name) | TagName::RcData(name) => Then::Text(name),
             TagName::Plaintext => Then::Plaintext,
             _ => Then::Data,
         };
@@ -177,5 +177,11 @@ impl Tree {
                 *self.open_count(tag) -= 1;
             }
         }
+    }
+
+    /// Whether `<![CDATA[` starts a CDATA section (inside SVG/MathML) or a bogus comment.
+    #[inline]
+    pub(crate) fn cdata_allowed(&self) -> bool {
+        self.in_foreign_content()
     }
 }

@@ -1,12 +1,11 @@
-//! The same link rules ([`links::Collector`]) driven by other tokenizers, for the
-//! comparison in the crate's README: `tests/agreement.rs` checks what they find,
-//! `benches/compare.rs` (which includes this file) times them against [`links::extract`]
-//! (html5gum driven by the crate's tree simulation).
+//! The same link rules ([`links::Collector`]) driven by two other tokenizers, html5gum and
+//! lol_html, for the comparison in the crate's README: `tests/agreement.rs` checks what they
+//! find, `benches/compare.rs` (which includes this file) times them.
 //!
 //! Each adapter does what [`links::extract`] does with another tokenizer in the middle:
 //! [`links::decode`], tokenize, hand each start tag of an [`Element`] to the collector,
-//! finish. They are thin, as a crawler built on them would be: none simulates the tree
-//! builder (lol_html has its own simulation inside).
+//! finish. Both are thin, as a crawler built on them would be: neither simulates the tree
+//! builder beyond what the crate itself does.
 
 use links::{Collector, Element, Extracted, Options, Page, Sink, Tag, Value};
 
@@ -112,6 +111,16 @@ pub(crate) fn extract_html5gum_callback(page: &Page<'_>, options: &Options) -> E
         emitter.naively_switch_states(true);
         for _ in html5gum::Tokenizer::new_with_emitter(&*text, emitter) {}
     }
+    collector.finish(page.url, encoding)
+}
+
+/// html5gum 0.9's tokenizer (callback emitter) driven by the crate's tree simulation
+/// instead of its naive state switching: after each start tag, the simulation tells it
+/// which state to go on in, as a browser's tree builder does (`links::tokenize_html5gum`).
+pub(crate) fn extract_html5gum_tree(page: &Page<'_>, options: &Options) -> Extracted {
+    let (text, encoding) = links::decode(page);
+    let mut collector = Collector::new(options);
+    links::tokenize_html5gum(&text, &mut collector);
     collector.finish(page.url, encoding)
 }
 

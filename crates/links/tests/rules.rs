@@ -56,7 +56,7 @@ fn extract_character_references_in_hrefs() {
             "/s?a=1&b=2&c=3",
             "/s?a=1&copy=2\u{B6}x&notit\u{AC}",
             "/s?x=AB\u{20AC}\u{FFFD}\u{FFFD}\u{FFFD}",
-            "/\u{2209}\u{2026}\u{2605}&",
+            "/\u{2209}\u{2026}&bigstar;&",
             "/<>\"'",
         ]
     );
