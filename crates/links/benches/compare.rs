@@ -20,7 +20,7 @@ mod pages;
 type Extract = fn(&Page<'_>, &Options) -> Extracted;
 
 /// The contenders, the crate's own first: every ratio is to it.
-const CONTENDERS: [(&str, Extract); 5] = [
+const CONTENDERS: [(&str, Extract); 4] = [
     ("hand-written", links::extract),
     ("html5gum 0.9", adapters::extract_html5gum),
     (
@@ -28,10 +28,6 @@ const CONTENDERS: [(&str, Extract); 5] = [
         adapters::extract_html5gum_callback,
     ),
     ("lol_html 3", adapters::extract_lol_html),
-    (
-        "html5gum 0.9 + tree simulation",
-        adapters::extract_html5gum_tree,
-    ),
 ];
 
 /// The median of `rounds` samples of each contender's time per page, the contenders

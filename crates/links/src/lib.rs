@@ -107,7 +107,6 @@
 mod charset;
 mod entities;
 mod extract;
-mod gum;
 mod rules;
 mod scan;
 mod sink;
@@ -116,8 +115,6 @@ mod tree;
 
 pub use charset::decode;
 pub use extract::{Extracted, Options, Page, extract};
-#[doc(hidden)]
-pub use gum::tokenize_html5gum;
 pub use rules::Collector;
 pub use sink::{Element, Sink, Tag, Value};
 pub use tokenizer::tokenize;

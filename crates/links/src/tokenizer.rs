@@ -40,23 +40,10 @@ pub(crate) enum TagName {
     Other,
 }
 
-/// The name and name hash of a tag from its lowercased name, as [`read_tag`] computes them.
-pub(crate) fn classify_name(lower: &[u8]) -> (TagName, u64) {
-    let hash = lower.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, &c| {
-        (hash ^ u64::from(c)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    let name = if lower.len() <= 16 {
-        TagName::classify(lower)
-    } else {
-        TagName::Other
-    };
-    (name, hash)
-}
-
 impl TagName {
     /// The [`Element`] a [`Sink`] is told of, if any.
     #[inline]
-    pub(crate) fn element(self) -> Option<Element> {
+    fn element(self) -> Option<Element> {
         Some(match self {
             TagName::A => Element::A,
             TagName::Area => Element::Area,
@@ -111,10 +98,10 @@ impl TagName {
 /// as the tokenizer does).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Attrs<'s> {
-    pub(crate) href: Option<&'s str>,
-    pub(crate) rel: Option<&'s str>,
-    pub(crate) name: Option<&'s str>,
-    pub(crate) content: Option<&'s str>,
+    href: Option<&'s str>,
+    rel: Option<&'s str>,
+    name: Option<&'s str>,
+    content: Option<&'s str>,
     /// `<font>` has `color`, `face` or `size` (then it breaks out of SVG/MathML).
     pub(crate) font_breakout: bool,
 }
@@ -128,7 +115,7 @@ pub(crate) struct Tag<'s> {
     pub(crate) self_closing: bool,
     pub(crate) attrs: Attrs<'s>,
     /// The input position after the tag's `>`.
-    pub(crate) next: usize,
+    next: usize,
 }
 
 /// Which attributes to capture for a tag.

@@ -114,16 +114,6 @@ pub(crate) fn extract_html5gum_callback(page: &Page<'_>, options: &Options) -> E
     collector.finish(page.url, encoding)
 }
 
-/// html5gum 0.9's tokenizer (callback emitter) driven by the crate's tree simulation
-/// instead of its naive state switching: after each start tag, the simulation tells it
-/// which state to go on in, as a browser's tree builder does (`links::tokenize_html5gum`).
-pub(crate) fn extract_html5gum_tree(page: &Page<'_>, options: &Options) -> Extracted {
-    let (text, encoding) = links::decode(page);
-    let mut collector = Collector::new(options);
-    links::tokenize_html5gum(&text, &mut collector);
-    collector.finish(page.url, encoding)
-}
-
 /// lol_html 3: Cloudflare's streaming rewriter, which a popular Rust crawler (spider) parses
 /// with. Its tokenizer is driven by its own tree-builder simulation (text states, SVG and
 /// MathML namespaces), and CSS selectors pick the elements: one handler for the five

@@ -7,9 +7,7 @@ use std::collections::BTreeSet;
 use links::{Options, Page};
 use url::Url;
 
-use crate::adapters::{
-    extract_html5gum, extract_html5gum_callback, extract_html5gum_tree, extract_lol_html,
-};
+use crate::adapters::{extract_html5gum, extract_html5gum_callback, extract_lol_html};
 use crate::util::{PAGE, links};
 
 /// The number of foreign piece kinds in [`soup`].
@@ -160,11 +158,11 @@ fn finds_the_links_a_browser_grade_parser_finds() {
 
 /// How many of `soups` soups each tokenizer (hand-written, html5gum, lol_html, html5gum
 /// with its callback emitter) reads to a different set of links than the oracle.
-fn differences(soups: u64, foreign: Foreign) -> [usize; 5] {
+fn differences(soups: u64, foreign: Foreign) -> [usize; 4] {
     let url = Url::parse(PAGE).unwrap();
     let options = Options::default();
     let set = |links: Vec<String>| links.into_iter().collect::<BTreeSet<_>>();
-    let mut counts = [0; 5];
+    let mut counts = [0; 4];
     for seed in 0..soups {
         let html = soup(seed, foreign);
         let page = Page {
@@ -178,7 +176,6 @@ fn differences(soups: u64, foreign: Foreign) -> [usize; 5] {
             extract_html5gum(&page, &options).links,
             extract_lol_html(&page, &options).links,
             extract_html5gum_callback(&page, &options).links,
-            extract_html5gum_tree(&page, &options).links,
         ];
         for (count, found) in counts.iter_mut().zip(found) {
             *count += usize::from(set(found) != theirs);
@@ -198,7 +195,7 @@ fn agreement_with_the_oracle_on_soup_with_foreign_content() {
     const SOUPS: u64 = 1_000;
     let all = differences(SOUPS, Foreign::All);
     eprintln!(
-        "soups (of {SOUPS}) whose links differ from html5ever's: hand-written, html5gum, lol_html, html5gum callback, html5gum + tree simulation"
+        "soups (of {SOUPS}) whose links differ from html5ever's: hand-written, html5gum, lol_html, html5gum callback"
     );
     eprintln!("all pieces mixed: {all:?}");
     assert!(all[1..].iter().all(|&n| all[0] <= n), "{all:?}");
@@ -206,5 +203,49 @@ fn agreement_with_the_oracle_on_soup_with_foreign_content() {
     for kind in 16..16 + FOREIGN {
         let counts = differences(SOUPS / 4, Foreign::Only(kind));
         eprintln!("piece {kind} (of {}): {counts:?}", SOUPS / 4);
+    }
+}
+
+/// The known differences between the links the hand-written tokenizer finds and those a
+/// browser's parser (html5ever's tree builder, the oracle) finds, each pinned: ours, then
+/// the oracle's; a change on either side fails here first. They come from the tree
+/// simulation, which tracks the open SVG/MathML elements and counts of some HTML ones, not
+/// the whole stack of open elements, and from the character reference table (HTML 4's
+/// names). Each is rare on real pages; `agreement_with_the_oracle_on_soup_with_foreign_content`
+/// measures how rare on tag soup.
+#[test]
+fn known_differences_from_a_browser() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        // An HTML element open inside an SVG integration point (`<title>`, `<desc>`,
+        // `<foreignObject>`) keeps the integration point's end tag from closing it, so what
+        // follows is still HTML (here a raw-text `<style>`); the simulation closes it and
+        // reads SVG, where `<style>` holds elements. Most of the differing soups are this.
+        (
+            "<svg><title><b></title><style><a href=s></style></svg>",
+            &["s"],
+            &[],
+        ),
+        // The ~1,900 character reference names HTML5 added are left as written.
+        ("<a href=\"/&bigstar;\">", &["/&bigstar;"], &["/\u{2605}"]),
+        // An <a> that misnesting makes the tree builder clone is reported once (the oracle
+        // has two elements); the set of links is the same.
+        ("<a href=x><div>t</a>u</div>", &["x"], &["x", "x"]),
+    ];
+    for (html, ours, theirs) in cases {
+        assert_eq!(&links(html), ours, "ours on {html}");
+        assert_eq!(&oracle(html), theirs, "the oracle on {html}");
+    }
+    // An SVG <a xlink:href> is a link in a browser; neither this crate nor the oracle's
+    // `a[href]` reads it.
+    assert!(links("<svg><a xlink:href=/x>t</a></svg>").is_empty());
+    // Two differences this crate's documentation used to list are gone with html5ever 0.40,
+    // which keeps an <a> inside <select> and reads <annotation-xml encoding=text/html> as
+    // HTML, as this crate does.
+    for html in [
+        "<select><option><a href=in-select>o</a></select>",
+        "<math><annotation-xml encoding=text/html><a href=ann></annotation-xml></math>",
+    ] {
+        assert_eq!(links(html), oracle(html), "{html}");
+        assert_eq!(links(html).len(), 1, "{html}");
     }
 }
