@@ -1,6 +1,8 @@
 //! The tokenizer question, measured: the crate's [`links::extract`] against the same link
 //! rules driven by html5gum and by lol_html (`tests/adapters.rs`), on (a) the typical 8.5 KB
 //! page, (b) the 500 KB page with 10,240 links, (c) the hostile pages at doubling sizes.
+//! (At commit d2dc2cf it also runs html5gum steered by the crate's tree simulation; the
+//! crate's README has the numbers of all five, and why the hand-written tokenizer stays.)
 //!
 //! `cargo bench -p links --bench compare` (`-- quick` for fewer rounds). The contenders run
 //! interleaved (A B C A B C ...) in one process, so that load from other processes on the
