@@ -24,13 +24,13 @@ use url::Url;
 use crate::backend::{self, Backend, Lease, Next};
 use crate::config::Config;
 use crate::errors::ErrorKind;
-use crate::extract::{self, Extracted, Options, Page};
 use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{self, RobotsCache, Rules, UNREACHABLE_TTL};
 use crate::state::StateDir;
 use crate::warc::{Exchange, Warc};
+use links::{Extracted, Options, Page};
 
 /// Pages and bodies from this size on are extracted and written to WARC off the async
 /// workers' threads (`block_in_place`): a multi-megabyte page takes milliseconds of CPU,
@@ -653,7 +653,7 @@ impl Crawler {
             max_links: self.config.extract.max_links_per_page,
             follow_nofollow: self.config.extract.follow_nofollow,
         };
-        extract::extract(&page, &options)
+        links::extract(&page, &options)
     }
 
     /// Pushes a page's links (or a redirect's target) as one batch.

@@ -1,16 +1,16 @@
 //! `crawler --seed URL`: a fast, polite web crawler on a Bloom-filter frontier. See README.md.
 //!
 //! Where things live: [`cli`] (flags), [`config`] (the settings and their defaults), [`crawl`]
-//! (the fetch workers), [`fetch`] (HTTP), [`robots`] (robots.txt), [`extract`] (links from
-//! pages), [`output`] (records), [`report`] (progress and the final summary). This file turns
-//! the command line into a crawl, and errors into messages and exit codes.
+//! (the fetch workers), [`fetch`] (HTTP), [`robots`] (robots.txt), [`output`] (records),
+//! [`report`] (progress and the final summary); links come out of pages through the `links`
+//! crate. This file turns the command line into a crawl, and errors into messages and exit
+//! codes.
 
 mod backend;
 mod cli;
 mod config;
 mod crawl;
 mod errors;
-mod extract;
 mod fetch;
 mod guard;
 mod output;

@@ -1,24 +1,7 @@
-//! Link extraction per page: `cargo bench --bench extract`.
-//!
-//! Two deterministic pages: a typical ~8.5 KB article page with 30 links (10 relative child
-//! links, 20 absolute) amid head boilerplate, navigation markup, an inline script and style,
-//! and paragraphs of text; a ~500 KB directory-style page with 10,000+ links; and a hostile
-//! page whose one tag has 200,000 attributes, which must cost time linear in its size.
-//! Criterion reports the time per page and, through its throughput line, pages per second.
+//! The benchmark pages, shared by `extract.rs` and `compare.rs`: deterministic, so the same
+//! on every run.
 
 use std::fmt::Write as _;
-use std::hint::black_box;
-
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use url::Url;
-
-// The crawler is a binary crate, so its extraction module is compiled into this bench
-// directly. Items the fetch workers use but this bench does not are dead code here.
-#[allow(dead_code)]
-#[path = "../crates/core/extract.rs"]
-mod extract;
-
-use extract::{Options, Page, extract};
 
 /// A deterministic pseudo-random generator (xorshift64*), so the pages are the same on
 /// every run.
@@ -82,7 +65,7 @@ fn words(rng: &mut Rng, out: &mut String, n: usize) {
 }
 
 /// The ~8.5 KB article page: 10 relative links and 20 absolute ones.
-fn typical_page() -> String {
+pub(crate) fn typical_page() -> String {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut s = String::with_capacity(9 * 1024);
     s.push_str(
@@ -158,7 +141,7 @@ fn typical_page() -> String {
 }
 
 /// The ~500 KB page: a directory listing with 10,240 links.
-fn big_page() -> String {
+pub(crate) fn big_page() -> String {
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
     let mut s = String::with_capacity(520 * 1024);
     s.push_str(
@@ -182,59 +165,37 @@ fn big_page() -> String {
     s
 }
 
-fn bench(c: &mut Criterion) {
-    let url = Url::parse("https://example.com/articles/crawler-notes").expect("valid URL");
-    let options = Options::default();
-
-    let typical = typical_page();
-    let page = Page {
-        url: &url,
-        body: typical.as_bytes(),
-        content_type: Some("text/html; charset=utf-8"),
-    };
-    let out = extract(&page, &options);
-    assert_eq!(out.links.len(), 30, "30 links in the typical page");
-    eprintln!("typical page: {} bytes, 30 links", typical.len());
-
-    let mut group = c.benchmark_group("extract");
-    group.throughput(Throughput::Elements(1));
-    group.bench_function("typical_8.5KB_30_links", |b| {
-        b.iter(|| extract(black_box(&page), &options));
-    });
-
-    let big = big_page();
-    let page = Page {
-        url: &url,
-        body: big.as_bytes(),
-        content_type: None,
-    };
-    let out = extract(&page, &options);
-    assert!(out.links.len() + out.over_cap >= 10_000);
-    eprintln!(
-        "big page: {} bytes, {} links followed, {} over the cap",
-        big.len(),
-        out.links.len(),
-        out.over_cap
-    );
-    group.sample_size(20);
-    group.bench_function("big_500KB_10k_links", |b| {
-        b.iter(|| extract(black_box(&page), &options));
-    });
-
-    // A hostile page: one tag with 200,000 attributes (2.6 MB). html5ever's tokenizer is
-    // quadratic here (seconds for a tenth of it); this must stay linear.
-    let hostile = format!("<a {}href=x>", "href=y rel=z ".repeat(200_000));
-    let page = Page {
-        url: &url,
-        body: hostile.as_bytes(),
-        content_type: None,
-    };
-    group.sample_size(10);
-    group.bench_function("hostile_one_tag_200k_attributes", |b| {
-        b.iter(|| extract(black_box(&page), &options));
-    });
-    group.finish();
+/// The hostile pages, each built from a size `n` so that a bench can tell linear from
+/// quadratic cost by doubling it: the name, and the page. The first is the one tag with
+/// `n` attributes (200,000 in `extract.rs`); the others are the other quadratic bait of the
+/// tests (`tests/fuzz.rs`).
+pub(crate) fn hostile_pages(n: usize) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "one_tag_n_attributes",
+            format!("<a {}href=x>", "href=y rel=z ".repeat(n)),
+        ),
+        (
+            "nested_div_a",
+            format!("{}<a href=x>", "<div><a href=y>".repeat(n)),
+        ),
+        (
+            "nested_svg_then_stray_end_tags",
+            format!("<svg>{}{}<a href=x>", "<g>".repeat(n), "</q>".repeat(n)),
+        ),
+        ("unclosed_comment", format!("<!--{}", "-".repeat(n))),
+        (
+            "script_escapes",
+            format!("<script>{}", "<!--<script>-<".repeat(n)),
+        ),
+        ("unclosed_title", format!("<title>{}", "</titl".repeat(n))),
+        (
+            "href_of_entities",
+            format!("<a href=\"{}\">", "&amp;&#x41;&notit;&".repeat(n)),
+        ),
+        ("unclosed_attribute", format!("<a href='{}", "x".repeat(n))),
+        ("lt_run", "<".repeat(n)),
+        ("amp_run", "&".repeat(n)),
+        ("unclosed_tags", "<a href=x <b c=d ".repeat(n)),
+    ]
 }
-
-criterion_group!(benches, bench);
-criterion_main!(benches);
