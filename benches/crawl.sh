@@ -9,6 +9,8 @@
 #   PAGES=10000 benches/crawl.sh  # a quicker one
 #   CRAWLER_ARGS='--state-dir @STATE@' NAME='with --state-dir' WGET2=no benches/crawl.sh
 #                                 # other flags (@STATE@: a fresh directory), no wget2
+#   CRAWLER_BIN=../old/target/release/crawler CRAWLER_CONFIG=../old/config/local.toml \
+#       NAME=old WGET2=no benches/crawl.sh   # another build of the crawler, to compare
 #
 # Needs GNU time (/usr/bin/time) and, for the comparison, wget2 (Debian: apt-get install wget2).
 # Both programs share the machine's cores with the server, as in the published peer figures.
@@ -20,6 +22,8 @@ WGET2_THREADS=${WGET2_THREADS:-16}
 CRAWLER_ARGS=${CRAWLER_ARGS:-}
 NAME=${NAME:-crawler (config/local.toml)}
 WGET2=${WGET2:-yes}
+CRAWLER_BIN=${CRAWLER_BIN:-}
+CRAWLER_CONFIG=${CRAWLER_CONFIG:-config/local.toml}
 work=$(mktemp -d)
 server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
@@ -69,7 +73,7 @@ echo "|---|---|---|---|---|---|---|"
 
 serve crawler
 # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of flags
-read -r wall user sys rss < <(measure "$bin/crawler" --config config/local.toml --seed "$seed" \
+read -r wall user sys rss < <(measure "${CRAWLER_BIN:-$bin/crawler}" --config "$CRAWLER_CONFIG" --seed "$seed" \
     --output "$work/records.jsonl" --progress off ${CRAWLER_ARGS//@STATE@/$work/state})
 stop crawler
 records=$(wc -l <"$work/records.jsonl")

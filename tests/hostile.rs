@@ -44,10 +44,27 @@ fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     })
 }
 
+/// The trap site crawled with each profile's own trap settings, and with a depth cap.
 #[test]
 fn traps_end_at_the_rules_and_good_pages_are_still_found() {
+    // The polite profile, without its politeness delay; the local profile; a depth cap of 12.
+    let default: Vec<String> = ["--progress", "off", "--delay", "0"]
+        .map(String::from)
+        .to_vec();
+    let capped: Vec<String> = [&fast()[..], &["--max-depth".to_owned(), "12".to_owned()]].concat();
+    for (name, profile, last_month) in [
+        ("default", default, 19),
+        ("local", fast(), 19),
+        ("depth cap 12", capped, 11),
+    ] {
+        traps_end_with(name, &profile, last_month);
+    }
+}
+
+/// Crawls the trap site with `profile`: the calendar's last month fetched is `last_month`.
+fn traps_end_with(name: &str, profile: &[String], last_month: u32) {
     let (port, log) = trap_site();
-    let mut args = fast();
+    let mut args = profile.to_vec();
     let seed = format!("http://127.0.0.1:{port}/");
     args.extend(
         [
@@ -55,34 +72,37 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
             &seed,
             "--robots",
             "false",
-            "--max-depth",
-            "12",
             "--max-links-per-page",
             "1000",
         ]
         .map(String::from),
     );
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    assert!(run.output.status.success(), "{name}: {}", run.stderr());
     let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
     // The good pages are found, the one behind a page without a Content-Type too.
-    assert_eq!(run.record(&url("/good/2"))["status"], 200);
-    assert_eq!(run.record(&url("/good/3"))["status"], 200);
-    // The calendar ends at the depth limit: /cal/N is N + 1 links from the seed, and depth
-    // 12 is the last allowed.
-    assert!(run.records.contains_key(&url("/cal/11")));
-    assert!(!run.records.contains_key(&url("/cal/12")));
-    // The self-repeating paths are dropped as traps, never requested.
+    assert_eq!(run.record(&url("/good/2"))["status"], 200, "{name}");
+    assert_eq!(run.record(&url("/good/3"))["status"], 200, "{name}");
+    // The calendar ends: /cal/N is N + 1 links from the seed. With a depth cap of 12, at
+    // depth 12; without one, where a link to a page of its own page's shape goes deeper than
+    // crawl.max_same_shape_depth (20): no more requests than the old depth cap of 20 made.
+    let month = |n: u32| url(&format!("/cal/{n}"));
+    assert!(run.records.contains_key(&month(last_month)), "{name}");
+    assert!(!run.records.contains_key(&month(last_month + 1)), "{name}");
     let requested = log.lock().unwrap().clone();
+    let calendar = requested.iter().filter(|p| p.starts_with("/cal/")).count();
+    assert_eq!(calendar as u32, last_month + 1, "{name}");
+    // The self-repeating paths are dropped as traps, never requested.
     assert!(
         requested.iter().all(|p| !p.starts_with("/loop/")),
-        "a trap URL was requested"
+        "{name}: a trap URL was requested"
     );
     // The page of 200,000 links: 1,000 followed, the rest counted.
-    assert_eq!(run.record(&url("/many"))["links"], 200_000);
+    assert_eq!(run.record(&url("/many"))["links"], 200_000, "{name}");
     assert_eq!(
         requested.iter().filter(|p| p.starts_with("/m/")).count(),
-        1_000
+        1_000,
+        "{name}"
     );
     // Session ids in path parameters and queries name the same page: fetched once.
     assert_eq!(
@@ -90,14 +110,20 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
             .iter()
             .filter(|p| p.starts_with("/good/2"))
             .count(),
-        1
+        1,
+        "{name}"
     );
     let stderr = run.stderr();
     // Three good pages (/good/1, 2 and 3), each with three links of a scheme not fetched
     // (javascript:, data:, mailto:), one unparsable and one too long.
+    let calendar_end = if last_month == 19 {
+        "repeated shape"
+    } else {
+        "too deep"
+    };
     for counted in [
         "199,000 over the cap per page",
-        "too deep",
+        calendar_end,
         "repeated segment",
         "9 unsupported scheme",
         "3 unparsable",
@@ -105,8 +131,60 @@ fn traps_end_at_the_rules_and_good_pages_are_still_found() {
     ] {
         assert!(
             stderr.contains(counted),
-            "{counted} not in the summary:\n{stderr}"
+            "{name}: {counted} not in the summary:\n{stderr}"
         );
+    }
+}
+
+/// Regression (issue 13): a book whose 600 chapters each link to the next (as mdBook makes
+/// them) was cut at the old depth limit of 20. With each profile's settings, every chapter
+/// is fetched.
+#[test]
+fn a_book_of_600_chained_chapters_is_read_to_its_end() {
+    const CHAPTERS: usize = 600;
+    let words = [
+        "intro",
+        "install",
+        "hello",
+        "guessing",
+        "concepts",
+        "variables",
+        "types",
+    ];
+    let name = move |i: usize| {
+        let word = words[i % words.len()];
+        format!("/book/ch{:02}-{:02}-{word}.html", i / 10, i % 10)
+    };
+    let (port, log) = serve(move |path| {
+        if path == "/" {
+            return (
+                200,
+                "text/html",
+                format!("<a href={}>start</a>", name(0)).into_bytes(),
+            );
+        }
+        match (0..CHAPTERS).find(|&i| name(i) == path) {
+            Some(i) if i + 1 < CHAPTERS => (
+                200,
+                "text/html",
+                format!("<p>chapter {i}</p><a href={}>next</a>", name(i + 1)).into_bytes(),
+            ),
+            Some(_) => (200, "text/html", b"<p>the end</p>".to_vec()),
+            None => (404, "text/plain", Vec::new()),
+        }
+    });
+    let default: Vec<String> = ["--progress", "off", "--delay", "0"]
+        .map(String::from)
+        .to_vec();
+    for (profile, args) in [("default", default), ("local", fast())] {
+        log.lock().unwrap().clear();
+        let mut args = args;
+        args.extend(["--seed".to_owned(), format!("http://127.0.0.1:{port}/")]);
+        let run = crawl(&args);
+        assert!(run.output.status.success(), "{profile}: {}", run.stderr());
+        let last = format!("http://127.0.0.1:{port}{}", name(CHAPTERS - 1));
+        assert_eq!(run.record(&last)["depth"], CHAPTERS as u64, "{profile}");
+        assert_eq!(run.records.len(), CHAPTERS + 1, "{profile}");
     }
 }
 

@@ -36,9 +36,12 @@ pub(crate) struct Cli {
     /// [crawl.max_pages] Stop once this many URLs have their record; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]
     max_pages: Option<u64>,
-    /// [crawl.max_depth] Links followed from a seed, at most.
+    /// [crawl.max_depth] Links followed from a seed, at most (a far backstop).
     #[arg(long, value_name = "N", help_heading = "Crawl")]
     max_depth: Option<u32>,
+    /// [crawl.max_same_shape_depth] Depth beyond which a link of its page's shape is a trap.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    max_same_shape_depth: Option<u32>,
     /// [crawl.scope] Hosts in scope: the seeds' hosts, their domains, or any.
     #[arg(long, value_enum, help_heading = "Crawl")]
     scope: Option<Scope>,
@@ -168,6 +171,10 @@ impl Cli {
         }
         set(&mut c.crawl.max_pages, &self.max_pages);
         set(&mut c.crawl.max_depth, &self.max_depth);
+        set(
+            &mut c.crawl.max_same_shape_depth,
+            &self.max_same_shape_depth,
+        );
         set(&mut c.crawl.scope, &self.scope);
         if !self.include.is_empty() {
             c.crawl.include = self.include.clone();

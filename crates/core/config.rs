@@ -26,8 +26,11 @@ pub(crate) struct Config {
 pub(crate) struct Crawl {
     /// Stop after this many URLs have a final record; 0 for no limit.
     pub(crate) max_pages: u64,
-    /// Links followed from a seed, at most.
+    /// Links followed from a seed, at most: a far backstop.
     pub(crate) max_depth: u32,
+    /// Beyond this depth, a link to a page of the same shape as the page linking to it (a
+    /// calendar's next month) is a trap; 0 for no such rule.
+    pub(crate) max_same_shape_depth: u32,
     /// `hosts` (the seeds' hosts), `domains` (their registrable domains and subdomains) or
     /// `any`.
     pub(crate) scope: Scope,
@@ -200,7 +203,8 @@ impl Default for Crawl {
     fn default() -> Self {
         Crawl {
             max_pages: 0,
-            max_depth: 20,
+            max_depth: 2000,
+            max_same_shape_depth: 20,
             scope: Scope::Hosts,
             include: Vec::new(),
             exclude: Vec::new(),

@@ -561,6 +561,7 @@ fn frontier_builder(
             Scope::Any => ScopeMode::AnyHost,
         })
         .max_depth(Some(c.max_depth))
+        .max_same_shape_depth((c.max_same_shape_depth > 0).then_some(c.max_same_shape_depth))
         .max_repeated_segment(c.max_repeated_segment)
         .max_path_segments(c.max_path_segments)
         .per_host_budget((c.per_host_pages > 0).then_some(c.per_host_pages));

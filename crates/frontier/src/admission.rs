@@ -234,7 +234,16 @@ impl Admission {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn admit(&self, url: Canonical, depth: u32) -> Result<Verdict, bloom::Error> {
-        if let Err(reason) = self.scope.check(&url, depth) {
+        self.admit_checked(url, |url| self.scope.check(url, depth))
+    }
+
+    /// [`admit`](Self::admit), with `rules` for the scope and trap rules.
+    fn admit_checked(
+        &self,
+        url: Canonical,
+        rules: impl FnOnce(&Canonical) -> Result<(), DropReason>,
+    ) -> Result<Verdict, bloom::Error> {
+        if let Err(reason) = rules(&url) {
             self.dropped.count(reason);
             return Ok(Verdict::Dropped(reason));
         }
@@ -310,7 +319,7 @@ impl Admission {
     /// ```
     pub fn admit_link(&self, base: &Url, href: &str, depth: u32) -> Result<Verdict, bloom::Error> {
         match self.canon.canonicalize_relative(base, href) {
-            Ok(url) => self.admit(url, depth),
+            Ok(url) => self.admit_checked(url, |url| self.scope.check_link(base, url, depth)),
             Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
         }
     }
@@ -425,12 +434,15 @@ impl Admission {
     ) -> Option<Admission> {
         let new = reader.varint()?;
         let seen_again = reader.varint()?;
-        if reader.varint()? != DropReason::ALL.len() as u64 {
+        // New reasons are added at the end of `ALL`: a checkpoint written before one was
+        // added has fewer counts, the first ones.
+        let reasons = usize::try_from(reader.varint()?).ok()?;
+        if reasons > DropReason::ALL.len() {
             return None;
         }
         let dropped = DropCounts::new();
-        for reason in DropReason::ALL {
-            dropped.add(reason, reader.varint()?);
+        for reason in &DropReason::ALL[..reasons] {
+            dropped.add(*reason, reader.varint()?);
         }
         if reader.varint()? != INVALID_REASONS.len() as u64 {
             return None;

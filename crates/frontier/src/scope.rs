@@ -11,11 +11,12 @@ mod hosts;
 mod path;
 mod patterns;
 mod reason;
+mod shape;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{PoisonError, RwLock};
 
-use url::Host;
+use url::{Host, Url};
 
 use crate::Canonical;
 pub use budget::HostBudget;
@@ -81,6 +82,7 @@ pub enum ScopeMode {
 /// | depth at most the limit | 20 | a link 21 hops from a seed | `too_deep` |
 /// | path segments at most the limit | 32 | `https://example.com/a/a1/a2/.../a32` | `too_many_segments` |
 /// | no segment more often than the limit | 2 | `https://example.com/a/b/a/b/a/` | `repeated_segment` |
+/// | a link deeper than the limit is not of its page's shape ([`check_link`](Self::check_link)) | 20 | `/cal/2026/8`, 21 hops away, from `/cal/2026/7` | `repeated_shape` |
 ///
 /// Patterns are [`regex`](https://docs.rs/regex) expressions matched anywhere in the canonical
 /// URL ([`Canonical::as_str`]); anchor them with `^` and `$` to match it whole. A URL is in
@@ -181,10 +183,14 @@ struct Config {
     /// Patterns of which none may match. Default: none.
     excludes: Vec<String>,
     /// The deepest link admitted, in hops from a seed (seeds are at depth 0). Default:
-    /// [`ScopeRules::DEFAULT_MAX_DEPTH`] (20), Heritrix's default: it reaches nearly every
-    /// page of a real site, and it is the only rule that ends traps living in the query
-    /// (`?month=next`), which the path rules cannot see.
+    /// [`ScopeRules::DEFAULT_MAX_DEPTH`] (2,000): a far backstop. Real sites have long chains
+    /// (a book of 600 chapters, each linking to the next; paginated archives), which
+    /// Heritrix's 20 cuts; the shape rule below ends calendars instead.
     max_depth: Option<u32>,
+    /// Beyond this depth, a link to a page of the same shape as the page linking to it is a
+    /// trap. Default: [`ScopeRules::DEFAULT_MAX_SAME_SHAPE_DEPTH`] (20): a calendar ends
+    /// where the old depth cap ended it, while chains of pages with their own names go on.
+    max_same_shape_depth: Option<u32>,
     /// The most times one non-empty segment may occur in a path. Default:
     /// [`ScopeRules::DEFAULT_MAX_REPEATED_SEGMENT`] (2): sites do repeat a segment
     /// (`/docs/v2/api/v2/`), but a third time is almost always a relative link resolved
@@ -207,6 +213,7 @@ impl Default for Config {
             includes: Vec::new(),
             excludes: Vec::new(),
             max_depth: Some(ScopeRules::DEFAULT_MAX_DEPTH),
+            max_same_shape_depth: Some(ScopeRules::DEFAULT_MAX_SAME_SHAPE_DEPTH),
             max_repeated_segment: ScopeRules::DEFAULT_MAX_REPEATED_SEGMENT,
             max_path_segments: ScopeRules::DEFAULT_MAX_PATH_SEGMENTS,
             per_host_budget: None,
@@ -226,7 +233,20 @@ impl ScopeRules {
     /// assert_eq!(rules.max_depth(), Some(ScopeRules::DEFAULT_MAX_DEPTH));
     /// # Ok::<(), frontier::ScopeError>(())
     /// ```
-    pub const DEFAULT_MAX_DEPTH: u32 = 20;
+    pub const DEFAULT_MAX_DEPTH: u32 = 2000;
+
+    /// The default depth beyond which links of their page's shape are traps.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::ScopeRules;
+    ///
+    /// let rules = ScopeRules::builder().build()?;
+    /// assert_eq!(rules.max_same_shape_depth(), Some(ScopeRules::DEFAULT_MAX_SAME_SHAPE_DEPTH));
+    /// # Ok::<(), frontier::ScopeError>(())
+    /// ```
+    pub const DEFAULT_MAX_SAME_SHAPE_DEPTH: u32 = 20;
 
     /// The default for how many times one path segment may occur: twice.
     ///
@@ -311,6 +331,48 @@ impl ScopeRules {
             self.config.max_path_segments,
             self.config.max_repeated_segment,
         )
+    }
+
+    /// Checks a link found on `page`, `depth` links away from a seed: the rules of
+    /// [`check`](Self::check), then the shape rule: beyond
+    /// [`max_same_shape_depth`](ScopeRulesBuilder::max_same_shape_depth), a link to a page
+    /// of the same shape as `page` (its path with numbers and ids generalized, its query's
+    /// parameter names) is a trap. A calendar's next month is one; the next chapter of a
+    /// book, with a name of its own, is not.
+    ///
+    /// # Errors
+    ///
+    /// As [`check`](Self::check), and [`DropReason::RepeatedShape`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, DropReason, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let rules = ScopeRules::builder().seed(&canon.canonicalize("https://example.com/")?).build()?;
+    /// let link = |page: &str, href: &str, depth| {
+    ///     let page = canon.canonicalize(page).unwrap();
+    ///     rules.check_link(page.as_url(), &canon.canonicalize(href).unwrap(), depth)
+    /// };
+    /// let (ch1, ch2) = ("https://example.com/book/intro.html", "https://example.com/book/ownership.html");
+    /// assert_eq!(link(ch1, ch2, 500), Ok(()));
+    /// let (july, august) = ("https://example.com/cal/2026/7", "https://example.com/cal/2026/8");
+    /// assert_eq!(link(july, august, 20), Ok(()));
+    /// assert_eq!(link(july, august, 21), Err(DropReason::RepeatedShape));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_link(&self, page: &Url, url: &Canonical, depth: u32) -> Result<(), DropReason> {
+        self.check(url, depth)?;
+        if self
+            .config
+            .max_same_shape_depth
+            .is_some_and(|max| depth > max)
+            && shape::same_shape(page, url.as_url())
+        {
+            return Err(DropReason::RepeatedShape);
+        }
+        Ok(())
     }
 
     fn host_in_scope(&self, url: &Canonical) -> bool {
@@ -420,6 +482,20 @@ impl ScopeRules {
     /// ```
     pub fn mode(&self) -> ScopeMode {
         self.config.mode
+    }
+
+    /// The depth beyond which links of their page's shape are traps, `None` for no such
+    /// rule (see [`ScopeRulesBuilder::max_same_shape_depth`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let rules = frontier::ScopeRules::builder().max_same_shape_depth(None).build()?;
+    /// assert_eq!(rules.max_same_shape_depth(), None);
+    /// # Ok::<(), frontier::ScopeError>(())
+    /// ```
+    pub fn max_same_shape_depth(&self) -> Option<u32> {
+        self.config.max_same_shape_depth
     }
 
     /// The depth limit, `None` for none (see [`ScopeRulesBuilder::max_depth`]).
@@ -650,7 +726,7 @@ impl ScopeRulesBuilder {
     }
 
     /// Sets the deepest link admitted, in links followed from a seed (seeds are at depth 0);
-    /// `None` removes the limit. Default: `Some(`[`ScopeRules::DEFAULT_MAX_DEPTH`]`)`, 20.
+    /// `None` removes the limit. Default: `Some(`[`ScopeRules::DEFAULT_MAX_DEPTH`]`)`, 2,000.
     ///
     /// # Example
     ///
@@ -666,6 +742,31 @@ impl ScopeRulesBuilder {
     /// ```
     pub fn max_depth(mut self, max: Option<u32>) -> Self {
         self.config.max_depth = max;
+        self
+    }
+
+    /// Sets the depth beyond which a link to a page of the same shape as the page linking
+    /// to it is a trap ([`ScopeRules::check_link`]); `None` turns the rule off. Default:
+    /// `Some(`[`ScopeRules::DEFAULT_MAX_SAME_SHAPE_DEPTH`]`)`, 20.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, DropReason, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let rules = ScopeRules::builder()
+    ///     .seed(&canon.canonicalize("https://example.com/")?)
+    ///     .max_same_shape_depth(Some(3))
+    ///     .build()?;
+    /// let page = canon.canonicalize("https://example.com/cal/2026/7")?;
+    /// let next = canon.canonicalize("https://example.com/cal/2026/8")?;
+    /// assert_eq!(rules.check_link(page.as_url(), &next, 3), Ok(()));
+    /// assert_eq!(rules.check_link(page.as_url(), &next, 4), Err(DropReason::RepeatedShape));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_same_shape_depth(mut self, max: Option<u32>) -> Self {
+        self.config.max_same_shape_depth = max;
         self
     }
 

@@ -32,10 +32,15 @@ pub enum DropReason {
     RepeatedSegment,
     /// The host's page budget is spent.
     HostBudget,
+    /// A link deeper than the limit for such links to a page of the same shape as the page
+    /// linking to it (`/cal/2026/8` from `/cal/2026/7`): how calendars and other endless
+    /// generators look, one page linking to the next.
+    RepeatedShape,
 }
 
 impl DropReason {
-    /// Every reason, in the order the rules are applied (the budget last).
+    /// Every reason, in the order the rules are applied (the budget after the seen-test), but
+    /// for the shape rule, the newest, which comes last here and before the seen-test too.
     ///
     /// # Example
     ///
@@ -43,15 +48,23 @@ impl DropReason {
     /// let keys: Vec<_> = frontier::DropReason::ALL.iter().map(|r| r.reason()).collect();
     /// assert_eq!(
     ///     keys,
-    ///     ["out_of_scope", "too_deep", "too_many_segments", "repeated_segment", "host_budget"]
+    ///     [
+    ///         "out_of_scope",
+    ///         "too_deep",
+    ///         "too_many_segments",
+    ///         "repeated_segment",
+    ///         "host_budget",
+    ///         "repeated_shape",
+    ///     ]
     /// );
     /// ```
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::OutOfScope,
         DropReason::TooDeep,
         DropReason::TooManySegments,
         DropReason::RepeatedSegment,
         DropReason::HostBudget,
+        DropReason::RepeatedShape,
     ];
 
     /// A short, stable, `snake_case` name, fit for a counter or a log field:
@@ -68,6 +81,7 @@ impl DropReason {
             DropReason::TooDeep => "too_deep",
             DropReason::TooManySegments => "too_many_segments",
             DropReason::RepeatedSegment => "repeated_segment",
+            DropReason::RepeatedShape => "repeated_shape",
             DropReason::HostBudget => "host_budget",
         }
     }
@@ -86,6 +100,9 @@ impl fmt::Display for DropReason {
             DropReason::TooDeep => "the URL is deeper than the depth limit",
             DropReason::TooManySegments => "the path has more segments than the limit",
             DropReason::RepeatedSegment => "a path segment repeats too often",
+            DropReason::RepeatedShape => {
+                "deep, and of the same shape as the page linking to it (a calendar)"
+            }
             DropReason::HostBudget => "the host's page budget is spent",
         })
     }
