@@ -19,6 +19,8 @@ mod robots;
 mod politeness;
 // Bad command lines and config files: a message naming the problem, exit code 2.
 mod cli;
+// What is followed besides links: frames and iframes.
+mod follow;
 // Crawler traps and link floods: the crawl ends, good pages are found, skips are counted.
 mod hostile;
 // The SSRF guard: links to private addresses are not fetched unless allowed.

@@ -123,6 +123,9 @@ pub(crate) struct Cli {
     /// [extract.follow_nofollow] Follow rel=nofollow links and meta robots nofollow pages.
     #[arg(long, value_name = "BOOL", help_heading = "Extract")]
     follow_nofollow: Option<bool>,
+    /// [extract.follow_frames] Follow <frame src> and <iframe src> as links (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Extract")]
+    follow_frames: Option<bool>,
 
     /// [frontier.seen_initial_capacity] URLs the seen-test holds before it grows.
     #[arg(long, value_name = "N", help_heading = "Frontier")]
@@ -211,6 +214,7 @@ impl Cli {
         );
         set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
         set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
+        set(&mut c.extract.follow_frames, &self.follow_frames);
         set(
             &mut c.frontier.seen_initial_capacity,
             &self.seen_initial_capacity,

@@ -125,6 +125,8 @@ pub(crate) struct Extract {
     pub(crate) max_links_per_page: usize,
     /// Follow `rel=nofollow` links and pages with `<meta name=robots content=nofollow>`.
     pub(crate) follow_nofollow: bool,
+    /// Follow `<frame src>` and `<iframe src>` as links.
+    pub(crate) follow_frames: bool,
 }
 
 /// `[frontier]`: the URL frontier.
@@ -288,6 +290,7 @@ impl Default for Extract {
         Extract {
             max_links_per_page: 10_000,
             follow_nofollow: false,
+            follow_frames: true,
         }
     }
 }

@@ -142,6 +142,8 @@ pub(crate) struct Stats {
     /// Links extracted, and of those not followed (nofollow) or over the per-page cap.
     pub(crate) links: AtomicU64,
     pub(crate) nofollow: AtomicU64,
+    /// Of the links extracted, those from `<frame src>` and `<iframe src>`.
+    pub(crate) frames: AtomicU64,
     pub(crate) over_cap: AtomicU64,
     /// Tries that failed and were retried.
     pub(crate) retries: AtomicU64,
@@ -626,7 +628,14 @@ impl Crawler {
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));
         if (200..300).contains(&fetched.status) && html && !fetched.too_large {
             let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
-            let found = extracted.links.len() + extracted.nofollow + extracted.over_cap;
+            // Frames not followed are found all the same.
+            let unfollowed_frames = if self.config.extract.follow_frames {
+                0
+            } else {
+                extracted.frames
+            };
+            let found =
+                extracted.links.len() + extracted.nofollow + extracted.over_cap + unfollowed_frames;
             result.links = found as u64;
             self.stats.links.fetch_add(found as u64, Ordering::Relaxed);
             self.stats
@@ -635,6 +644,11 @@ impl Crawler {
             self.stats
                 .over_cap
                 .fetch_add(extracted.over_cap as u64, Ordering::Relaxed);
+            if extracted.frames > 0 {
+                self.stats
+                    .frames
+                    .fetch_add(extracted.frames as u64, Ordering::Relaxed);
+            }
             result.canonical = extracted.canonical;
             self.push(&extracted.base, &extracted.links, depth + 1)
                 .await;
@@ -652,6 +666,7 @@ impl Crawler {
         let options = Options {
             max_links: self.config.extract.max_links_per_page,
             follow_nofollow: self.config.extract.follow_nofollow,
+            follow_frames: self.config.extract.follow_frames,
         };
         links::extract(&page, &options)
     }

@@ -258,8 +258,10 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
     );
     let _ = writeln!(
         s,
-        "  links: {} found, {} not followed because of nofollow, {} over the cap per page",
+        "  links: {} found ({} of frames), {} not followed because of nofollow, {} over the cap \
+         per page",
         count(stats.links.load(Ordering::Relaxed)),
+        count(stats.frames.load(Ordering::Relaxed)),
         count(stats.nofollow.load(Ordering::Relaxed)),
         count(stats.over_cap.load(Ordering::Relaxed))
     );

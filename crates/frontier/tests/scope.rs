@@ -477,7 +477,7 @@ fn long_chains_of_named_pages_are_followed_and_calendars_end_at_twenty() {
     assert_eq!(chain_length(&rules, &query(0), query, 600), 20);
     // Alternating shapes are not caught by this rule; the depth limit ends them.
     let alternating = |i: usize| {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             format!("https://example.com/year/{i}")
         } else {
             format!("https://example.com/month/{i}/x")

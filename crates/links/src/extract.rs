@@ -38,6 +38,9 @@ pub struct Options {
     /// Return links marked `rel=nofollow` and the links of pages marked
     /// `<meta name=robots content=nofollow>` too. Default false.
     pub follow_nofollow: bool,
+    /// Return the `src` of `<frame>` and `<iframe>` as links (as wget2 and Heritrix do: a
+    /// book's table of contents, a site's navigation live in them). Default true.
+    pub follow_frames: bool,
 }
 
 impl Default for Options {
@@ -45,6 +48,7 @@ impl Default for Options {
         Options {
             max_links: 10_000,
             follow_nofollow: false,
+            follow_frames: true,
         }
     }
 }
@@ -76,6 +80,9 @@ pub struct Extracted {
     pub canonical: Option<String>,
     /// Links dropped because the page had more than [`Options::max_links`].
     pub over_cap: usize,
+    /// Of the links found, those from `<frame src>` and `<iframe src>` (followed only with
+    /// [`Options::follow_frames`]; otherwise counted here and not returned).
+    pub frames: usize,
     /// Links not returned because of `rel=nofollow` or a robots `nofollow` meta tag.
     pub nofollow: usize,
     /// The page has `<meta name=robots>` with `nofollow` or `none`.

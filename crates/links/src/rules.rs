@@ -30,6 +30,10 @@ pub struct Collector {
     max_links: usize,
     /// [`Options::follow_nofollow`].
     follow_nofollow: bool,
+    /// [`Options::follow_frames`].
+    follow_frames: bool,
+    /// Frame and iframe sources found.
+    frames: usize,
     links: Vec<String>,
     over_cap: usize,
     nofollow: usize,
@@ -50,6 +54,16 @@ impl Sink for Collector {
             Element::A | Element::Area => {
                 if let Some(href) = tag.href {
                     self.link(&href.get(), tag.rel);
+                }
+            }
+            Element::Frame => {
+                if let Some(src) = tag.href
+                    && !trim_url(&src.get()).is_empty()
+                {
+                    self.frames += 1;
+                    if self.follow_frames {
+                        self.link(&src.get(), None);
+                    }
                 }
             }
             Element::Base if tag.html && self.base_href.is_none() => {
@@ -92,6 +106,8 @@ impl Collector {
         Collector {
             max_links: options.max_links,
             follow_nofollow: options.follow_nofollow,
+            follow_frames: options.follow_frames,
+            frames: 0,
             links: Vec::new(),
             over_cap: 0,
             nofollow: 0,
@@ -159,6 +175,7 @@ impl Collector {
             links: self.links,
             canonical,
             over_cap: self.over_cap,
+            frames: self.frames,
             nofollow: self.nofollow,
             meta_nofollow: self.meta_nofollow,
             encoding,

@@ -30,6 +30,9 @@ pub enum Element {
     Link,
     /// `<meta>`: robots directives, from its `name` and `content`.
     Meta,
+    /// `<frame>` and `<iframe>`: a page shown inside this one, from its `src` (handed over
+    /// as [`Tag::href`]).
+    Frame,
 }
 
 impl Element {
@@ -45,6 +48,8 @@ impl Element {
             4 if name.eq_ignore_ascii_case("base") => Element::Base,
             4 if name.eq_ignore_ascii_case("link") => Element::Link,
             4 if name.eq_ignore_ascii_case("meta") => Element::Meta,
+            5 if name.eq_ignore_ascii_case("frame") => Element::Frame,
+            6 if name.eq_ignore_ascii_case("iframe") => Element::Frame,
             _ => return None,
         };
         Some(element)
@@ -119,7 +124,7 @@ pub struct Tag<'s> {
     /// The element is in the HTML namespace; false inside inline SVG or MathML (where an
     /// `<a href>` is still a link, but a `<base>` or `<link>` is not the document's).
     pub html: bool,
-    /// The `href` attribute.
+    /// The `href` attribute; for [`Element::Frame`], the `src` attribute.
     pub href: Option<Value<'s>>,
     /// The `rel` attribute.
     pub rel: Option<Value<'s>>,

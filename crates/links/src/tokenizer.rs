@@ -15,6 +15,8 @@ pub(crate) enum TagName {
     Base,
     Link,
     Meta,
+    /// `frame`: a link, from its `src`.
+    Frame,
     Script,
     /// `style`, `xmp`, `iframe`, `noembed`, `noframes`: raw text up to the end tag.
     RawText(&'static str),
@@ -50,6 +52,7 @@ impl TagName {
             TagName::Base => Element::Base,
             TagName::Link => Element::Link,
             TagName::Meta => Element::Meta,
+            TagName::Frame | TagName::RawText("iframe") => Element::Frame,
             _ => return None,
         })
     }
@@ -63,6 +66,7 @@ impl TagName {
             b"base" => Base,
             b"link" => Link,
             b"meta" => Meta,
+            b"frame" => Frame,
             b"script" => Script,
             b"style" => RawText("style"),
             b"xmp" => RawText("xmp"),
@@ -125,6 +129,8 @@ enum Capture {
     HrefRel,
     NameContent,
     Font,
+    /// `src`, kept where `href` is.
+    Src,
 }
 
 /// Tokenizes a tag whose name starts at `start` (just after `<` or `</`), through its `>`.
@@ -159,6 +165,7 @@ fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
         (true, TagName::A | TagName::Area | TagName::Base | TagName::Link) => Capture::HrefRel,
         (true, TagName::Meta) => Capture::NameContent,
         (true, TagName::Font) => Capture::Font,
+        (true, TagName::Frame | TagName::RawText("iframe")) => Capture::Src,
         _ => Capture::Nothing,
     };
     let mut tag = Tag {
@@ -240,6 +247,7 @@ impl<'s> Attrs<'s> {
         let slot = match (want, name.len()) {
             (Capture::HrefRel, 4) if name.eq_ignore_ascii_case(b"href") => &mut self.href,
             (Capture::HrefRel, 3) if name.eq_ignore_ascii_case(b"rel") => &mut self.rel,
+            (Capture::Src, 3) if name.eq_ignore_ascii_case(b"src") => &mut self.href,
             (Capture::NameContent, 4) if name.eq_ignore_ascii_case(b"name") => &mut self.name,
             (Capture::NameContent, 7) if name.eq_ignore_ascii_case(b"content") => &mut self.content,
             (Capture::Font, _) => {

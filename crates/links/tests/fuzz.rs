@@ -95,6 +95,7 @@ fn extract_never_panics_on_random_bytes() {
         let options = Options {
             max_links: rng.below(8),
             follow_nofollow: rng.below(2) == 0,
+            follow_frames: rng.below(2) == 0,
         };
         let out = run_with(&body, CHARSETS[rng.below(CHARSETS.len())], &options);
         assert!(out.links.len() <= options.max_links);

@@ -28,8 +28,10 @@ fn extract_links_from_a_and_area_in_document_order() {
             "../up.html",
             "mailto:me@example.com",
             "javascript:void(0)",
+            "/frame",
         ]
     );
+    assert_eq!(out.frames, 1);
     assert_eq!(out.base.as_str(), PAGE);
     assert_eq!((out.over_cap, out.nofollow), (0, 0));
     assert!(!out.meta_nofollow);
@@ -422,6 +424,30 @@ fn extract_skips_text_comments_and_scripts() {
     ] {
         assert!(links(html).is_empty(), "{html}");
     }
+}
+
+/// Regression (issue 13): mdBook loads its whole table of contents through `<iframe src>`,
+/// which was not followed. Frames and iframes are links, unless turned off.
+#[test]
+fn frames_and_iframes_are_links_unless_turned_off() {
+    let page = concat!(
+        "<frameset><frame src=nav.html><FRAME SRC=' main.html '><frame></frameset>",
+        "<iframe src=toc.html><a href=not-a-link-inside-iframe></a></iframe>",
+        "<iframe srcdoc='<a href=x>'></iframe><a href=after>",
+    );
+    let out = run(page);
+    assert_eq!(out.links, ["nav.html", "main.html", "toc.html", "after"]);
+    assert_eq!(out.frames, 3);
+    let off = Options {
+        follow_frames: false,
+        ..Options::default()
+    };
+    let out = run_with(page.as_bytes(), Some("text/html"), &off);
+    assert_eq!(out.links, ["after"]);
+    assert_eq!(out.frames, 3);
+    // A page marked nofollow follows no frame either.
+    let out = run("<meta name=robots content=nofollow><iframe src=toc.html>");
+    assert!(out.links.is_empty());
 }
 
 #[test]
