@@ -124,8 +124,9 @@ impl Sink {
     /// Flushes what is buffered and, for a file, makes it durable (`fdatasync`): records
     /// written before this call survive a crash or a power loss.
     pub(crate) fn sync(&self) -> io::Result<()> {
-        let mut out = self.lock();
-        out.flush()?;
+        self.lock().flush()?;
+        // Outside the lock: workers go on writing records while the disk catches up, and
+        // what was flushed above is on disk when this returns.
         match &self.file {
             Some(file) => file.sync_data(),
             None => Ok(()),

@@ -21,6 +21,8 @@ use warc::{Record, RecordType, WarcHeader, WarcWriter};
 pub(crate) struct Warc {
     /// A std mutex: each exchange is compressed before the lock, and written in one go.
     out: Mutex<BufWriter<File>>,
+    /// The same file, to flush to disk without holding the lock.
+    file: File,
 }
 
 /// One fetch, as the WARC file keeps it.
@@ -41,6 +43,7 @@ impl Warc {
             .append(true)
             .open(path)?;
         Ok(Warc {
+            file: file.try_clone()?,
             out: Mutex::new(BufWriter::with_capacity(1 << 16, file)),
         })
     }
@@ -91,9 +94,9 @@ impl Warc {
 
     /// Flushes what is buffered and makes it durable (`fdatasync`).
     pub(crate) fn sync(&self) -> io::Result<()> {
-        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
-        out.flush()?;
-        out.get_ref().sync_data()
+        self.flush()?;
+        // Outside the lock, as for the records.
+        self.file.sync_data()
     }
 }
 
