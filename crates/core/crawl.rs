@@ -295,6 +295,13 @@ impl Crawler {
     /// written: a checkpoint must never hold as done a URL whose record was lost.
     pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
         let flushed = || {
+            // Before the frontier: a sitemap it holds queued is read as one after a resume.
+            if let Some(state) = &self.seed_redirects.state
+                && let Err(err) = state.save_sitemaps(&self.sitemaps.known())
+            {
+                // A resume would read the sitemaps still queued only if they are XML.
+                tracing::warn!("{err:#}");
+            }
             // On disk, not only written: the checkpoint is about to hold their URLs as done.
             let durable = self
                 .sink

@@ -225,11 +225,20 @@ fn run(cli: &Cli) -> Result<Ended> {
         warc,
         seed_redirects,
     ));
-    // Known as sitemaps before they are queued, so that no worker takes one for a page. On a
-    // resume, those given again are known again (a sitemap still queued whose --sitemap is
-    // not given again is read only if it is XML, by its content).
+    // Known as sitemaps before they are queued, so that no worker takes one for a page; a
+    // resume knows again those its last checkpoint knew.
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
         crawler.sitemaps.mark(&sitemap, 0);
+    }
+    if let Some(state) = &state
+        && cli.resume
+    {
+        let canon = Canonicalizer::new();
+        for (url, level) in state.load_sitemaps()? {
+            if let Ok(url) = canon.canonicalize(&url) {
+                crawler.sitemaps.mark(&url, level);
+            }
+        }
     }
     // On resume the seeds are seen already: pushing them again is a no-op.
     runtime

@@ -620,6 +620,18 @@ impl Sitemaps {
         }
     }
 
+    /// Every URL known as a sitemap, with its level, for the state directory.
+    pub(crate) fn known(&self) -> Vec<(String, u8)> {
+        let known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all: Vec<(String, u8)> = known
+            .urls
+            .iter()
+            .map(|(url, level)| (url.to_string(), *level))
+            .collect();
+        all.sort();
+        all
+    }
+
     /// The nesting level of `url` if it is known as a sitemap.
     pub(crate) fn nesting(&self, url: &str) -> Option<u8> {
         if !self.any.load(Ordering::Acquire) {
