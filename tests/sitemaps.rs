@@ -140,3 +140,32 @@ fn a_sitemap_given_on_the_command_line_is_read() {
     assert!(!fetched.contains(&site.web.url(0, "/sitemap-pages.xml")));
     assert_eq!(crawl.record(&text)["links"], 2);
 }
+
+#[test]
+fn sitemap_urls_go_through_the_scope_rules() {
+    let site = site_with_sitemaps();
+    // The scope's rules judge a sitemap's URLs as they judge links: one excluded page and
+    // one excluded sitemap are not requested, and what only the latter listed is not found.
+    let crawl = crawl_site(
+        &site,
+        &["--exclude", "only-in-text", "--exclude", "sitemap-bomb"],
+    );
+    let counts = site.web.fetch_counts();
+    for path in [
+        "/t/only-in-text/1",
+        "/sitemap-bomb.xml.gz",
+        "/t/sitemap-bomb.xml.gz/1",
+    ] {
+        assert!(!counts.contains_key(&site.web.url(0, path)), "{path}");
+    }
+    assert!(
+        crawl
+            .fetched()
+            .contains(&site.web.url(0, "/t/only-in-sitemap/1"))
+    );
+    assert!(
+        crawl.stderr().contains("sitemaps: 3 read"),
+        "{}",
+        crawl.stderr()
+    );
+}
