@@ -15,6 +15,8 @@ mod demo;
 mod seeds;
 // robots.txt rules, Crawl-delay, and unreachable robots.txt.
 mod robots;
+// Sitemaps: robots.txt's and --sitemap, nested, gzipped, text, a bomb; each URL once.
+mod sitemaps;
 // Per-host delay and connection limits, from the server's request log.
 mod politeness;
 // Bad command lines and config files: a message naming the problem, exit code 2.

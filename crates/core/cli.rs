@@ -19,6 +19,10 @@ pub(crate) struct Cli {
     /// A URL to start from (repeatable).
     #[arg(long = "seed", value_name = "URL")]
     pub(crate) seeds: Vec<String>,
+    /// A sitemap URL to read (repeatable): a seed whose body is read as a sitemap (XML,
+    /// text, gzipped or not), whatever crawl.sitemaps says.
+    #[arg(long = "sitemap", value_name = "URL")]
+    pub(crate) sitemaps: Vec<String>,
     /// A file of seed URLs, one per line (blank lines and lines starting with # skipped).
     #[arg(long, value_name = "FILE")]
     pub(crate) seeds_file: Option<PathBuf>,
@@ -60,6 +64,9 @@ pub(crate) struct Cli {
     /// [crawl.per_host_pages] Pages per host, at most; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]
     per_host_pages: Option<u64>,
+    /// [crawl.sitemaps] Read robots.txt's sitemaps and bodies that are sitemaps (true/false).
+    #[arg(long = "sitemaps", value_name = "BOOL", help_heading = "Crawl")]
+    read_sitemaps: Option<bool>,
 
     /// [politeness.connections_per_host] Fetches in flight per host.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
@@ -191,6 +198,7 @@ impl Cli {
         );
         set(&mut c.crawl.max_path_segments, &self.max_path_segments);
         set(&mut c.crawl.per_host_pages, &self.per_host_pages);
+        set(&mut c.crawl.sitemaps, &self.read_sitemaps);
         let p = &mut c.politeness;
         set(&mut p.connections_per_host, &self.connections_per_host);
         set(&mut p.delay, &self.delay);

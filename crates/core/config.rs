@@ -44,6 +44,8 @@ pub(crate) struct Crawl {
     pub(crate) max_path_segments: u32,
     /// The most pages per host; 0 for no limit.
     pub(crate) per_host_pages: u64,
+    /// Read the sitemaps robots.txt lists and bodies that are sitemaps.
+    pub(crate) sitemaps: bool,
 }
 
 /// Scope modes, as written in the file.
@@ -213,6 +215,7 @@ impl Default for Crawl {
             max_repeated_segment: 2,
             max_path_segments: 32,
             per_host_pages: 0,
+            sitemaps: true,
         }
     }
 }

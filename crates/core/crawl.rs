@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use frontier::{Canonical, Canonicalizer, Fate, Outcome};
+use frontier::{Canonical, Canonicalizer, Fate, Outcome, Push};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,7 @@ use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
 use crate::output::{Record, Sink};
 use crate::robots::{self, RobotsCache, Rules, UNREACHABLE_TTL};
+use crate::sitemap::{self, Sitemaps};
 use crate::state::StateDir;
 use crate::warc::{Exchange, Warc};
 use links::{Extracted, Options, Page};
@@ -36,6 +37,14 @@ use links::{Extracted, Options, Page};
 /// workers' threads (`block_in_place`): a multi-megabyte page takes milliseconds of CPU,
 /// which would hold up every other task on its thread.
 const HEAVY_BYTES: usize = 256 << 10;
+
+/// Sitemap entries read between two pushes: enough to make a push's await cheap, few enough
+/// to keep a batch small (a few hundred KiB at most).
+const SITEMAP_BATCH: usize = 1_000;
+
+/// The depth of the sitemaps robots.txt lists: one link from the host, as if its root linked
+/// to them, so that `crawl.max_depth = 0` (exactly the seeds) reads none.
+const ROBOTS_SITEMAP_DEPTH: u32 = 1;
 
 /// Everything the workers share.
 pub(crate) struct Crawler {
@@ -62,6 +71,8 @@ pub(crate) struct Crawler {
     pub(crate) stats: Stats,
     pub(crate) started: Instant,
     seed_redirects: SeedRedirects,
+    /// Which URLs are sitemaps, the `lastmod`s waiting for records, and their counts.
+    pub(crate) sitemaps: Sitemaps,
 }
 
 /// How the caller of [`Crawler::run`] stops it.
@@ -258,6 +269,7 @@ impl Crawler {
                 &config.politeness.user_agent,
                 config.politeness.max_retry_after.min(UNREACHABLE_TTL),
             ),
+            sitemaps: Sitemaps::new(config.crawl.sitemaps),
             config,
             frontier,
             fetcher,
@@ -285,6 +297,13 @@ impl Crawler {
     /// written: a checkpoint must never hold as done a URL whose record was lost.
     pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
         let flushed = || {
+            // Before the frontier: a sitemap it holds queued is read as one after a resume.
+            if let Some(state) = &self.seed_redirects.state
+                && let Err(err) = state.save_sitemaps(&self.sitemaps.known())
+            {
+                // A resume would read the sitemaps still queued only if they are XML.
+                tracing::warn!("{err:#}");
+            }
             // On disk, not only written: the checkpoint is about to hold their URLs as done.
             let durable = self
                 .sink
@@ -490,6 +509,24 @@ impl Crawler {
             {
                 self.frontier.set_crawl_delay(&host, delay).await;
             }
+            if fresh
+                && self.sitemaps.enabled
+                && let Rules::Parsed(robot) = &*rules
+                && !robot.sitemaps.is_empty()
+            {
+                // Once per fetch of the host's robots.txt; a sitemap seen before is dropped
+                // by the seen-test, so a robots.txt fetched again reads none twice.
+                let listed: Vec<sitemap::Entry> = robot
+                    .sitemaps
+                    .iter()
+                    .map(|loc| sitemap::Entry {
+                        loc: loc.clone(),
+                        lastmod: None,
+                    })
+                    .collect();
+                self.push_listed(&url, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
+                    .await;
+            }
             let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
             if waited && (rules.crawl_delay().is_some() || failed) {
                 // Back in line: to start when the Crawl-delay allows, or, when robots.txt
@@ -624,9 +661,15 @@ impl Crawler {
                 }
             }
         }
+        let ok = (200..300).contains(&fetched.status);
+        if ok && let Some(nesting) = self.sitemap_nesting(url, fetched) {
+            // A sitemap cut at the body cap is read as far as it goes.
+            result.links = self.read_sitemap(url, &fetched.body, depth, nesting).await;
+            return result;
+        }
         let html = fetch::is_html(fetched.content_type.as_deref())
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));
-        if (200..300).contains(&fetched.status) && html && !fetched.too_large {
+        if ok && html && !fetched.too_large {
             let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
             // Frames not followed are found all the same.
             let unfollowed_frames = if self.config.extract.follow_frames {
@@ -654,6 +697,98 @@ impl Crawler {
                 .await;
         }
         result
+    }
+
+    /// The index nesting of a response that is a sitemap: a URL known as one, or, with
+    /// `crawl.sitemaps`, a body whose root is `<urlset>` or `<sitemapindex>` (then at 0).
+    /// HTML pages of a crawl without sitemaps cost one atomic load.
+    fn sitemap_nesting(&self, url: &Url, fetched: &Fetched) -> Option<u8> {
+        self.sitemaps.nesting(url.as_str()).or_else(|| {
+            (self.sitemaps.enabled
+                && sitemap::may_be_sitemap(fetched.content_type.as_deref())
+                && sitemap::sniff(&fetched.body))
+            .then_some(0)
+        })
+    }
+
+    /// Reads a sitemap's entries and pushes them, a batch at a time, one link deeper than
+    /// the sitemap; the sitemaps an index lists are taken as sitemaps one level deeper.
+    /// Returns the entries read.
+    async fn read_sitemap(&self, url: &Url, body: &[u8], depth: u32, nesting: u8) -> u64 {
+        let mut reader = sitemap::Reader::new(body);
+        let mut listed = 0;
+        loop {
+            let batch = heavy(body.len(), || {
+                let mut batch = Vec::new();
+                while batch.len() < SITEMAP_BATCH
+                    && let Some(entry) = reader.next_entry()
+                {
+                    batch.push(entry);
+                }
+                batch
+            });
+            if batch.is_empty() {
+                break;
+            }
+            listed += batch.len() as u64;
+            let children = (reader.kind() == Some(sitemap::Kind::Index)).then_some(nesting + 1);
+            self.push_listed(url, &batch, depth + 1, children).await;
+        }
+        let stats = &self.sitemaps;
+        stats.fetched.fetch_add(1, Ordering::Relaxed);
+        stats.listed.fetch_add(listed, Ordering::Relaxed);
+        stats.dropped.fetch_add(reader.dropped, Ordering::Relaxed);
+        if reader.dropped > 0 || reader.error.is_some() {
+            tracing::info!(
+                "sitemap {url}: {listed} URLs read, {} dropped{}",
+                reader.dropped,
+                reader.error.map(|e| format!("; {e}")).unwrap_or_default()
+            );
+        }
+        listed
+    }
+
+    /// Pushes URLs a sitemap or robots.txt lists, at `depth`: pages (with their `lastmod`
+    /// kept for their records), or, with `nesting`, sitemaps at that index level.
+    async fn push_listed(
+        &self,
+        base: &Url,
+        entries: &[sitemap::Entry],
+        depth: u32,
+        nesting: Option<u8>,
+    ) {
+        let stats = &self.sitemaps;
+        for entry in entries {
+            let Some(target) = stats.canonicalize(base, &entry.loc) else {
+                stats.dropped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            // Marked before the push, so that no worker leases it unmarked.
+            if let Some(level) = nesting
+                && !stats.mark(&target, level)
+            {
+                // Known already (an index listing itself), or over a bound (counted).
+                continue;
+            }
+            let kept = nesting.is_none()
+                && entry
+                    .lastmod
+                    .as_deref()
+                    .is_some_and(|lastmod| stats.keep_lastmod(&target, lastmod));
+            let pushed = self.frontier.push_canonical(target.clone(), depth).await;
+            if !matches!(pushed, Ok(Push::Queued | Push::HostGivenUp)) {
+                // Seen before, or out of scope: not fetched for this listing.
+                if nesting.is_some() {
+                    stats.unmark(&target);
+                }
+                if kept {
+                    stats.take_lastmod(target.as_str());
+                }
+            }
+            if let Err(err) = pushed {
+                tracing::warn!("pushing {} from {base}: {err}", entry.loc);
+            }
+        }
     }
 
     /// The links of an HTML page.
@@ -725,6 +860,7 @@ impl Crawler {
             }
             _ => result.error,
         };
+        let lastmod = self.sitemaps.take_lastmod(&lease.url);
         let record = Record {
             url: &lease.url,
             attempts: lease.attempts,
@@ -740,6 +876,7 @@ impl Crawler {
             redirect: result.redirect.as_deref(),
             canonical: result.canonical.as_deref(),
             error_detail: error.and(result.detail.as_deref()),
+            lastmod: lastmod.as_deref(),
         };
         let class = result.status.map_or(0, |s| usize::from(s / 100).min(5));
         self.stats.by_class[class].fetch_add(1, Ordering::Relaxed);

@@ -16,6 +16,7 @@ mod guard;
 mod output;
 mod report;
 mod robots;
+mod sitemap;
 mod state;
 mod warc;
 
@@ -117,7 +118,9 @@ fn run(cli: &Cli) -> Result<Ended> {
                  --seed was given",
                 path.display()
             ),
-            None => bail!("no seeds: give at least one --seed URL or a --seeds-file"),
+            None => {
+                bail!("no seeds: give at least one --seed URL, --sitemap URL or a --seeds-file")
+            }
         }
     }
     let canon = Canonicalizer::new();
@@ -222,6 +225,21 @@ fn run(cli: &Cli) -> Result<Ended> {
         warc,
         seed_redirects,
     ));
+    // Known as sitemaps before they are queued, so that no worker takes one for a page; a
+    // resume knows again those its last checkpoint knew.
+    for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
+        crawler.sitemaps.mark(&sitemap, 0);
+    }
+    if let Some(state) = &state
+        && cli.resume
+    {
+        let canon = Canonicalizer::new();
+        for (url, level) in state.load_sitemaps()? {
+            if let Ok(url) = canon.canonicalize(&url) {
+                crawler.sitemaps.mark(&url, level);
+            }
+        }
+    }
     // On resume the seeds are seen already: pushing them again is a no-op.
     runtime
         .block_on(crawler.frontier().push_seeds(seeds))
@@ -489,7 +507,9 @@ fn save(crawler: &Crawler, checkpoint: Option<&std::path::Path>) {
 
 /// The seed texts from `--seed` and `--seeds-file`, with where each came from.
 fn seed_texts_from(cli: &Cli) -> Result<Vec<String>> {
+    // A sitemap given by the user is a seed: its host is in scope, and a resume has it.
     let mut texts = cli.seeds.clone();
+    texts.extend(cli.sitemaps.iter().cloned());
     if let Some(path) = &cli.seeds_file {
         let file = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seeds file {}", path.display()))?;

@@ -36,6 +36,9 @@ pub(crate) struct Record<'a> {
     /// With an error, what exactly failed, in words (the OS error of a refused connection,
     /// the resolver's answer); null otherwise.
     pub(crate) error_detail: Option<&'a str>,
+    /// The page's `lastmod` in the sitemap that listed it, as written there (a W3C
+    /// datetime); null when no sitemap gave one.
+    pub(crate) lastmod: Option<&'a str>,
 }
 
 /// Checks that records can be written to `path` (empty or `-`: standard output) before
@@ -199,6 +202,7 @@ mod tests {
             redirect: Some("http://a.example/b"),
             canonical: None,
             error_detail: None,
+            lastmod: Some("2024-05-01"),
         })
         .unwrap();
         sink.flush().unwrap();
@@ -218,6 +222,7 @@ mod tests {
             "redirect",
             "canonical",
             "error_detail",
+            "lastmod",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }

@@ -265,6 +265,21 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
         count(stats.nofollow.load(Ordering::Relaxed)),
         count(stats.over_cap.load(Ordering::Relaxed))
     );
+    let sitemaps = &crawler.sitemaps;
+    let read = sitemaps.fetched.load(Ordering::Relaxed);
+    let refused = sitemaps.refused.load(Ordering::Relaxed);
+    // Only for crawls that met sitemaps: most summaries are of sites without one.
+    if read > 0 || refused > 0 {
+        let _ = writeln!(
+            s,
+            "  sitemaps: {} read, listing {} URLs; {} entries dropped (past the protocol's \
+             limits, too long, not URLs); {} sitemaps not taken (nested too deep, or too many)",
+            count(read),
+            count(sitemaps.listed.load(Ordering::Relaxed)),
+            count(sitemaps.dropped.load(Ordering::Relaxed)),
+            count(refused)
+        );
+    }
     if resumed {
         let _ = writeln!(s, "since the crawl began, earlier runs included:");
     }

@@ -5,6 +5,7 @@
 //! | `crawl.toml` | the crawl's effective settings, rewritten on each resume with its overrides |
 //! | `seeds.txt` | its seeds, one per line |
 //! | `seed-redirects.txt` | targets of the seeds' redirects, seeds of the scope but not trusted by the SSRF guard |
+//! | `sitemaps.txt` | the URLs known as sitemaps, each after its index level, written with each checkpoint |
 //! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
 //! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
 //! | `checkpoint/journal-G.log` | what changed since checkpoint `G` (see the frontier crate) |
@@ -62,6 +63,38 @@ impl StateDir {
             &self.seed_redirects(),
             (targets.join("\n") + "\n").as_bytes(),
         )
+    }
+
+    fn sitemaps(&self) -> PathBuf {
+        self.dir.join("sitemaps.txt")
+    }
+
+    /// The URLs a resumed crawl knew as sitemaps, with their index levels (none if the file
+    /// is missing; a line that does not read is skipped: its URL, if queued, is then read as
+    /// a sitemap only if its body is XML).
+    pub(crate) fn load_sitemaps(&self) -> Result<Vec<(String, u8)>> {
+        match fs::read_to_string(self.sitemaps()) {
+            Ok(text) => Ok(text
+                .lines()
+                .filter_map(|line| {
+                    let (level, url) = line.split_once(' ')?;
+                    Some((url.to_owned(), level.parse().ok()?))
+                })
+                .collect()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(err) => {
+                Err(err).with_context(|| format!("cannot read {}", self.sitemaps().display()))
+            }
+        }
+    }
+
+    /// Writes the URLs known as sitemaps, each after its index level, atomically.
+    pub(crate) fn save_sitemaps(&self, known: &[(String, u8)]) -> Result<()> {
+        let text: String = known
+            .iter()
+            .map(|(url, level)| format!("{level} {url}\n"))
+            .collect();
+        write_atomically(&self.sitemaps(), text.as_bytes())
     }
 
     /// Where the frontier is checkpointed.
@@ -169,4 +202,31 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .and_then(|f| f.sync_all())
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_sitemaps_round_trip_and_bad_lines_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateDir::new(dir.path());
+        assert!(state.load_sitemaps().unwrap().is_empty(), "no file: none");
+        let known = vec![
+            ("http://a.example/index.xml".to_owned(), 0),
+            ("http://a.example/s 1.txt".to_owned(), 2),
+        ];
+        state.save_sitemaps(&known).unwrap();
+        assert_eq!(state.load_sitemaps().unwrap(), known);
+        fs::write(
+            dir.path().join("sitemaps.txt"),
+            "x http://a.example/bad-level\nno-space\n1 http://a.example/ok\n",
+        )
+        .unwrap();
+        assert_eq!(
+            state.load_sitemaps().unwrap(),
+            [("http://a.example/ok".to_owned(), 1)]
+        );
+    }
 }

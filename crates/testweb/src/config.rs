@@ -286,6 +286,7 @@ impl HostConfig {
 ///     disallow: vec!["/p/1".into()],
 ///     allow: vec!["/p/1/".into()],
 ///     crawl_delay: Some(Duration::from_millis(500)),
+///     sitemaps: vec!["/sitemap.xml".into()],
 /// });
 /// assert!(matches!(robots, Robots::Rules(_)));
 /// assert!(matches!(Robots::default(), Robots::Missing));
@@ -351,6 +352,11 @@ pub struct RobotsRules {
     pub allow: Vec<String>,
     /// A `Crawl-delay:` line, in seconds with decimals (`0.5`), when set.
     pub crawl_delay: Option<Duration>,
+    /// Paths of this host listed as `Sitemap:` lines (written as absolute URLs). A crawl that
+    /// reads sitemaps fetches them, as if the host's root linked to them (unless
+    /// [`ExpectOptions::ignore_sitemaps`](crate::ExpectOptions::ignore_sitemaps)). Default:
+    /// none.
+    pub sitemaps: Vec<String>,
 }
 
 /// A special page: a path of one host that behaves in a particular way.
@@ -537,6 +543,29 @@ pub enum SpecialKind {
     /// A page with `<meta name="robots" content="noindex, NoFollow">`: its links, to `T/1`
     /// and `T/2`, are all nofollow.
     MetaNofollow,
+    /// A sitemap listing `entries`, paths of this host (pages, `/t/...` helpers, or other
+    /// sitemaps), written as absolute URLs; in a `urlset` each has
+    /// `<lastmod>2024-05-01</lastmod>`. With `gzip`, the body is a gzip file served as
+    /// `application/gzip` (not with `Content-Encoding`), as `.xml.gz` files are. Its entries
+    /// are followed by a crawl that reads sitemaps (not with
+    /// [`ExpectOptions::ignore_sitemaps`](crate::ExpectOptions::ignore_sitemaps)), and only
+    /// if it knows the page as a sitemap (robots.txt, an index) or it is XML.
+    Sitemap {
+        /// How it is written.
+        format: SitemapFormat,
+        /// The paths it lists.
+        entries: Vec<String>,
+        /// Served as a gzip file.
+        gzip: bool,
+    },
+    /// A gzip file (`application/gzip`) of about a thousandth of `decompressed_bytes`, which
+    /// decompresses to that many bytes: a `urlset` listing `T/1`, `T/2` and `T/3` (followed,
+    /// as a [`SpecialKind::Sitemap`]'s), then blanks, then `T/after-cap` (never: a reader that
+    /// stops at the protocol's 50 MB, or at a text that long, never gets there).
+    SitemapBomb {
+        /// The size of the decompressed file.
+        decompressed_bytes: u64,
+    },
     /// A page with `<link rel="canonical" href="{href}">` and no other link. The canonical
     /// target is not counted as a link either way, so point it at a page the crawl reaches
     /// anyway (`/`, say).
@@ -583,6 +612,23 @@ impl SpecialKind {
             to: to.into(),
         }
     }
+}
+
+/// How a [`SpecialKind::Sitemap`] is written (sitemaps.org protocol 0.9).
+///
+/// # Example
+///
+/// ```
+/// assert_ne!(testweb::SitemapFormat::Urlset, testweb::SitemapFormat::Index);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapFormat {
+    /// `<urlset>` of pages, `application/xml`.
+    Urlset,
+    /// `<sitemapindex>` of other sitemaps, `application/xml`.
+    Index,
+    /// One URL per line, `text/plain`, with a comment line a reader must skip.
+    Text,
 }
 
 /// A kind of non-HTML body, for [`SpecialKind::NonHtml`].

@@ -75,7 +75,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use config::{
-    Charset, Declared, HostConfig, NonHtml, Robots, RobotsRules, SiteConfig, Special, SpecialKind,
+    Charset, Declared, HostConfig, NonHtml, Robots, RobotsRules, SiteConfig, SitemapFormat,
+    Special, SpecialKind,
 };
 
 use site::Site;
@@ -131,6 +132,9 @@ pub struct ExpectOptions {
     pub follow_nofollow: bool,
     /// Fetch what robots.txt disallows. Default: false.
     pub ignore_robots: bool,
+    /// Read no sitemap: neither robots.txt's `Sitemap:` lines nor the entries of
+    /// [`SpecialKind::Sitemap`] pages. Default: false (sitemaps are read).
+    pub ignore_sitemaps: bool,
 }
 
 /// A running synthetic web. Dropping it (or [`Testweb::shutdown`]) stops it.

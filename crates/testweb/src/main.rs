@@ -109,6 +109,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
             disallow: args.disallow.clone(),
             allow: Vec::new(),
             crawl_delay,
+            sitemaps: Vec::new(),
         })
     };
     let host_configs = (0..args.hosts)

@@ -97,6 +97,8 @@ pub(crate) enum Follow {
     Nofollow,
     /// Text that is not a link.
     Never,
+    /// An entry of a sitemap: followed by a crawl that reads sitemaps.
+    Sitemap,
 }
 
 /// A link of a special page: the canonical target and whether it is followed.
@@ -328,7 +330,7 @@ impl Site {
             }
             let n = host_config.specials.len();
             let robots_txt = match &host_config.robots {
-                Robots::Rules(rules) => Some(Bytes::from(special::robots_txt(rules))),
+                Robots::Rules(rules) => Some(Bytes::from(special::robots_txt(rules, &origin))),
                 _ => None,
             };
             hosts.push(HostSite {
@@ -795,6 +797,16 @@ impl Site {
                         for special in self.hosts[h].config.specials.iter().filter(|s| s.linked) {
                             targets.push(Node::Path(h, special.path.clone()));
                         }
+                        // robots.txt's sitemaps, as if the root linked to them: a crawl reads
+                        // them once it has the host's robots.txt.
+                        if let Robots::Rules(rules) = &self.hosts[h].config.robots
+                            && !options.ignore_sitemaps
+                            && !options.ignore_robots
+                        {
+                            for path in &rules.sitemaps {
+                                targets.push(self.node(h, path));
+                            }
+                        }
                     }
                     for target in targets {
                         visit(target, &mut queue, &mut out);
@@ -807,6 +819,7 @@ impl Site {
                                 Follow::Yes => true,
                                 Follow::Nofollow => options.follow_nofollow,
                                 Follow::Never => false,
+                                Follow::Sitemap => !options.ignore_sitemaps,
                             };
                             if follow {
                                 let target = self.node(link.host, &link.path);
@@ -1006,6 +1019,7 @@ mod tests {
                 disallow: vec!["/p/1".into(), "/a".into()],
                 allow: vec!["/p/12".into(), "/a".into()],
                 crawl_delay: None,
+                sitemaps: Vec::new(),
             }),
             ..HostConfig::default()
         }];

@@ -11,7 +11,7 @@ use hyper::header::{
     CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, LOCATION, RETRY_AFTER,
 };
 
-use crate::config::{Charset, Declared, NonHtml, Robots, RobotsRules, SpecialKind};
+use crate::config::{Charset, Declared, NonHtml, Robots, RobotsRules, SitemapFormat, SpecialKind};
 use crate::server::{Body, Reply, Wait, reply};
 use crate::site::{Follow, Site, SpecialLink, encode_non_ascii, mix};
 
@@ -19,7 +19,7 @@ const HTML: &str = "text/html; charset=utf-8";
 const TEXT: &str = "text/plain; charset=utf-8";
 
 /// The text of a robots.txt that answers 200.
-pub(crate) fn robots_txt(rules: &RobotsRules) -> String {
+pub(crate) fn robots_txt(rules: &RobotsRules, origin: &str) -> String {
     let mut out = String::from(
         "# robots.txt of a testweb host\n\nUser-agent: testweb-other-bot\nDisallow: /\n\n\
          User-agent: *\n",
@@ -35,6 +35,10 @@ pub(crate) fn robots_txt(rules: &RobotsRules) -> String {
     }
     if let Some(delay) = rules.crawl_delay {
         out.push_str(&format!("Crawl-delay: {}\n", delay.as_secs_f64()));
+    }
+    for path in &rules.sitemaps {
+        // Outside any group, as RFC 9309 allows: sitemaps are for every crawler.
+        out.push_str(&format!("\nSitemap: {origin}{path}\n"));
     }
     out
 }
@@ -167,6 +171,27 @@ pub(crate) fn respond(site: &Site, host: usize, index: usize) -> (Reply, Wait) {
             let response = reply(200, HTML, Body::full(bomb.clone()));
             now(with_header(response, CONTENT_ENCODING, "gzip"))
         }
+        SpecialKind::Sitemap {
+            format,
+            entries,
+            gzip: zipped,
+        } => {
+            let (body, content_type) = sitemap(&host_site.origin, *format, entries);
+            if *zipped {
+                now(reply(
+                    200,
+                    "application/gzip",
+                    Body::full(gzip(body.as_bytes())),
+                ))
+            } else {
+                now(reply(200, content_type, Body::full(body)))
+            }
+        }
+        SpecialKind::SitemapBomb { decompressed_bytes } => {
+            let bomb = host_site.bombs[index]
+                .get_or_init(|| sitemap_bomb(&host_site.origin, &t, *decompressed_bytes));
+            now(reply(200, "application/gzip", Body::full(bomb.clone())))
+        }
         SpecialKind::NonHtml(kind) => {
             let origin = &host_site.origin;
             let body = match kind {
@@ -249,6 +274,20 @@ pub(crate) fn links(site: &Site, host: usize, index: usize) -> Vec<SpecialLink> 
             follow: Follow::Yes,
         }],
         SpecialKind::Gzip => vec![link("1", Follow::Yes), link("2", Follow::Yes)],
+        SpecialKind::Sitemap { entries, .. } => entries
+            .iter()
+            .map(|path| SpecialLink {
+                host,
+                path: path.clone(),
+                follow: Follow::Sitemap,
+            })
+            .collect(),
+        SpecialKind::SitemapBomb { .. } => vec![
+            link("1", Follow::Sitemap),
+            link("2", Follow::Sitemap),
+            link("3", Follow::Sitemap),
+            link("after-cap", Follow::Never),
+        ],
         SpecialKind::NonHtml(NonHtml::Png) => {
             vec![
                 link("in-png", Follow::Never),
@@ -300,6 +339,72 @@ pub(crate) fn links(site: &Site, host: usize, index: usize) -> Vec<SpecialLink> 
         | SpecialKind::GzipBomb { .. }
         | SpecialKind::Canonical { .. } => Vec::new(),
     }
+}
+
+/// A sitemap's text and its content type.
+fn sitemap(origin: &str, format: SitemapFormat, entries: &[String]) -> (String, &'static str) {
+    const XML: &str = "application/xml";
+    const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    const NS: &str = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+    let mut out = String::new();
+    match format {
+        SitemapFormat::Urlset => {
+            out.push_str(&format!("{HEAD}<urlset {NS}>\n"));
+            for path in entries {
+                out.push_str(&format!(
+                    "  <url><loc>{origin}{}</loc><lastmod>2024-05-01</lastmod></url>\n",
+                    html_escape(path)
+                ));
+            }
+            out.push_str("</urlset>\n");
+            (out, XML)
+        }
+        SitemapFormat::Index => {
+            out.push_str(&format!("{HEAD}<sitemapindex {NS}>\n"));
+            for path in entries {
+                out.push_str(&format!(
+                    "  <sitemap><loc>{origin}{}</loc></sitemap>\n",
+                    html_escape(path)
+                ));
+            }
+            out.push_str("</sitemapindex>\n");
+            (out, XML)
+        }
+        SitemapFormat::Text => {
+            out.push_str("# not a URL: a reader skips this line\n");
+            for path in entries {
+                out.push_str(&format!("{origin}{path}\n"));
+            }
+            (out, TEXT)
+        }
+    }
+}
+
+/// `data` as one gzip member.
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder
+        .write_all(data)
+        .and_then(|()| encoder.finish())
+        .unwrap_or_default()
+}
+
+/// The sitemap bomb: three gzip members (a file may hold several), the entries before the
+/// blanks, the blanks, the entry after them.
+fn sitemap_bomb(origin: &str, t: &str, total: u64) -> Bytes {
+    let head = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset>\n\
+         <url><loc>{origin}{t}/1</loc></url>\n<url><loc>{origin}{t}/2</loc></url>\n\
+         <url><loc>{origin}{t}/3</loc></url>\n"
+    );
+    let tail = format!("<url><loc>{origin}{t}/after-cap</loc></url>\n</urlset>\n");
+    let blanks = total.saturating_sub((head.len() + tail.len()) as u64);
+    let mut out = gzip(head.as_bytes());
+    if blanks > 0 {
+        out.extend_from_slice(&gzip_spaces(blanks));
+    }
+    out.extend_from_slice(&gzip(tail.as_bytes()));
+    Bytes::from(out)
 }
 
 /// The malformed page.

@@ -293,6 +293,7 @@ fn rich_config() -> SiteConfig {
                     disallow: vec!["/p/1".into()],
                     allow: vec!["/p/12".into()],
                     crawl_delay: Some(Duration::from_millis(100)),
+                    sitemaps: Vec::new(),
                 }),
                 ..HostConfig::default()
             },
@@ -457,6 +458,7 @@ async fn reference_crawl_following_nofollow_and_ignoring_robots() {
     let everything = web.expected_pages_with(ExpectOptions {
         follow_nofollow: true,
         ignore_robots: true,
+        ignore_sitemaps: false,
     });
     assert!(everything.contains(&web.url(0, "/t/nofollow/nofollow-1")));
     assert!(everything.contains(&web.url(0, "/p/3")));
@@ -571,6 +573,7 @@ async fn robots_txt_as_configured() {
                     disallow: vec!["/p/".into(), "/private".into()],
                     allow: vec!["/p/5".into()],
                     crawl_delay: Some(Duration::from_millis(1_500)),
+                    sitemaps: Vec::new(),
                 }),
                 ..HostConfig::default()
             },
