@@ -1,20 +1,10 @@
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use testweb::{HostConfig, SiteConfig};
 
-use crate::util::{Site, crawl, fast, ms};
-
-fn urls_recorded(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .map(|r| r["url"].as_str().unwrap().to_owned())
-        .collect()
-}
+use crate::util::{Site, crawl, fast, ms, urls_recorded};
 
 /// The journal's promise, with the default settings (a checkpoint every 5 minutes, which
 /// none of these runs reaches): killed with SIGKILL at five moments and resumed each time,

@@ -4,16 +4,7 @@ use std::time::{Duration, Instant};
 
 use testweb::{HostConfig, SiteConfig};
 
-use crate::util::{Site, crawl, fast, ms};
-
-fn records(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .map(|r| r["url"].as_str().unwrap().to_owned())
-        .collect()
-}
+use crate::util::{Site, crawl, fast, ms, urls_recorded as records};
 
 #[test]
 fn a_crawl_killed_with_sigkill_resumes_and_loses_nothing() {

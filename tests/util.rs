@@ -222,3 +222,14 @@ pub(crate) fn serve(
     });
     (port, log)
 }
+
+/// The URLs of the records in a records file, in order (a torn last line skipped, as a
+/// crash leaves it).
+pub(crate) fn urls_recorded(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect()
+}
