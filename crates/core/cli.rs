@@ -130,7 +130,7 @@ pub(crate) struct Cli {
     /// [extract.follow_nofollow] Follow rel=nofollow links and meta robots nofollow pages.
     #[arg(long, value_name = "BOOL", help_heading = "Extract")]
     follow_nofollow: Option<bool>,
-    /// [extract.follow_frames] Follow <frame src> and <iframe src> as links (true/false).
+    /// [extract.follow_frames] Follow the src of frames and iframes as links (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Extract")]
     follow_frames: Option<bool>,
 
