@@ -1,10 +1,12 @@
 //! `crawler --seed URL`: a fast, polite web crawler on a Bloom-filter frontier. See README.md.
 //!
 //! Where things live: [`cli`] (flags), [`config`] (the settings and their defaults), [`crawl`]
-//! (the fetch workers), [`fetch`] (HTTP), [`robots`] (robots.txt), [`output`] (records),
+//! (the fetch workers), [`backend`] (the one seam to the frontier), [`fetch`] (HTTP),
+//! [`robots`] (robots.txt), [`sitemap`] (sitemaps), [`guard`] (the SSRF guard), [`output`]
+//! (records) and [`errors`] (their error kinds), [`warc`], [`state`] (`--state-dir`),
 //! [`report`] (progress and the final summary); links come out of pages through the `links`
-//! crate. This file turns the command line into a crawl, and errors into messages and exit
-//! codes.
+//! crate. This file turns the command line into a crawl, runs Ctrl-C, checkpoints and the
+//! journal's group commit, and turns errors into messages and exit codes.
 
 mod backend;
 mod cli;
