@@ -1,4 +1,6 @@
-use crate::util::{crawl, fast, serve};
+use testweb::{HostConfig, SiteConfig, Special};
+
+use crate::util::{Site, crawl, fast, serve};
 
 /// A site with an endless calendar (`/cal/N` links to `/cal/N+1` and to a page in a path
 /// that repeats itself), a page with 200,000 links, and a few good pages.
@@ -137,54 +139,30 @@ fn traps_end_with(name: &str, profile: &[String], last_month: u32) {
 }
 
 /// Regression (issue 13): a book whose 600 chapters each link to the next (as mdBook makes
-/// them) was cut at the old depth limit of 20. With each profile's settings, every chapter
-/// is fetched.
+/// them) was cut at the old depth limit of 20. With each profile's settings, every page of
+/// the site is fetched, the last chapter 601 links from the seed.
 #[test]
 fn a_book_of_600_chained_chapters_is_read_to_its_end() {
-    const CHAPTERS: usize = 600;
-    let words = [
-        "intro",
-        "install",
-        "hello",
-        "guessing",
-        "concepts",
-        "variables",
-        "types",
-    ];
-    let name = move |i: usize| {
-        let word = words[i % words.len()];
-        format!("/book/ch{:02}-{:02}-{word}.html", i / 10, i % 10)
-    };
-    let (port, log) = serve(move |path| {
-        if path == "/" {
-            return (
-                200,
-                "text/html",
-                format!("<a href={}>start</a>", name(0)).into_bytes(),
-            );
-        }
-        match (0..CHAPTERS).find(|&i| name(i) == path) {
-            Some(i) if i + 1 < CHAPTERS => (
-                200,
-                "text/html",
-                format!("<p>chapter {i}</p><a href={}>next</a>", name(i + 1)).into_bytes(),
-            ),
-            Some(_) => (200, "text/html", b"<p>the end</p>".to_vec()),
-            None => (404, "text/plain", Vec::new()),
-        }
+    let site = Site::start(SiteConfig {
+        pages_per_host: 20,
+        host_configs: vec![HostConfig {
+            specials: Special::book("/book", 600),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
     });
+    let seed = site.web.seeds()[0].clone();
     let default: Vec<String> = ["--progress", "off", "--delay", "0"]
         .map(String::from)
         .to_vec();
     for (profile, args) in [("default", default), ("local", fast())] {
-        log.lock().unwrap().clear();
         let mut args = args;
-        args.extend(["--seed".to_owned(), format!("http://127.0.0.1:{port}/")]);
+        args.extend(["--seed".to_owned(), seed.clone()]);
         let run = crawl(&args);
         assert!(run.output.status.success(), "{profile}: {}", run.stderr());
-        let last = format!("http://127.0.0.1:{port}{}", name(CHAPTERS - 1));
-        assert_eq!(run.record(&last)["depth"], CHAPTERS as u64, "{profile}");
-        assert_eq!(run.records.len(), CHAPTERS + 1, "{profile}");
+        assert_eq!(run.fetched(), site.web.expected_pages(), "{profile}");
+        let last = site.web.url(0, "/book/ch59-09-concepts.html");
+        assert_eq!(run.record(&last)["depth"], 600, "{profile}");
     }
 }
 

@@ -405,6 +405,40 @@ impl Special {
         }
     }
 
+    /// A book of `chapters` chapters under `prefix` (`/book`), with names of their own, as
+    /// mdBook names them (`/book/ch03-02-variables.html`): the first linked from the host's
+    /// root, each other one only from the chapter before it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let book = testweb::Special::book("/book", 600);
+    /// assert_eq!(book.len(), 600);
+    /// assert!(book[0].linked && !book[1].linked);
+    /// ```
+    pub fn book(prefix: &str, chapters: usize) -> Vec<Special> {
+        const WORDS: [&str; 7] = [
+            "intro",
+            "install",
+            "hello",
+            "guessing",
+            "concepts",
+            "variables",
+            "types",
+        ];
+        let path = |i: usize| {
+            let word = WORDS[i % WORDS.len()];
+            format!("{prefix}/ch{:02}-{:02}-{word}.html", i / 10, i % 10)
+        };
+        (0..chapters)
+            .map(|i| {
+                let next = (i + 1 < chapters).then(|| path(i + 1));
+                let chapter = Special::new(path(i), SpecialKind::Chapter { next });
+                if i == 0 { chapter } else { chapter.unlinked() }
+            })
+            .collect()
+    }
+
     /// The same page, not linked from its host's root: reachable only by a redirect or from
     /// another special page.
     ///
@@ -497,6 +531,13 @@ pub enum SpecialKind {
     Huge {
         /// The size of the body.
         bytes: u64,
+    },
+    /// A chapter of a book: a small HTML page linking to the next chapter's path, if any.
+    /// Chained (see [`Special::book`]), chapters are reachable only one after the other, as
+    /// mdBook's "next" links make them: a chain as deep as the book is long.
+    Chapter {
+        /// The next chapter's path, `None` for the last.
+        next: Option<String>,
     },
     /// 200 `text/html` with `Content-Encoding: gzip` (whatever the request's
     /// `Accept-Encoding`), decoding to a page that links (followed) to `T/1` and `T/2`.

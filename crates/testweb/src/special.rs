@@ -151,6 +151,17 @@ pub(crate) fn respond(site: &Site, host: usize, index: usize) -> (Reply, Wait) {
             let chunk = site.filler(0, 65_536);
             now(reply(200, HTML, Body::repeat(chunk, *bytes)))
         }
+        SpecialKind::Chapter { next } => {
+            let next = next
+                .as_ref()
+                .map(|next| format!("<a href=\"{next}\">next chapter</a>"))
+                .unwrap_or_default();
+            let html = format!(
+                "<!DOCTYPE html>\n<html><head><title>{path}</title></head>\n\
+                 <body><p>A chapter.</p><p>{next}</p></body></html>\n"
+            );
+            now(reply(200, HTML, Body::full(html.into_bytes())))
+        }
         SpecialKind::Gzip => {
             let html = format!(
                 "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gzip</title></head>\n\
@@ -274,6 +285,14 @@ pub(crate) fn links(site: &Site, host: usize, index: usize) -> Vec<SpecialLink> 
             follow: Follow::Yes,
         }],
         SpecialKind::Gzip => vec![link("1", Follow::Yes), link("2", Follow::Yes)],
+        SpecialKind::Chapter { next } => next
+            .iter()
+            .map(|path| SpecialLink {
+                host,
+                path: path.clone(),
+                follow: Follow::Yes,
+            })
+            .collect(),
         SpecialKind::Sitemap { entries, .. } => entries
             .iter()
             .map(|path| SpecialLink {
