@@ -23,6 +23,8 @@ mod politeness;
 mod cli;
 // What is followed besides links: frames and iframes.
 mod follow;
+// Live metrics in Prometheus text format, and the summary as JSON.
+mod metrics;
 // Crawler traps and link floods: the crawl ends, good pages are found, skips are counted.
 mod hostile;
 // The SSRF guard: links to private addresses are not fetched unless allowed.

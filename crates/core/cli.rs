@@ -156,6 +156,12 @@ pub(crate) struct Cli {
     /// [output.progress] Progress on standard error.
     #[arg(long, value_enum, help_heading = "Output")]
     progress: Option<Progress>,
+    /// [output.metrics] Serve live metrics (Prometheus text, /metrics) at HOST:PORT or a port.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
+    metrics: Option<String>,
+    /// [output.summary_json] Write the summary as JSON to this file at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    summary_json: Option<PathBuf>,
     /// [output.status_interval] Time between two status lines.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Output")]
     status_interval: Option<Duration>,
@@ -237,6 +243,8 @@ impl Cli {
         set(&mut c.output.warc, &self.warc);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
+        set(&mut c.output.metrics, &self.metrics);
+        set(&mut c.output.summary_json, &self.summary_json);
         set(&mut c.state.checkpoint_interval, &self.checkpoint_interval);
         set(&mut c.state.shutdown_grace, &self.shutdown_grace);
         set(

@@ -159,6 +159,11 @@ pub(crate) struct Output {
     /// Time between two status lines.
     #[serde(with = "duration")]
     pub(crate) status_interval: Duration,
+    /// Where to serve live metrics (Prometheus text at `/metrics`): `HOST:PORT`, or a port
+    /// on the loopback address; empty for none.
+    pub(crate) metrics: String,
+    /// A JSON file of the summary, written at the end; empty for none.
+    pub(crate) summary_json: PathBuf,
 }
 
 /// `[state]`: checkpoints, for `--state-dir` and `--resume`.
@@ -316,6 +321,8 @@ impl Default for Output {
             warc: PathBuf::new(),
             progress: Progress::Auto,
             status_interval: Duration::from_secs(10),
+            metrics: String::new(),
+            summary_json: PathBuf::new(),
         }
     }
 }
@@ -383,6 +390,11 @@ impl Config {
         }
         if self.fetch.connect_timeout.is_zero() {
             return bad("fetch.connect_timeout", "must be longer than 0");
+        }
+        if !self.output.metrics.is_empty()
+            && let Err(why) = crate::metrics::address(&self.output.metrics)
+        {
+            return bad("output.metrics", &why);
         }
         let rate = self.frontier.seen_false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {

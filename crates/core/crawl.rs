@@ -158,6 +158,8 @@ pub(crate) struct Stats {
     pub(crate) over_cap: AtomicU64,
     /// Tries that failed and were retried.
     pub(crate) retries: AtomicU64,
+    /// How long the recorded fetches took, for `--metrics`.
+    pub(crate) latency: crate::metrics::Latency,
 }
 
 /// One host's records: enough to tell a host that never answered, and why.
@@ -861,6 +863,7 @@ impl Crawler {
             _ => result.error,
         };
         let lastmod = self.sitemaps.take_lastmod(&lease.url);
+        let took = backend::now().saturating_duration_since(started);
         let record = Record {
             url: &lease.url,
             attempts: lease.attempts,
@@ -870,9 +873,7 @@ impl Crawler {
             content_type: result.content_type,
             bytes: result.bytes,
             links: result.links,
-            elapsed_ms: backend::now()
-                .saturating_duration_since(started)
-                .as_millis() as u64,
+            elapsed_ms: took.as_millis() as u64,
             redirect: result.redirect.as_deref(),
             canonical: result.canonical.as_deref(),
             error_detail: error.and(result.detail.as_deref()),
@@ -887,6 +888,9 @@ impl Crawler {
         let failure = error.map(|kind| (kind, result.detail.as_deref().unwrap_or_default()));
         self.stats.tally(&lease.host, result.status, failure);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
+        if result.status.is_some() {
+            self.stats.latency.observe(took);
+        }
         if let Err(err) = self.sink.write(&record) {
             tracing::error!("writing records: {err}; stopping");
             self.sink_failed.store(true, Ordering::Relaxed);

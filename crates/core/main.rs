@@ -15,6 +15,7 @@ mod crawl;
 mod errors;
 mod fetch;
 mod guard;
+mod metrics;
 mod output;
 mod report;
 mod robots;
@@ -154,10 +155,20 @@ fn run(cli: &Cli) -> Result<Ended> {
     for (path, key) in [
         (&config.output.file, "output.file"),
         (&config.output.warc, "output.warc"),
+        (&config.output.summary_json, "output.summary_json"),
     ] {
         output::check_writable(path)
             .with_context(|| format!("bad setting: {key}: cannot write {}", path.display()))?;
     }
+    let metrics = if config.output.metrics.is_empty() {
+        None
+    } else {
+        let addr = metrics::address(&config.output.metrics).map_err(anyhow::Error::msg)?;
+        let listener = std::net::TcpListener::bind(addr)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
+            .with_context(|| format!("bad setting: output.metrics: cannot listen on {addr}"))?;
+        Some(listener)
+    };
     match &state {
         Some(state) if cli.resume => state.save(&config, &seed_texts)?,
         Some(state) => state.create(&config, &seed_texts)?,
@@ -251,9 +262,25 @@ fn run(cli: &Cli) -> Result<Ended> {
         tracing::warn!("{warning}");
     }
     let checkpoint = state.as_ref().map(StateDir::checkpoint);
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    if let Some(listener) = metrics {
+        let _entered = runtime.enter();
+        let listener =
+            tokio::net::TcpListener::from_std(listener).context("cannot serve metrics")?;
+        if let Ok(addr) = listener.local_addr() {
+            eprintln!("crawler: metrics at http://{addr}/metrics");
+        }
+        runtime.spawn(metrics::serve(
+            listener,
+            Arc::clone(&crawler),
+            metrics_stop.clone(),
+        ));
+    }
     let quit = runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
+    metrics_stop.cancel();
     eprint!("{}", report::summary(&crawler, cli.resume));
     eprint!("{}", report::failed_hosts(&crawler));
+    let summary_written = write_summary_json(&config.output.summary_json, &crawler, cli.resume);
     let sink_failed = crawler
         .sink_failed
         .load(std::sync::atomic::Ordering::Relaxed);
@@ -275,6 +302,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         // Ours, made for this crawl, and of no use after it.
         let _ = std::fs::remove_dir_all(dir);
     }
+    summary_written?;
     if sink_failed {
         bail!(
             "records could not be written to {}; the crawl stopped early",
@@ -288,6 +316,17 @@ fn run(cli: &Cli) -> Result<Ended> {
         );
     }
     Ok(ended)
+}
+
+/// Writes the summary as JSON to `path`, if one is set.
+fn write_summary_json(path: &std::path::Path, crawler: &Crawler, resumed: bool) -> Result<()> {
+    if path.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let summary = metrics::summary_json(crawler, resumed);
+    let text = serde_json::to_string_pretty(&summary).context("cannot write the summary")?;
+    std::fs::write(path, text + "\n")
+        .with_context(|| format!("cannot write the summary to {}", path.display()))
 }
 
 /// Says what a resume found: the checkpoint, and the journal replayed on top of it.
