@@ -27,6 +27,8 @@ mod follow;
 mod metrics;
 // Crawler traps and link floods: the crawl ends, good pages are found, skips are counted.
 mod hostile;
+// An explicit proxy, the SSRF guard still judging targets; none from the environment.
+mod proxy;
 // The SSRF guard: links to private addresses are not fetched unless allowed.
 mod ssrf;
 // WARC output, read back with a WARC library.

@@ -123,6 +123,9 @@ pub(crate) struct Cli {
     /// [fetch.allow_private_addresses] Follow links to non-public addresses (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
     allow_private_addresses: Option<bool>,
+    /// [fetch.proxy] Send every request through this proxy (http://, https://, socks5://).
+    #[arg(long, value_name = "URL", help_heading = "Fetch")]
+    proxy: Option<String>,
 
     /// [extract.max_links_per_page] Links followed per page, at most.
     #[arg(long, value_name = "N", help_heading = "Extract")]
@@ -226,6 +229,7 @@ impl Cli {
             &mut c.fetch.allow_private_addresses,
             &self.allow_private_addresses,
         );
+        set(&mut c.fetch.proxy, &self.proxy);
         set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
         set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
         set(&mut c.extract.follow_frames, &self.follow_frames);

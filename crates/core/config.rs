@@ -117,6 +117,9 @@ pub(crate) struct Fetch {
     /// Fetch links to loopback, private, link-local and other non-public addresses (the
     /// seeds' hosts are always allowed). Off: the SSRF guard (see `guard.rs`).
     pub(crate) allow_private_addresses: bool,
+    /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL);
+    /// empty for none. Proxies are never taken from the environment.
+    pub(crate) proxy: String,
 }
 
 /// `[extract]`: links from pages.
@@ -289,6 +292,7 @@ impl Default for Fetch {
             timeout: Duration::from_secs(30),
             max_body_bytes: 10 << 20,
             allow_private_addresses: false,
+            proxy: String::new(),
         }
     }
 }
@@ -390,6 +394,17 @@ impl Config {
         }
         if self.fetch.connect_timeout.is_zero() {
             return bad("fetch.connect_timeout", "must be longer than 0");
+        }
+        if !self.fetch.proxy.is_empty() {
+            let scheme_ok = url::Url::parse(&self.fetch.proxy).is_ok_and(|u| {
+                matches!(u.scheme(), "http" | "https" | "socks5" | "socks5h") && u.has_host()
+            });
+            if !scheme_ok {
+                return bad(
+                    "fetch.proxy",
+                    "must be a proxy URL: http://HOST:PORT, https://HOST:PORT or socks5://HOST:PORT",
+                );
+            }
         }
         if !self.output.metrics.is_empty()
             && let Err(why) = crate::metrics::address(&self.output.metrics)

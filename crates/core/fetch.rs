@@ -21,11 +21,17 @@ use crate::guard::{Blocked, Guard, GuardedResolver, Unresolved};
 /// Redirects are not followed: a redirect's target is a link like any other, pushed through
 /// the frontier to be canonicalized, deduplicated, scoped and fetched politely.
 pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Client> {
-    Client::builder()
+    // No proxy from the environment: through one, the resolver would see the proxy's name,
+    // not the target's, and the SSRF guard's second check would be gone. An explicit one is
+    // the user's choice (an explicit proxy also turns the environment's off); the guard's
+    // check before each fetch remains.
+    let builder = if config.fetch.proxy.is_empty() {
+        Client::builder().no_proxy()
+    } else {
+        Client::builder().proxy(reqwest::Proxy::all(&config.fetch.proxy)?)
+    };
+    builder
         .dns_resolver(GuardedResolver(guard))
-        // No proxy from the environment: through one, the resolver would see the proxy's
-        // name, not the target's, and the SSRF guard's second check would be gone.
-        .no_proxy()
         .user_agent(&config.politeness.user_agent)
         .redirect(redirect::Policy::none())
         .connect_timeout(config.fetch.connect_timeout)

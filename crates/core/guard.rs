@@ -82,6 +82,12 @@ impl Guard {
         }
     }
 
+    /// Trusts `host` at any address in the HTTP client's resolver: the proxy the user named,
+    /// which may well be on a private network. Targets are still judged before each fetch.
+    pub(crate) fn trust_proxy(&mut self, host: &str) {
+        self.trusted.insert(host.to_owned());
+    }
+
     /// Whether `host` may be connected to at `ip`: asked by the HTTP client's resolver of
     /// each address it found, so that DNS rebinding is caught at the connection.
     pub(crate) fn allows_address(&self, host: &str, ip: IpAddr) -> bool {

@@ -204,10 +204,16 @@ fn run(cli: &Cli) -> Result<Ended> {
             frontier
         }
     };
-    let guard = Arc::new(guard::Guard::new(
+    let mut guard = guard::Guard::new(
         !config.fetch.allow_private_addresses,
         seeds.iter().map(Canonical::as_url),
-    ));
+    );
+    if let Ok(proxy) = url::Url::parse(&config.fetch.proxy)
+        && let Some(host) = proxy.host_str()
+    {
+        guard.trust_proxy(host);
+    }
+    let guard = Arc::new(guard);
     let client = fetch::client(&config, Arc::clone(&guard)).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
