@@ -33,9 +33,10 @@ fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
             return html(body);
         }
         if path.starts_with("/good/") {
-            // Links that are not URLs a crawler fetches, beside a good one.
+            // Links that are not URLs a crawler fetches, beside a good one; each page its own
+            // content (its path), or the content-seen test would skip the copies' links.
             return html(format!(
-                "<a href=/good/2>more</a><a href=javascript:void(0)>js</a>\
+                "<p>{path}</p><a href=/good/2>more</a><a href=javascript:void(0)>js</a>\
                  <a href=\"/good/2;jsessionid=0A1B2C\">s1</a><a href=\"/good/2?PHPSESSID=f00\">s2</a>\
                  <a href=\"data:text/html,<a href=x>\">data</a><a href=\"http://[broken/\">b</a>\
                  <a href=\"/{}\">long</a><a href=\"mailto:x@example.com\">m</a>",

@@ -31,6 +31,8 @@ mod hostile;
 mod proxy;
 // The SSRF guard: links to private addresses are not fetched unless allowed.
 mod ssrf;
+// Record fields: fetched_at, digest, lastmod from Last-Modified; the content-seen test.
+mod records;
 // WARC output, read back with a WARC library.
 mod warc;
 // The journal: killed with SIGKILL again and again, the crawl loses nothing and repeats

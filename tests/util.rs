@@ -177,6 +177,16 @@ pub(crate) fn ms(n: u64) -> Duration {
 pub(crate) fn serve(
     page: impl Fn(&str) -> (u16, &'static str, Vec<u8>) + Send + 'static,
 ) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    serve_with_headers(move |path| {
+        let (status, content_type, body) = page(path);
+        (status, content_type, Vec::new(), body)
+    })
+}
+
+/// `serve`, with more headers (name and value) for each answer.
+pub(crate) fn serve_with_headers(
+    page: impl Fn(&str) -> (u16, &'static str, Vec<(&'static str, String)>, Vec<u8>) + Send + 'static,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{BufRead, BufReader, Write};
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -201,17 +211,20 @@ pub(crate) fn serve(
                 header.clear();
             }
             paths.lock().unwrap().push(path.clone());
-            let (status, content_type, body) = page(&path);
+            let (status, content_type, extra, body) = page(&path);
             let header = if (300..400).contains(&status) {
                 "location"
             } else {
                 "content-type"
             };
-            let header = if content_type.is_empty() {
+            let mut header = if content_type.is_empty() {
                 String::new()
             } else {
                 format!("{header}: {content_type}\r\n")
             };
+            for (name, value) in extra {
+                header.push_str(&format!("{name}: {value}\r\n"));
+            }
             let head = format!(
                 "HTTP/1.1 {status} X\r\n{header}content-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()

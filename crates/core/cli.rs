@@ -67,6 +67,13 @@ pub(crate) struct Cli {
     /// [crawl.sitemaps] Read robots.txt's sitemaps and bodies that are sitemaps (true/false).
     #[arg(long = "sitemaps", value_name = "BOOL", help_heading = "Crawl")]
     read_sitemaps: Option<bool>,
+    /// [crawl.content_seen] Record a 2xx body read before under another URL as a duplicate
+    /// (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
+    content_seen: Option<bool>,
+    /// [crawl.follow_duplicates] Follow the links of duplicates all the same (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
+    follow_duplicates: Option<bool>,
 
     /// [politeness.connections_per_host] Fetches in flight per host.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
@@ -208,6 +215,8 @@ impl Cli {
         set(&mut c.crawl.max_path_segments, &self.max_path_segments);
         set(&mut c.crawl.per_host_pages, &self.per_host_pages);
         set(&mut c.crawl.sitemaps, &self.read_sitemaps);
+        set(&mut c.crawl.content_seen, &self.content_seen);
+        set(&mut c.crawl.follow_duplicates, &self.follow_duplicates);
         let p = &mut c.politeness;
         set(&mut p.connections_per_host, &self.connections_per_host);
         set(&mut p.delay, &self.delay);

@@ -46,6 +46,11 @@ pub(crate) struct Crawl {
     pub(crate) per_host_pages: u64,
     /// Read the sitemaps robots.txt lists and bodies that are sitemaps.
     pub(crate) sitemaps: bool,
+    /// The content-seen test: mark a 2xx body read before under another URL as a
+    /// duplicate.
+    pub(crate) content_seen: bool,
+    /// Follow the links of a duplicate all the same (with `content_seen`).
+    pub(crate) follow_duplicates: bool,
 }
 
 /// Scope modes, as written in the file.
@@ -224,6 +229,8 @@ impl Default for Crawl {
             max_path_segments: 32,
             per_host_pages: 0,
             sitemaps: true,
+            content_seen: true,
+            follow_duplicates: false,
         }
     }
 }

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use frontier::{Canonical, Canonicalizer, Fate, Outcome, Push};
 use tokio::sync::Notify;
@@ -23,10 +23,11 @@ use url::Url;
 
 use crate::backend::{self, Backend, Lease, Next};
 use crate::config::Config;
+use crate::content::{ContentSeen, Digest, DigestText};
 use crate::errors::ErrorKind;
 use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
-use crate::output::{Record, Sink};
+use crate::output::{Record, Rfc3339, Sink};
 use crate::robots::{self, RobotsCache, Rules, UNREACHABLE_TTL};
 use crate::sitemap::{self, Sitemaps};
 use crate::state::StateDir;
@@ -73,6 +74,8 @@ pub(crate) struct Crawler {
     seed_redirects: SeedRedirects,
     /// Which URLs are sitemaps, the `lastmod`s waiting for records, and their counts.
     pub(crate) sitemaps: Sitemaps,
+    /// The content-seen test, with `crawl.content_seen`.
+    pub(crate) content: Option<ContentSeen>,
 }
 
 /// How the caller of [`Crawler::run`] stops it.
@@ -250,6 +253,12 @@ struct Attempt<'a> {
     links: u64,
     redirect: Option<String>,
     canonical: Option<String>,
+    /// The response's `Last-Modified` header.
+    last_modified: Option<&'a str>,
+    /// The body's digest, with an answer.
+    digest: Option<DigestText>,
+    /// The body was read before under another URL.
+    duplicate: bool,
 }
 
 impl Crawler {
@@ -266,7 +275,14 @@ impl Crawler {
             0 => u64::MAX,
             n => n,
         };
+        let content = config.crawl.content_seen.then(|| {
+            let f = &config.frontier;
+            ContentSeen::new(f.seen_initial_capacity, f.seen_false_positive_rate)
+                .inspect_err(|err| tracing::warn!("no content-seen test: {err}"))
+                .ok()
+        });
         Crawler {
+            content: content.flatten(),
             robots: RobotsCache::new(
                 &config.politeness.user_agent,
                 config.politeness.max_retry_after.min(UNREACHABLE_TTL),
@@ -474,6 +490,7 @@ impl Crawler {
             crawler: self,
             lease: Some(lease),
             started: backend::now(),
+            fetched_at: SystemTime::now(),
         };
         if visit.lease().host_given_up() {
             // Handed out only to be recorded: the frontier gave its host up.
@@ -596,6 +613,8 @@ impl Crawler {
                     .await;
             }
             Ok(fetched) => {
+                // Once per body, for the record, the WARC file and the content-seen test.
+                let digest = heavy(fetched.body.len(), || Digest::of(&fetched.body));
                 let outcome = match fetched.status {
                     429 | 500..=599 => Outcome::ErrorAnswer {
                         retry_after: fetched.retry_after,
@@ -610,6 +629,7 @@ impl Crawler {
                         headers,
                         body: &fetched.body,
                         truncated: fetched.too_large,
+                        digest: digest.text(),
                     };
                     if let Err(err) = heavy(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
@@ -621,7 +641,7 @@ impl Crawler {
                     }
                 }
                 let depth = visit.lease().depth();
-                let result = self.follow(depth, &url, &fetched).await;
+                let result = self.follow(depth, &url, &fetched, digest).await;
                 visit.finish(outcome, result).await;
             }
         }
@@ -629,7 +649,13 @@ impl Crawler {
 
     /// Pushes what a response leads to (its redirect target, its page's links) and
     /// describes it for the record.
-    async fn follow<'a>(&self, depth: u32, url: &Url, fetched: &'a Fetched) -> Attempt<'a> {
+    async fn follow<'a>(
+        &self,
+        depth: u32,
+        url: &Url,
+        fetched: &'a Fetched,
+        digest: Digest,
+    ) -> Attempt<'a> {
         let mut result = Attempt {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
@@ -639,6 +665,9 @@ impl Crawler {
             links: 0,
             redirect: None,
             canonical: None,
+            last_modified: fetched.last_modified.as_deref(),
+            digest: Some(digest.text()),
+            duplicate: false,
         };
         if (300..400).contains(&fetched.status)
             && let Some(location) = &fetched.location
@@ -664,6 +693,17 @@ impl Crawler {
             }
         }
         let ok = (200..300).contains(&fetched.status);
+        if ok
+            && !fetched.body.is_empty()
+            && let Some(content) = &self.content
+            && content.seen_before(&digest)
+        {
+            result.duplicate = true;
+            if !self.config.crawl.follow_duplicates {
+                // Its links were followed from the first copy: not extracted again.
+                return result;
+            }
+        }
         if ok && let Some(nesting) = self.sitemap_nesting(url, fetched) {
             // A sitemap cut at the body cap is read as far as it goes.
             result.links = self.read_sitemap(url, &fetched.body, depth, nesting).await;
@@ -825,6 +865,7 @@ impl Crawler {
         completion: Result<frontier::Completion, frontier::ForeignLease>,
         mut result: Attempt<'_>,
         started: Instant,
+        fetched_at: SystemTime,
     ) {
         let completion = match completion {
             Ok(completion) => completion,
@@ -864,6 +905,7 @@ impl Crawler {
         };
         let lastmod = self.sitemaps.take_lastmod(&lease.url);
         let took = backend::now().saturating_duration_since(started);
+        let digest = result.digest.as_ref().map(DigestText::as_str);
         let record = Record {
             url: &lease.url,
             attempts: lease.attempts,
@@ -877,7 +919,10 @@ impl Crawler {
             redirect: result.redirect.as_deref(),
             canonical: result.canonical.as_deref(),
             error_detail: error.and(result.detail.as_deref()),
-            lastmod: lastmod.as_deref(),
+            lastmod: lastmod.as_deref().or(result.last_modified),
+            fetched_at: Rfc3339(fetched_at),
+            digest,
+            duplicate: result.duplicate,
         };
         let class = result.status.map_or(0, |s| usize::from(s / 100).min(5));
         self.stats.by_class[class].fetch_add(1, Ordering::Relaxed);
@@ -963,6 +1008,8 @@ struct Visit<'c> {
     crawler: &'c Crawler,
     lease: Option<Lease>,
     started: Instant,
+    /// When the try started, for the record.
+    fetched_at: SystemTime,
 }
 
 impl Visit<'_> {
@@ -981,11 +1028,11 @@ impl Visit<'_> {
         let lease = self.take();
         let facts = LeaseFacts::of(&lease);
         let crawler = self.crawler;
-        let started = self.started;
+        let (started, fetched_at) = (self.started, self.fetched_at);
         crawler
             .frontier
             .complete(lease, outcome, |completion| {
-                crawler.record(&facts, completion, result, started);
+                crawler.record(&facts, completion, result, started, fetched_at);
             })
             .await;
     }
@@ -1004,10 +1051,10 @@ impl Drop for Visit<'_> {
                 retry_after: None,
             };
             let facts = LeaseFacts::of(&lease);
-            let started = self.started;
+            let (started, fetched_at) = (self.started, self.fetched_at);
             crawler.frontier.complete_now(lease, outcome, |completion| {
                 let result = Attempt::error(ErrorKind::Internal);
-                crawler.record(&facts, completion, result, started);
+                crawler.record(&facts, completion, result, started, fetched_at);
             });
         } else {
             // Cancelled (the crawl stopped after its grace period): no fetch ended, so no
@@ -1030,6 +1077,9 @@ impl Attempt<'_> {
             links: 0,
             redirect: None,
             canonical: None,
+            last_modified: None,
+            digest: None,
+            duplicate: false,
         }
     }
 

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use reqwest::{Client, redirect};
 use url::Url;
 
@@ -76,6 +76,8 @@ pub(crate) struct Fetched {
     /// The `Location` header of a redirect, as sent.
     pub(crate) location: Option<String>,
     pub(crate) retry_after: Option<Duration>,
+    /// The `Last-Modified` header, as sent.
+    pub(crate) last_modified: Option<String>,
     /// The body, decompressed, at most the cap.
     pub(crate) body: Vec<u8>,
     /// The body went past the cap: what is in `body` is its beginning.
@@ -183,6 +185,7 @@ pub(crate) async fn get(
     };
     let content_type = header(CONTENT_TYPE);
     let location = header(LOCATION);
+    let last_modified = header(LAST_MODIFIED);
     let retry_after = header(RETRY_AFTER).and_then(|v| retry_after(&v, SystemTime::now()));
     let status = response.status().as_u16();
     let headers = keep_headers.then(|| response.headers().clone());
@@ -203,6 +206,7 @@ pub(crate) async fn get(
         content_type,
         location,
         retry_after,
+        last_modified,
         body,
         too_large,
         headers,

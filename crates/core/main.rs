@@ -3,7 +3,8 @@
 //! Where things live: [`cli`] (flags), [`config`] (the settings and their defaults), [`crawl`]
 //! (the fetch workers), [`backend`] (the one seam to the frontier), [`fetch`] (HTTP),
 //! [`robots`] (robots.txt), [`sitemap`] (sitemaps), [`guard`] (the SSRF guard), [`output`]
-//! (records) and [`errors`] (their error kinds), [`warc`], [`state`] (`--state-dir`),
+//! (records) and [`errors`] (their error kinds), [`content`] (body digests, the content-seen
+//! test), [`warc`], [`state`] (`--state-dir`),
 //! [`report`] (progress and the final summary); links come out of pages through the `links`
 //! crate. This file turns the command line into a crawl, runs Ctrl-C, checkpoints and the
 //! journal's group commit, and turns errors into messages and exit codes.
@@ -11,6 +12,7 @@
 mod backend;
 mod cli;
 mod config;
+mod content;
 mod crawl;
 mod errors;
 mod fetch;

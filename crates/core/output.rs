@@ -3,8 +3,9 @@
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::errors::ErrorKind;
 
@@ -37,8 +38,73 @@ pub(crate) struct Record<'a> {
     /// the resolver's answer); null otherwise.
     pub(crate) error_detail: Option<&'a str>,
     /// The page's `lastmod` in the sitemap that listed it, as written there (a W3C
-    /// datetime); null when no sitemap gave one.
+    /// datetime), or else its `Last-Modified` header, as sent (an HTTP date); null when
+    /// neither gave one.
     pub(crate) lastmod: Option<&'a str>,
+    /// When the last try started, in RFC 3339 (UTC, milliseconds).
+    pub(crate) fetched_at: Rfc3339,
+    /// `sha1:` and the base32 SHA-1 of the body as read, as WARC's `WARC-Payload-Digest`;
+    /// null without an answer.
+    pub(crate) digest: Option<&'a str>,
+    /// A 2xx body read before under another URL (the content-seen test).
+    pub(crate) duplicate: bool,
+}
+
+/// A time written as RFC 3339 in UTC with milliseconds (`2024-05-01T10:00:00.000Z`), without
+/// an allocation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rfc3339(pub(crate) SystemTime);
+
+impl Rfc3339 {
+    /// The text, in a fixed-size buffer (24 bytes; years before 1970 are written as 1970).
+    fn text(self) -> [u8; 24] {
+        let since = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let secs = since.as_secs();
+        let (year, month, day) = civil(secs / 86_400);
+        let of_day = secs % 86_400;
+        let fields = [
+            (year, 4),
+            (u64::from(month), 2),
+            (u64::from(day), 2),
+            (of_day / 3600, 2),
+            (of_day / 60 % 60, 2),
+            (of_day % 60, 2),
+            (u64::from(since.subsec_millis()), 3),
+        ];
+        let mut out = *b"0000-00-00T00:00:00.000Z";
+        let mut at = 0;
+        for (value, width) in fields {
+            let mut v = value.min(10u64.pow(width) - 1);
+            for i in (0..width as usize).rev() {
+                out[at + i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+            at += width as usize + 1;
+        }
+        out
+    }
+}
+
+impl Serialize for Rfc3339 {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = self.text();
+        serializer.serialize_str(std::str::from_utf8(&text).unwrap_or_default())
+    }
+}
+
+/// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil(days: u64) -> (u64, u8, u8) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Checks that records can be written to `path` (empty or `-`: standard output) before
@@ -203,6 +269,9 @@ mod tests {
             canonical: None,
             error_detail: None,
             lastmod: Some("2024-05-01"),
+            fetched_at: Rfc3339(UNIX_EPOCH + std::time::Duration::from_millis(1_714_557_600_042)),
+            digest: Some("sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"),
+            duplicate: false,
         })
         .unwrap();
         sink.flush().unwrap();
@@ -223,10 +292,44 @@ mod tests {
             "canonical",
             "error_detail",
             "lastmod",
+            "fetched_at",
+            "digest",
+            "duplicate",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }
         assert_eq!(value["error"], serde_json::Value::Null);
         assert_eq!(value["redirect"], "http://a.example/b");
+        assert_eq!(value["fetched_at"], "2024-05-01T10:00:00.042Z");
+        assert_eq!(value["duplicate"], false);
+    }
+
+    #[test]
+    fn times_are_written_as_rfc_3339_in_utc() {
+        let at = |secs: u64, millis: u64| {
+            let time = UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + millis);
+            String::from_utf8(Rfc3339(time).text().to_vec()).unwrap()
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 999), "2000-02-29T00:00:00.999Z");
+        assert_eq!(at(4_107_542_399, 1), "2100-02-28T23:59:59.001Z");
+        // Against httpdate's calendar, a day at a time over 400 years (every leap rule).
+        for day in (0..146_097u64).step_by(7) {
+            let secs = day * 86_400 + 3_723;
+            let ours = at(secs, 0);
+            let http = httpdate::fmt_http_date(UNIX_EPOCH + std::time::Duration::from_secs(secs));
+            // "Thu, 01 Jan 1970 01:02:03 GMT"
+            let months = [
+                "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+            ];
+            let month = months.iter().position(|m| *m == &http[8..11]).unwrap() + 1;
+            let expected = format!(
+                "{}-{month:02}-{}T{}.000Z",
+                &http[12..16],
+                &http[5..7],
+                &http[17..25]
+            );
+            assert_eq!(ours, expected);
+        }
     }
 }

@@ -280,6 +280,19 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
             count(refused)
         );
     }
+    if let Some(content) = &crawler.content {
+        // This run's: a resumed crawl starts with an empty content-seen test.
+        let c = content.stats();
+        let _ = writeln!(
+            s,
+            "  duplicates: {} of {} non-empty 2xx bodies were read before under another URL; \
+             {:.2} of them expected to be false, in a Bloom filter of {}",
+            count(c.duplicates),
+            count(c.tested),
+            c.expected_false_duplicates,
+            bytes(c.filter_bytes as u64)
+        );
+    }
     if resumed {
         let _ = writeln!(s, "since the crawl began, earlier runs included:");
     }

@@ -5,6 +5,8 @@
 //! The body is the one the crawler read: decompressed (the client decodes gzip, brotli and
 //! deflate), so the stored headers drop `Content-Encoding` and carry the decoded
 //! `Content-Length`; a body cut at `fetch.max_body_bytes` is marked `WARC-Truncated: length`.
+//! The response record's `WARC-Payload-Digest` is the SHA-1 of that body (`sha1:BASE32`), the
+//! records' `digest`.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -33,6 +35,8 @@ pub(crate) struct Exchange<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
     pub(crate) truncated: bool,
+    /// The body's digest (`sha1:BASE32`), for `WARC-Payload-Digest`.
+    pub(crate) digest: crate::content::DigestText,
 }
 
 impl Warc {
@@ -61,6 +65,11 @@ impl Warc {
             &mut record,
             WarcHeader::ContentType,
             "application/http; msgtype=response",
+        )?;
+        set(
+            &mut record,
+            WarcHeader::PayloadDigest,
+            exchange.digest.as_str(),
         )?;
         if exchange.truncated {
             set(&mut record, WarcHeader::Truncated, "length")?;

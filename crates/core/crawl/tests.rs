@@ -63,15 +63,16 @@ impl Fetcher for Arc<FakeSite> {
                 None => (Duration::ZERO, Vec::new()),
             };
             tokio::time::sleep(delay).await;
-            let body: String = links
-                .iter()
-                .map(|l| format!("<a href=\"{l}\">x</a>"))
+            // Its path first: pages with the same links are not one content.
+            let body: String = std::iter::once(format!("<!-- {path} -->"))
+                .chain(links.iter().map(|l| format!("<a href=\"{l}\">x</a>")))
                 .collect();
             Ok(Fetched {
                 status: 200,
                 content_type: Some("text/html".to_owned()),
                 location: None,
                 retry_after: None,
+                last_modified: None,
                 body: body.into_bytes(),
                 too_large: false,
                 headers: None,

@@ -1,0 +1,191 @@
+//! What a body is: its digest (the records' `digest`, WARC's `WARC-Payload-Digest`), and the
+//! content-seen test (Mercator's): whether a body was read before under another URL.
+//!
+//! Self-contained (std, `sha1`, `data-encoding`, `bloom`), so that `benches/content.rs`
+//! measures this very file.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use bloom::AtomicScalableBloomFilter;
+use sha1::{Digest as _, Sha1};
+
+/// How often, in bodies inserted, the expected count of false duplicates is brought up to
+/// date: the filter's rate estimate costs microseconds, too much for every page.
+const SAMPLE_EVERY: u64 = 1_024;
+
+/// The SHA-1 of a body, as read (decompressed, and cut at the cap if it was).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Digest([u8; 20]);
+
+/// The longest text form: `sha1:` and 32 base32 characters.
+const TEXT_LEN: usize = 5 + 32;
+
+impl Digest {
+    /// The digest of `body`.
+    pub(crate) fn of(body: &[u8]) -> Digest {
+        Digest(Sha1::digest(body).into())
+    }
+
+    /// The raw 20 bytes: the content-seen test's fingerprint.
+    pub(crate) fn as_bytes(&self) -> &[u8; 20] {
+        &self.0
+    }
+
+    /// `sha1:` and the digest in base32 (RFC 4648, upper case, no padding: 20 bytes are 32
+    /// characters), as WARC files carry it and `warcio` checks it.
+    pub(crate) fn text(&self) -> DigestText {
+        let mut text = [0; TEXT_LEN];
+        text[..5].copy_from_slice(b"sha1:");
+        data_encoding::BASE32_NOPAD.encode_mut(&self.0, &mut text[5..]);
+        DigestText(text)
+    }
+}
+
+/// A digest's text form, without an allocation.
+#[derive(Clone, Copy)]
+pub(crate) struct DigestText([u8; TEXT_LEN]);
+
+impl DigestText {
+    pub(crate) fn as_str(&self) -> &str {
+        // Built from ASCII only: `sha1:` and the base32 alphabet.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for DigestText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The content-seen test: the digests of the 2xx bodies read so far, in a growing,
+/// thread-safe Bloom filter of a few bytes per page.
+///
+/// A false positive takes a new body for one seen before: that page is recorded as a
+/// duplicate and, unless `crawl.follow_duplicates`, its links are not followed. The filter's
+/// target rate is the seen-test's (`frontier.seen_false_positive_rate`), and [`Self::stats`]
+/// tells how many such mistakes to expect so far.
+pub(crate) struct ContentSeen {
+    filter: AtomicScalableBloomFilter,
+    /// Bodies tested and their duplicates.
+    pub(crate) tested: AtomicU64,
+    pub(crate) duplicates: AtomicU64,
+    /// Expected false duplicates up to the last sample (every [`SAMPLE_EVERY`] insertions).
+    expected: Mutex<f64>,
+}
+
+/// What the content-seen test can tell of itself, for the summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ContentStats {
+    /// Bodies tested.
+    pub(crate) tested: u64,
+    /// Of those, the ones seen before.
+    pub(crate) duplicates: u64,
+    /// Heap bytes of the filter.
+    pub(crate) filter_bytes: usize,
+    /// The expected number of new bodies wrongly taken for duplicates so far.
+    pub(crate) expected_false_duplicates: f64,
+}
+
+impl ContentSeen {
+    /// A filter for `initial_capacity` bodies before it grows, at `false_positive_rate`.
+    pub(crate) fn new(
+        initial_capacity: usize,
+        false_positive_rate: f64,
+    ) -> Result<ContentSeen, bloom::Error> {
+        Ok(ContentSeen {
+            filter: AtomicScalableBloomFilter::new(initial_capacity, false_positive_rate)?,
+            tested: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            expected: Mutex::new(0.0),
+        })
+    }
+
+    /// Whether a body with this digest was seen before; marks it seen. Of several threads
+    /// testing the same new digest at once, exactly one is told it is new. A filter that
+    /// cannot grow (memory) takes the body for new.
+    pub(crate) fn seen_before(&self, digest: &Digest) -> bool {
+        self.tested.fetch_add(1, Ordering::Relaxed);
+        match self.filter.insert(digest.as_bytes()) {
+            Ok(true) => {
+                let items = self.filter.items();
+                if items.is_multiple_of(SAMPLE_EVERY) {
+                    let rate = self.filter.estimated_false_positive_rate();
+                    *self.lock_expected() += SAMPLE_EVERY as f64 * rate;
+                }
+                false
+            }
+            Ok(false) => {
+                self.duplicates.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(err) => {
+                tracing::warn!("content-seen test: {err}; the page is taken for new");
+                false
+            }
+        }
+    }
+
+    /// The counts, the filter's size, and the false duplicates to expect so far.
+    pub(crate) fn stats(&self) -> ContentStats {
+        let items = self.filter.items();
+        // The insertions since the last sample, at the rate now (which errs high).
+        let unsampled = (items % SAMPLE_EVERY) as f64 * self.filter.estimated_false_positive_rate();
+        ContentStats {
+            tested: self.tested.load(Ordering::Relaxed),
+            duplicates: self.duplicates.load(Ordering::Relaxed),
+            filter_bytes: self.filter.memory_bytes(),
+            expected_false_duplicates: *self.lock_expected() + unsampled,
+        }
+    }
+
+    fn lock_expected(&self) -> std::sync::MutexGuard<'_, f64> {
+        self.expected.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_of_a_known_body_is_sha1_in_base32() {
+        // SHA-1("abc") = a9993e364706816aba3e25717850c26c9cd0d89d (FIPS 180 example).
+        let digest = Digest::of(b"abc");
+        assert_eq!(
+            digest.as_bytes().to_vec(),
+            data_encoding::HEXLOWER
+                .decode(b"a9993e364706816aba3e25717850c26c9cd0d89d")
+                .unwrap()
+        );
+        assert_eq!(
+            digest.text().as_str(),
+            "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"
+        );
+        // The empty body, as WARC tools write it for an empty payload.
+        assert_eq!(
+            Digest::of(b"").text().as_str(),
+            "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+        );
+    }
+
+    #[test]
+    fn a_body_is_new_once_and_then_a_duplicate() {
+        let seen = ContentSeen::new(10, 1e-6).unwrap();
+        let a = Digest::of(b"<p>a</p>");
+        let b = Digest::of(b"<p>b</p>");
+        assert!(!seen.seen_before(&a));
+        assert!(!seen.seen_before(&b));
+        assert!(seen.seen_before(&a));
+        for i in 0..100 {
+            // Past the first sub-filter: it grows, and remembers what it held.
+            seen.seen_before(&Digest::of(format!("page {i}").as_bytes()));
+        }
+        assert!(seen.seen_before(&b));
+        let stats = seen.stats();
+        assert_eq!((stats.tested, stats.duplicates), (104, 2));
+        assert!(stats.expected_false_duplicates < 1e-3);
+        assert!(stats.filter_bytes > 0);
+    }
+}

@@ -1,0 +1,118 @@
+//! What records say of a page besides its status: when it was fetched (`fetched_at`), its
+//! body's digest, `lastmod` from `Last-Modified`, and whether its body was read before under
+//! another URL (`duplicate`, the content-seen test).
+
+use serde_json::Value;
+
+use crate::util::{crawl, fast, serve_with_headers};
+
+/// A site whose `/m1/` and `/m2/` serve one body (a mirror), with a relative link that
+/// leads to `next` under each; `/e1` and `/e2` are empty. Returns its root URL.
+fn mirrored_site() -> String {
+    let (port, _log) = serve_with_headers(|path| {
+        let html = "text/html";
+        let page = |body: String| (200, html, Vec::new(), body.into_bytes());
+        match path {
+            "/" => page(
+                r#"<a href="/m1/">1</a><a href="/m2/">2</a><a href="/e1">e</a><a href="/e2">e</a>"#
+                    .into(),
+            ),
+            "/m1/" | "/m2/" => page(r#"<p>the same page</p><a href="next">next</a>"#.into()),
+            "/e1" | "/e2" => page(String::new()),
+            "/robots.txt" => (404, "", Vec::new(), Vec::new()),
+            other => page(format!("<p>{other}</p>")),
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+fn crawl_with(root: &str, extra: &[&str]) -> crate::util::Crawl {
+    let mut args = fast();
+    args.extend(["--seed", root].map(String::from));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let crawl = crawl(&args);
+    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl
+}
+
+#[test]
+fn a_body_read_before_is_a_duplicate_and_its_links_are_not_followed() {
+    let root = mirrored_site();
+    let crawl = crawl_with(&root, &[]);
+    let duplicate = |path: &str| crawl.record(&format!("{root}{path}"))["duplicate"].clone();
+    let mirrors = [duplicate("m1/"), duplicate("m2/")];
+    // One copy is the first, whichever was read first; the other is its duplicate.
+    assert!(
+        mirrors.contains(&Value::Bool(false)) && mirrors.contains(&Value::Bool(true)),
+        "{mirrors:?}"
+    );
+    let first = if mirrors[0] == false { "m1" } else { "m2" };
+    let copy = if first == "m1" { "m2" } else { "m1" };
+    // The first copy's links are followed, the duplicate's are not even extracted.
+    assert!(crawl.records.contains_key(&format!("{root}{first}/next")));
+    assert!(!crawl.records.contains_key(&format!("{root}{copy}/next")));
+    assert_eq!(crawl.record(&format!("{root}{copy}/"))["links"], 0);
+    // Empty bodies are never duplicates.
+    assert_eq!(duplicate("e1"), false);
+    assert_eq!(duplicate("e2"), false);
+    assert_eq!(duplicate(""), false);
+    assert!(
+        crawl
+            .stderr()
+            .contains("duplicates: 1 of 4 non-empty 2xx bodies were read before"),
+        "{}",
+        crawl.stderr()
+    );
+}
+
+#[test]
+fn with_follow_duplicates_or_without_the_test_a_duplicates_links_are_followed() {
+    let root = mirrored_site();
+    let crawl = crawl_with(&root, &["--follow-duplicates", "true"]);
+    assert!(crawl.records.contains_key(&format!("{root}m1/next")));
+    assert!(crawl.records.contains_key(&format!("{root}m2/next")));
+    let duplicates = crawl
+        .records
+        .values()
+        .filter(|r| r["duplicate"] == true)
+        .count();
+    assert_eq!(duplicates, 1);
+
+    let crawl = crawl_with(&root, &["--content-seen", "false"]);
+    assert!(crawl.records.contains_key(&format!("{root}m1/next")));
+    assert!(crawl.records.contains_key(&format!("{root}m2/next")));
+    assert!(crawl.records.values().all(|r| r["duplicate"] == false));
+    assert!(!crawl.stderr().contains("duplicates:"));
+}
+
+#[test]
+fn records_carry_the_fetch_time_the_body_digest_and_last_modified() {
+    let (port, _log) = serve_with_headers(|path| match path {
+        "/" => (
+            200,
+            "text/html",
+            vec![("last-modified", "Wed, 01 May 2024 10:00:00 GMT".to_owned())],
+            b"<p>abc</p>".to_vec(),
+        ),
+        _ => (404, "", Vec::new(), Vec::new()),
+    });
+    let root = format!("http://127.0.0.1:{port}/");
+    let before = std::time::SystemTime::now();
+    let crawl = crawl_with(&root, &[]);
+    let record = crawl.record(&root);
+    assert_eq!(record["lastmod"], "Wed, 01 May 2024 10:00:00 GMT");
+    // SHA-1 of the body as read, in base32, as WARC-Payload-Digest has it.
+    let sha1 = <sha1::Sha1 as sha1::Digest>::digest(b"<p>abc</p>");
+    let expected = format!("sha1:{}", data_encoding::BASE32.encode(&sha1));
+    assert_eq!(record["digest"], expected.as_str());
+    // RFC 3339, UTC, milliseconds; the date of this run.
+    let at = record["fetched_at"].as_str().unwrap();
+    let shape: String = at
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect();
+    assert_eq!(shape, "0000-00-00T00:00:00.000Z", "{at}");
+    let today = httpdate::fmt_http_date(before);
+    let year: u32 = at[..4].parse().unwrap();
+    assert!(today.contains(&format!(" {year} ")), "{at} is not {today}");
+}
