@@ -133,6 +133,7 @@ impl Backend {
     /// error is the frontier's own (memory, disk), reported once for the batch.
     pub(crate) async fn push_links(
         &self,
+        page: &Url,
         base: &Url,
         hrefs: &[String],
         depth: u32,
@@ -143,7 +144,7 @@ impl Backend {
                 let mut first_error = None;
                 for href in hrefs {
                     // One failed push (a spill write, say) does not keep the others out.
-                    if let Err(err) = frontier.push_link(base, href, depth, at) {
+                    if let Err(err) = frontier.push_link_on(page, base, href, depth, at) {
                         first_error.get_or_insert(err);
                     }
                 }
@@ -252,7 +253,11 @@ impl Backend {
                 if batch.is_empty() {
                     return Ok(());
                 }
-                durable().map_err(JournalError::Records)?;
+                if let Err(err) = durable() {
+                    // Not written: the completions must not be on disk before their records.
+                    local.frontier.put_back_journal(batch);
+                    return Err(JournalError::Records(err));
+                }
                 local
                     .frontier
                     .write_journal(batch)

@@ -347,7 +347,17 @@ impl Crawler {
     /// Makes the journal durable, records first (see `Backend::sync_journal`). A failure is
     /// logged: the crawl goes on, and a crash would repeat the work not journaled.
     pub(crate) fn sync_journal(&self) {
+        if self.sink_failed.load(Ordering::Relaxed) {
+            // A record was lost: its completion, in the journal, must never reach the disk
+            // (the URL would be held as done without a record). The crawl is stopping.
+            return;
+        }
         let durable = || {
+            // Checked again with the batch taken: a record that failed before then has set
+            // it, as a record and its completion are one step.
+            if self.sink_failed.load(Ordering::Relaxed) {
+                return Err(std::io::Error::other("records could not be written"));
+            }
             self.sink.sync()?;
             self.warc.as_ref().map_or(Ok(()), Warc::sync)
         };
@@ -687,7 +697,7 @@ impl Crawler {
                 // One link further, like any link: a chain of redirects ends at the depth
                 // limit.
                 None => {
-                    self.push(url, std::slice::from_ref(location), depth + 1)
+                    self.push(url, url, std::slice::from_ref(location), depth + 1)
                         .await
                 }
             }
@@ -735,7 +745,8 @@ impl Crawler {
                     .fetch_add(extracted.frames as u64, Ordering::Relaxed);
             }
             result.canonical = extracted.canonical;
-            self.push(&extracted.base, &extracted.links, depth + 1)
+            // The trap rules compare links with this page, not with its `<base href>`.
+            self.push(url, &extracted.base, &extracted.links, depth + 1)
                 .await;
         }
         result
@@ -848,9 +859,10 @@ impl Crawler {
         links::extract(&page, &options)
     }
 
-    /// Pushes a page's links (or a redirect's target) as one batch.
-    async fn push(&self, base: &Url, hrefs: &[String], depth: u32) {
-        if let Err(err) = self.frontier.push_links(base, hrefs, depth).await {
+    /// Pushes the links of `page` (or a redirect's target), resolved against `base`, as one
+    /// batch.
+    async fn push(&self, page: &Url, base: &Url, hrefs: &[String], depth: u32) {
+        if let Err(err) = self.frontier.push_links(page, base, hrefs, depth).await {
             // The seen-test could not grow (memory), or spilling failed (the URLs are queued
             // in memory all the same): worth a word, not the crawl.
             tracing::warn!("pushing the links of {base}: {err}");

@@ -286,6 +286,16 @@ fn run(cli: &Cli) -> Result<Ended> {
     }
     let quit = runtime.block_on(drive(&crawler, &config, checkpoint.as_deref()));
     metrics_stop.cancel();
+    if quit {
+        // At once: the final checkpoint may be running on its thread and holding the
+        // frontier's locks, which the summary would wait for; its files are written to
+        // temporary names and renamed only when whole, so leaving it midway is safe.
+        runtime.shutdown_background();
+        if let Some(dir) = spill_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        return Ok(Ended::Quit);
+    }
     eprint!("{}", report::summary(&crawler, cli.resume));
     eprint!("{}", report::failed_hosts(&crawler));
     let summary_written = write_summary_json(&config.output.summary_json, &crawler, cli.resume);
@@ -296,15 +306,12 @@ fn run(cli: &Cli) -> Result<Ended> {
         .stats
         .records
         .load(std::sync::atomic::Ordering::Relaxed);
-    let ended = if quit {
-        Ended::Quit
-    } else if records > 0 && !crawler.stats.any_answer() {
+    let ended = if records > 0 && !crawler.stats.any_answer() {
         Ended::NothingFetched
     } else {
         Ended::Crawled
     };
     drop(crawler);
-    // A quit leaves the final checkpoint running on its thread: the runtime goes first.
     drop(runtime);
     if let Some(dir) = spill_dir {
         // Ours, made for this crawl, and of no use after it.
@@ -443,7 +450,10 @@ async fn drive(
     tokio::select! {
         _ = saving => false,
         () = interrupts.next() => {
-            eprintln!("crawler: interrupted during the final checkpoint; quitting now (the previous checkpoint stays)");
+            eprintln!(
+                "crawler: interrupted during the final checkpoint; quitting now (the state \
+                 directory keeps the previous checkpoint, or this one if it was complete)"
+            );
             true
         }
     }

@@ -318,8 +318,40 @@ impl Admission {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn admit_link(&self, base: &Url, href: &str, depth: u32) -> Result<Verdict, bloom::Error> {
+        self.admit_link_on(base, base, href, depth)
+    }
+
+    /// [`admit_link`](Self::admit_link) for a page whose links resolve against another URL
+    /// (its `<base href>`): the trap rules compare the link with `page`, the page that holds
+    /// it, and `href` is resolved against `base`.
+    ///
+    /// # Errors
+    ///
+    /// As [`admit`](Self::admit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon, scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// let page = url::Url::parse("https://example.com/cal/2026/7").unwrap();
+    /// let base = url::Url::parse("https://example.com/").unwrap(); // <base href=/>
+    /// let verdict = admission.admit_link_on(&page, &base, "cal/2026/8", 21)?;
+    /// assert_eq!(verdict, Verdict::Dropped(frontier::DropReason::RepeatedShape));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn admit_link_on(
+        &self,
+        page: &Url,
+        base: &Url,
+        href: &str,
+        depth: u32,
+    ) -> Result<Verdict, bloom::Error> {
         match self.canon.canonicalize_relative(base, href) {
-            Ok(url) => self.admit_checked(url, |url| self.scope.check_link(base, url, depth)),
+            Ok(url) => self.admit_checked(url, |url| self.scope.check_link(page, url, depth)),
             Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
         }
     }

@@ -537,8 +537,39 @@ impl Frontier {
         depth: u32,
         now: Instant,
     ) -> Result<Push, FrontierError> {
+        self.push_link_on(base, base, href, depth, now)
+    }
+
+    /// [`push_link`](Self::push_link) for a page whose links resolve against another URL
+    /// (its `<base href>`): see [`Admission::admit_link_on`].
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Frontier, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// let page = frontier::Url::parse("https://example.com/docs/a.html").unwrap();
+    /// let base = frontier::Url::parse("https://example.com/").unwrap();
+    /// assert_eq!(frontier.push_link_on(&page, &base, "b.html", 1, now)?, Push::Queued);
+    /// assert_eq!(frontier.push("https://example.com/b.html", 0, now)?, Push::Seen);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn push_link_on(
+        &self,
+        page: &Url,
+        base: &Url,
+        href: &str,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
-        let verdict = self.admission.admit_link(base, href, depth)?;
+        let verdict = self.admission.admit_link_on(page, base, href, depth)?;
         self.queue(verdict, depth, now)
     }
 
@@ -679,8 +710,9 @@ impl Frontier {
     ///
     /// # Errors
     ///
-    /// [`DiskError`] when the file cannot be written: the batch's entries are not on disk,
-    /// and a crash would repeat their work. The frontier goes on.
+    /// [`DiskError`] when the file cannot be written: the file is cut back to where it was
+    /// and the batch put back, to be written with the next one; a crash meanwhile repeats
+    /// the batch's work. The frontier goes on.
     ///
     /// # Example
     ///
@@ -695,6 +727,29 @@ impl Frontier {
         match &self.journal {
             Some(journal) => journal.write(batch),
             None => Ok(()),
+        }
+    }
+
+    /// Puts a batch taken by [`journal_batch`](Self::journal_batch) back, in front of the
+    /// entries recorded since, for a caller that could not make its own writes durable and
+    /// so must not write the batch yet. Entries are never skipped: the next batch holds them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("frontier-doc-put-back-{}", std::process::id()));
+    /// # let _ = std::fs::remove_dir_all(&dir);
+    /// let frontier = frontier::Frontier::builder().journal(&dir).build()?;
+    /// frontier.push("https://example.com/", 0, std::time::Instant::now())?;
+    /// let batch = frontier.journal_batch();
+    /// frontier.put_back_journal(batch); // the caller's records could not be written
+    /// assert_eq!(frontier.journal_batch().len(), 1);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn put_back_journal(&self, batch: JournalBatch) {
+        if let Some(journal) = &self.journal {
+            journal.put_back(batch);
         }
     }
 
@@ -868,6 +923,11 @@ impl Frontier {
             // Still under the gate and the queues' lock: every entry pending is in this
             // checkpoint, and every later one goes to the next generation's journal.
             journal.rotate(generation);
+            // URLs a replay found done that the checkpoint still holds queued: the new
+            // journal says so again, or a crash after it would fetch them once more.
+            for (url, fate) in queues.done_marks() {
+                journal.append(journal::Entry::Done { fate, url });
+            }
         }
         Ok(())
     }

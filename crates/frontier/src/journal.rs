@@ -190,8 +190,25 @@ impl Journal {
         };
     }
 
+    /// Puts a batch back in front of the entries appended since it was taken, to be written
+    /// with the next one: its entries must not be skipped while later ones are written (a
+    /// completion on disk without the admissions before it would lose those URLs). A batch of
+    /// an older generation is dropped: the checkpoint after it holds it.
+    pub(crate) fn put_back(&self, batch: JournalBatch) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if batch.generation != pending.generation || batch.bytes.is_empty() {
+            return;
+        }
+        let mut bytes = batch.bytes;
+        bytes.extend_from_slice(&pending.bytes);
+        pending.bytes = bytes;
+        pending.entries += batch.entries;
+    }
+
     /// Appends a batch to its generation's file and flushes it to disk. A batch of a
     /// generation older than the current one is dropped: the checkpoint after it holds it.
+    /// On failure the file is cut back to where it was and the batch put back, so that the
+    /// next write tries it again and the file never holds a broken entry before good ones.
     pub(crate) fn write(&self, batch: JournalBatch) -> Result<(), DiskError> {
         let current = self
             .pending
@@ -215,9 +232,20 @@ impl Journal {
             *file = Some((batch.generation, opened));
         }
         let (_, out) = file.as_mut().expect("opened above");
-        out.write_all(&batch.bytes)
-            .and_then(|()| out.sync_data())
-            .map_err(|e| DiskError::io(&path, e))
+        let before = out.metadata().map(|m| m.len());
+        let written = out.write_all(&batch.bytes).and_then(|()| out.sync_data());
+        if let Err(err) = written {
+            if let Ok(len) = before {
+                // Best effort: a file that cannot be cut is reopened and checked on resume.
+                let _ = out.set_len(len);
+            } else {
+                *file = None;
+            }
+            drop(file);
+            self.put_back(batch);
+            return Err(DiskError::io(&path, err));
+        }
+        Ok(())
     }
 }
 
@@ -441,6 +469,27 @@ mod tests {
         let mut tail = bytes;
         tail[last + HEADER + 2] ^= 0x40;
         assert_eq!(read(Path::new("j"), &tail).unwrap().1, last);
+    }
+
+    /// A batch that could not be written goes back before the entries appended since, so
+    /// that no completion is ever written before the admissions that came before it.
+    #[test]
+    fn a_batch_put_back_is_written_first_next_time() {
+        let journal = Journal::new(PathBuf::from("unused"), 3);
+        journal.append(ENTRIES[0]);
+        let batch = journal.take();
+        journal.append(ENTRIES[1]);
+        journal.put_back(batch);
+        let next = journal.take();
+        assert_eq!(next.len(), 2);
+        let (entries, _) = read(Path::new("j"), &next.bytes).unwrap();
+        assert_eq!(entries, ENTRIES[..2]);
+        // A batch of an older generation is covered by the checkpoint after it: dropped.
+        journal.append(ENTRIES[2]);
+        let old = journal.take();
+        journal.rotate(4);
+        journal.put_back(old);
+        assert!(journal.take().is_empty());
     }
 
     #[test]

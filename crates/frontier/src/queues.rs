@@ -159,9 +159,10 @@ pub struct HostQueues {
     memory: usize,
     stats: QueueStats,
     /// URLs a replayed journal says are done though the checkpoint holds them queued (or in
-    /// flight, queued again), by a keyed hash of their text, with their fate: dropped when
+    /// flight, queued again), by a keyed hash of their text, with their fate and text (for
+    /// the next checkpoint's journal: see [`done_marks`](Self::done_marks)): dropped when
     /// their turn comes. Empty but after a replay, and it only shrinks.
-    done: HashMap<u64, Fate>,
+    done: HashMap<u64, (Fate, Box<str>)>,
     /// The key of `done`'s hash, random: pages cannot make their URLs collide with these.
     done_keys: std::collections::hash_map::RandomState,
 }
@@ -882,7 +883,13 @@ impl HostQueues {
     /// dropped, not leased, when its turn comes.
     pub(crate) fn mark_done(&mut self, url: &str, fate: Fate) {
         let key = self.done_keys.hash_one(url);
-        self.done.insert(key, fate);
+        self.done.insert(key, (fate, url.into()));
+    }
+
+    /// The URLs marked done and not yet dropped: a checkpoint still holds them queued, so
+    /// the journal after it must say again that they are done.
+    pub(crate) fn done_marks(&self) -> impl Iterator<Item = (&str, Fate)> {
+        self.done.values().map(|(fate, url)| (&**url, *fate))
     }
 
     fn count_fate(&mut self, fate: Fate) {
@@ -909,7 +916,7 @@ impl HostQueues {
             }
             let url = host.queue.front.front().expect("not empty").url.as_str();
             let key = self.done_keys.hash_one(url);
-            let Some(fate) = self.done.remove(&key) else {
+            let Some((fate, _)) = self.done.remove(&key) else {
                 return Ok(true);
             };
             let host = &mut self.hosts[h as usize];

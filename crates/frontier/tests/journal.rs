@@ -237,3 +237,36 @@ fn a_flipped_byte_before_the_tail_is_refused_naming_the_file_and_offset() {
     // Refused, not changed: the file is as it was.
     assert_eq!(fs::read(&path).unwrap(), bytes);
 }
+
+/// Regression (review): URLs a replay found done, that the checkpoint held queued, were
+/// remembered only until the next checkpoint, which held them queued again: a crash after
+/// it fetched them once more.
+#[test]
+fn urls_found_done_by_a_replay_stay_done_through_the_next_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let frontier = builder(dir.path()).build().unwrap();
+    for i in 0..30 {
+        frontier.push(&url(i), 1, Instant::now()).unwrap();
+    }
+    frontier.checkpoint(dir.path(), Instant::now()).unwrap();
+    let done = complete(&frontier, 10);
+    frontier.sync_journal().unwrap();
+    drop(frontier); // crash: the checkpoint holds the 10 queued, the journal says done
+
+    let resumed = Frontier::open(dir.path(), builder(dir.path()), Instant::now()).unwrap();
+    // A checkpoint before any of them came up, then a crash.
+    resumed.checkpoint(dir.path(), Instant::now()).unwrap();
+    resumed.sync_journal().unwrap();
+    drop(resumed);
+
+    let again = Frontier::open(dir.path(), builder(dir.path()), Instant::now()).unwrap();
+    let rest = drain(&again);
+    assert_eq!(rest.len(), 20);
+    assert!(
+        rest.is_disjoint(&done),
+        "fetched again: {:?}",
+        rest.intersection(&done)
+    );
+    let stats = again.stats().queues;
+    assert_eq!(stats.accounted_for(), Some(stats.pushed));
+}
