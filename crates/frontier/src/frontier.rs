@@ -744,7 +744,7 @@ impl Frontier {
     /// let batch = frontier.journal_batch();
     /// frontier.put_back_journal(batch); // the caller's records could not be written
     /// assert_eq!(frontier.journal_batch().len(), 1);
-    /// # std::fs::remove_dir_all(&dir)?;
+    /// # let _ = std::fs::remove_dir_all(&dir);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn put_back_journal(&self, batch: JournalBatch) {

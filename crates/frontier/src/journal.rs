@@ -21,13 +21,15 @@
 //!
 //! # Framing and damage
 //!
-//! Each entry is `length: u32 LE`, `CRC-32C of the payload: u32 LE`, then the payload. On
-//! replay, the entries are read in order up to the first that does not check out:
+//! Each write is one batch: `JRNB`, `length: u32 LE`, `CRC-32C of the entries: u32 LE`, then
+//! the entries, each `length: u32 LE`, `CRC-32C of the payload: u32 LE`, the payload. A batch
+//! is flushed to disk before the next is written, so only the last one can be damaged by a
+//! crash or a power loss (cut short, or with blocks of zeros where the disk had not written
+//! yet). On replay, batches are read in order up to the first that does not check out:
 //!
-//! * if it is the file's last (it runs to or past the end, or everything after it is zeros,
-//!   as a crash in the middle of a write leaves it), it is a *torn tail*: cut off, reported,
-//!   and the journal goes on from there;
-//! * otherwise good bytes follow bad ones: the file was damaged after it was written, and
+//! * if no whole, good batch follows it, it is a *torn tail*: cut off, reported, and the
+//!   journal goes on from there;
+//! * otherwise good batches follow a bad one: the file was damaged after it was written, and
 //!   [`DiskErrorKind::CorruptAt`] names the file and the offset; nothing is skipped silently.
 
 use std::fs::{self, File, OpenOptions};
@@ -41,6 +43,10 @@ use crate::{DiskError, DiskErrorKind};
 
 /// Bytes before each entry's payload: its length and checksum.
 const HEADER: usize = 8;
+/// What starts each batch, then its length and checksum.
+const BATCH_MAGIC: &[u8; 4] = b"JRNB";
+/// Bytes before a batch's entries.
+const BATCH_HEADER: usize = 12;
 /// The largest payload: a kind, a depth and a URL far longer than any canonical URL admitted.
 const MAX_PAYLOAD: usize = 1 << 20;
 
@@ -233,7 +239,9 @@ impl Journal {
         }
         let (_, out) = file.as_mut().expect("opened above");
         let before = out.metadata().map(|m| m.len());
-        let written = out.write_all(&batch.bytes).and_then(|()| out.sync_data());
+        let written = out
+            .write_all(&frame(&batch.bytes))
+            .and_then(|()| out.sync_data());
         if let Err(err) = written {
             if let Ok(len) = before {
                 // Best effort: a file that cannot be cut is reopened and checked on resume.
@@ -317,35 +325,82 @@ fn decode(payload: &[u8]) -> Option<Entry<'_>> {
     }
 }
 
+/// A batch's entries with the batch header before them.
+fn frame(entries: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(BATCH_HEADER + entries.len());
+    out.extend_from_slice(BATCH_MAGIC);
+    let len = u32::try_from(entries.len()).expect("a batch under 4 GiB");
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(entries).to_le_bytes());
+    out.extend_from_slice(entries);
+    out
+}
+
+/// The entries of the batch at `at`, and the offset after it, if it checks out.
+fn batch_at(bytes: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let header = bytes.get(at..at + BATCH_HEADER)?;
+    if &header[..4] != BATCH_MAGIC {
+        return None;
+    }
+    let len = le_u32(header, 4) as usize;
+    let entries = bytes.get(at + BATCH_HEADER..(at + BATCH_HEADER).checked_add(len)?)?;
+    (crc32c::crc32c(entries) == le_u32(header, 8)).then_some((entries, at + BATCH_HEADER + len))
+}
+
 /// The entries of a journal file's bytes, and where the good ones end: a torn tail after
 /// that offset is for the caller to cut.
 ///
 /// # Errors
 ///
-/// [`DiskErrorKind::CorruptAt`] when an entry that does not check out is followed by more
-/// bytes than a torn write leaves.
+/// [`DiskErrorKind::CorruptAt`] when a batch that does not check out has a good batch after
+/// it: not what a crash leaves.
 pub(crate) fn read<'b>(path: &Path, bytes: &'b [u8]) -> Result<(Vec<Entry<'b>>, usize), DiskError> {
     let mut entries = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        match entry_at(bytes, at) {
-            Some((entry, next)) => {
-                entries.push(entry);
-                at = next;
-            }
-            None if is_torn_tail(bytes, at) => return Ok((entries, at)),
-            None => {
+        let Some((batch, next)) = batch_at(bytes, at) else {
+            // A crash leaves damage in the last batch only.
+            let later = (at + 1..bytes.len()).any(|from| batch_at(bytes, from).is_some());
+            if later {
                 return Err(DiskError::new(
                     path,
                     DiskErrorKind::CorruptAt {
                         offset: at as u64,
-                        what: "a journal entry that does not check out, with entries after it",
+                        what: "a journal batch that does not check out, with good ones after it",
                     },
                 ));
             }
-        }
+            return Ok((entries, at));
+        };
+        entries.extend(read_entries(path, batch, at + BATCH_HEADER)?);
+        at = next;
     }
     Ok((entries, at))
+}
+
+/// The entries of one batch (whose checksum held), found at `offset` in the file.
+fn read_entries<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    offset: usize,
+) -> Result<Vec<Entry<'b>>, DiskError> {
+    let mut entries = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some((entry, next)) = entry_at(bytes, at) else {
+            // The batch's checksum held: these are the bytes written, and they are wrong.
+            return Err(DiskError::new(
+                path,
+                DiskErrorKind::CorruptAt {
+                    offset: (offset + at) as u64,
+                    what: "a journal entry this version cannot read",
+                },
+            ));
+        };
+        entries.push(entry);
+        at = next;
+    }
+    Ok(entries)
 }
 
 /// The entry at `at` and the offset after it, if it checks out.
@@ -361,17 +416,6 @@ fn entry_at(bytes: &[u8], at: usize) -> Option<(Entry<'_>, usize)> {
         return None;
     }
     Some((decode(payload)?, at + HEADER + len))
-}
-
-/// Whether the bad entry at `at` is what a crash in the middle of a write leaves: the last
-/// thing in the file (its length runs to or past the end), or followed by zeros only.
-fn is_torn_tail(bytes: &[u8], at: usize) -> bool {
-    let rest = &bytes[at..];
-    if rest.len() < HEADER || rest.iter().all(|&b| b == 0) {
-        return true;
-    }
-    let len = le_u32(rest, 0) as usize;
-    (1..=MAX_PAYLOAD).contains(&len) && HEADER + len >= rest.len()
 }
 
 /// Reads the journal of `generation` in `dir`, cutting a torn tail off the file. `None`
@@ -406,10 +450,13 @@ pub(crate) fn load(
 mod tests {
     use super::*;
 
+    /// A journal file of `entries`, one batch each, as one sync per entry writes it.
     fn journal(entries: &[Entry<'_>]) -> Vec<u8> {
         let mut bytes = Vec::new();
         for &entry in entries {
-            encode(entry, &mut bytes);
+            let mut batch = Vec::new();
+            encode(entry, &mut batch);
+            bytes.extend_from_slice(&frame(&batch));
         }
         bytes
     }
@@ -457,7 +504,7 @@ mod tests {
         let bytes = journal(&ENTRIES);
         let second = journal(&ENTRIES[..1]).len();
         let mut damaged = bytes.clone();
-        damaged[second + HEADER + 2] ^= 0x40;
+        damaged[second + BATCH_HEADER + HEADER + 2] ^= 0x40;
         let err = read(Path::new("journal-7.log"), &damaged).unwrap_err();
         assert_eq!(err.path(), Path::new("journal-7.log"));
         assert!(
@@ -467,8 +514,31 @@ mod tests {
         // The same damage in the last entry is a torn tail.
         let last = journal(&ENTRIES[..2]).len();
         let mut tail = bytes;
-        tail[last + HEADER + 2] ^= 0x40;
+        tail[last + BATCH_HEADER + HEADER + 2] ^= 0x40;
         assert_eq!(read(Path::new("j"), &tail).unwrap().1, last);
+    }
+
+    /// Regression (review): a power loss can leave zeros in the middle of the last write,
+    /// with its later bytes on disk. That is a torn tail, not damage: no good batch follows.
+    #[test]
+    fn zeros_inside_the_last_batch_are_a_torn_tail() {
+        let mut batch = Vec::new();
+        for &entry in &ENTRIES {
+            encode(entry, &mut batch);
+        }
+        let mut bytes = journal(&ENTRIES[..1]);
+        let good = bytes.len();
+        let mut last = frame(&batch);
+        last[BATCH_HEADER..BATCH_HEADER + 20].fill(0);
+        bytes.extend_from_slice(&last);
+        let (entries, end) = read(Path::new("j"), &bytes).unwrap();
+        assert_eq!((entries.len(), end), (1, good));
+        // A block of zeros where the last batch's header was, its entries after it.
+        let mut bytes = journal(&ENTRIES[..1]);
+        let mut last = frame(&batch);
+        last[..BATCH_HEADER].fill(0);
+        bytes.extend_from_slice(&last);
+        assert_eq!(read(Path::new("j"), &bytes).unwrap().1, good);
     }
 
     /// A batch that could not be written goes back before the entries appended since, so
@@ -482,7 +552,7 @@ mod tests {
         journal.put_back(batch);
         let next = journal.take();
         assert_eq!(next.len(), 2);
-        let (entries, _) = read(Path::new("j"), &next.bytes).unwrap();
+        let entries = read_entries(Path::new("j"), &next.bytes, 0).unwrap();
         assert_eq!(entries, ENTRIES[..2]);
         // A batch of an older generation is covered by the checkpoint after it: dropped.
         journal.append(ENTRIES[2]);
