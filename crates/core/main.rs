@@ -171,19 +171,10 @@ fn run(cli: &Cli) -> Result<Ended> {
             .with_context(|| format!("bad setting: output.metrics: cannot listen on {addr}"))?;
         Some(listener)
     };
-    match &state {
-        Some(state) if cli.resume => state.save(&config, &seed_texts)?,
-        Some(state) => state.create(&config, &seed_texts)?,
-        None => {}
-    }
+    // The last run's spilled URLs are in its checkpoint: the spill directory starts empty.
     if let Some(state) = &state {
         state.clear_spill()?;
     }
-    // Before the user agent is resolved, which makes it look written.
-    let anonymous = anonymity_warning(&config.politeness, &seeds);
-    // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
-    // saved the setting as given: a resume with another --contact builds it anew.
-    config.politeness.user_agent = user_agent;
     let now = std::time::Instant::now();
     let frontier = match &state {
         Some(state) if cli.resume && state.has_checkpoint() => {
@@ -206,6 +197,18 @@ fn run(cli: &Cli) -> Result<Ended> {
             frontier
         }
     };
+    // Only now, with every setting checked and the frontier built (its seen-test sized), is
+    // the state directory written.
+    match &state {
+        Some(state) if cli.resume => state.save(&config, &seed_texts)?,
+        Some(state) => state.create(&config, &seed_texts)?,
+        None => {}
+    }
+    // Before the user agent is resolved, which makes it look written.
+    let anonymous = anonymity_warning(&config.politeness, &seeds);
+    // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
+    // saved the setting as given: a resume with another --contact builds it anew.
+    config.politeness.user_agent = user_agent;
     let mut guard = guard::Guard::new(
         !config.fetch.allow_private_addresses,
         seeds.iter().map(Canonical::as_url),
