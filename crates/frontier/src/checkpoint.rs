@@ -79,13 +79,15 @@ struct Manifest {
 }
 
 /// Writes a checkpoint of `admission` and `queues` to `dir`; the caller has stopped every
-/// change to both.
+/// change to both. Returns the generation put in place, and whether the directory's last
+/// flush after the manifest's rename worked: once renamed, the new generation is the one a
+/// reader opens, even if that flush failed.
 pub(crate) fn write(
     dir: &Path,
     admission: &Admission,
     queues: &mut HostQueues,
     now: Instant,
-) -> Result<u64, DiskError> {
+) -> Result<(u64, Result<(), DiskError>), DiskError> {
     fs::create_dir_all(dir).map_err(|e| DiskError::io(dir, e))?;
     if let Some(parent) = dir.parent() {
         // A directory just created exists for sure only once its parent is on disk too.
@@ -170,9 +172,13 @@ pub(crate) fn write(
     // The new files' names must be on disk before the manifest that names them.
     sync_dir(dir)?;
     write_file(dir, MANIFEST, |out| out.write_all(&manifest.encode()))?;
-    sync_dir(dir)?;
-    remove_unreferenced(dir, &manifest);
-    Ok(generation)
+    // The new manifest is in place: whatever comes next, this generation is the one a
+    // reader opens, so the caller must know it even if the last flush fails.
+    let synced = sync_dir(dir);
+    if synced.is_ok() {
+        remove_unreferenced(dir, &manifest);
+    }
+    Ok((generation, synced))
 }
 
 /// Opens the checkpoint in `dir`, and says its generation; never changes `dir`.

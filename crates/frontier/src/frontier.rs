@@ -916,7 +916,8 @@ impl Frontier {
         let mut queues = self.queues.lock().map_err(|_| {
             DiskError::corrupt(dir, "the frontier panicked while updating its queues")
         })?;
-        let generation = crate::checkpoint::write(dir, &self.admission, &mut queues, now)?;
+        let (generation, synced) =
+            crate::checkpoint::write(dir, &self.admission, &mut queues, now)?;
         if let Some(journal) = &self.journal
             && crate::checkpoint::same_dir(journal.dir(), dir)
         {
@@ -929,7 +930,7 @@ impl Frontier {
                 journal.append(journal::Entry::Done { fate, url });
             }
         }
-        Ok(())
+        synced
     }
 
     /// Opens the checkpoint in `dir` with the settings a checkpoint does not hold (the
