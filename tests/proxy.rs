@@ -1,60 +1,20 @@
-use std::io::{BufRead, BufReader, Write};
 use std::sync::{Arc, Mutex};
 
-use crate::util::{crawl, fast};
+use crate::util::{crawl, fast, serve};
 
-/// A forward HTTP proxy on loopback that is also the origin of `a.example`: it answers
-/// requests in absolute form (`GET http://a.example/ HTTP/1.1`) and logs their targets.
+/// A forward HTTP proxy on loopback that is also the origin of `a.example`: requests to a
+/// proxy name their target in absolute form (`GET http://a.example/ HTTP/1.1`), which the
+/// test server hands over as the path, and logs.
 fn proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let seen = Arc::clone(&seen);
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let target = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-                    let mut header = String::new();
-                    while reader
-                        .read_line(&mut header)
-                        .map(|n| n > 2)
-                        .unwrap_or(false)
-                    {
-                        header.clear();
-                    }
-                    seen.lock().unwrap().push(target.clone());
-                    let (status, body) = match target.as_str() {
-                        "http://a.example/" => (
-                            200,
-                            "<a href=/b>b</a><a href=http://169.254.169.254/latest/>meta</a>",
-                        ),
-                        "http://a.example/b" => (200, "<p>b</p>"),
-                        _ => (404, ""),
-                    };
-                    let head = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n",
-                        body.len()
-                    );
-                    if stream
-                        .write_all(head.as_bytes())
-                        .and_then(|()| stream.write_all(body.as_bytes()))
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    (port, log)
+    serve(|target| match target {
+        "http://a.example/" => (
+            200,
+            "text/html",
+            b"<a href=/b>b</a><a href=http://169.254.169.254/latest/>meta</a>".to_vec(),
+        ),
+        "http://a.example/b" => (200, "text/html", b"<p>b</p>".to_vec()),
+        _ => (404, "text/html", Vec::new()),
+    })
 }
 
 /// An explicit proxy (`fetch.proxy`) carries every request, and the SSRF guard still judges

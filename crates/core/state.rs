@@ -44,17 +44,9 @@ impl StateDir {
 
     /// The targets of the seeds' redirects so far (none when the file is not there).
     pub(crate) fn load_seed_redirects(&self) -> Result<Vec<String>> {
-        match fs::read_to_string(self.seed_redirects()) {
-            Ok(text) => Ok(text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(str::to_owned)
-                .collect()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(err) => {
-                Err(err).with_context(|| format!("cannot read {}", self.seed_redirects().display()))
-            }
-        }
+        read_lines(&self.seed_redirects(), |line| {
+            (!line.trim().is_empty()).then(|| line.to_owned())
+        })
     }
 
     /// Writes the targets of the seeds' redirects, atomically.
@@ -73,19 +65,10 @@ impl StateDir {
     /// is missing; a line that does not read is skipped: its URL, if queued, is then read as
     /// a sitemap only if its body is XML).
     pub(crate) fn load_sitemaps(&self) -> Result<Vec<(String, u8)>> {
-        match fs::read_to_string(self.sitemaps()) {
-            Ok(text) => Ok(text
-                .lines()
-                .filter_map(|line| {
-                    let (level, url) = line.split_once(' ')?;
-                    Some((url.to_owned(), level.parse().ok()?))
-                })
-                .collect()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(err) => {
-                Err(err).with_context(|| format!("cannot read {}", self.sitemaps().display()))
-            }
-        }
+        read_lines(&self.sitemaps(), |line| {
+            let (level, url) = line.split_once(' ')?;
+            Some((url.to_owned(), level.parse().ok()?))
+        })
     }
 
     /// Writes the URLs known as sitemaps, each after its index level, atomically.
@@ -192,6 +175,16 @@ impl StateDir {
                 .with_context(|| format!("cannot clear {}", spill.display()))?;
         }
         Ok(())
+    }
+}
+
+/// The lines of a list file that `parse` takes; none when the file is not there (a crawl
+/// that never wrote it).
+fn read_lines<T>(path: &Path, parse: impl FnMut(&str) -> Option<T>) -> Result<Vec<T>> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().filter_map(parse).collect()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 

@@ -148,6 +148,26 @@ async fn seed(crawler: &Crawler) {
     crawler.frontier().push_seeds(vec![root]).await.unwrap();
 }
 
+/// A crawl running in a task: 4 workers on a site of a root and 10 pages, each answering
+/// after 10 s; with what a test stops it with.
+async fn slow_crawl() -> (
+    Arc<FakeSite>,
+    Arc<Crawler>,
+    Records,
+    Shutdown,
+    tokio::task::JoinHandle<()>,
+) {
+    let site = Arc::new(FakeSite::new(10, Duration::from_secs(10)));
+    let (crawler, records) = crawler(&site, 4, 0);
+    seed(&crawler).await;
+    let shutdown = Shutdown::default();
+    let run = tokio::spawn({
+        let (crawler, shutdown) = (Arc::clone(&crawler), shutdown.clone());
+        async move { crawler.run(shutdown).await }
+    });
+    (site, crawler, records, shutdown, run)
+}
+
 #[tokio::test(start_paused = true)]
 async fn max_pages_is_exact_with_many_workers() {
     let site = Arc::new(FakeSite::new(50, Duration::from_millis(10)));
@@ -162,14 +182,7 @@ async fn max_pages_is_exact_with_many_workers() {
 
 #[tokio::test(start_paused = true)]
 async fn stop_lets_the_leases_in_flight_finish_and_takes_no_more() {
-    let site = Arc::new(FakeSite::new(10, Duration::from_secs(10)));
-    let (crawler, records) = crawler(&site, 4, 0);
-    seed(&crawler).await;
-    let shutdown = Shutdown::default();
-    let run = tokio::spawn({
-        let (crawler, shutdown) = (Arc::clone(&crawler), shutdown.clone());
-        async move { crawler.run(shutdown).await }
-    });
+    let (site, crawler, records, shutdown, run) = slow_crawl().await;
     // The root at 0 s, four pages from 10 s on; stopped at 11 s.
     tokio::time::sleep(Duration::from_secs(11)).await;
     shutdown.stop.cancel();
@@ -185,14 +198,7 @@ async fn stop_lets_the_leases_in_flight_finish_and_takes_no_more() {
 
 #[tokio::test(start_paused = true)]
 async fn abort_gives_the_leases_back_without_records() {
-    let site = Arc::new(FakeSite::new(10, Duration::from_secs(10)));
-    let (crawler, records) = crawler(&site, 4, 0);
-    seed(&crawler).await;
-    let shutdown = Shutdown::default();
-    let run = tokio::spawn({
-        let (crawler, shutdown) = (Arc::clone(&crawler), shutdown.clone());
-        async move { crawler.run(shutdown).await }
-    });
+    let (_site, crawler, records, shutdown, run) = slow_crawl().await;
     tokio::time::sleep(Duration::from_secs(11)).await;
     shutdown.stop.cancel();
     tokio::time::sleep(Duration::from_secs(1)).await;
