@@ -2,6 +2,10 @@
 
 // Starting sites, running the binary, reading its records.
 mod util;
+// Real redis-server processes on free loopback ports (shared with crates/shared's tests).
+#[path = "../crates/shared/tests/support/redis.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod redis_server;
 
 // Coverage equals ground truth, every page fetched once, with every special page kind.
 mod coverage;
@@ -40,3 +44,5 @@ mod warc;
 mod journal;
 // --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
 mod resume;
+// Several processes sharing one crawl through Redis: once each, politeness, SIGKILL, restarts.
+mod shared;

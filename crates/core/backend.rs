@@ -1,10 +1,11 @@
 //! The one seam between the fetch workers and the frontier: everything a worker asks of it,
 //! and nothing else.
 //!
-//! The embedded frontier (the `frontier` crate, in this process's memory) is the backend
-//! today. Every call is `async` and answers with owned values, so that a backend whose
-//! answers come over a network (a frontier shared by several processes) fits the same
-//! calls: no caller holds a lock of the backend's or assumes an answer comes at once.
+//! Two backends: the embedded frontier (the `frontier` crate, in this process's memory), and
+//! a frontier shared by several processes through Redis (the `shared` crate). Every call is
+//! `async` and answers with owned values, so that the shared one, whose answers come over a
+//! network, fits the same calls: no caller holds a lock of the backend's or assumes an answer
+//! comes at once.
 
 use std::path::Path;
 use std::sync::{PoisonError, RwLock};
@@ -23,8 +24,10 @@ pub(crate) fn now() -> Instant {
 
 /// Where the crawl's URLs live: what is seen, queued and leased.
 pub(crate) enum Backend {
-    /// This process's own frontier.
-    Local(Local),
+    /// This process's own frontier: boxed, as it is large and the backend is made once.
+    Local(Box<Local>),
+    /// A crawl shared through Redis.
+    Shared(shared::SharedFrontier),
 }
 
 /// The embedded frontier, and the gate that makes "complete a lease, write its record" one
@@ -61,6 +64,8 @@ impl std::fmt::Display for JournalError {
 pub(crate) enum Lease {
     /// A lease of the local frontier.
     Local(frontier::Lease),
+    /// A lease of the shared frontier.
+    Shared(shared::Lease),
 }
 
 /// What a worker is to do next.
@@ -81,6 +86,7 @@ impl Lease {
     pub(crate) fn url(&self) -> &Canonical {
         match self {
             Lease::Local(lease) => lease.url(),
+            Lease::Shared(lease) => lease.url(),
         }
     }
 
@@ -88,6 +94,7 @@ impl Lease {
     pub(crate) fn depth(&self) -> u32 {
         match self {
             Lease::Local(lease) => lease.depth(),
+            Lease::Shared(lease) => lease.depth(),
         }
     }
 
@@ -95,6 +102,7 @@ impl Lease {
     pub(crate) fn attempts(&self) -> u32 {
         match self {
             Lease::Local(lease) => lease.attempts(),
+            Lease::Shared(lease) => lease.attempts(),
         }
     }
 
@@ -102,6 +110,7 @@ impl Lease {
     pub(crate) fn host_given_up(&self) -> bool {
         match self {
             Lease::Local(lease) => lease.host_given_up(),
+            Lease::Shared(lease) => lease.host_given_up(),
         }
     }
 }
@@ -109,22 +118,27 @@ impl Lease {
 impl Backend {
     /// The embedded frontier as a backend.
     pub(crate) fn local(frontier: Frontier) -> Backend {
-        Backend::Local(Local {
+        Backend::Local(Box::new(Local {
             frontier,
             gate: RwLock::new(()),
-        })
+        }))
     }
 
     /// Pushes the seeds, at depth 0 (pushing one again is harmless: it is seen).
-    pub(crate) async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<(), FrontierError> {
+    pub(crate) async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<(), Error> {
         match self {
-            Backend::Local(Local { frontier, .. }) => {
+            Backend::Local(local) => {
                 let at = now();
                 for seed in seeds {
-                    frontier.push_canonical(seed, 0, at)?;
+                    local.frontier.push_canonical(seed, 0, at)?;
                 }
                 Ok(())
             }
+            Backend::Shared(shared) => shared
+                .push_seeds(seeds)
+                .await
+                .map(drop)
+                .map_err(shared_error),
         }
     }
 
@@ -137,48 +151,67 @@ impl Backend {
         base: &Url,
         hrefs: &[String],
         depth: u32,
-    ) -> Result<(), FrontierError> {
+    ) -> Result<(), Error> {
         match self {
-            Backend::Local(Local { frontier, .. }) => {
+            Backend::Local(local) => {
                 let at = now();
                 let mut first_error = None;
                 for href in hrefs {
                     // One failed push (a spill write, say) does not keep the others out.
-                    if let Err(err) = frontier.push_link_on(page, base, href, depth, at) {
+                    if let Err(err) = local.frontier.push_link_on(page, base, href, depth, at) {
                         first_error.get_or_insert(err);
                     }
                 }
-                first_error.map_or(Ok(()), Err)
+                first_error.map_or(Ok(()), |err| Err(err.into()))
             }
+            Backend::Shared(shared) => shared
+                .push_links(page, base, hrefs, depth)
+                .await
+                .map_err(shared_error),
         }
     }
 
     /// Pushes one URL already in canonical form.
-    pub(crate) async fn push_canonical(
-        &self,
-        url: Canonical,
-        depth: u32,
-    ) -> Result<Push, FrontierError> {
+    pub(crate) async fn push_canonical(&self, url: Canonical, depth: u32) -> Result<Push, Error> {
         match self {
-            Backend::Local(Local { frontier, .. }) => frontier.push_canonical(url, depth, now()),
+            Backend::Local(local) => {
+                Ok(local.frontier.push_canonical(url, depth, now())?)
+            }
+            Backend::Shared(shared) => match shared.push_canonical(url, depth).await {
+                Ok(true) => Ok(Push::Queued),
+                Ok(false) => Ok(Push::Seen),
+                Err(err) => Err(shared_error(err)),
+            },
         }
     }
 
     /// Makes `url` a seed: its host (or domain) joins the scope.
     pub(crate) async fn add_seed(&self, url: &Canonical) {
         match self {
-            Backend::Local(Local { frontier, .. }) => frontier.add_seed(url),
+            Backend::Local(local) => local.frontier.add_seed(url),
+            // Each process scopes its own links from the seeds it was started with and those
+            // stored with the crawl; a redirected seed widens this process's scope only.
+            Backend::Shared(shared) => {
+                if let Err(err) = shared.add_seed(url).await {
+                    tracing::warn!("adding the seed {url} to the shared crawl: {err}");
+                }
+            }
         }
     }
 
     /// The next lease, or when to ask again.
-    pub(crate) async fn next(&self) -> Result<Next, FrontierError> {
+    pub(crate) async fn next(&self) -> Result<Next, Error> {
         match self {
-            Backend::Local(Local { frontier, .. }) => Ok(match frontier.pop(now())? {
+            Backend::Local(local) => Ok(match local.frontier.pop(now())? {
                 Pop::Lease(lease) => Next::Lease(Lease::Local(lease)),
                 Pop::WaitUntil(at) => Next::WaitUntil(at),
                 Pop::Pending => Next::Pending,
                 Pop::Done => Next::Done,
+            }),
+            Backend::Shared(shared) => Ok(match shared.next().await.map_err(shared_error)? {
+                shared::Next::Lease(lease) => Next::Lease(Lease::Shared(lease)),
+                shared::Next::WaitUntil(at) => Next::WaitUntil(at),
+                shared::Next::Done => Next::Done,
             }),
         }
     }
@@ -190,8 +223,26 @@ impl Backend {
         lease: Lease,
         outcome: Outcome,
         then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
-    ) -> R {
-        self.complete_now(lease, outcome, then)
+    ) -> Option<R> {
+        match (self, lease) {
+            (Backend::Shared(shared), Lease::Shared(lease)) => {
+                match shared.complete(lease, outcome).await {
+                    Ok(Some(completion)) => Some(then(Ok(completion))),
+                    Ok(None) => {
+                        tracing::warn!(
+                            "a lease expired before its fetch completed (is lease_time too \
+                             short?); another process fetches the URL again"
+                        );
+                        None
+                    }
+                    Err(err) => {
+                        tracing::error!("completing a lease: {err}");
+                        None
+                    }
+                }
+            }
+            (backend, lease) => backend.complete_now(lease, outcome, then),
+        }
     }
 
     /// [`complete`](Self::complete) without awaiting anything: for a worker unwinding from a
@@ -201,12 +252,19 @@ impl Backend {
         lease: Lease,
         outcome: Outcome,
         then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
-    ) -> R {
+    ) -> Option<R> {
         match (self, lease) {
             (Backend::Local(local), Lease::Local(lease)) => {
                 let _step = local.gate.read().unwrap_or_else(PoisonError::into_inner);
-                then(local.frontier.complete(lease, outcome, now()))
+                Some(then(local.frontier.complete(lease, outcome, now())))
             }
+            (Backend::Shared(shared), Lease::Shared(lease)) => {
+                // Unwinding from a panic, which cannot await: the lease goes back (or
+                // expires) and another try writes the record.
+                spawn_abandon(shared, lease);
+                None
+            }
+            _ => unreachable!("a backend completes only its own leases"),
         }
     }
 
@@ -214,17 +272,27 @@ impl Backend {
     /// is written. Does not await: a worker being cancelled gives its lease back this way.
     pub(crate) fn abandon(&self, lease: Lease) -> Result<(), frontier::ForeignLease> {
         match (self, lease) {
-            (Backend::Local(Local { frontier, .. }), Lease::Local(lease)) => {
-                frontier.abandon(lease, now())
+            (Backend::Local(local), Lease::Local(lease)) => {
+                local.frontier.abandon(lease, now())
             }
+            (Backend::Shared(shared), Lease::Shared(lease)) => {
+                spawn_abandon(shared, lease);
+                Ok(())
+            }
+            _ => unreachable!("a backend abandons only its own leases"),
         }
     }
 
     /// Sets a host's robots.txt `Crawl-delay`.
     pub(crate) async fn set_crawl_delay(&self, host: &str, delay: Duration) {
         match self {
-            Backend::Local(Local { frontier, .. }) => {
-                frontier.set_crawl_delay(host, delay);
+            Backend::Local(local) => {
+                local.frontier.set_crawl_delay(host, delay);
+            }
+            Backend::Shared(shared) => {
+                if let Err(err) = shared.set_crawl_delay(host, delay).await {
+                    tracing::warn!("setting the crawl delay of {host}: {err}");
+                }
             }
         }
     }
@@ -232,7 +300,8 @@ impl Backend {
     /// Counts of the whole crawl so far.
     pub(crate) fn stats(&self) -> FrontierStats {
         match self {
-            Backend::Local(Local { frontier, .. }) => frontier.stats(),
+            Backend::Local(local) => local.frontier.stats(),
+            Backend::Shared(shared) => shared.stats(),
         }
     }
 
@@ -263,6 +332,8 @@ impl Backend {
                     .write_journal(batch)
                     .map_err(JournalError::Journal)
             }
+            // The crawl's state is Redis's to keep; the records are flushed all the same.
+            Backend::Shared(_) => durable().map_err(JournalError::Records),
         }
     }
 
@@ -282,6 +353,56 @@ impl Backend {
                 }
                 local.frontier.checkpoint(dir, now()).map(|()| true)
             }
+            Backend::Shared(_) => Ok(before()),
+        }
+    }
+}
+
+/// Gives a lease of the shared frontier back from code that cannot await (a worker being
+/// cancelled or unwinding): a task does it; if it fails, the lease expires all the same.
+fn spawn_abandon(shared: &shared::SharedFrontier, lease: shared::Lease) {
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        if let Err(err) = shared.abandon(lease).await {
+            tracing::warn!("giving a lease back: {err}");
+        }
+    });
+}
+
+fn shared_error(err: shared::Error) -> Error {
+    Error::Shared(err)
+}
+
+/// What a backend could not do: the embedded frontier's errors (memory, disk) or the shared
+/// one's (Redis unreachable past its retries, or refusing).
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// The embedded frontier's.
+    Local(FrontierError),
+    /// The shared frontier's.
+    Shared(shared::Error),
+}
+
+impl From<FrontierError> for Error {
+    fn from(err: FrontierError) -> Self {
+        Error::Local(err)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Local(err) => err.fmt(f),
+            Error::Shared(err) => err.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Local(err) => err.source(),
+            Error::Shared(err) => err.source(),
         }
     }
 }

@@ -185,6 +185,23 @@ pub(crate) struct Cli {
     /// [state.shutdown_grace] After Ctrl-C, time for fetches in flight to finish.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "State")]
     shutdown_grace: Option<Duration>,
+
+    /// [redis.url] Share the crawl with other processes through this Redis server (or
+    /// cluster node), redis://HOST:PORT[/DB]: starts the crawl, or joins it (then seeds are
+    /// optional).
+    #[arg(long = "redis", value_name = "URL", help_heading = "Several processes")]
+    redis_url: Option<String>,
+    /// [redis.crawl_name] The shared crawl's name: crawls of other names on the same server
+    /// are apart.
+    #[arg(long, value_name = "NAME", help_heading = "Several processes")]
+    crawl_name: Option<String>,
+    /// [redis.lease_time] How long the URLs of a process that died wait before the others
+    /// fetch them.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Several processes")]
+    lease_time: Option<Duration>,
+    /// [redis.buckets] Buckets hosts are hashed into (when the crawl is created).
+    #[arg(long, value_name = "N", help_heading = "Several processes")]
+    redis_buckets: Option<u32>,
 }
 
 impl Cli {
@@ -264,6 +281,10 @@ impl Cli {
             &mut c.state.journal_sync_interval,
             &self.journal_sync_interval,
         );
+        set(&mut c.redis.url, &self.redis_url);
+        set(&mut c.redis.crawl_name, &self.crawl_name);
+        set(&mut c.redis.lease_time, &self.lease_time);
+        set(&mut c.redis.buckets, &self.redis_buckets);
         c
     }
 }

@@ -18,6 +18,7 @@ pub(crate) struct Config {
     pub(crate) frontier: Frontier,
     pub(crate) output: Output,
     pub(crate) state: State,
+    pub(crate) redis: Redis,
 }
 
 /// `[crawl]`: what to crawl.
@@ -200,6 +201,34 @@ impl Default for State {
     }
 }
 
+/// `[redis]`: a crawl shared by several processes through Redis.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Redis {
+    /// The server (or a node of the cluster) holding the shared crawl,
+    /// `redis://HOST:PORT[/DB]`; empty for a crawl of this process alone.
+    pub(crate) url: String,
+    /// The crawl's name: several crawls share one server under different names.
+    pub(crate) crawl_name: String,
+    /// How long a lease outlives its process: a process that dies (or stalls) this long has
+    /// its URLs fetched by the others.
+    #[serde(with = "duration")]
+    pub(crate) lease_time: Duration,
+    /// Buckets hosts are hashed into, fixed when the crawl is created.
+    pub(crate) buckets: u32,
+}
+
+impl Default for Redis {
+    fn default() -> Self {
+        Redis {
+            url: String::new(),
+            crawl_name: "crawl".to_owned(),
+            lease_time: Duration::from_secs(30),
+            buckets: 64,
+        }
+    }
+}
+
 /// How progress is shown.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -368,6 +397,14 @@ impl Config {
     /// Checks values that parse but make no sense, naming the key.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
+        if !self.redis.url.is_empty() {
+            if !(1..=16384).contains(&self.redis.buckets) {
+                return bad("redis.buckets", "must be between 1 and 16384");
+            }
+            if self.redis.lease_time < Duration::from_secs(1) {
+                return bad("redis.lease_time", "must be at least 1s");
+            }
+        }
         if self.politeness.connections_per_host == 0 {
             return bad("politeness.connections_per_host", "must be at least 1");
         }

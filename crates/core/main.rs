@@ -93,6 +93,10 @@ enum Ended {
 /// the crawl, which ends with exit 0 however many fetches failed, unless not one had an
 /// answer.
 fn run(cli: &Cli) -> Result<Ended> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
     let state = cli.state_dir.as_deref().map(StateDir::new);
     // Held to the end: no other process may use the state meanwhile.
     let _lock = state.as_ref().map(StateDir::lock).transpose()?;
@@ -116,6 +120,11 @@ fn run(cli: &Cli) -> Result<Ended> {
             seed_texts.push(seed);
         }
     }
+    let shared = if config.redis.url.is_empty() {
+        None
+    } else {
+        Some(runtime.block_on(join_shared(cli, &mut config, &mut seed_texts))?)
+    };
     if seed_texts.is_empty() {
         match &cli.seeds_file {
             Some(path) => bail!(
@@ -153,7 +162,14 @@ fn run(cli: &Cli) -> Result<Ended> {
         )
     })?;
     let scope_seeds: Vec<Canonical> = seeds.iter().chain(&redirected).cloned().collect();
-    let (builder, spill_dir) = frontier_builder(&config, canon, &scope_seeds, state.as_ref())?;
+    let (local, spill_dir) = match shared {
+        Some(_) => (None, None),
+        None => {
+            let (builder, spill_dir) =
+                frontier_builder(&config, canon.clone(), &scope_seeds, state.as_ref())?;
+            (Some(builder), spill_dir)
+        }
+    };
     for (path, key) in [
         (&config.output.file, "output.file"),
         (&config.output.warc, "output.warc"),
@@ -176,27 +192,53 @@ fn run(cli: &Cli) -> Result<Ended> {
         state.clear_spill()?;
     }
     let now = std::time::Instant::now();
-    let frontier = match &state {
-        Some(state) if cli.resume && state.has_checkpoint() => {
-            let frontier = Frontier::open(state.checkpoint(), builder, now).with_context(|| {
-                format!(
-                    "cannot resume from {} (a damaged state, or one another version wrote)",
-                    state.checkpoint().display()
-                )
-            })?;
-            resumed_message(&frontier, &state.checkpoint(), now);
-            frontier
+    let backend = match (shared, local) {
+        (Some((store, stored)), _) => {
+            let scope = scope_rules(&config, &scope_seeds)?;
+            let _entered = runtime.enter();
+            backend::Backend::Shared(shared::SharedFrontier::new(
+                store,
+                &stored,
+                canon,
+                scope,
+                politeness(&config)?,
+                config.redis.lease_time,
+            )?)
         }
-        _ => {
-            let frontier = builder.build().context("frontier settings (frontier.*)")?;
-            if let Some(state) = &state
-                && frontier.replayed().is_some()
-            {
-                resumed_message(&frontier, &state.checkpoint(), now);
-            }
-            frontier
+        (None, Some(builder)) => {
+            backend::Backend::local(local_frontier(cli, state.as_ref(), builder, now)?)
         }
+        (None, None) => unreachable!("a local frontier is built when no Redis is given"),
     };
+    fn local_frontier(
+        cli: &Cli,
+        state: Option<&StateDir>,
+        builder: FrontierBuilder,
+        now: std::time::Instant,
+    ) -> Result<Frontier> {
+        Ok(match state {
+            Some(state) if cli.resume && state.has_checkpoint() => {
+                let frontier =
+                    Frontier::open(state.checkpoint(), builder, now).with_context(|| {
+                        format!(
+                            "cannot resume from {} (a damaged state, or one another version wrote)",
+                            state.checkpoint().display()
+                        )
+                    })?;
+                resumed_message(&frontier, &state.checkpoint(), now);
+                frontier
+            }
+            _ => {
+                let frontier = builder.build().context("frontier settings (frontier.*)")?;
+                if let Some(state) = state
+                    && frontier.replayed().is_some()
+                {
+                    resumed_message(&frontier, &state.checkpoint(), now);
+                }
+                frontier
+            }
+        })
+    }
     // Only now, with every setting checked and the frontier built (its seen-test sized), is
     // the state directory written.
     match &state {
@@ -222,13 +264,12 @@ fn run(cli: &Cli) -> Result<Ended> {
     let client = fetch::client(&config, Arc::clone(&guard)).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
-    let sink = output::Sink::open(&config.output.file, cli.resume)
+    let mut sink = output::Sink::open(&config.output.file, cli.resume)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
+    if matches!(backend, backend::Backend::Shared(_)) {
+        sink = sink.flushing_each_record();
+    }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     let warc = if config.output.warc.as_os_str().is_empty() {
         None
     } else {
@@ -242,7 +283,7 @@ fn run(cli: &Cli) -> Result<Ended> {
     );
     let crawler = Arc::new(Crawler::new(
         config.clone(),
-        backend::Backend::local(frontier),
+        backend,
         Box::new(fetch::Http(client)),
         guard,
         sink,
@@ -298,6 +339,12 @@ fn run(cli: &Cli) -> Result<Ended> {
             let _ = std::fs::remove_dir_all(dir);
         }
         return Ok(Ended::Quit);
+    }
+    if let backend::Backend::Shared(shared) = crawler.frontier() {
+        // The whole crawl as it ends, not as last read in passing.
+        if let Err(err) = runtime.block_on(shared.totals()) {
+            tracing::warn!("reading the shared crawl's counts: {err}");
+        }
     }
     eprint!("{}", report::summary(&crawler, cli.resume));
     eprint!("{}", report::failed_hosts(&crawler));
@@ -626,14 +673,8 @@ fn bad_seed(
     }
 }
 
-/// The frontier the settings describe (to build, or to open a checkpoint with), and the
-/// spill directory made for it, if one was.
-fn frontier_builder(
-    config: &Config,
-    canon: Canonicalizer,
-    seeds: &[Canonical],
-    state: Option<&StateDir>,
-) -> Result<(FrontierBuilder, Option<PathBuf>)> {
+/// The crawl's scope and trap rules, from its settings and seeds.
+fn scope_rules(config: &Config, seeds: &[Canonical]) -> Result<ScopeRules> {
     let c = &config.crawl;
     let mut scope = ScopeRules::builder()
         .seeds(seeds)
@@ -662,8 +703,13 @@ fn frontier_builder(
         };
         anyhow::anyhow!("{key}: {err}")
     })?;
+    Ok(scope)
+}
+
+/// The politeness settings, as the frontiers take them.
+fn politeness(config: &Config) -> Result<Politeness> {
     let p = &config.politeness;
-    let politeness = Politeness::builder()
+    Politeness::builder()
         .connections_per_host(p.connections_per_host)
         .delay(p.delay)
         .max_crawl_delay(p.max_crawl_delay)
@@ -674,7 +720,19 @@ fn frontier_builder(
         .give_up_after(p.give_up_after)
         .max_attempts(p.max_attempts)
         .build()
-        .context("politeness settings")?;
+        .context("politeness settings")
+}
+
+/// The frontier the settings describe (to build, or to open a checkpoint with), and the
+/// spill directory made for it, if one was.
+fn frontier_builder(
+    config: &Config,
+    canon: Canonicalizer,
+    seeds: &[Canonical],
+    state: Option<&StateDir>,
+) -> Result<(FrontierBuilder, Option<PathBuf>)> {
+    let scope = scope_rules(config, seeds)?;
+    let politeness = politeness(config)?;
     let f = &config.frontier;
     let (spill_dir, made) = if let Some(state) = state {
         (state.spill(), None)
@@ -709,6 +767,66 @@ fn frontier_builder(
         builder = builder.journal(state.checkpoint());
     }
     Ok((builder, made))
+}
+
+/// Connects to the shared crawl of `config.redis`, creating it with this process's settings
+/// and seeds unless it exists; a process that joins takes the crawl's stored settings, but
+/// for its own per-process ones (concurrency, page budget, outputs, state), and learns its
+/// seeds.
+async fn join_shared(
+    cli: &Cli,
+    config: &mut Config,
+    seeds: &mut Vec<String>,
+) -> Result<(shared::Store, shared::Stored)> {
+    if cli.state_dir.is_some() {
+        bail!(
+            "--state-dir does not apply to a crawl shared through Redis (--redis): its state \
+             lives in Redis, and a process that stops is replaced by starting it again"
+        );
+    }
+    let r = config.redis.clone();
+    let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
+    let stored = match store.load().await? {
+        Some(stored) => stored,
+        None if seeds.is_empty() => bail!(
+            "no crawl named {:?} on {} yet: give --seed URL to start it",
+            r.crawl_name,
+            r.url
+        ),
+        None => {
+            let layout = shared::Layout {
+                buckets: r.buckets,
+                seen_initial_capacity: config.frontier.seen_initial_capacity as u64,
+                seen_rate: config.frontier.seen_false_positive_rate,
+                ..shared::Layout::default()
+            };
+            let settings = serde_json::to_string(&*config).context("saving the settings")?;
+            store.create(layout, &settings).await?
+        }
+    };
+    let mine = config.clone();
+    let mut theirs: Config = serde_json::from_str(&stored.settings)
+        .context("the shared crawl's stored settings cannot be read (another version?)")?;
+    theirs.fetch.concurrency = mine.fetch.concurrency;
+    theirs.crawl.max_pages = mine.crawl.max_pages;
+    theirs.output = mine.output.clone();
+    theirs.state = mine.state.clone();
+    theirs.redis = mine.redis.clone();
+    if theirs != mine {
+        eprintln!(
+            "crawler: joining the crawl {:?} on {}: its stored settings apply (this \
+             process's own differ; only concurrency, max_pages and output are per process)",
+            r.crawl_name, r.url
+        );
+    }
+    *config = theirs;
+    store.add_seeds(seeds).await?;
+    for seed in &stored.seeds {
+        if !seeds.contains(seed) {
+            seeds.push(seed.clone());
+        }
+    }
+    Ok((store, stored))
 }
 
 #[cfg(test)]
@@ -800,3 +918,4 @@ mod tests {
         }
     }
 }
+

@@ -126,7 +126,8 @@ pub(crate) struct Sink {
     /// A std mutex: a record is one short write into a buffer, never held across an await.
     out: Mutex<Box<dyn Write + Send>>,
     /// Flush after every record: for a person watching a terminal, who would otherwise see
-    /// records 64 KiB at a time, or only at exit. Files and pipes keep the buffer: writing
+    /// records 64 KiB at a time, or only at exit, and for a shared crawl (see
+    /// [`Sink::flushing_each_record`]). Otherwise files and pipes keep the buffer: writing
     /// records is the crawl's hot path.
     flush_each_line: bool,
     /// The file records go to (a second handle), to flush to disk: `None` for standard output.
@@ -156,6 +157,15 @@ impl Sink {
             flush_each_line: to_stdout && io::stdout().is_terminal(),
             file: handle,
         })
+    }
+
+    /// This sink, handing every record to the operating system as it is written: for a crawl
+    /// shared through Redis, where a completion is in Redis the moment it is made, so that a
+    /// process killed then loses no record still in its buffer (the system keeps what was
+    /// written, whatever becomes of the process).
+    pub(crate) fn flushing_each_record(mut self) -> Sink {
+        self.flush_each_line = true;
+        self
     }
 
     /// A sink writing into memory, for tests.

@@ -293,6 +293,24 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
             bytes(c.filter_bytes as u64)
         );
     }
+    if let crate::backend::Backend::Shared(shared) = crawler.frontier() {
+        let t = shared.last_totals();
+        let requests = shared.store().requests();
+        let _ = writeln!(
+            s,
+            "  whole crawl {:?}, all its processes: {} URLs done, {} seen, {} queued, {} leased; \
+             {} leases came back from processes that stopped; this process sent {} Redis \
+             requests, {:.2} per URL recorded",
+            shared.store().name(),
+            count(t.done),
+            count(t.seen),
+            count(t.queued),
+            count(t.leased),
+            count(t.reaped),
+            count(requests),
+            requests as f64 / pages.max(1) as f64
+        );
+    }
     if resumed {
         let _ = writeln!(s, "since the crawl began, earlier runs included:");
     }

@@ -137,7 +137,7 @@ const INVALID_REASONS: [&str; 4] = ["unparsable", "unsupported_scheme", "too_lon
 /// assert_eq!(stats.total(), 1);
 /// # Ok::<(), bloom::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct AdmissionStats {
     /// URLs admitted as new.

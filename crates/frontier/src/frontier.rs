@@ -206,7 +206,7 @@ impl From<DiskError> for FrontierError {
 /// assert_eq!((stats.admission.new, stats.queues.queued), (1, 1));
 /// # Ok::<(), frontier::FrontierError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct FrontierStats {
     /// Admission outcomes, drops by reason, and the seen-test's size and accuracy.

@@ -154,7 +154,7 @@ impl SeenSetBuilder {
 /// assert_eq!(stats.expected_wrongly_dropped, 0.0);
 /// # Ok::<(), bloom::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SeenStats {
     /// URLs marked seen: those admitted as new, and new ones a later step (the host budget)

@@ -250,6 +250,26 @@ pub struct Completion {
     pub host_given_up: Option<u64>,
 }
 
+impl Completion {
+    /// A completion made by another frontier than this crate's (one shared by several
+    /// processes, say), for callers that handle both alike.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Completion, Fate};
+    ///
+    /// let done = Completion::new(Fate::Succeeded, None);
+    /// assert_eq!((done.fate, done.host_given_up), (Fate::Succeeded, None));
+    /// ```
+    pub fn new(fate: Fate, host_given_up: Option<u64>) -> Completion {
+        Completion {
+            fate,
+            host_given_up,
+        }
+    }
+}
+
 /// What became of a completed lease's URL. Every URL pushed ends in exactly one of
 /// `Succeeded`, `Failed`, `Exhausted` or `DroppedWithHost`; `Retried` is a way station.
 ///

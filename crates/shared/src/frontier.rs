@@ -1,0 +1,1124 @@
+//! [`SharedFrontier`]: what a crawler process asks of a crawl kept in Redis.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hasher;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use frontier::{
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, Politeness, ScopeRules,
+    SeenSet, Url,
+};
+use futures_util::future::join_all;
+use siphasher::sip128::{Hasher128, SipHasher13};
+
+use crate::scripts::Scripts;
+use crate::store::{Store, Stored};
+use crate::{Error, ErrorKind};
+
+/// The most links one admission script takes.
+const MAX_BATCH: usize = 1000;
+
+/// Buckets polled at once when a process looks for work.
+const POLL_WIDTH: usize = 8;
+
+/// The longest a bucket goes unpolled while a process looks for work: another process's
+/// links may have made it ready.
+const REPOLL: Duration = Duration::from_millis(250);
+
+/// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
+/// deadline passes (then it goes back to the crawl for any process).
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// if let shared::Next::Lease(lease) = frontier.next().await? {
+///     println!("fetch {} (try {})", lease.url(), lease.attempts());
+///     frontier.complete(lease, frontier::Outcome::Success).await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use = "a lease holds one of its host's connections until it is completed"]
+pub struct Lease {
+    url: Canonical,
+    depth: u32,
+    attempts: u32,
+    given_up: bool,
+    bucket: u32,
+    token: u64,
+}
+
+impl Lease {
+    /// The URL to fetch.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: shared::Lease) { println!("{}", lease.url()); }
+    /// ```
+    pub fn url(&self) -> &Canonical {
+        &self.url
+    }
+
+    /// Links followed from a seed to reach the URL.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: shared::Lease) { assert!(lease.depth() < 2000); }
+    /// ```
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Which try of the URL this is: 1 the first time.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: shared::Lease) { assert!(lease.attempts() >= 1); }
+    /// ```
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Whether the URL's host was given up: record the URL, do not fetch it.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: shared::Lease) { if lease.host_given_up() { println!("not fetched"); } }
+    /// ```
+    pub fn host_given_up(&self) -> bool {
+        self.given_up
+    }
+}
+
+/// What a process is to do next.
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// match frontier.next().await? {
+///     shared::Next::Lease(lease) => frontier.abandon(lease).await?,
+///     shared::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+///     shared::Next::Done => println!("nothing queued or leased anywhere"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub enum Next {
+    /// Fetch this.
+    Lease(Lease),
+    /// Nothing can be leased before this instant, as far as this process knows.
+    WaitUntil(Instant),
+    /// Nothing is queued or leased in any bucket, by any process: the crawl is over.
+    Done,
+}
+
+/// The counts of the whole crawl, summed over its buckets.
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// let totals = frontier.totals().await?;
+/// println!("{} seen, {} queued, {} leased, {} done", totals.seen, totals.queued, totals.leased, totals.done);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// URLs the seen-test took for new.
+    pub seen: u64,
+    /// URLs waiting in host queues.
+    pub queued: u64,
+    /// URLs leased to a process now.
+    pub leased: u64,
+    /// URLs done with (fetched, failed, or dropped with their host).
+    pub done: u64,
+    /// Leases that expired and went back to the crawl (their process died or stalled).
+    pub reaped: u64,
+    /// Hosts given up.
+    pub given_up_hosts: u64,
+    /// Hosts pushed to.
+    pub hosts: u64,
+    /// Bits of the seen-test's filters, all buckets.
+    pub seen_bits: u64,
+    /// The most generations any bucket's seen-test has grown to.
+    pub seen_generations: u64,
+    /// Changes made: two equal sums with nothing queued or leased prove the crawl over.
+    ops: u64,
+}
+
+/// What this process knows of one bucket, from the last script that answered for it.
+#[derive(Clone, Copy, Debug)]
+struct View {
+    /// When its first host may be leased (None: no host is ready or waiting).
+    ready: Option<Instant>,
+    queued: i64,
+    leased: i64,
+    /// When it was last heard of; None: never.
+    heard: Option<Instant>,
+}
+
+/// A link on its way to Redis: its hashes, host and entry.
+struct Link {
+    bucket: u32,
+    hashes: [u32; 3],
+    host: String,
+    depth: u32,
+    url: Canonical,
+}
+
+/// A crawl's frontier shared by several processes through Redis: the seen-test, the host
+/// queues and their politeness, and the leases live there; each process canonicalizes and
+/// scopes its own links, as every process of the crawl was given the same seeds and rules.
+///
+/// Cheap to clone: clones share one connection and one view of the crawl.
+///
+/// # Example
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use frontier::{Canonicalizer, Politeness, ScopeRules};
+///
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(shared::Layout::default(), "").await?;
+/// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
+/// let scope = ScopeRules::builder().seed(&seed).build()?;
+/// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
+///     Politeness::default(), Duration::from_secs(30))?;
+/// frontier.push_seeds(vec![seed]).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct SharedFrontier {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    scripts: Scripts,
+    buckets: u32,
+    /// The seen-test's sizing per bucket, as its scripts take it: initial capacity, rate,
+    /// growth, tightening.
+    sizing: [String; 4],
+    sip_key: [u8; 16],
+    canon: Canonicalizer,
+    scope: ScopeRules,
+    politeness: Politeness,
+    lease_time: Duration,
+    views: Mutex<Vec<View>>,
+    /// Leases handed out by Redis not yet taken by a worker.
+    buffer: Mutex<VecDeque<Lease>>,
+    /// One search for work at a time: the others wait for its leases.
+    search: tokio::sync::Mutex<()>,
+    /// Where the next search starts, so that every bucket is polled in turn.
+    cursor: AtomicUsize,
+    /// Leases held by this process, by bucket and token: renewed until completed.
+    held: Mutex<HashMap<(u32, u64), ()>>,
+    /// Links of a leased page in its own bucket, sent with its completion (one round trip).
+    pending: Mutex<HashMap<String, (u32, Vec<Link>)>>,
+    /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
+    /// not sent again. Most links of a page lead where earlier pages led, so this saves
+    /// most of the seen-test's work in Redis and its round trips.
+    pushed: SeenSet,
+    counts: Counts,
+}
+
+/// This process's own counts.
+#[derive(Default)]
+struct Counts {
+    new: AtomicU64,
+    seen: AtomicU64,
+    leases: AtomicU64,
+    retries: AtomicU64,
+    succeeded: AtomicU64,
+    failed: AtomicU64,
+    exhausted: AtomicU64,
+    given_up_urls: AtomicU64,
+    fenced: AtomicU64,
+    dropped: Mutex<HashMap<&'static str, u64>>,
+    invalid: Mutex<HashMap<&'static str, u64>>,
+    totals: Mutex<Totals>,
+}
+
+impl SharedFrontier {
+    /// A frontier on the crawl `stored` in `store`. `scope` must be built from the crawl's
+    /// seeds (`stored.seeds` and this process's); `politeness` holds for every host across
+    /// processes; a lease not completed or renewed within `lease_time` goes back to the
+    /// crawl. Spawns the task that renews this process's leases: call it within a tokio
+    /// runtime.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier`].
+    pub fn new(
+        store: Store,
+        stored: &Stored,
+        canon: Canonicalizer,
+        scope: ScopeRules,
+        politeness: Politeness,
+        lease_time: Duration,
+    ) -> Result<SharedFrontier, Error> {
+        let layout = &stored.layout;
+        // A tenth of the crawl's rate: a false positive here drops a new URL too, and the
+        // two rates add up.
+        let pushed = SeenSet::builder()
+            .initial_capacity(usize::try_from(layout.seen_initial_capacity).unwrap_or(usize::MAX))
+            .false_positive_rate(layout.seen_rate / 10.0)
+            .build()
+            .map_err(|err| ErrorKind::BadLayout(format!("the local seen-test: {err}")))?;
+        let per_bucket = layout
+            .seen_initial_capacity
+            .div_ceil(u64::from(layout.buckets))
+            .max(1024);
+        let views = vec![
+            View {
+                ready: None,
+                queued: 0,
+                leased: 0,
+                heard: None,
+            };
+            layout.buckets as usize
+        ];
+        let inner = Arc::new(Inner {
+            store,
+            scripts: Scripts::new(),
+            buckets: layout.buckets,
+            sizing: [
+                per_bucket.to_string(),
+                layout.seen_rate.to_string(),
+                "2".to_owned(),
+                "0.85".to_owned(),
+            ],
+            sip_key: layout.key,
+            canon,
+            scope,
+            politeness,
+            lease_time,
+            views: Mutex::new(views),
+            buffer: Mutex::new(VecDeque::new()),
+            search: tokio::sync::Mutex::new(()),
+            cursor: AtomicUsize::new(0),
+            held: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            pushed,
+            counts: Counts::default(),
+        });
+        tokio::spawn(renew(Arc::downgrade(&inner)));
+        Ok(SharedFrontier { inner })
+    }
+
+    /// The store the crawl lives in.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} requests", frontier.store().requests()); }
+    /// ```
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Pushes the seeds at depth 0; a seed another process pushed already is seen. Answers
+    /// how many were new.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier`].
+    pub async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<u64, Error> {
+        let links = seeds
+            .into_iter()
+            .map(|seed| self.inner.link(seed, 0))
+            .collect();
+        self.inner.admit(links).await
+    }
+
+    /// Makes `url` a seed: its host (or domain) joins this process's scope, and the crawl's
+    /// seed list, which processes that join later read.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let moved = frontier::Canonicalizer::new().canonicalize("https://www.example.com/")?;
+    /// frontier.add_seed(&moved).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_seed(&self, url: &Canonical) -> Result<(), Error> {
+        self.inner.scope.add_seed(url);
+        self.inner.store.add_seeds(&[url.as_str().to_owned()]).await
+    }
+
+    /// Pushes one URL already canonical and scoped; answers whether it was new.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
+    /// let new = frontier.push_canonical(url, 1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_canonical(&self, url: Canonical, depth: u32) -> Result<bool, Error> {
+        if let Err(reason) = self.inner.scope.check(&url, depth) {
+            self.inner.count_drop(reason.reason());
+            return Ok(false);
+        }
+        let link = self.inner.link(url, depth);
+        self.inner.admit(vec![link]).await.map(|new| new > 0)
+    }
+
+    /// Pushes the links found on `page` (resolved against `base`), `depth` links from a
+    /// seed. Links to other buckets are admitted now, one request per bucket; those of the
+    /// page's own bucket wait for its lease's completion, which admits them in the same
+    /// request, so that a page whose links stay on its site costs one round trip to complete.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let page = frontier::Url::parse("https://example.com/")?;
+    /// frontier.push_links(&page, &page, &["/a".into(), "/b".into()], 1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_links(
+        &self,
+        page: &Url,
+        base: &Url,
+        hrefs: &[String],
+        depth: u32,
+    ) -> Result<(), Error> {
+        let inner = &self.inner;
+        let mut links = Vec::with_capacity(hrefs.len());
+        for href in hrefs {
+            let url = match inner.canon.canonicalize_relative(base, href) {
+                Ok(url) => url,
+                Err(rejected) => {
+                    inner.count_invalid(rejected.reason());
+                    continue;
+                }
+            };
+            if let Err(reason) = inner.scope.check_link(page, &url, depth) {
+                inner.count_drop(reason.reason());
+                continue;
+            }
+            if inner.pushed.contains(&url) {
+                inner.counts.seen.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            links.push(inner.link(url, depth));
+        }
+        {
+            let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((bucket, own)) = pending.get_mut(page.as_str()) {
+                let (mine, others): (Vec<Link>, Vec<Link>) =
+                    links.into_iter().partition(|l| l.bucket == *bucket);
+                own.extend(mine);
+                links = others;
+            }
+        }
+        inner.admit(links).await.map(drop)
+    }
+
+    /// The next lease, or when to ask again, or that the crawl is over.
+    ///
+    /// # Example
+    ///
+    /// See [`Next`].
+    pub async fn next(&self) -> Result<Next, Error> {
+        let inner = &self.inner;
+        loop {
+            if let Some(lease) = inner.take_buffered() {
+                return Ok(Next::Lease(lease));
+            }
+            let _searching = inner.search.lock().await;
+            if let Some(lease) = inner.take_buffered() {
+                return Ok(Next::Lease(lease));
+            }
+            // Until a lease comes, or every bucket has been asked lately and none is ready.
+            let mut got = 0;
+            loop {
+                let (asked, leased) = inner.poll().await?;
+                got += leased;
+                if got > 0 || asked == 0 {
+                    break;
+                }
+            }
+            if got > 0 {
+                continue;
+            }
+            let now = Instant::now();
+            let (next_ready, idle) = {
+                let views = inner.views.lock().unwrap_or_else(PoisonError::into_inner);
+                let next_ready = views.iter().filter_map(|v| v.ready).min();
+                let idle = views
+                    .iter()
+                    .all(|v| v.heard.is_some() && v.queued <= 0 && v.leased <= 0);
+                (next_ready, idle)
+            };
+            if idle && inner.is_over().await? {
+                return Ok(Next::Done);
+            }
+            let until = next_ready
+                .unwrap_or(now + REPOLL)
+                .clamp(now + Duration::from_millis(5), now + REPOLL);
+            return Ok(Next::WaitUntil(until));
+        }
+    }
+
+    /// Completes a lease with its fetch's outcome, admitting the page's links of its own
+    /// bucket in the same request. `Ok(None)` when the lease was no longer held: it expired
+    /// (this process stalled past its deadline) and went back to the crawl, where another
+    /// process may have fetched it; its record is that process's to write.
+    ///
+    /// # Example
+    ///
+    /// See [`Lease`].
+    pub async fn complete(
+        &self,
+        lease: Lease,
+        outcome: Outcome,
+    ) -> Result<Option<Completion>, Error> {
+        let inner = &self.inner;
+        let links = inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(lease.url.as_str())
+            .map(|(_, links)| links)
+            .unwrap_or_default();
+        let (code, retry_after) = match outcome {
+            Outcome::Success => (0, None),
+            Outcome::Skipped => (1, None),
+            Outcome::Failure {
+                retry: false,
+                retry_after,
+            } => (2, retry_after),
+            Outcome::Failure {
+                retry: true,
+                retry_after,
+            } => (3, retry_after),
+            Outcome::ErrorAnswer { retry_after } => (4, retry_after),
+        };
+        let p = &inner.politeness;
+        let tag = inner.store.tag(lease.bucket);
+        let mut invocation = inner.scripts.complete.prepare_invoke();
+        for key in ["seen", "ready", "hosts", "counts", "leases", "due"] {
+            invocation.key(format!("{tag}:{key}"));
+        }
+        invocation
+            .arg(&tag)
+            .arg(p.connections_per_host())
+            .arg(&inner.sizing[..])
+            .arg(lease.token)
+            .arg(code)
+            .arg(retry_after.map_or(-1, millis))
+            .arg(millis(p.delay()))
+            .arg(millis(p.backoff_base()))
+            .arg(millis(p.backoff_max()))
+            .arg(millis(p.max_retry_after()))
+            .arg(p.max_consecutive_errors())
+            .arg(millis(p.give_up_after()))
+            .arg(p.max_attempts());
+        let new = links.len();
+        for link in &links {
+            link.args(&mut invocation);
+        }
+        let answer: Vec<i64> = inner.store.invoke(&invocation).await?;
+        inner.remember(&links);
+        inner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(lease.bucket, lease.token));
+        let [fate, next_attempt, given_up, admitted, a, b, c, d] = answer[..] else {
+            return Err(ErrorKind::Server(format!("unexpected answer {answer:?}")).into());
+        };
+        inner.count_admitted(new, admitted);
+        inner.see(lease.bucket, [a, b, c, d]);
+        let c = &inner.counts;
+        let fate = match fate {
+            -1 => {
+                c.fenced.fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
+            }
+            0 => Fate::Succeeded,
+            1 => Fate::Failed,
+            2 => Fate::Retried {
+                attempts: u32::try_from(next_attempt).unwrap_or(u32::MAX),
+            },
+            3 => Fate::Exhausted,
+            _ => Fate::DroppedWithHost,
+        };
+        match fate {
+            Fate::Succeeded => &c.succeeded,
+            Fate::Failed => &c.failed,
+            Fate::Retried { .. } => &c.retries,
+            Fate::Exhausted => &c.exhausted,
+            _ => &c.given_up_urls,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        let given_up = u64::try_from(given_up).ok();
+        Ok(Some(Completion::new(fate, given_up)))
+    }
+
+    /// Gives a lease back unfetched: its URL goes to the front of its host's queue.
+    ///
+    /// # Example
+    ///
+    /// See [`Next`].
+    pub async fn abandon(&self, lease: Lease) -> Result<(), Error> {
+        let inner = &self.inner;
+        inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(lease.url.as_str());
+        let tag = inner.store.tag(lease.bucket);
+        let mut invocation = inner.scripts.abandon.prepare_invoke();
+        for key in ["ready", "hosts", "counts", "leases", "due"] {
+            invocation.key(format!("{tag}:{key}"));
+        }
+        invocation
+            .arg(&tag)
+            .arg(inner.politeness.connections_per_host())
+            .arg(lease.token);
+        let _: i64 = inner.store.invoke(&invocation).await?;
+        inner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(lease.bucket, lease.token));
+        Ok(())
+    }
+
+    /// Sets a host's robots.txt `Crawl-delay` (capped as the politeness settings say), for
+    /// every process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// frontier.set_crawl_delay("example.com", std::time::Duration::from_secs(5)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_delay(&self, host: &str, delay: Duration) -> Result<(), Error> {
+        let inner = &self.inner;
+        let delay = delay.min(inner.politeness.max_crawl_delay());
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let mut invocation = inner.scripts.crawl_delay.prepare_invoke();
+        invocation
+            .key(format!("{tag}:hosts"))
+            .arg(&tag)
+            .arg(host)
+            .arg(millis(delay.max(inner.politeness.delay())));
+        inner.store.invoke::<i64>(&invocation).await.map(drop)
+    }
+
+    /// The whole crawl's counts, read from every bucket now.
+    ///
+    /// # Example
+    ///
+    /// See [`Totals`].
+    pub async fn totals(&self) -> Result<Totals, Error> {
+        let totals = self.inner.read_totals().await?;
+        *self
+            .inner
+            .counts
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = totals;
+        Ok(totals)
+    }
+
+    /// This process's admission and completion counts, with the whole crawl's queue counts
+    /// as last read (by [`totals`](Self::totals), which a background task calls each second),
+    /// in the embedded frontier's shape, so that one report serves both.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} queued", frontier.stats().queues.queued); }
+    /// ```
+    pub fn stats(&self) -> FrontierStats {
+        let c = &self.inner.counts;
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let totals = *c.totals.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stats = FrontierStats::default();
+        let a = &mut stats.admission;
+        a.new = load(&c.new);
+        a.seen = load(&c.seen);
+        let sorted = |map: &Mutex<HashMap<&'static str, u64>>| {
+            let mut v: Vec<_> = map
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .map(|(k, v)| (*k, *v))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        a.dropped = sorted(&c.dropped);
+        a.invalid = sorted(&c.invalid);
+        let s = &mut a.seen_set;
+        s.urls = totals.seen;
+        s.filter_bytes = usize::try_from(totals.seen_bits / 8).unwrap_or(usize::MAX);
+        s.sub_filters = usize::try_from(totals.seen_generations).unwrap_or(usize::MAX);
+        s.target_rate = self.inner.sizing[1].parse().unwrap_or(0.0);
+        // The filters are sized so that a test's rate stays below the target, at any size:
+        // the target is the estimate reported, a bound.
+        s.estimated_rate = s.target_rate;
+        s.expected_wrongly_dropped = (a.new + a.seen) as f64 * s.target_rate;
+        let q = &mut stats.queues;
+        q.pushed = a.new;
+        q.queued = totals.queued;
+        q.in_flight = totals.leased;
+        q.leases = load(&c.leases);
+        q.retries = load(&c.retries);
+        q.succeeded = load(&c.succeeded);
+        q.failed = load(&c.failed);
+        q.exhausted = load(&c.exhausted);
+        q.given_up_hosts = totals.given_up_hosts;
+        q.hosts = totals.hosts;
+        q.given_up_urls = load(&c.given_up_urls);
+        stats
+    }
+
+    /// The whole crawl's counts as last read (each second, and by [`totals`](Self::totals)).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} done", frontier.last_totals().done); }
+    /// ```
+    pub fn last_totals(&self) -> Totals {
+        *self
+            .inner
+            .counts
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Completions refused because the lease had expired and gone back to the crawl.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) { assert_eq!(frontier.fenced(), 0); }
+    /// ```
+    pub fn fenced(&self) -> u64 {
+        self.inner.counts.fenced.load(Ordering::Relaxed)
+    }
+}
+
+impl Inner {
+    fn count_drop(&self, reason: &'static str) {
+        *self
+            .counts
+            .dropped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(reason)
+            .or_default() += 1;
+    }
+
+    fn count_invalid(&self, reason: &'static str) {
+        *self
+            .counts
+            .invalid
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(reason)
+            .or_default() += 1;
+    }
+
+    fn count_admitted(&self, sent: usize, new: i64) {
+        let new = u64::try_from(new).unwrap_or(0);
+        self.counts.new.fetch_add(new, Ordering::Relaxed);
+        self.counts
+            .seen
+            .fetch_add((sent as u64).saturating_sub(new), Ordering::Relaxed);
+    }
+
+    /// Notes links as admitted in Redis: this process sends them no more.
+    fn remember(&self, links: &[Link]) {
+        for link in links {
+            // A filter that cannot grow (memory) only costs round trips: Redis still knows.
+            let _ = self.pushed.insert(&link.url);
+        }
+    }
+
+    fn bucket_of(&self, host: &str) -> u32 {
+        let mut sip = SipHasher13::new_with_key(&self.sip_key);
+        sip.write(host.as_bytes());
+        (sip.finish() % u64::from(self.buckets)) as u32
+    }
+
+    fn link(&self, url: Canonical, depth: u32) -> Link {
+        let mut sip = SipHasher13::new_with_key(&self.sip_key);
+        sip.write(url.as_str().as_bytes());
+        let h = sip.finish128().as_u128();
+        let host = url.host_key().to_owned();
+        Link {
+            bucket: self.bucket_of(&host),
+            // h2 odd: its multiples then visit every bit of a chunk of 2^k bits before
+            // repeating, and never stand still.
+            hashes: [h as u32, (h >> 32) as u32 | 1, (h >> 64) as u32],
+            host,
+            depth,
+            url,
+        }
+    }
+
+    /// Admits links, one request per bucket, all sent at once. Answers how many were new.
+    async fn admit(&self, links: Vec<Link>) -> Result<u64, Error> {
+        if links.is_empty() {
+            return Ok(0);
+        }
+        let mut by_bucket: HashMap<u32, Vec<Link>> = HashMap::new();
+        for link in links {
+            by_bucket.entry(link.bucket).or_default().push(link);
+        }
+        // A script blocks the server while it runs: a page's links are one request, a long
+        // seed list many of bounded size.
+        let mut batches = Vec::new();
+        for (bucket, mut links) in by_bucket {
+            while links.len() > MAX_BATCH {
+                let rest = links.split_off(MAX_BATCH);
+                batches.push((bucket, links));
+                links = rest;
+            }
+            batches.push((bucket, links));
+        }
+        let requests = batches.into_iter().map(|(bucket, links)| async move {
+            let tag = self.store.tag(bucket);
+            let mut invocation = self.scripts.admit.prepare_invoke();
+            for key in ["seen", "ready", "hosts", "counts"] {
+                invocation.key(format!("{tag}:{key}"));
+            }
+            invocation
+                .arg(&tag)
+                .arg(self.politeness.connections_per_host())
+                .arg(&self.sizing[..]);
+            for link in &links {
+                link.args(&mut invocation);
+            }
+            let answer: Vec<i64> = self.store.invoke(&invocation).await?;
+            let [new, a, b, c, d] = answer[..] else {
+                return Err(Error::from(ErrorKind::Server(format!(
+                    "unexpected answer {answer:?}"
+                ))));
+            };
+            self.count_admitted(links.len(), new);
+            self.remember(&links);
+            self.see(bucket, [a, b, c, d]);
+            Ok(u64::try_from(new).unwrap_or(0))
+        });
+        let mut new = 0;
+        for answer in join_all(requests).await {
+            new += answer?;
+        }
+        Ok(new)
+    }
+
+    /// Notes what a script said of a bucket: [ready-at, server now, queued, leased].
+    fn see(&self, bucket: u32, view: [i64; 4]) {
+        let [ready_at, server_now, queued, leased] = view;
+        let now = Instant::now();
+        let ready = (ready_at >= 0).then(|| {
+            now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
+        });
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        views[bucket as usize] = View {
+            ready,
+            queued,
+            leased,
+            heard: Some(now),
+        };
+    }
+
+    fn take_buffered(&self) -> Option<Lease> {
+        let lease = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()?;
+        Some(lease)
+    }
+
+    /// Asks the buckets most likely to have work for leases: those ready by now, and those
+    /// not heard of for a while. Answers how many buckets were asked, and how many leases
+    /// came.
+    async fn poll(&self) -> Result<(usize, usize), Error> {
+        let now = Instant::now();
+        let n = self.buckets as usize;
+        let start = self.cursor.load(Ordering::Relaxed);
+        let chosen: Vec<u32> = {
+            let views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+            (0..n)
+                .map(|i| (start + i) % n)
+                .filter(|&b| {
+                    let v = views[b];
+                    v.ready.is_some_and(|at| at <= now)
+                        || v.heard
+                            .is_none_or(|heard| now.duration_since(heard) >= REPOLL)
+                })
+                .take(POLL_WIDTH)
+                .map(|b| b as u32)
+                .collect()
+        };
+        if let Some(&last) = chosen.last() {
+            self.cursor.store(last as usize + 1, Ordering::Relaxed);
+        }
+        let asked = chosen.len();
+        let answers = join_all(chosen.into_iter().map(|b| self.lease_from(b))).await;
+        let mut got = 0;
+        for answer in answers {
+            got += answer?;
+        }
+        Ok((asked, got))
+    }
+
+    /// Leases from one bucket into the buffer.
+    async fn lease_from(&self, bucket: u32) -> Result<usize, Error> {
+        let tag = self.store.tag(bucket);
+        let mut invocation = self.scripts.lease.prepare_invoke();
+        for key in ["ready", "hosts", "counts", "leases", "due"] {
+            invocation.key(format!("{tag}:{key}"));
+        }
+        invocation
+            .arg(&tag)
+            .arg(self.politeness.connections_per_host())
+            .arg(millis(self.politeness.delay()))
+            .arg(POLL_WIDTH)
+            .arg(millis(self.lease_time));
+        let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
+        let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
+        let int = |v: &redis::Value| match v {
+            redis::Value::Int(n) => Ok(*n),
+            _ => Err(bad()),
+        };
+        let text = |v: &redis::Value| match v {
+            redis::Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| bad()),
+            _ => Err(bad()),
+        };
+        if answer.len() < 5 || !(answer.len() - 5).is_multiple_of(4) {
+            return Err(bad());
+        }
+        let view = [
+            int(&answer[0])?,
+            int(&answer[1])?,
+            int(&answer[2])?,
+            int(&answer[3])?,
+        ];
+        self.see(bucket, view);
+        let mut leases = Vec::new();
+        for group in answer[5..].chunks(4) {
+            let token = u64::try_from(int(&group[0])?).map_err(|_| bad())?;
+            let entry = text(&group[2])?;
+            let given_up = int(&group[3])? == 1;
+            let mut parts = entry.splitn(3, ' ');
+            let (Some(attempts), Some(depth), Some(url)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(bad());
+            };
+            let attempts: u32 = attempts.parse().map_err(|_| bad())?;
+            let depth: u32 = depth.parse().map_err(|_| bad())?;
+            // Canonical already when pushed: parsing again gives it back as it was.
+            let url = match self.canon.canonicalize(url) {
+                Ok(url) => url,
+                Err(_) => return Err(bad()),
+            };
+            leases.push(Lease {
+                url,
+                depth,
+                attempts: attempts + 1,
+                given_up,
+                bucket,
+                token,
+            });
+        }
+        let got = leases.len();
+        self.counts.leases.fetch_add(got as u64, Ordering::Relaxed);
+        {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            for lease in &leases {
+                held.insert((lease.bucket, lease.token), ());
+                pending.insert(lease.url.as_str().to_owned(), (lease.bucket, Vec::new()));
+            }
+        }
+        self.buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(leases);
+        Ok(got)
+    }
+
+    async fn read_totals(&self) -> Result<Totals, Error> {
+        let reads = (0..self.buckets).map(|b| async move {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
+                "seen",
+                "queued",
+                "leased",
+                "done",
+                "reaped",
+                "given_up_hosts",
+                "hosts",
+                "bits",
+                "generations",
+                "ops",
+            ]);
+            self.store.query::<Vec<Option<i64>>>(&cmd).await
+        });
+        let mut totals = Totals::default();
+        for answer in join_all(reads).await {
+            let v: Vec<u64> = answer?
+                .into_iter()
+                .map(|n| u64::try_from(n.unwrap_or(0)).unwrap_or(0))
+                .collect();
+            let [
+                seen,
+                queued,
+                leased,
+                done,
+                reaped,
+                given_up_hosts,
+                hosts,
+                bits,
+                generations,
+                ops,
+            ] = v[..]
+            else {
+                return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
+            };
+            totals.seen += seen;
+            totals.queued += queued;
+            totals.leased += leased;
+            totals.done += done;
+            totals.reaped += reaped;
+            totals.given_up_hosts += given_up_hosts;
+            totals.hosts += hosts;
+            totals.seen_bits += bits;
+            totals.seen_generations = totals.seen_generations.max(generations);
+            totals.ops += ops;
+        }
+        Ok(totals)
+    }
+
+    /// Whether nothing is queued or leased anywhere: two reads of every bucket, with
+    /// nothing queued or leased and no change between them, prove that at one instant
+    /// between the two the whole crawl held no work, and none can appear after.
+    async fn is_over(&self) -> Result<bool, Error> {
+        if !self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            return Ok(false);
+        }
+        let first = self.read_totals().await?;
+        if first.queued > 0 || first.leased > 0 {
+            self.forget_views();
+            return Ok(false);
+        }
+        let second = self.read_totals().await?;
+        *self
+            .counts
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = second;
+        Ok(second == first)
+    }
+
+    /// Makes every bucket due for a poll: the whole crawl has work this process's views
+    /// did not show.
+    fn forget_views(&self) {
+        for view in self
+            .views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter_mut()
+        {
+            view.heard = None;
+        }
+    }
+}
+
+impl Link {
+    fn args(&self, invocation: &mut redis::ScriptInvocation<'_>) {
+        invocation
+            .arg(self.hashes[0])
+            .arg(self.hashes[1])
+            .arg(self.hashes[2])
+            .arg(&self.host)
+            .arg(self.depth)
+            .arg(self.url.as_str());
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Renews this process's leases every third of their time, and reads the crawl's totals
+/// each second, until the frontier is dropped.
+async fn renew(inner: std::sync::Weak<Inner>) {
+    let mut last_renew = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        if let Ok(totals) = inner.read_totals().await {
+            *inner
+                .counts
+                .totals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = totals;
+        }
+        if last_renew.elapsed() < inner.lease_time / 3 {
+            continue;
+        }
+        last_renew = Instant::now();
+        let mut by_bucket: HashMap<u32, Vec<u64>> = HashMap::new();
+        for &(bucket, token) in inner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+        {
+            by_bucket.entry(bucket).or_default().push(token);
+        }
+        let renewals = by_bucket.into_iter().map(|(bucket, tokens)| {
+            let inner = &inner;
+            async move {
+                let tag = inner.store.tag(bucket);
+                let mut invocation = inner.scripts.renew.prepare_invoke();
+                invocation
+                    .key(format!("{tag}:leases"))
+                    .key(format!("{tag}:due"))
+                    .arg(&tag)
+                    .arg(millis(inner.lease_time))
+                    .arg(tokens);
+                inner.store.invoke::<i64>(&invocation).await
+            }
+        });
+        for result in join_all(renewals).await {
+            if let Err(err) = result {
+                tracing::warn!("renewing leases: {err}");
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+-- The shared frontier's server side: the functions every script of crates/shared starts with.
+-- Each script works on the keys of one bucket of hosts, all tagged with the bucket's hash tag,
+-- so that on a Redis Cluster they live in one slot; KEYS holds the bucket's fixed keys, and
+-- the per-host queues and seen-test chunks are named from the same tag (ARGV[1]).
+--
+-- Host state, one string per host in the `hosts` hash: "active next delay errs since gaveup"
+--   active: leases out; next: ms before which no lease starts; delay: the host's own delay
+--   in ms (-1: the crawl's); errs: errors in a row; since: ms of the first of them; gaveup: 1
+--   once the host is given up.
+-- Queue entry: "attempts depth url" (attempts made before, 0 for a new URL).
+-- Lease: "host attempts depth url" in the `leases` hash under its token; its deadline in `due`.
+
+local tag = ARGV[1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function split(s)
+  local out = {}
+  for v in string.gmatch(s, '%S+') do out[#out + 1] = v end
+  return out
+end
+
+local function host_state(hosts, host)
+  local s = redis.call('HGET', hosts, host)
+  if not s then return {0, 0, -1, 0, 0, 0} end
+  local v = split(s)
+  for i = 1, 6 do v[i] = tonumber(v[i]) end
+  return v
+end
+
+local function save_host(hosts, host, h)
+  redis.call('HSET', hosts, host, table.concat(h, ' '))
+end
+
+local function queue_key(host)
+  return tag .. ':q:' .. host
+end
+
+-- Puts the host in the ready set at the instant its next lease may start, or takes it out:
+-- a host is there exactly when it has a queued URL and a free connection.
+local function reschedule(ready, host, h, conns)
+  if h[1] < conns and redis.call('LLEN', queue_key(host)) > 0 then
+    local at = h[2]
+    if h[6] == 1 then at = 0 end
+    redis.call('ZADD', ready, at, host)
+  else
+    redis.call('ZREM', ready, host)
+  end
+end
+
+-- The seen-test: a growing Bloom filter of generations, each split over chunk keys of at most
+-- 2^26 bits (8 MiB: no allocation that stalls the server). Generation i holds n0 * growth^i
+-- URLs at rate * (1 - tightening) * tightening^i. The client sends three 32-bit hashes of
+-- the URL (keyed SipHash): h3 picks the chunk, h1 + j * h2 the k bits in it.
+local seen_state = nil
+
+local function load_seen(seen)
+  local raw = redis.call('HGETALL', seen)
+  local st = {gens = {}, count = 0, fill = 0, added = 0}
+  for i = 1, #raw, 2 do
+    local f, v = raw[i], raw[i + 1]
+    if f == 'count' then st.count = tonumber(v)
+    elseif f == 'fill' then st.fill = tonumber(v)
+    else
+      local g = split(v)
+      st.gens[tonumber(string.sub(f, 2))] = {
+        m = tonumber(g[1]), k = tonumber(g[2]), c = tonumber(g[3]), n = tonumber(g[4])}
+    end
+  end
+  return st
+end
+
+local function new_generation(seen, st, n0, rate, growth, tightening)
+  local i = st.count
+  local n = n0 * growth ^ i
+  local p = rate * (1 - tightening) * tightening ^ i
+  local ln2 = math.log(2)
+  local m = math.ceil(-n * math.log(p) / (ln2 * ln2))
+  local k = math.max(1, math.floor(m / n * ln2 + 0.5))
+  local c = math.ceil(m / 67108864)
+  local mc = math.ceil(m / c)
+  st.gens[i] = {m = mc, k = k, c = c, n = n}
+  st.count = i + 1
+  st.fill = 0
+  st.added = st.added + mc * c
+  redis.call('HSET', seen, 'g' .. i, mc .. ' ' .. k .. ' ' .. c .. ' ' .. n,
+    'count', st.count, 'fill', 0)
+end
+
+local function probe(op, i, g, h1, h2, h3)
+  local args = {}
+  for j = 0, g.k - 1 do
+    args[#args + 1] = op
+    args[#args + 1] = 'u1'
+    args[#args + 1] = (h1 + j * h2) % g.m
+    if op == 'SET' then args[#args + 1] = 1 end
+  end
+  local key = tag .. ':s' .. i .. ':' .. (h3 % g.c)
+  if op == 'SET' then
+    return redis.call('BITFIELD', key, unpack(args))
+  end
+  return redis.call('BITFIELD_RO', key, unpack(args))
+end
+
+local function all_set(bits)
+  for _, b in ipairs(bits) do
+    if b == 0 then return false end
+  end
+  return true
+end
+
+-- Whether the URL of these hashes is new, marking it seen: one atomic step, so that of
+-- several processes pushing one URL at once exactly one is told it is new.
+local function test_and_set(seen, sizing, h1, h2, h3)
+  local st = seen_state
+  if st.count == 0 then
+    new_generation(seen, st, sizing[1], sizing[2], sizing[3], sizing[4])
+  end
+  local newest = st.count - 1
+  for i = 0, newest - 1 do
+    if all_set(probe('GET', i, st.gens[i], h1, h2, h3)) then return false end
+  end
+  if all_set(probe('SET', newest, st.gens[newest], h1, h2, h3)) then return false end
+  st.fill = st.fill + 1
+  if st.fill >= st.gens[newest].n then
+    new_generation(seen, st, sizing[1], sizing[2], sizing[3], sizing[4])
+  end
+  return true
+end
+
+-- Admits links: ARGV from `at` on holds groups of six (h1 h2 h3 host depth url). Returns
+-- how many were new, and counts them queued in `counts`.
+local function admit(seen, ready, hosts, counts, conns, sizing, at)
+  seen_state = load_seen(seen)
+  local new = 0
+  local touched = {}
+  local i = at
+  while i + 5 <= #ARGV do
+    local h1, h2, h3 = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+    local host = ARGV[i + 3]
+    if test_and_set(seen, sizing, h1, h2, h3) then
+      redis.call('RPUSH', queue_key(host), '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5])
+      new = new + 1
+      touched[host] = true
+    end
+    i = i + 6
+  end
+  redis.call('HSET', seen, 'fill', seen_state.fill)
+  if seen_state.added > 0 then
+    redis.call('HINCRBY', counts, 'bits', seen_state.added)
+    redis.call('HSET', counts, 'generations', seen_state.count)
+  end
+  for host, _ in pairs(touched) do
+    if redis.call('HSETNX', hosts, host, '0 0 -1 0 0 0') == 1 then
+      redis.call('HINCRBY', counts, 'hosts', 1)
+    end
+    if not redis.call('ZSCORE', ready, host) then
+      reschedule(ready, host, host_state(hosts, host), conns)
+    end
+  end
+  if new > 0 then
+    redis.call('HINCRBY', counts, 'queued', new)
+    redis.call('HINCRBY', counts, 'seen', new)
+  end
+  redis.call('HINCRBY', counts, 'ops', 1)
+  return new
+end
+
+-- What a script answers besides its own result: the bucket's earliest ready instant (-1 for
+-- none), the server's clock, and the bucket's queued and leased counts.
+local function bucket_view(ready, counts)
+  local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+  local at = -1
+  if first[2] then at = tonumber(first[2]) end
+  local c = redis.call('HMGET', counts, 'queued', 'leased')
+  return {at, now, tonumber(c[1] or 0), tonumber(c[2] or 0)}
+end

@@ -1,0 +1,447 @@
+//! The connection to Redis (one server or a cluster), its retries, and the crawl's own
+//! record: its layout, its settings, its seeds.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, FromRedisValue, RedisError, ScriptInvocation};
+
+use crate::{Error, ErrorKind};
+
+/// How long a request is retried while the server is unreachable (restarting, a network
+/// blip) or refuses writes (out of memory) before the error is the caller's.
+const RETRY_FOR: Duration = Duration::from_secs(120);
+
+/// A connection to the server or the cluster; cheap to clone, shared by every task.
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+/// The crawl as stored: how its keys are laid out, the caller's settings, and its seeds.
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f() -> Result<(), shared::Error> {
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}").await?;
+/// assert_eq!(crawl.layout.buckets, 64);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stored {
+    /// How the crawl's keys and seen-test are laid out.
+    pub layout: Layout,
+    /// The settings the crawl was created with, as the creator wrote them.
+    pub settings: String,
+    /// Every seed given to the crawl by any process.
+    pub seeds: Vec<String>,
+}
+
+/// What every process of a crawl must agree on, fixed when the crawl is created.
+///
+/// # Example
+///
+/// ```
+/// let layout = shared::Layout { buckets: 16, ..shared::Layout::default() };
+/// assert_eq!(layout.seen_rate, 1e-6);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Buckets hosts are hashed into. Each bucket's keys share one hash slot, so a script
+    /// touches one slot; more buckets spread a cluster's load more evenly. Default: 64.
+    pub buckets: u32,
+    /// URLs the seen-test holds before it first grows, over all buckets. Default: 1,000,000.
+    pub seen_initial_capacity: u64,
+    /// The seen-test's target false-positive rate. Default: 1e-6.
+    pub seen_rate: f64,
+    /// The key of the SipHash the URLs and hosts are hashed with: random per crawl, so that
+    /// no page can pick URLs that collide in it.
+    pub key: [u8; 16],
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        let mut key = [0; 16];
+        // Without the system's randomness the crawl is still correct, only predictable.
+        let _ = getrandom::fill(&mut key);
+        Layout {
+            buckets: 64,
+            seen_initial_capacity: 1_000_000,
+            seen_rate: 1e-6,
+            key,
+        }
+    }
+}
+
+/// The connection to the Redis server (or cluster) that holds a crawl, and the crawl's name.
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f() -> Result<(), shared::Error> {
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+/// match store.load().await? {
+///     Some(crawl) => println!("joining a crawl of {} seeds", crawl.seeds.len()),
+///     None => println!("no crawl named docs yet"),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Store {
+    conn: Conn,
+    url: String,
+    name: String,
+    /// Requests sent, retries included: the round trips the crawl costs.
+    requests: Arc<AtomicU64>,
+}
+
+impl Store {
+    /// Connects to the server at `url` (`redis://HOST:PORT[/DB]`), finds out whether it is a
+    /// cluster node (then the whole cluster is used), and checks that it will not evict the
+    /// crawl's keys. `name` keeps several crawls apart on one server.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() {
+    /// let err = shared::Store::connect("redis://127.0.0.1:1", "crawl").await.err().unwrap();
+    /// assert!(err.to_string().contains("redis://127.0.0.1:1"));
+    /// # }
+    /// ```
+    pub async fn connect(url: &str, name: &str) -> Result<Store, Error> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(ErrorKind::BadCrawlName(name.to_owned()).into());
+        }
+        let unreachable = |err: RedisError| {
+            Error::from(ErrorKind::Unreachable {
+                url: url.to_owned(),
+                detail: err.to_string(),
+            })
+        };
+        let client = redis::Client::open(url).map_err(unreachable)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(3)))
+            .set_response_timeout(Some(Duration::from_secs(30)))
+            .set_number_of_retries(2);
+        let mut single = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(unreachable)?;
+        let info: String = redis::cmd("INFO")
+            .arg("cluster")
+            .query_async(&mut single)
+            .await
+            .map_err(unreachable)?;
+        let conn = if info.contains("cluster_enabled:1") {
+            let cluster = redis::cluster::ClusterClient::builder(vec![url])
+                .connection_timeout(Duration::from_secs(3))
+                .response_timeout(Duration::from_secs(30))
+                .build()
+                .map_err(unreachable)?;
+            Conn::Cluster(cluster.get_async_connection().await.map_err(unreachable)?)
+        } else {
+            Conn::Single(single)
+        };
+        let store = Store {
+            conn,
+            url: url.to_owned(),
+            name: name.to_owned(),
+            requests: Arc::new(AtomicU64::new(0)),
+        };
+        store.refuse_eviction().await?;
+        Ok(store)
+    }
+
+    /// A server that evicts keys when full would drop queued URLs and seen-test bits
+    /// silently; one that refuses writes (`noeviction`) makes the crawl pause instead.
+    async fn refuse_eviction(&self) -> Result<(), Error> {
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("GET").arg("maxmemory-policy");
+        // CONFIG may be renamed away on a managed server: nothing to check then.
+        let Ok(answer) = self.query::<Vec<String>>(&cmd).await else {
+            return Ok(());
+        };
+        match answer.get(1).map(String::as_str) {
+            None | Some("noeviction") => Ok(()),
+            // volatile-* policies evict only keys with a time to live, which the crawl's
+            // keys never have.
+            Some(policy) if policy.starts_with("volatile-") => Ok(()),
+            Some(policy) => Err(ErrorKind::Evicting(policy.to_owned()).into()),
+        }
+    }
+
+    /// The crawl's name.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// assert_eq!(store.name(), "docs");
+    /// # Ok(()) }
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Requests sent to Redis so far by this process, retries included.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let before = store.requests();
+    /// store.load().await?;
+    /// assert!(store.requests() > before);
+    /// # Ok(()) }
+    /// ```
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    fn meta_key(&self) -> String {
+        format!("{}:meta", self.name)
+    }
+
+    fn seeds_key(&self) -> String {
+        format!("{}:seeds", self.name)
+    }
+
+    /// The key prefix of bucket `b`: its hash tag, so that every key of it is in one slot.
+    pub(crate) fn tag(&self, bucket: u32) -> String {
+        format!("{{{}:{bucket}}}", self.name)
+    }
+
+    /// The crawl as stored, or `None` when no crawl of this name exists.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "nothing-here").await?;
+    /// assert!(store.load().await?.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub async fn load(&self) -> Result<Option<Stored>, Error> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(self.meta_key());
+        let meta: HashMap<String, String> = self.query(&cmd).await?;
+        if meta.is_empty() {
+            return Ok(None);
+        }
+        self.stored(meta).await.map(Some)
+    }
+
+    /// Creates the crawl with `layout` and `settings` unless one of this name exists, and
+    /// answers the crawl as stored: the existing one's layout and settings win, so that every
+    /// process started with the same command agrees with the first.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let first = store.create(shared::Layout::default(), "A").await?;
+    /// let again = store.create(shared::Layout::default(), "B").await?;
+    /// assert_eq!(again.settings, "A");
+    /// assert_eq!(first.layout.key, again.layout.key);
+    /// # Ok(()) }
+    /// ```
+    pub async fn create(&self, layout: Layout, settings: &str) -> Result<Stored, Error> {
+        // One atomic step on one key: a second process starting at the same instant reads
+        // the first one's crawl whole, never half of it.
+        let script = redis::Script::new(
+            r"if redis.call('EXISTS', KEYS[1]) == 0 then
+                redis.call('HSET', KEYS[1], unpack(ARGV))
+              end
+              return redis.call('HGETALL', KEYS[1])",
+        );
+        let mut invocation = script.key(self.meta_key());
+        invocation
+            .arg("version")
+            .arg(1)
+            .arg("buckets")
+            .arg(layout.buckets)
+            .arg("seen_initial_capacity")
+            .arg(layout.seen_initial_capacity)
+            .arg("seen_rate")
+            .arg(layout.seen_rate.to_string())
+            .arg("key")
+            .arg(hex(&layout.key))
+            .arg("settings")
+            .arg(settings);
+        let meta: HashMap<String, String> = self.invoke(&invocation).await?;
+        self.stored(meta).await
+    }
+
+    /// Adds seeds to the crawl's list, read by processes that join it (their scope).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// store.add_seeds(&["https://example.com/".to_owned()]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_seeds(&self, seeds: &[String]) -> Result<(), Error> {
+        if seeds.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = redis::cmd("SADD");
+        cmd.arg(self.seeds_key()).arg(seeds);
+        self.query::<i64>(&cmd).await.map(drop)
+    }
+
+    async fn stored(&self, meta: HashMap<String, String>) -> Result<Stored, Error> {
+        let field = |name: &str| {
+            meta.get(name)
+                .ok_or_else(|| Error::from(ErrorKind::BadLayout(format!("no field {name}"))))
+        };
+        let bad = |name: &str| Error::from(ErrorKind::BadLayout(format!("bad field {name}")));
+        if field("version")? != "1" {
+            return Err(ErrorKind::BadLayout(format!(
+                "version {} (this crawler writes version 1)",
+                field("version")?
+            ))
+            .into());
+        }
+        let layout = Layout {
+            buckets: field("buckets")?
+                .parse()
+                .ok()
+                .filter(|&b| b > 0)
+                .ok_or_else(|| bad("buckets"))?,
+            seen_initial_capacity: field("seen_initial_capacity")?
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| bad("seen_initial_capacity"))?,
+            seen_rate: field("seen_rate")?
+                .parse()
+                .ok()
+                .filter(|r: &f64| *r > 0.0 && *r < 1.0)
+                .ok_or_else(|| bad("seen_rate"))?,
+            key: unhex(field("key")?).ok_or_else(|| bad("key"))?,
+        };
+        let mut cmd = redis::cmd("SMEMBERS");
+        cmd.arg(self.seeds_key());
+        let mut seeds: Vec<String> = self.query(&cmd).await?;
+        seeds.sort();
+        Ok(Stored {
+            layout,
+            settings: field("settings")?.clone(),
+            seeds,
+        })
+    }
+
+    /// Sends a command, retrying while the server is unreachable or full.
+    pub(crate) async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, Error> {
+        self.retrying(|conn| async move {
+            match conn {
+                Conn::Single(mut c) => cmd.query_async(&mut c).await,
+                Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
+            }
+        })
+        .await
+    }
+
+    /// Runs a script, retrying while the server is unreachable or full.
+    pub(crate) async fn invoke<T: FromRedisValue>(
+        &self,
+        invocation: &ScriptInvocation<'_>,
+    ) -> Result<T, Error> {
+        self.retrying(|conn| async move {
+            match conn {
+                Conn::Single(mut c) => invocation.invoke_async(&mut c).await,
+                Conn::Cluster(mut c) => invocation.invoke_async(&mut c).await,
+            }
+        })
+        .await
+    }
+
+    async fn retrying<T, F: Future<Output = redis::RedisResult<T>>>(
+        &self,
+        send: impl Fn(Conn) -> F,
+    ) -> Result<T, Error> {
+        let started = tokio::time::Instant::now();
+        let mut wait = Duration::from_millis(50);
+        let mut warned = false;
+        loop {
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let result = send(self.conn.clone()).await;
+            let err = match result {
+                Ok(value) => {
+                    if warned {
+                        tracing::warn!("Redis at {} answers again", self.url);
+                    }
+                    return Ok(value);
+                }
+                Err(err) => err,
+            };
+            let out_of_memory = err.code() == Some("OOM");
+            let transient = out_of_memory
+                || err.is_io_error()
+                || err.is_connection_dropped()
+                || err.is_timeout()
+                || matches!(
+                    err.code(),
+                    Some("LOADING" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "BUSY")
+                );
+            if !transient {
+                return Err(ErrorKind::Server(err.to_string()).into());
+            }
+            if started.elapsed() > RETRY_FOR {
+                return Err(if out_of_memory {
+                    ErrorKind::Server(err.to_string())
+                } else {
+                    ErrorKind::Unreachable {
+                        url: self.url.clone(),
+                        detail: err.to_string(),
+                    }
+                }
+                .into());
+            }
+            if !warned {
+                warned = true;
+                if out_of_memory {
+                    tracing::warn!(
+                        "Redis at {} is full (maxmemory): pausing until it has room",
+                        self.url
+                    );
+                } else {
+                    tracing::warn!("Redis at {}: {err}; retrying", self.url);
+                }
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(2));
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 16]> {
+    let mut key = [0; 16];
+    if text.len() != 32 {
+        return None;
+    }
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
+}

@@ -1,0 +1,162 @@
+//! The shared frontier against real `redis-server` processes: exactly-once admission under a
+//! race, leases that expire and come back, fencing, a cluster.
+
+#[allow(dead_code, unreachable_pub)]
+mod support;
+
+use std::time::Duration;
+
+use frontier::{Canonical, Canonicalizer, Outcome, Politeness, ScopeRules};
+use shared::{Layout, Next, SharedFrontier, Store};
+use support::redis::{RedisCluster, RedisServer};
+
+fn urls(n: usize) -> Vec<Canonical> {
+    let canon = Canonicalizer::new();
+    (0..n)
+        .map(|i| {
+            canon
+                .canonicalize(&format!("http://h{}.example/p/{i}", i % 100))
+                .unwrap()
+        })
+        .collect()
+}
+
+async fn frontier(url: &str, name: &str, lease_time: Duration) -> SharedFrontier {
+    let store = Store::connect(url, name).await.expect("redis answers");
+    let crawl = store
+        .create(Layout::default(), "test settings")
+        .await
+        .unwrap();
+    let scope = ScopeRules::builder()
+        .mode(frontier::ScopeMode::AnyHost)
+        .build()
+        .unwrap();
+    let polite = Politeness::builder()
+        .delay(Duration::ZERO)
+        .connections_per_host(4)
+        .build()
+        .unwrap();
+    SharedFrontier::new(
+        store,
+        &crawl,
+        Canonicalizer::new(),
+        scope,
+        polite,
+        lease_time,
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_processes_racing_over_a_million_urls_admit_each_once() {
+    let server = RedisServer::start();
+    let all = urls(1_000_000);
+    let mut tasks = Vec::new();
+    for client in 0..4 {
+        let f = frontier(&server.url(), "race", Duration::from_secs(30)).await;
+        // Each client in its own order, so that they meet on the same URLs all the time.
+        let mut mine = all.clone();
+        mine.rotate_left(client * 250_000);
+        tasks.push(tokio::spawn(async move {
+            let mut new = 0;
+            for chunk in mine.chunks(20_000) {
+                new += f.push_seeds(chunk.to_vec()).await.unwrap();
+            }
+            (new, f)
+        }));
+    }
+    let mut new = 0;
+    let mut last = None;
+    for task in tasks {
+        let (n, f) = task.await.unwrap();
+        new += n;
+        last = Some(f);
+    }
+    let totals = last.unwrap().totals().await.unwrap();
+    // Exactly one client is told a URL is new: a second would count it twice, above the
+    // million. A false positive of the seen-test (1e-6 target) makes none told: below.
+    assert!(new <= 1_000_000, "{new} admissions of 1,000,000 URLs");
+    assert!(
+        new >= 1_000_000 - 10,
+        "{new} admissions: too many false positives"
+    );
+    assert_eq!(totals.seen, new);
+    assert_eq!(totals.queued, new);
+    let info = server.cli(&["INFO", "memory"]);
+    eprintln!(
+        "seen-test: {} bytes per URL; {}",
+        totals.seen_bits as f64 / 8.0 / new as f64,
+        info.lines()
+            .find(|l| l.starts_with("used_memory:"))
+            .unwrap_or("")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
+    let server = RedisServer::start();
+    let dead = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    let alive = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    dead.push_seeds(urls(1)).await.unwrap();
+    let Next::Lease(lost) = dead.next().await.unwrap() else {
+        panic!("the URL is leased");
+    };
+    // The process "dies": it stops renewing (dropping the frontier stops its renewals).
+    let url = lost.url().clone();
+    drop(dead);
+    // Its lease is held until it expires: nothing for the other process meanwhile.
+    let again = loop {
+        match alive.next().await.unwrap() {
+            Next::Lease(lease) => break lease,
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Done => panic!("a leased URL is not done"),
+        }
+    };
+    assert_eq!(again.url(), &url);
+    assert_eq!(again.attempts(), 1, "an expired lease is not a try");
+    // The first holder wakes up: its completion is refused (fenced), the new one counts.
+    assert!(
+        alive
+            .complete(lost, Outcome::Success)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        alive
+            .complete(again, Outcome::Success)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let totals = alive.totals().await.unwrap();
+    assert_eq!((totals.done, totals.queued, totals.leased), (1, 0, 0));
+    assert_eq!(totals.reaped, 1);
+    assert!(matches!(alive.next().await.unwrap(), Next::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_serves_the_same_scripts() {
+    let cluster = RedisCluster::start();
+    let f = frontier(&cluster.url(), "cluster", Duration::from_secs(30)).await;
+    let all = urls(5_000);
+    assert_eq!(f.push_seeds(all.clone()).await.unwrap(), 5_000);
+    assert_eq!(f.push_seeds(all).await.unwrap(), 0);
+    let mut done = 0;
+    loop {
+        match f.next().await.unwrap() {
+            Next::Lease(lease) => {
+                f.complete(lease, Outcome::Success).await.unwrap().unwrap();
+                done += 1;
+            }
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Done => break,
+        }
+    }
+    assert_eq!(done, 5_000);
+    // The keys are spread over the masters.
+    for node in &cluster.nodes {
+        let keys: u64 = node.cli(&["DBSIZE"]).trim().parse().unwrap();
+        assert!(keys > 0, "node {} holds none of the crawl", node.port);
+    }
+}

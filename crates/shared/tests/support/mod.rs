@@ -1,0 +1,2 @@
+//! Test support: real Redis servers.
+pub mod redis;

@@ -1,0 +1,181 @@
+//! Real `redis-server` processes on free loopback ports, for tests: one server, or a
+//! three-master cluster. Shared by this crate's tests and the crawler's (`tests/shared.rs`).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` of its own, in a temporary directory, killed when dropped.
+pub struct RedisServer {
+    child: Option<Child>,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    dir: tempfile::TempDir,
+    extra: Vec<String>,
+}
+
+/// A port free now (and its cluster bus port, port + 10000, too).
+fn free_port() -> u16 {
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        if port < 55000 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+impl RedisServer {
+    /// A server without persistence.
+    pub fn start() -> RedisServer {
+        RedisServer::start_with(&["--save", "", "--appendonly", "no"])
+    }
+
+    /// A server with these extra arguments (`--appendonly yes`, say).
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        let mut server = RedisServer {
+            child: None,
+            port: free_port(),
+            dir: tempfile::tempdir().expect("a temporary directory"),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .arg("--port")
+            .arg(self.port.to_string())
+            .arg("--bind")
+            .arg("127.0.0.1")
+            .arg("--dir")
+            .arg(self.dir.path())
+            .args(&self.extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server runs (install it: apt-get install redis-server; .ci/run does)");
+        self.child = Some(child);
+        wait_for(self.port);
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Runs one command with `redis-cli` and answers its output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        cli(self.port, args)
+    }
+
+    /// Stops the server as an operator would (`SHUTDOWN`, which writes its persistence
+    /// files) and starts it again on the same port and directory.
+    pub fn restart(&mut self) {
+        let _ = self.cli(&["SHUTDOWN"]);
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+        self.spawn();
+    }
+
+    /// The server's directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .expect("redis-cli runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until the server on `port` answers PING.
+fn wait_for(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+            let mut answer = [0; 7];
+            if stream.write_all(b"PING\r\n").is_ok()
+                && stream.read_exact(&mut answer).is_ok()
+                && &answer == b"+PONG\r\n"
+            {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "redis-server on {port} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Three masters with no replicas, made a cluster with `redis-cli --cluster create`.
+pub struct RedisCluster {
+    /// The nodes; any one's URL reaches the whole cluster.
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    /// Starts the nodes and waits until the cluster serves every slot.
+    pub fn start() -> RedisCluster {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                RedisServer::start_with(&[
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                ])
+            })
+            .collect();
+        let addresses: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let mut args = vec!["--cluster", "create"];
+        args.extend(addresses.iter().map(String::as_str));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        let out = cli(nodes[0].port, &args);
+        assert!(out.contains("[OK]"), "cluster create: {out}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !nodes
+            .iter()
+            .all(|n| n.cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+        {
+            assert!(Instant::now() < deadline, "the cluster did not become ok");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        RedisCluster { nodes }
+    }
+
+    /// The URL of the first node.
+    pub fn url(&self) -> String {
+        self.nodes[0].url()
+    }
+}

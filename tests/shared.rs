@@ -1,0 +1,253 @@
+//! Several crawler processes sharing one crawl through a real `redis-server` (started by the
+//! tests on a free loopback port): each page fetched once by one of them, politeness across
+//! them, a process killed with SIGKILL, Redis restarted, Redis unreachable.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use testweb::{HostConfig, SiteConfig};
+
+use crate::redis_server::RedisServer;
+use crate::util::{Site, fast, ms, urls_recorded, wait_or_kill};
+
+/// A crawler process of the shared crawl on `redis`, writing its records to `out`.
+fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
+    let mut args = fast();
+    args.extend(["--redis".to_owned(), redis.to_owned()]);
+    for seed in seeds {
+        args.extend(["--seed".to_owned(), seed.clone()]);
+    }
+    args.extend(["--output".to_owned(), out.to_str().unwrap().to_owned()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the crawler runs")
+}
+
+/// Waits for a process to end (two minutes at most), and checks it succeeded.
+fn finish(child: Child) -> String {
+    let (output, hung) = wait_or_kill(child, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!hung, "a crawler hung: {stderr}");
+    assert!(output.status.success(), "a crawler failed: {stderr}");
+    stderr
+}
+
+/// How many times each URL was recorded, over these record files.
+fn recorded(outs: &[PathBuf]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for out in outs {
+        for url in urls_recorded(out) {
+            *counts.entry(url).or_default() += 1;
+        }
+    }
+    counts
+}
+
+fn site(hosts: usize, pages: u64, latency: Duration) -> Site {
+    Site::start(SiteConfig {
+        hosts,
+        pages_per_host: pages,
+        host_configs: vec![
+            HostConfig {
+                latency,
+                ..HostConfig::default()
+            };
+            hosts
+        ],
+        ..SiteConfig::default()
+    })
+}
+
+#[test]
+fn two_processes_fetch_every_page_once_between_them() {
+    let redis = RedisServer::start();
+    let site = site(3, 300, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs: Vec<PathBuf> = (0..2)
+        .map(|i| tmp.path().join(format!("{i}.jsonl")))
+        .collect();
+    // Both started with the same command and seeds, as the README says.
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| start(&redis.url(), &site.web.roots(), out, &[]))
+        .collect();
+    let stderrs: Vec<String> = children.into_iter().map(finish).collect();
+    let counts = recorded(&outs);
+    let union: BTreeSet<String> = counts.keys().cloned().collect();
+    assert_eq!(union, site.web.expected_pages());
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "recorded twice: {twice:?}");
+    for host in 0..3 {
+        let pages = site
+            .web
+            .requests()
+            .iter()
+            .filter(|r| r.host == host && r.path != "/robots.txt")
+            .count();
+        let expected = site
+            .web
+            .expected_pages()
+            .iter()
+            .filter(|u| u.starts_with(&site.web.roots()[host]))
+            .count();
+        assert_eq!(pages, expected, "host {host}: each page requested once");
+    }
+    // Both did part of the work, and each summary speaks of the whole crawl.
+    for (out, stderr) in outs.iter().zip(&stderrs) {
+        assert!(
+            !urls_recorded(out).is_empty(),
+            "one process did nothing: {stderr}"
+        );
+        assert!(stderr.contains("whole crawl"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_host_gets_its_delay_and_one_connection_across_processes() {
+    let redis = RedisServer::start();
+    let site = site(1, 12, ms(10));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs: Vec<PathBuf> = (0..2)
+        .map(|i| tmp.path().join(format!("{i}.jsonl")))
+        .collect();
+    let polite = ["--delay", "150ms", "--connections-per-host", "1"];
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| start(&redis.url(), &site.web.roots(), out, &polite))
+        .collect();
+    for child in children {
+        finish(child);
+    }
+    assert_eq!(
+        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    assert_eq!(site.web.max_in_flight(0), 1, "one connection at a time");
+    let mut times: Vec<Instant> = site
+        .web
+        .requests()
+        .iter()
+        .filter(|r| r.path != "/robots.txt")
+        .map(|r| r.at)
+        .collect();
+    times.sort();
+    for pair in times.windows(2) {
+        // 150 ms between starts, whichever process; 50 ms of margin for loopback jitter.
+        assert!(pair[1] - pair[0] >= ms(100), "{:?}", pair[1] - pair[0]);
+    }
+}
+
+#[test]
+fn a_process_killed_mid_crawl_loses_nothing() {
+    let redis = RedisServer::start();
+    let site = site(2, 400, ms(20));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs: Vec<PathBuf> = (0..2)
+        .map(|i| tmp.path().join(format!("{i}.jsonl")))
+        .collect();
+    const CONCURRENCY: usize = 8;
+    let concurrency = CONCURRENCY.to_string();
+    let extra = ["--lease-time", "2s", "--concurrency", &concurrency];
+    let mut victim = start(&redis.url(), &site.web.roots(), &outs[0], &extra);
+    let survivor = start(&redis.url(), &site.web.roots(), &outs[1], &extra);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while urls_recorded(&outs[0]).len() < 100 {
+        assert!(Instant::now() < deadline, "the first process wrote nothing");
+        assert!(victim.try_wait().unwrap().is_none(), "it ended early");
+        std::thread::sleep(ms(5));
+    }
+    victim.kill().unwrap(); // SIGKILL
+    victim.wait().unwrap();
+    let stderr = finish(survivor);
+    let counts = recorded(&outs);
+    let union: BTreeSet<String> = counts.keys().cloned().collect();
+    let expected = site.web.expected_pages();
+    let missing: Vec<_> = expected.difference(&union).collect();
+    let extra: Vec<_> = union.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, not expected {extra:?}; {stderr}"
+    );
+    // Repeated: at most what the killed process had leased (in flight, or waiting for a
+    // worker) and not recorded.
+    let repeats: usize = counts.values().map(|n| n - 1).sum();
+    assert!(repeats <= 2 * CONCURRENCY, "{repeats} repeated");
+    assert!(stderr.contains("came back"), "{stderr}");
+}
+
+#[test]
+fn a_redis_restart_mid_crawl_is_waited_out() {
+    let mut redis = RedisServer::start_with(&["--appendonly", "yes", "--save", ""]);
+    let site = site(1, 600, ms(10));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("0.jsonl");
+    let child = start(&redis.url(), &site.web.roots(), &out, &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while urls_recorded(&out).len() < 100 {
+        assert!(Instant::now() < deadline, "nothing recorded");
+        std::thread::sleep(ms(5));
+    }
+    redis.restart();
+    finish(child);
+    let counts = recorded(std::slice::from_ref(&out));
+    assert_eq!(
+        counts.keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+}
+
+#[test]
+fn an_unreachable_redis_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let started = Instant::now();
+    let out = tempfile::tempdir().unwrap();
+    let child = start(
+        &url,
+        &["http://127.0.0.1:1/".into()],
+        &out.path().join("r"),
+        &[],
+    );
+    let (output, hung) = wait_or_kill(child, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!hung);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&url), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn joining_needs_a_crawl_and_takes_its_settings() {
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    // No crawl of that name, and no seeds to start one.
+    let child = start(
+        &redis.url(),
+        &[],
+        &tmp.path().join("a"),
+        &["--crawl-name", "x"],
+    );
+    let (output, _) = wait_or_kill(child, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no crawl named \"x\""), "{stderr}");
+    // A crawl started with one delay; a process joining with another is told the crawl's
+    // applies, and crawls to the end without seeds of its own.
+    let site = site(1, 30, ms(1));
+    let first = start(&redis.url(), &site.web.roots(), &tmp.path().join("b"), &[]);
+    finish(first);
+    let joiner = start(&redis.url(), &[], &tmp.path().join("c"), &["--delay", "1s"]);
+    let stderr = finish(joiner);
+    assert!(stderr.contains("its stored settings apply"), "{stderr}");
+}
