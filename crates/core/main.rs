@@ -171,6 +171,7 @@ fn run(cli: &Cli) -> Result<Ended> {
             max_bytes: config.output.warc_max_bytes,
             revisits: config.output.warc_revisits,
             info: warc::Info::new(&config, &user_agent, seeds.len()),
+            synced: state.is_some(),
         };
         Some(warc::Warc::open(settings).map_err(|err| {
             anyhow::anyhow!("bad setting: output.warc: cannot write the WARC file: {err}")

@@ -54,6 +54,10 @@ pub(crate) struct Settings {
     pub(crate) revisits: bool,
     /// The block of each file's `warcinfo` record.
     pub(crate) info: Info,
+    /// Whether [`Warc::sync`] will be called (a state directory's journal or checkpoints):
+    /// files closed by a rotation are then kept open until it makes them durable. Without,
+    /// they are let go at once, rather than hold a descriptor each for the whole crawl.
+    pub(crate) synced: bool,
 }
 
 /// The `warcinfo` record's block (`application/warc-fields`): what wrote the file and how,
@@ -103,6 +107,8 @@ pub(crate) struct Warc {
     /// `output.warc_max_bytes`; 0 for one file.
     max_bytes: u64,
     info: Info,
+    /// See [`Settings::synced`].
+    synced: bool,
     /// With `output.warc_revisits`, the response record that stored each payload whole:
     /// what a revisit record points at. In memory, for this run only.
     originals: Option<Mutex<HashMap<[u8; 20], Original>>>,
@@ -198,6 +204,7 @@ impl Warc {
             base: settings.path,
             max_bytes: settings.max_bytes,
             info: settings.info,
+            synced: settings.synced,
             originals: settings.revisits.then(|| Mutex::new(HashMap::new())),
         })
     }
@@ -260,7 +267,9 @@ impl Warc {
             &mut current.file,
             Arc::new(file.try_clone().map_err(|e| at(&path, e))?),
         );
-        current.closed.push(closed);
+        if self.synced {
+            current.closed.push(closed);
+        }
         current.out = BufWriter::with_capacity(1 << 16, file);
         current.path = path;
         current.bytes = 0;
