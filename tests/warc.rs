@@ -1,13 +1,130 @@
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
+use sha1::{Digest as _, Sha1};
 use testweb::{HostConfig, SiteConfig};
-use warc::{RecordType, WarcHeader, WarcReader};
+use warc::{BufferedBody, Record, RecordType, WarcHeader, WarcReader};
 
 use crate::util::{Site, crawl_site};
 
+/// Every record of a `.warc.gz` file, read as any reader does: gzip members, one record each.
+fn read_records(path: &Path) -> Vec<Record<BufferedBody>> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = WarcReader::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)));
+    reader
+        .iter_records()
+        .map(|r| r.expect("a well-formed WARC record"))
+        .collect()
+}
+
+/// The numbered files of the series `stem` in `dir`, in order.
+fn series(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with(&format!("{stem}-")) && name.ends_with(".warc.gz")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn header(record: &Record<BufferedBody>, name: &str) -> Option<String> {
+    record
+        .header(WarcHeader::from(name))
+        .map(|value| value.into_owned())
+}
+
+/// A record's `WARC-Date` to the millisecond, as written (the `warc` crate's `header` gives
+/// it to the second).
+fn warc_date(record: &Record<BufferedBody>) -> String {
+    record.date().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// `sha1:` and the base32 SHA-1 of `bytes`, computed here, independently of the crawler.
+fn sha1_base32(bytes: &[u8]) -> String {
+    let digest: [u8; 20] = Sha1::digest(bytes).into();
+    format!("sha1:{}", data_encoding::BASE32.encode(&digest))
+}
+
+/// The body of an HTTP message stored in a record's block: what follows the blank line.
+fn http_body(block: &[u8]) -> &[u8] {
+    let split = block
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP head")
+        + 4;
+    &block[split..]
+}
+
+/// Checks a file's shape and every digest in it: a warcinfo record first, every other
+/// record naming it, each request beside its response, each block digest the SHA-1 of the
+/// block as read back, each response's payload digest the SHA-1 of its HTTP body.
+fn check_file(path: &Path) -> Vec<Record<BufferedBody>> {
+    let records = read_records(path);
+    let info = records.first().expect("a record");
+    assert_eq!(
+        *info.warc_type(),
+        RecordType::WarcInfo,
+        "{}",
+        path.display()
+    );
+    let fields = String::from_utf8_lossy(info.body());
+    assert!(fields.starts_with("software: crawler/"), "{fields}");
+    assert!(
+        fields.contains("format: WARC File Format 1.1\r\n"),
+        "{fields}"
+    );
+    assert!(
+        fields.contains("http-header-user-agent: crawler/"),
+        "{fields}"
+    );
+    assert!(fields.contains("robots: obey\r\n"), "{fields}");
+    assert_eq!(
+        header(info, "warc-filename").as_deref(),
+        path.file_name().unwrap().to_str()
+    );
+    let mut responses = BTreeSet::new();
+    for (i, record) in records.iter().enumerate() {
+        let block_digest = header(record, "warc-block-digest").expect("a block digest");
+        assert_eq!(block_digest, sha1_base32(record.body()), "record {i}");
+        if i == 0 {
+            continue;
+        }
+        assert_eq!(
+            header(record, "warc-warcinfo-id").as_deref(),
+            Some(info.warc_id()),
+            "record {i} names its file's warcinfo"
+        );
+        match record.warc_type() {
+            RecordType::Response => {
+                let payload = header(record, "warc-payload-digest").unwrap();
+                assert_eq!(payload, sha1_base32(http_body(record.body())));
+                responses.insert(record.warc_id().to_owned());
+            }
+            RecordType::Revisit => {
+                assert!(header(record, "warc-payload-digest").is_some());
+                responses.insert(record.warc_id().to_owned());
+            }
+            RecordType::Request => {
+                let to = header(record, "warc-concurrent-to").unwrap();
+                assert!(
+                    responses.contains(&to),
+                    "a request follows its response, in the same file"
+                );
+            }
+            other => panic!("unexpected record type {other:?}"),
+        }
+    }
+    records
+}
+
 #[test]
-fn the_warc_file_holds_every_response_with_its_request() {
+fn the_warc_file_holds_every_response_with_its_request_and_verifiable_digests() {
     let site = Site::start(SiteConfig {
         pages_per_host: 20,
         host_configs: vec![HostConfig::default()],
@@ -17,13 +134,16 @@ fn the_warc_file_holds_every_response_with_its_request() {
     let path = dir.path().join("crawl.warc.gz");
     let crawl = crawl_site(&site, &["--warc", path.to_str().unwrap()]);
 
-    // Read back as any .warc.gz reader does: gzip members, one record each.
-    let file = std::fs::File::open(&path).unwrap();
-    let reader = WarcReader::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)));
+    // Under the default limit: one file, numbered.
+    assert_eq!(
+        series(dir.path(), "crawl"),
+        [dir.path().join("crawl-00000.warc.gz")]
+    );
+    assert!(!path.exists());
+    let records = check_file(&dir.path().join("crawl-00000.warc.gz"));
     let (mut responses, mut requests) = (BTreeSet::new(), 0);
-    for record in reader.iter_records() {
-        let record = record.expect("a well-formed WARC record");
-        let target = record.header(WarcHeader::TargetURI).unwrap().into_owned();
+    for record in &records[1..] {
+        let target = header(record, "warc-target-uri").unwrap();
         match record.warc_type() {
             RecordType::Response => {
                 let body = String::from_utf8_lossy(record.body());
@@ -32,10 +152,19 @@ fn the_warc_file_holds_every_response_with_its_request() {
                     "{target}: {body:.40}"
                 );
                 assert!(body.contains("<a "), "{target}: the page is in the record");
+                // The record's digest and time are the WARC record's.
+                let json = crawl.record(&target);
+                assert_eq!(
+                    header(record, "warc-payload-digest").as_deref(),
+                    json["digest"].as_str()
+                );
+                assert_eq!(
+                    Some(warc_date(record).as_str()),
+                    json["fetched_at"].as_str()
+                );
                 responses.insert(target);
             }
             RecordType::Request => {
-                assert!(record.header(WarcHeader::ConcurrentTo).is_some());
                 let body = String::from_utf8_lossy(record.body());
                 assert!(body.starts_with("GET /"), "{body}");
                 requests += 1;
@@ -54,7 +183,7 @@ fn the_warc_file_holds_every_response_with_its_request() {
 }
 
 #[test]
-fn large_incompressible_bodies_are_stored_whole() {
+fn large_incompressible_bodies_are_stored_whole_in_a_single_file() {
     // 1 MB of noise: compresses to about its own size, far past a gzip buffer.
     let noise: Vec<u8> = (0..1_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -68,25 +197,21 @@ fn large_incompressible_bodies_are_stored_whole() {
     let path = dir.path().join("big.warc.gz");
     let mut args = crate::util::fast();
     let seed = format!("http://127.0.0.1:{port}/");
-    args.extend(["--seed", &seed, "--warc", path.to_str().unwrap()].map(String::from));
+    // No rotation: the very file named, appended to.
+    let flags = ["--seed", &seed, "--warc", path.to_str().unwrap()];
+    args.extend(flags.map(String::from));
+    args.extend(["--warc-max-bytes", "0"].map(String::from));
     let run = crate::util::crawl(&args);
     assert!(run.output.status.success(), "{}", run.stderr());
+    assert!(series(dir.path(), "big").is_empty());
 
-    let file = std::fs::File::open(&path).unwrap();
-    let reader = WarcReader::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)));
     let mut found = false;
-    for record in reader.iter_records() {
-        let record = record.expect("a well-formed WARC record");
-        if record
-            .header(WarcHeader::TargetURI)
-            .unwrap()
-            .ends_with("/noise.bin")
+    for record in check_file(&path) {
+        if header(&record, "warc-target-uri").is_some_and(|t| t.ends_with("/noise.bin"))
             && *record.warc_type() == RecordType::Response
         {
-            let body = record.body();
-            let split = body.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
             assert_eq!(
-                &body[split..],
+                http_body(record.body()),
                 &expected[..],
                 "the whole body is in the record"
             );
@@ -94,4 +219,225 @@ fn large_incompressible_bodies_are_stored_whole() {
         }
     }
     assert!(found);
+
+    // A second run appends, with a warcinfo record of its own.
+    let run = crate::util::crawl(&args);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    let infos: Vec<String> = read_records(&path)
+        .iter()
+        .filter(|r| *r.warc_type() == RecordType::WarcInfo)
+        .map(|r| r.warc_id().to_owned())
+        .collect();
+    assert_eq!(infos.len(), 2);
+    assert_ne!(infos[0], infos[1]);
+}
+
+/// The contents of every file in `files`, to tell that none was written to later.
+fn snapshot(files: &[PathBuf]) -> BTreeMap<PathBuf, Vec<u8>> {
+    files
+        .iter()
+        .map(|f| (f.clone(), std::fs::read(f).unwrap()))
+        .collect()
+}
+
+#[test]
+fn files_rotate_at_the_limit_and_a_resumed_crawl_numbers_on_without_touching_them() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 40,
+        host_configs: vec![HostConfig::default()],
+        ..SiteConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rot.warc.gz");
+    let state = dir.path().join("state");
+    let (path, state) = (path.to_str().unwrap(), state.to_str().unwrap());
+    let common = ["--warc", path, "--warc-max-bytes", "8KB"];
+    let mut first: Vec<&str> = vec!["--state-dir", state, "--max-pages", "12"];
+    first.extend(common);
+    let run1 = crawl_site(&site, &first);
+    assert!(run1.output.status.success(), "{}", run1.stderr());
+    let before = series(dir.path(), "rot");
+    assert!(before.len() >= 2, "{before:?}");
+    let kept = snapshot(&before);
+
+    let mut resume = crate::util::fast();
+    resume.extend(["--resume", "--state-dir", state, "--max-pages", "0"].map(String::from));
+    let run2 = crate::util::crawl(&resume);
+    assert!(run2.output.status.success(), "{}", run2.stderr());
+    let after = series(dir.path(), "rot");
+    assert!(after.len() > before.len(), "{after:?}");
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(
+        snapshot(&before),
+        kept,
+        "a resumed crawl never writes into earlier files"
+    );
+
+    let mut responses = Vec::new();
+    for (n, file) in after.iter().enumerate() {
+        let name = format!("rot-{n:05}.warc.gz");
+        assert_eq!(file.file_name().unwrap().to_str(), Some(name.as_str()));
+        let records = check_file(file);
+        // Pairs are whole in a file: a warcinfo, then response and request in turns.
+        assert!(records.len() >= 3 && records.len() % 2 == 1, "{name}");
+        // A file is closed once full, or when its run ends (each run starts a new one).
+        let size = std::fs::metadata(file).unwrap().len();
+        if n + 1 != before.len() && n + 1 != after.len() {
+            assert!(size >= 8_000, "{name} was closed before the limit: {size}");
+        }
+        responses.extend(
+            records
+                .iter()
+                .filter(|r| *r.warc_type() == RecordType::Response)
+                .map(|r| header(r, "warc-target-uri").unwrap()),
+        );
+    }
+    let mut fetched: Vec<String> = [&run1, &run2]
+        .iter()
+        .flat_map(|run| run.records.iter())
+        .filter(|(_, r)| r["status"].is_number())
+        .map(|(url, _)| url.clone())
+        .collect();
+    fetched.sort();
+    responses.sort();
+    assert_eq!(
+        responses, fetched,
+        "every response once, over both runs' files"
+    );
+    assert!(fetched.len() > 12);
+}
+
+/// A site where `/a`, `/b` and `/c` answer the same body, which links to the others, and
+/// `/x` and `/y` answer the same 404 page: crawled from `/a` with WARC output to `path` and
+/// `flags`.
+fn crawl_copies(path: &Path, flags: &[&str]) -> crate::util::Crawl {
+    let (port, _log) = crate::util::serve(|path| {
+        let page = b"<a href=/b>b</a> <a href=/c>c</a> <a href=/x>x</a> <a href=/y>y</a>";
+        match path {
+            "/a" | "/b" | "/c" => (200, "text/html", page.to_vec()),
+            _ => (404, "text/html", b"<p>gone</p>".to_vec()),
+        }
+    });
+    let mut args = crate::util::fast();
+    let seed = format!("http://127.0.0.1:{port}/a");
+    args.extend(["--seed", &seed, "--warc", path.to_str().unwrap()].map(String::from));
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let run = crate::util::crawl(&args);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    run
+}
+
+#[test]
+fn a_body_stored_before_is_stored_again_as_a_revisit_of_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.warc.gz");
+    crawl_copies(&path, &["--warc-revisits", "true"]);
+    let records = check_file(&dir.path().join("dup-00000.warc.gz"));
+    let of_type = |t: RecordType| -> Vec<&Record<BufferedBody>> {
+        records.iter().filter(|r| *r.warc_type() == t).collect()
+    };
+    let responses = of_type(RecordType::Response);
+    let revisits = of_type(RecordType::Revisit);
+    let uri = |r: &Record<BufferedBody>| header(r, "warc-target-uri").unwrap();
+    let original = responses
+        .iter()
+        .find(|r| uri(r).ends_with("/a"))
+        .expect("the first copy is stored whole");
+    // 404 pages are stored whole each time, copies or not.
+    assert_eq!(responses.len(), 3, "/a, /x and /y");
+    assert_eq!(revisits.len(), 2, "/b and /c");
+    for revisit in revisits {
+        let field = |name| header(revisit, name);
+        assert!(uri(revisit).ends_with("/b") || uri(revisit).ends_with("/c"));
+        assert_eq!(
+            field("warc-profile").as_deref(),
+            Some("http://netpreserve.org/warc/1.1/revisit/identical-payload-digest")
+        );
+        assert_eq!(field("warc-refers-to").as_deref(), Some(original.warc_id()));
+        assert_eq!(field("warc-refers-to-target-uri"), Some(uri(original)));
+        assert_eq!(
+            field("warc-refers-to-date"),
+            Some(warc_date(original)),
+            "the original's WARC-Date"
+        );
+        assert_eq!(
+            field("warc-payload-digest"),
+            header(original, "warc-payload-digest")
+        );
+        let block = String::from_utf8_lossy(revisit.body());
+        assert!(block.starts_with("HTTP/1.1 200 OK\r\n"), "{block}");
+        assert!(block.ends_with("\r\n\r\n"), "headers only: {block}");
+    }
+
+    // Off by default: every copy whole.
+    let path = dir.path().join("all.warc.gz");
+    crawl_copies(&path, &[]);
+    let records = read_records(&dir.path().join("all-00000.warc.gz"));
+    let count = |t: RecordType| records.iter().filter(|r| *r.warc_type() == t).count();
+    assert_eq!(
+        (count(RecordType::Response), count(RecordType::Revisit)),
+        (5, 0)
+    );
+}
+
+/// Whether Python's `warcio` can be imported.
+fn warcio_available() -> bool {
+    Command::new("python3")
+        .args(["-c", "import warcio"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Runs `python3 -m warcio.cli ARGS`; its standard output, and it must succeed.
+fn warcio(args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(["-m", "warcio.cli"])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "warcio {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn warcio_checks_and_indexes_the_files() {
+    if !warcio_available() {
+        eprintln!("note: skipped: Python's warcio is not installed (pip install warcio)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("py.warc.gz");
+    // Small files, revisits on: every record kind, and revisits pointing across files.
+    crawl_copies(
+        &path,
+        &["--warc-revisits", "true", "--warc-max-bytes", "600"],
+    );
+    let files = series(dir.path(), "py");
+    assert!(files.len() >= 2, "{files:?}");
+    let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+
+    let mut check = vec!["check", "-v"];
+    check.extend(&names);
+    let report = warcio(&check);
+    assert!(!report.contains("fail"), "{report}");
+    assert!(report.contains("digest pass"), "{report}");
+
+    let mut index = vec!["index", "-f", "warc-type,warc-target-uri,http:status"];
+    index.extend(&names);
+    let mut kinds = BTreeMap::<String, usize>::new();
+    for line in warcio(&index).lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        *kinds
+            .entry(entry["warc-type"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(kinds["warcinfo"], files.len(), "{kinds:?}");
+    assert_eq!(kinds["response"], 3, "{kinds:?}");
+    assert_eq!(kinds["revisit"], 2, "{kinds:?}");
+    assert_eq!(kinds["request"], 5, "{kinds:?}");
 }

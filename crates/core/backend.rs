@@ -174,9 +174,7 @@ impl Backend {
     /// Pushes one URL already in canonical form.
     pub(crate) async fn push_canonical(&self, url: Canonical, depth: u32) -> Result<Push, Error> {
         match self {
-            Backend::Local(local) => {
-                Ok(local.frontier.push_canonical(url, depth, now())?)
-            }
+            Backend::Local(local) => Ok(local.frontier.push_canonical(url, depth, now())?),
             Backend::Shared(shared) => match shared.push_canonical(url, depth).await {
                 Ok(true) => Ok(Push::Queued),
                 Ok(false) => Ok(Push::Seen),
@@ -272,9 +270,7 @@ impl Backend {
     /// is written. Does not await: a worker being cancelled gives its lease back this way.
     pub(crate) fn abandon(&self, lease: Lease) -> Result<(), frontier::ForeignLease> {
         match (self, lease) {
-            (Backend::Local(local), Lease::Local(lease)) => {
-                local.frontier.abandon(lease, now())
-            }
+            (Backend::Local(local), Lease::Local(lease)) => local.frontier.abandon(lease, now()),
             (Backend::Shared(shared), Lease::Shared(lease)) => {
                 spawn_abandon(shared, lease);
                 Ok(())

@@ -160,9 +160,18 @@ pub(crate) struct Cli {
     /// [output.file] The JSON Lines file of records; - for standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     output: Option<PathBuf>,
-    /// [output.warc] Also write every response and request to this .warc.gz file.
+    /// [output.warc] Also write every response and request to this .warc.gz file (numbered
+    /// FILE-00000.warc.gz, ... with --warc-max-bytes).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     warc: Option<PathBuf>,
+    /// [output.warc_max_bytes] Start the next numbered WARC file past this size: bytes, or
+    /// 1GB, 100MiB...; 0: one file.
+    #[arg(long, value_name = "SIZE", value_parser = config::size::parse, help_heading = "Output")]
+    warc_max_bytes: Option<u64>,
+    /// [output.warc_revisits] Store a 2xx body already stored whole as a revisit record
+    /// (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Output")]
+    warc_revisits: Option<bool>,
     /// [output.progress] Progress on standard error.
     #[arg(long, value_enum, help_heading = "Output")]
     progress: Option<Progress>,
@@ -271,6 +280,8 @@ impl Cli {
         set(&mut c.frontier.spill_dir, &self.spill_dir);
         set(&mut c.output.file, &self.output);
         set(&mut c.output.warc, &self.warc);
+        set(&mut c.output.warc_max_bytes, &self.warc_max_bytes);
+        set(&mut c.output.warc_revisits, &self.warc_revisits);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.output.metrics, &self.metrics);

@@ -161,8 +161,15 @@ pub(crate) struct Frontier {
 pub(crate) struct Output {
     /// The JSON Lines file of records; empty or `-` for standard output.
     pub(crate) file: PathBuf,
-    /// A `.warc.gz` file for every response and request; empty for none.
+    /// A `.warc.gz` file for every response and request; empty for none. With
+    /// `warc_max_bytes`, the name the numbered files derive from.
     pub(crate) warc: PathBuf,
+    /// A WARC file is closed, and the next numbered one started, once it holds this many
+    /// bytes (compressed); 0 for a single file. Read as an integer or a size with a unit.
+    #[serde(with = "size")]
+    pub(crate) warc_max_bytes: u64,
+    /// Store a 2xx body already stored whole in this run as a `revisit` record.
+    pub(crate) warc_revisits: bool,
     /// `auto` (a bar on a terminal, status lines otherwise), `bar`, `lines` or `off`.
     pub(crate) progress: Progress,
     /// Time between two status lines.
@@ -359,6 +366,9 @@ impl Default for Output {
         Output {
             file: PathBuf::new(),
             warc: PathBuf::new(),
+            // 1 GB, as Heritrix's and most archives' files.
+            warc_max_bytes: 1_000_000_000,
+            warc_revisits: false,
             progress: Progress::Auto,
             status_interval: Duration::from_secs(10),
             metrics: String::new(),

@@ -639,7 +639,8 @@ impl Crawler {
                         headers,
                         body: &fetched.body,
                         truncated: fetched.too_large,
-                        digest: digest.text(),
+                        digest,
+                        fetched_at: visit.fetched_at,
                     };
                     if let Err(err) = heavy(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.

@@ -172,12 +172,27 @@ fn run(cli: &Cli) -> Result<Ended> {
     };
     for (path, key) in [
         (&config.output.file, "output.file"),
-        (&config.output.warc, "output.warc"),
         (&config.output.summary_json, "output.summary_json"),
     ] {
         output::check_writable(path)
             .with_context(|| format!("bad setting: {key}: cannot write {}", path.display()))?;
     }
+    // Opened (its first file created, nothing written in it yet) with the other outputs'
+    // checks, before the state directory is written.
+    let warc = if config.output.warc.as_os_str().is_empty() {
+        None
+    } else {
+        let settings = warc::Settings {
+            path: config.output.warc.clone(),
+            max_bytes: config.output.warc_max_bytes,
+            revisits: config.output.warc_revisits,
+            info: warc::Info::new(&config, &user_agent, seeds.len()),
+            synced: state.is_some(),
+        };
+        Some(warc::Warc::open(settings).map_err(|err| {
+            anyhow::anyhow!("bad setting: output.warc: cannot write the WARC file: {err}")
+        })?)
+    };
     let metrics = if config.output.metrics.is_empty() {
         None
     } else {
@@ -270,12 +285,6 @@ fn run(cli: &Cli) -> Result<Ended> {
         sink = sink.flushing_each_record();
     }
 
-    let warc = if config.output.warc.as_os_str().is_empty() {
-        None
-    } else {
-        let path = &config.output.warc;
-        Some(warc::Warc::open(path).with_context(|| format!("cannot write {}", path.display()))?)
-    };
     let seed_redirects = crawl::SeedRedirects::new(
         Canonicalizer::new(),
         cli.state_dir.as_deref().map(StateDir::new),
@@ -918,4 +927,3 @@ mod tests {
         }
     }
 }
-

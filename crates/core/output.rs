@@ -57,7 +57,7 @@ pub(crate) struct Rfc3339(pub(crate) SystemTime);
 
 impl Rfc3339 {
     /// The text, in a fixed-size buffer (24 bytes; years before 1970 are written as 1970).
-    fn text(self) -> [u8; 24] {
+    pub(crate) fn text(self) -> [u8; 24] {
         let since = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
         let secs = since.as_secs();
         let (year, month, day) = civil(secs / 86_400);
