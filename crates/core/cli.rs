@@ -36,7 +36,7 @@ pub(crate) struct Cli {
     /// Resume the crawl in --state-dir, with its settings unless flags override them.
     #[arg(long, requires = "state_dir")]
     pub(crate) resume: bool,
-    /// Print the settings a host gets with this config and flags (the [[hosts]] entries that
+    /// Print the settings a host gets with this config and flags (the `[[hosts]]` entries that
     /// match it, its delay, connections, robots.txt, cookies, headers, and where its
     /// credentials come from, never the secret), then exit without crawling. A host, a
     /// host:port or a URL.
@@ -140,7 +140,7 @@ pub(crate) struct Cli {
     #[arg(long, value_name = "URL", help_heading = "Fetch")]
     proxy: Option<String>,
     /// [fetch.headers] An extra request header for every host, "Name: value" (repeatable;
-    /// replaces the file's header of that name). A host's own: [[hosts]] in the config file.
+    /// replaces the file's header of that name). A host's own: `[[hosts]]` in the config file.
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header, help_heading = "Fetch")]
     headers: Vec<(String, String)>,
     /// [fetch.cookies] Keep each host's cookies and send them back to it alone (true/false).

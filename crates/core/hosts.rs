@@ -400,8 +400,8 @@ impl HostRules {
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "credentials: {}{user}, secret from {} ({}); sent to this host only, never \
-                     on a redirect to another",
+                    "credentials: {}{user}, secret from {} ({}); sent only to the hosts that \
+                     entry matches, never on a redirect to another",
                     c.scheme,
                     c.source,
                     entry(i)
