@@ -898,6 +898,8 @@ fn politeness() -> impl Strategy<Value = Politeness> {
         0u64..2_000,
         (1u32..=4, 0u64..5_000),
         1u32..=3,
+        // c.example's own connections and delay, if it has its own.
+        prop::option::of((1u32..=4, 0u64..3_000)),
     )
         .prop_map(
             |(
@@ -908,8 +910,23 @@ fn politeness() -> impl Strategy<Value = Politeness> {
                 max_after,
                 (errors, give_up_after),
                 attempts,
+                own,
             )| {
-                Politeness::builder()
+                let builder = match own {
+                    Some((connections, delay)) => {
+                        Politeness::builder().per_host(move |host: &str| {
+                            if host == "c.example" {
+                                HostPoliteness::new()
+                                    .connections(connections)
+                                    .delay(ms(delay))
+                            } else {
+                                HostPoliteness::new()
+                            }
+                        })
+                    }
+                    None => Politeness::builder(),
+                };
+                builder
                     .connections_per_host(connections)
                     .delay(ms(delay))
                     .max_crawl_delay(ms(max_crawl))
@@ -1030,10 +1047,12 @@ impl Model {
                 let retries = self.retries_by_url.get(&u).copied().unwrap_or(0);
                 assert_eq!(*leases, retries + 1, "{u} leased again without a retry");
                 assert_eq!(lease.attempts(), *leases);
-                // (b) Starts at least the host's delay apart (flagged leases make no request).
-                let delay = self
-                    .polite
-                    .delay()
+                // (b) Starts at least the host's delay apart (flagged leases make no request):
+                // its own or the crawl's, or its crawl delay if longer.
+                let own = self.polite.host(&host);
+                let delay = own
+                    .delay
+                    .unwrap_or(self.polite.delay())
                     .max(self.crawl_delay.get(&host).copied().unwrap_or_default());
                 if !flagged && let Some(last) = self.last_start.insert(host.clone(), self.now) {
                     assert!(
@@ -1045,10 +1064,10 @@ impl Model {
                 // (c) In flight within the connection limit.
                 let n = self.in_flight_by_host.entry(host.clone()).or_default();
                 *n += 1;
-                assert!(
-                    *n <= self.polite.connections_per_host(),
-                    "{host}: {n} in flight"
-                );
+                let limit = own
+                    .connections
+                    .unwrap_or(self.polite.connections_per_host());
+                assert!(*n <= limit, "{host}: {n} in flight, limit {limit}");
                 self.in_flight.push(lease);
                 Popped::Leased
             }
