@@ -70,7 +70,9 @@ pub(crate) trait Fetcher: Send + Sync {
 
 /// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
 pub(crate) struct Http {
+    /// The one client (see [`client`]).
     pub(crate) client: Client,
+    /// Each host's headers and credentials, added to each request for its URL's host alone.
     pub(crate) hosts: Arc<HostRules>,
 }
 

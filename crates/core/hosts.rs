@@ -148,7 +148,9 @@ impl HostRules {
         for (name, value) in &config.fetch.headers {
             let (name, value) =
                 header_pair(name, value).map_err(|why| format!("fetch.headers: {why}"))?;
-            headers.insert(name, value);
+            if headers.insert(name.clone(), value).is_some() {
+                return Err(format!("fetch.headers: {name} is given twice"));
+            }
         }
         let mut rules = Vec::with_capacity(config.hosts.len());
         let mut exact = HashMap::new();
@@ -426,7 +428,13 @@ impl Rule {
         }
         let mut headers = Vec::with_capacity(entry.headers.len());
         for (name, value) in &entry.headers {
-            headers.push(header_pair(name, value).map_err(|why| format!("headers: {why}"))?);
+            let (name, value) =
+                header_pair(name, value).map_err(|why| format!("headers: {why}"))?;
+            // Names differ in case only: one would silently replace the other.
+            if headers.iter().any(|(seen, _)| *seen == name) {
+                return Err(format!("headers: {name} is given twice"));
+            }
+            headers.push((name, value));
         }
         let credentials = credentials(entry, secrets)?;
         Ok(Rule {
@@ -927,6 +935,11 @@ mod tests {
                 "#1",
             ),
             ("[fetch.headers]\nUser-Agent = \"x\"\n", "fetch.headers"),
+            (
+                "[[hosts]]\nmatch = \"a.example\"\nheaders = { X-A = \"1\", x-a = \"2\" }\n",
+                "x-a is given twice",
+            ),
+            ("[fetch.headers]\nX-A = \"1\"\nx-a = \"2\"\n", "given twice"),
         ];
         for (toml, expected) in cases {
             let err = error(toml);
