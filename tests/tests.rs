@@ -31,6 +31,9 @@ mod follow;
 mod metrics;
 // Crawler traps and link floods: the crawl ends, good pages are found, skips are counted.
 mod hostile;
+// [[hosts]]: headers, credentials and cookies seen by the server only where they belong;
+// robots.txt per host; --explain-host; bad entries refused before anything is written.
+mod hosts;
 // An explicit proxy, the SSRF guard still judging targets; none from the environment.
 mod proxy;
 // The SSRF guard: links to private addresses are not fetched unless allowed.

@@ -77,8 +77,14 @@ pub(crate) fn fast() -> Vec<String> {
 /// Runs the crawler with `args` (records to standard output) and reads its records. A crawl
 /// that has not ended after two minutes is killed and fails the test, rather than hang it.
 pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
+    crawl_with_env(args, &[])
+}
+
+/// `crawl`, with these environment variables set for the crawler.
+pub(crate) fn crawl_with_env<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) -> Crawl {
     let child = Command::new(env!("CARGO_BIN_EXE_crawler"))
         .args(args.iter().map(AsRef::as_ref))
+        .envs(env.iter().copied())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

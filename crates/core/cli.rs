@@ -36,6 +36,12 @@ pub(crate) struct Cli {
     /// Resume the crawl in --state-dir, with its settings unless flags override them.
     #[arg(long, requires = "state_dir")]
     pub(crate) resume: bool,
+    /// Print the settings a host gets with this config and flags (the `[[hosts]]` entries that
+    /// match it, its delay, connections, robots.txt, cookies, headers, and where its
+    /// credentials come from, never the secret), then exit without crawling. A host, a
+    /// host:port or a URL.
+    #[arg(long, value_name = "HOST")]
+    pub(crate) explain_host: Option<String>,
 
     /// [crawl.max_pages] Stop once this many URLs have their record; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]
@@ -133,6 +139,13 @@ pub(crate) struct Cli {
     /// [fetch.proxy] Send every request through this proxy (http://, https://, socks5://).
     #[arg(long, value_name = "URL", help_heading = "Fetch")]
     proxy: Option<String>,
+    /// [fetch.headers] An extra request header for every host, "Name: value" (repeatable;
+    /// replaces the file's header of that name). A host's own: `[[hosts]]` in the config file.
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header, help_heading = "Fetch")]
+    headers: Vec<(String, String)>,
+    /// [fetch.cookies] Keep each host's cookies and send them back to it alone (true/false).
+    #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
+    cookies: Option<bool>,
 
     /// [extract.max_links_per_page] Links followed per page, at most.
     #[arg(long, value_name = "N", help_heading = "Extract")]
@@ -265,6 +278,14 @@ impl Cli {
             &self.allow_private_addresses,
         );
         set(&mut c.fetch.proxy, &self.proxy);
+        for (name, value) in &self.headers {
+            // One header per name, whatever its case: the flag's replaces the file's.
+            c.fetch
+                .headers
+                .retain(|old, _| !old.eq_ignore_ascii_case(name));
+            c.fetch.headers.insert(name.clone(), value.clone());
+        }
+        set(&mut c.fetch.cookies, &self.cookies);
         set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
         set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
         set(&mut c.extract.follow_frames, &self.follow_frames);
@@ -298,6 +319,18 @@ impl Cli {
         set(&mut c.redis.buckets, &self.redis_buckets);
         c
     }
+}
+
+/// A `--header` value: `Name: value`, the name a valid header name (the value, and whether
+/// the name is the config's to set, are checked with the config).
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: expected \"Name: value\""))?;
+    let name = name.trim();
+    reqwest::header::HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("{name:?} is not a valid header name"))?;
+    Ok((name.to_owned(), value.trim().to_owned()))
 }
 
 #[cfg(test)]
@@ -358,6 +391,45 @@ mod tests {
         let err = Cli::try_parse_from(["crawler", "--max-body-bytes", "ten"]).unwrap_err();
         assert!(err.to_string().contains("--max-body-bytes"), "{err}");
         assert!(err.to_string().contains("MiB"), "{err}");
+    }
+
+    #[test]
+    fn headers_are_added_by_name_over_the_files() {
+        let mut file = Config::default();
+        file.fetch
+            .headers
+            .insert("accept-language".into(), "de".into());
+        file.fetch.headers.insert("X-Keep".into(), "1".into());
+        let cli = Cli::try_parse_from([
+            "crawler",
+            "--header",
+            "Accept-Language: en, fr;q=0.5",
+            "--header",
+            "X-Token:abc",
+            "--cookies",
+            "true",
+        ])
+        .unwrap();
+        let config = cli.apply(file);
+        let headers: Vec<(&str, &str)> = config
+            .fetch
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                ("Accept-Language", "en, fr;q=0.5"),
+                ("X-Keep", "1"),
+                ("X-Token", "abc")
+            ]
+        );
+        assert!(config.fetch.cookies);
+        for bad in ["no colon", "Bad Name: x"] {
+            let err = Cli::try_parse_from(["crawler", "--header", bad]).unwrap_err();
+            assert!(err.to_string().contains("--header"), "{err}");
+        }
     }
 
     #[test]

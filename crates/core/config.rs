@@ -1,6 +1,7 @@
 //! Settings: a TOML file (see `config/default.toml`, which documents every key), overridden
 //! by command-line flags, validated once into [`Config`].
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,6 +20,55 @@ pub(crate) struct Config {
     pub(crate) output: Output,
     pub(crate) state: State,
     pub(crate) redis: Redis,
+    /// `[[hosts]]`: settings of a host's (or a domain's) own, over the ones above; see
+    /// `hosts.rs` for how they match and combine.
+    pub(crate) hosts: Vec<HostEntry>,
+}
+
+/// One `[[hosts]]` entry: a host or a domain, and what it changes for them. Unset fields
+/// leave the crawl's setting (or a less specific entry's) as it is. Secrets are never
+/// written here: only where to read them (an environment variable or a file), at start.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HostEntry {
+    /// `docs.example.com`, `docs.example.com:8080`, or `*.example.com` (the domain and its
+    /// subdomains).
+    #[serde(rename = "match")]
+    pub(crate) pattern: String,
+    /// Replaces `politeness.delay`.
+    #[serde(
+        default,
+        with = "opt_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(crate) delay: Option<Duration>,
+    /// Replaces `politeness.connections_per_host`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) connections: Option<u32>,
+    /// Replaces `politeness.robots`: off only for sites you run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) obey_robots: Option<bool>,
+    /// Replaces `fetch.cookies`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cookies: Option<bool>,
+    /// Request headers, over `fetch.headers` (a name set here replaces it there).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) headers: BTreeMap<String, String>,
+    /// HTTP basic authentication: the user, with its password from one of the two below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) basic_user: Option<String>,
+    /// The environment variable holding the basic password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) basic_password_env: Option<String>,
+    /// The file holding the basic password (a final newline is not part of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) basic_password_file: Option<PathBuf>,
+    /// The environment variable holding a bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) bearer_token_env: Option<String>,
+    /// The file holding a bearer token (a final newline is not part of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) bearer_token_file: Option<PathBuf>,
 }
 
 /// `[crawl]`: what to crawl.
@@ -126,6 +176,10 @@ pub(crate) struct Fetch {
     /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL);
     /// empty for none. Proxies are never taken from the environment.
     pub(crate) proxy: String,
+    /// Extra request headers sent to every host (`[[hosts]]` may add or replace some).
+    pub(crate) headers: BTreeMap<String, String>,
+    /// Keep the cookies each host sets and send them back to it alone (a jar per host).
+    pub(crate) cookies: bool,
 }
 
 /// `[extract]`: links from pages.
@@ -336,6 +390,8 @@ impl Default for Fetch {
             max_body_bytes: 10 << 20,
             allow_private_addresses: false,
             proxy: String::new(),
+            headers: BTreeMap::new(),
+            cookies: false,
         }
     }
 }
@@ -475,7 +531,9 @@ impl Config {
         if self.frontier.seen_initial_capacity == 0 {
             return bad("frontier.seen_initial_capacity", "must be at least 1");
         }
-        Ok(())
+        // Patterns, headers and which credentials: everything but reading the secrets, which
+        // `HostRules::new` does.
+        crate::hosts::HostRules::check(self).map_err(ConfigError)
     }
 }
 
@@ -520,6 +578,26 @@ pub(crate) mod duration {
             other => return Err(format!("{text:?}: unknown unit {other:?} (ms, s, m or h)")),
         };
         Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?}: out of range"))
+    }
+}
+
+/// An optional duration, as [`duration`] writes one; absent for none.
+pub(crate) mod opt_duration {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::duration::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        super::duration::deserialize(d).map(Some)
     }
 }
 
@@ -629,6 +707,39 @@ mod tests {
         config.crawl.exclude = vec![r"\.pdf$".into()];
         let text = toml::to_string(&config).unwrap();
         assert_eq!(Config::from_toml(&text).unwrap(), config);
+    }
+
+    #[test]
+    fn hosts_and_headers_written_out_read_back_the_same() {
+        // The state directory keeps the settings this way: where secrets are, never them.
+        let config = Config::from_toml(
+            r#"
+            [fetch]
+            cookies = true
+            headers = { Accept-Language = "en" }
+            [[hosts]]
+            match = "*.example.com"
+            delay = "250ms"
+            connections = 4
+            obey_robots = false
+            cookies = false
+            headers = { X-Team = "docs" }
+            basic_user = "bot"
+            basic_password_env = "DOCS_PASSWORD"
+            [[hosts]]
+            match = "api.example.org"
+            bearer_token_file = "/run/secrets/token"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.hosts.len(), 2);
+        assert_eq!(config.hosts[0].delay, Some(Duration::from_millis(250)));
+        let text = toml::to_string(&config).unwrap();
+        assert_eq!(Config::from_toml(&text).unwrap(), config, "{text}");
+        let err = Config::from_toml("[[hosts]]\nmatch = \"a\"\npassword = \"x\"\n").unwrap_err();
+        assert!(err.to_string().contains("password"), "{err}");
+        let err = Config::from_toml("[[hosts]]\ndelay = \"1s\"\n").unwrap_err();
+        assert!(err.to_string().contains("match"), "{err}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::content::{ContentSeen, Digest, DigestText};
 use crate::errors::ErrorKind;
 use crate::fetch::{self, FetchError, Fetched, Fetcher};
 use crate::guard::Guard;
+use crate::hosts::HostRules;
 use crate::output::{Record, Rfc3339, Sink};
 use crate::robots::{self, RobotsCache, Rules, UNREACHABLE_TTL};
 use crate::sitemap::{self, Sitemaps};
@@ -53,6 +54,8 @@ pub(crate) struct Crawler {
     frontier: Backend,
     fetcher: Box<dyn Fetcher>,
     guard: Arc<Guard>,
+    /// Each host's own settings (`[[hosts]]`): here, whether its robots.txt is obeyed.
+    hosts: Arc<HostRules>,
     /// Where responses go as WARC records, if anywhere.
     warc: Option<Warc>,
     robots: RobotsCache,
@@ -262,11 +265,16 @@ struct Attempt<'a> {
 }
 
 impl Crawler {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is a part main.rs builds and checks on its own before the crawl"
+    )]
     pub(crate) fn new(
         config: Config,
         frontier: Backend,
         fetcher: Box<dyn Fetcher>,
         guard: Arc<Guard>,
+        hosts: Arc<HostRules>,
         sink: Sink,
         warc: Option<Warc>,
         seed_redirects: SeedRedirects,
@@ -292,6 +300,7 @@ impl Crawler {
             frontier,
             fetcher,
             guard,
+            hosts,
             warc,
             sink,
             wake: Notify::new(),
@@ -520,7 +529,11 @@ impl Crawler {
                 .finish(Outcome::Skipped, Attempt::error(ErrorKind::SsrfBlocked))
                 .await;
         }
-        if self.config.politeness.robots {
+        if self
+            .hosts
+            .for_host(visit.lease().url().host_key())
+            .obey_robots
+        {
             let host = visit.lease().url().host_key().to_owned();
             let robots::Answer {
                 rules,

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, LAST_MODIFIED, LOCATION, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use reqwest::{Client, redirect};
 use url::Url;
 
@@ -14,13 +14,22 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::errors::ErrorKind;
 use crate::guard::{Blocked, Guard, GuardedResolver, Unresolved};
+use crate::hosts::HostRules;
 
 /// The one client every fetch shares: connection pools, keep-alive and HTTP/2 are per
 /// client, so one client means reused connections.
 ///
 /// Redirects are not followed: a redirect's target is a link like any other, pushed through
-/// the frontier to be canonicalized, deduplicated, scoped and fetched politely.
-pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Client> {
+/// the frontier to be canonicalized, deduplicated, scoped and fetched politely; and fetched
+/// with its own host's headers and credentials, so that a host's credentials never reach
+/// another host through a redirect.
+///
+/// Cookies, when a host keeps them, go to a jar of that host's own (see `HostJars`).
+pub(crate) fn client(
+    config: &Config,
+    guard: Arc<Guard>,
+    hosts: &Arc<HostRules>,
+) -> reqwest::Result<Client> {
     // No proxy from the environment: through one, the resolver would see the proxy's name,
     // not the target's, and the SSRF guard's second check would be gone. An explicit one is
     // the user's choice (an explicit proxy also turns the environment's off); the guard's
@@ -30,13 +39,18 @@ pub(crate) fn client(config: &Config, guard: Arc<Guard>) -> reqwest::Result<Clie
     } else {
         Client::builder().proxy(reqwest::Proxy::all(&config.fetch.proxy)?)
     };
+    let builder = match hosts.cookie_store() {
+        Some(jars) => builder.cookie_provider(jars),
+        None => builder,
+    };
+    let connections = hosts.max_connections(config.politeness.connections_per_host);
     builder
         .dns_resolver(GuardedResolver(guard))
         .user_agent(&config.politeness.user_agent)
         .redirect(redirect::Policy::none())
         .connect_timeout(config.fetch.connect_timeout)
         .timeout(config.fetch.timeout)
-        .pool_max_idle_per_host(config.politeness.connections_per_host as usize)
+        .pool_max_idle_per_host(connections as usize)
         .tcp_nodelay(true)
         .build()
 }
@@ -54,8 +68,13 @@ pub(crate) trait Fetcher: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
 }
 
-/// The HTTP client as a [`Fetcher`].
-pub(crate) struct Http(pub(crate) Client);
+/// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
+pub(crate) struct Http {
+    /// The one client (see [`client`]).
+    pub(crate) client: Client,
+    /// Each host's headers and credentials, added to each request for its URL's host alone.
+    pub(crate) hosts: Arc<HostRules>,
+}
 
 impl Fetcher for Http {
     fn get<'a>(
@@ -64,7 +83,15 @@ impl Fetcher for Http {
         max_body: u64,
         keep_headers: bool,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
-        Box::pin(get(&self.0, url, max_body, keep_headers))
+        let settings = self.hosts.for_url(url);
+        let mut request = self.client.get(url.as_str());
+        if !settings.headers.is_empty() {
+            request = request.headers(settings.headers.clone());
+        }
+        if let Some(authorization) = &settings.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
+        }
+        Box::pin(get(request, max_body, keep_headers))
     }
 }
 
@@ -163,19 +190,14 @@ fn is_eof(e: &(dyn std::error::Error + 'static)) -> bool {
     })
 }
 
-/// GETs `url`, reading at most `max_body` bytes of its (decompressed) body, and keeping every
-/// header if `keep_headers`.
+/// Sends a GET, reading at most `max_body` bytes of its (decompressed) body, and keeping
+/// every header if `keep_headers`.
 pub(crate) async fn get(
-    client: &Client,
-    url: &Url,
+    request: reqwest::RequestBuilder,
     max_body: u64,
     keep_headers: bool,
 ) -> Result<Fetched, FetchError> {
-    let mut response = client
-        .get(url.as_str())
-        .send()
-        .await
-        .map_err(|e| FetchError::of(&e))?;
+    let mut response = request.send().await.map_err(|e| FetchError::of(&e))?;
     let header = |name| {
         response
             .headers()

@@ -4,7 +4,8 @@
 //! (the fetch workers), [`backend`] (the one seam to the frontier), [`fetch`] (HTTP),
 //! [`robots`] (robots.txt), [`sitemap`] (sitemaps), [`guard`] (the SSRF guard), [`output`]
 //! (records) and [`errors`] (their error kinds), [`content`] (body digests, the content-seen
-//! test), [`warc`], [`state`] (`--state-dir`),
+//! test), [`warc`], [`state`] (`--state-dir`), [`hosts`] (`[[hosts]]`: each host's own
+//! settings, headers, cookies and credentials),
 //! [`report`] (progress and the final summary); links come out of pages through the `links`
 //! crate. This file turns the command line into a crawl, runs Ctrl-C, checkpoints and the
 //! journal's group commit, and turns errors into messages and exit codes.
@@ -17,6 +18,7 @@ mod crawl;
 mod errors;
 mod fetch;
 mod guard;
+mod hosts;
 mod metrics;
 mod output;
 mod report;
@@ -98,22 +100,19 @@ fn run(cli: &Cli) -> Result<Ended> {
         .build()
         .context("cannot start the async runtime")?;
     let state = cli.state_dir.as_deref().map(StateDir::new);
+    if let Some(host) = &cli.explain_host {
+        // Reads the settings, writes nothing: no lock, no seeds needed.
+        print!("{}", explain_host(cli, state.as_ref(), host)?);
+        return Ok(Ended::Crawled);
+    }
     // Held to the end: no other process may use the state meanwhile.
     let _lock = state.as_ref().map(StateDir::lock).transpose()?;
-    let (mut config, mut seed_texts) = match &state {
-        Some(state) if cli.resume => {
-            let (saved, seeds) = state.load()?;
-            (cli.apply(saved), seeds)
-        }
-        _ => {
-            let config = match &cli.config {
-                Some(path) => Config::from_file(path)?,
-                None => Config::default(),
-            };
-            (cli.apply(config), Vec::new())
-        }
-    };
+    let (mut config, mut seed_texts) = settings(cli, state.as_ref())?;
     config.validate().context("bad setting")?;
+    // The secrets are read here, before anything is written: a missing one stops the start.
+    let hosts = Arc::new(
+        hosts::HostRules::new(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?,
+    );
     for seed in seed_texts_from(cli)? {
         // A resume given its seeds again does not list them twice.
         if !seed_texts.contains(&seed) {
@@ -166,7 +165,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         Some(_) => (None, None),
         None => {
             let (builder, spill_dir) =
-                frontier_builder(&config, canon.clone(), &scope_seeds, state.as_ref())?;
+                frontier_builder(&config, canon.clone(), &scope_seeds, state.as_ref(), &hosts)?;
             (Some(builder), spill_dir)
         }
     };
@@ -216,7 +215,7 @@ fn run(cli: &Cli) -> Result<Ended> {
                 &stored,
                 canon,
                 scope,
-                politeness(&config)?,
+                politeness(&config, &hosts)?,
                 config.redis.lease_time,
             )?)
         }
@@ -276,7 +275,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         guard.trust_proxy(host);
     }
     let guard = Arc::new(guard);
-    let client = fetch::client(&config, Arc::clone(&guard)).context(
+    let client = fetch::client(&config, Arc::clone(&guard), &hosts).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
     let mut sink = output::Sink::open(&config.output.file, cli.resume)
@@ -293,8 +292,12 @@ fn run(cli: &Cli) -> Result<Ended> {
     let crawler = Arc::new(Crawler::new(
         config.clone(),
         backend,
-        Box::new(fetch::Http(client)),
+        Box::new(fetch::Http {
+            client,
+            hosts: Arc::clone(&hosts),
+        }),
         guard,
+        hosts,
         sink,
         warc,
         seed_redirects,
@@ -390,6 +393,43 @@ fn run(cli: &Cli) -> Result<Ended> {
         );
     }
     Ok(ended)
+}
+
+/// The settings of this run and the seeds a resumed crawl had: the state directory's with
+/// `--resume`, else the config file's (or the defaults), with the flags applied.
+fn settings(cli: &Cli, state: Option<&StateDir>) -> Result<(Config, Vec<String>)> {
+    Ok(match state {
+        Some(state) if cli.resume => {
+            let (saved, seeds) = state.load()?;
+            (cli.apply(saved), seeds)
+        }
+        _ => {
+            let config = match &cli.config {
+                Some(path) => Config::from_file(path)?,
+                None => Config::default(),
+            };
+            (cli.apply(config), Vec::new())
+        }
+    })
+}
+
+/// `--explain-host`: the settings `host` (a host, `host:port` or a URL) gets, in words.
+/// Checked as a crawl would check them, secrets read (so that a missing one shows here).
+fn explain_host(cli: &Cli, state: Option<&StateDir>, host: &str) -> Result<String> {
+    let (config, _) = settings(cli, state)?;
+    config.validate().context("bad setting")?;
+    let rules =
+        hosts::HostRules::new(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?;
+    let text = host.trim();
+    let url = if text.contains("://") {
+        text.to_owned()
+    } else {
+        format!("http://{text}/")
+    };
+    let url = Canonicalizer::new()
+        .canonicalize(&url)
+        .map_err(|err| anyhow::anyhow!("--explain-host {text:?}: not a host or URL: {err}"))?;
+    Ok(rules.explain(&config, url.host_key()))
 }
 
 /// Writes the summary as JSON to `path`, if one is set.
@@ -715,10 +755,10 @@ fn scope_rules(config: &Config, seeds: &[Canonical]) -> Result<ScopeRules> {
     Ok(scope)
 }
 
-/// The politeness settings, as the frontiers take them.
-fn politeness(config: &Config) -> Result<Politeness> {
+/// The politeness settings, as the frontiers take them, with the hosts' own from `[[hosts]]`.
+fn politeness(config: &Config, hosts: &Arc<hosts::HostRules>) -> Result<Politeness> {
     let p = &config.politeness;
-    Politeness::builder()
+    let politeness = Politeness::builder()
         .connections_per_host(p.connections_per_host)
         .delay(p.delay)
         .max_crawl_delay(p.max_crawl_delay)
@@ -727,9 +767,15 @@ fn politeness(config: &Config) -> Result<Politeness> {
         .backoff_max(p.backoff_max)
         .max_consecutive_errors(p.max_consecutive_errors)
         .give_up_after(p.give_up_after)
-        .max_attempts(p.max_attempts)
-        .build()
-        .context("politeness settings")
+        .max_attempts(p.max_attempts);
+    // Only with entries: without, no host has politeness of its own to ask for.
+    let politeness = if config.hosts.is_empty() {
+        politeness
+    } else {
+        let hosts = Arc::clone(hosts);
+        politeness.per_host(move |host: &str| hosts.politeness(host))
+    };
+    politeness.build().context("politeness settings")
 }
 
 /// The frontier the settings describe (to build, or to open a checkpoint with), and the
@@ -739,9 +785,10 @@ fn frontier_builder(
     canon: Canonicalizer,
     seeds: &[Canonical],
     state: Option<&StateDir>,
+    hosts: &Arc<hosts::HostRules>,
 ) -> Result<(FrontierBuilder, Option<PathBuf>)> {
     let scope = scope_rules(config, seeds)?;
-    let politeness = politeness(config)?;
+    let politeness = politeness(config, hosts)?;
     let f = &config.frontier;
     let (spill_dir, made) = if let Some(state) = state {
         (state.spill(), None)

@@ -129,11 +129,13 @@ fn crawler(site: &Arc<FakeSite>, concurrency: usize, max_pages: u64) -> (Arc<Cra
         .build()
         .unwrap();
     let records = Records::default();
+    let hosts = Arc::new(crate::hosts::HostRules::new(&config).unwrap());
     let crawler = Crawler::new(
         config,
         Backend::local(frontier),
         Box::new(Arc::clone(site)),
         Arc::new(Guard::new(false, [])),
+        hosts,
         Sink::to_writer(records.clone()),
         None,
         SeedRedirects::new(Canonicalizer::new(), None, &[]),

@@ -72,8 +72,9 @@ pub use error::{DiskError, DiskErrorKind};
 pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push};
 pub use journal::{JournalBatch, Replayed};
 pub use queues::{
-    Completion, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, PolitenessBuilder,
-    PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats, SpillSettings,
+    Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, Lease, Outcome,
+    Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats,
+    SpillSettings,
 };
 pub use scope::{
     DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonicalizer, DiskErrorKind, DropReason, Frontier, FrontierBuilder, Outcome, Politeness, Pop,
-    Push, ScopeMode, ScopeRules, SpillSettings,
+    Canonicalizer, DiskErrorKind, DropReason, Frontier, FrontierBuilder, HostPoliteness, Outcome,
+    Politeness, Pop, Push, ScopeMode, ScopeRules, SpillSettings,
 };
 use proptest::prelude::*;
 
@@ -262,6 +262,38 @@ fn host_waits_carry_over_relative_to_the_time_of_opening() {
     assert_eq!(
         restored.pop(later + Duration::from_secs(8)).unwrap(),
         Pop::WaitUntil(later + Duration::from_secs(17))
+    );
+}
+
+#[test]
+fn a_restored_host_takes_its_own_politeness_from_the_settings_it_is_opened_with() {
+    // A host's own politeness comes from the settings, not the checkpoint: opened with a
+    // policy, a host queued before it got one keeps to it from its first lease.
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let frontier = settings(0).build().unwrap();
+    for i in 0..4 {
+        frontier
+            .push(&format!("http://a.example/{i}"), 0, t0)
+            .unwrap();
+    }
+    frontier.checkpoint(dir.path(), t0).unwrap();
+    let own = Politeness::builder()
+        .delay(Duration::ZERO)
+        .connections_per_host(2)
+        .per_host(|host: &str| match host {
+            "a.example" => HostPoliteness::new().delay(Duration::from_secs(3)),
+            _ => HostPoliteness::new(),
+        })
+        .build()
+        .unwrap();
+    let restored = Frontier::open(dir.path(), settings(0).politeness(own), t0).unwrap();
+    let Pop::Lease(_first) = restored.pop(t0).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        restored.pop(t0).unwrap(),
+        Pop::WaitUntil(t0 + Duration::from_secs(3))
     );
 }
 

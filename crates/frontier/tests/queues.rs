@@ -7,7 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Completion, Fate, HostQueues, Lease, Outcome, Politeness, PolitenessErrorKind, Pop, Pushed,
+    Completion, Fate, HostPoliteness, HostQueues, Lease, Outcome, Politeness, PolitenessErrorKind,
+    Pop, Pushed,
 };
 use proptest::prelude::*;
 
@@ -341,6 +342,119 @@ fn a_crawl_delay_learnt_during_a_lease_spaces_the_next_start() {
     assert_eq!(
         queues.pop(t0 + secs(1)).unwrap(),
         Pop::WaitUntil(t0 + secs(5))
+    );
+}
+
+/// The crawl's politeness (1 connection, 1 s) with a host of its own: `fast.example` takes
+/// 3 connections and no delay, `slow.example` one start every 5 s.
+fn with_own_hosts() -> HostQueues {
+    HostQueues::new(
+        Politeness::builder()
+            .per_host(|host: &str| match host {
+                "fast.example" => HostPoliteness::new().delay(Duration::ZERO).connections(3),
+                "slow.example" => HostPoliteness::new().delay(secs(5)),
+                _ => HostPoliteness::new(),
+            })
+            .build()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn a_host_of_its_own_takes_its_connections_and_delay_from_its_first_lease() {
+    let mut queues = with_own_hosts();
+    let t0 = Instant::now();
+    let urls: Vec<String> = (0..5).map(|i| format!("http://fast.example/{i}")).collect();
+    for u in &urls {
+        queues.push(url(u), 0, t0).unwrap();
+    }
+    // Three at once, no delay between them, and not a fourth.
+    let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0).unwrap())).collect();
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    complete(&mut queues, held.remove(0), Outcome::Success, t0);
+    held.push(lease(queues.pop(t0).unwrap()));
+    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+}
+
+#[test]
+fn a_host_of_its_own_waits_its_delay_and_others_the_crawls() {
+    let mut queues = with_own_hosts();
+    let t0 = Instant::now();
+    for host in ["slow", "other"] {
+        for i in 0..2 {
+            queues
+                .push(url(&format!("http://{host}.example/{i}")), 0, t0)
+                .unwrap();
+        }
+    }
+    for _ in 0..2 {
+        let l = lease(queues.pop(t0).unwrap());
+        complete(&mut queues, l, Outcome::Success, t0);
+    }
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
+    let other = lease(queues.pop(t0 + secs(1)).unwrap());
+    assert_eq!(other.url().host_key(), "other.example");
+    assert_eq!(
+        queues.pop(t0 + secs(1)).unwrap(),
+        Pop::WaitUntil(t0 + secs(5))
+    );
+    assert_eq!(
+        lease(queues.pop(t0 + secs(5)).unwrap()).url().host_key(),
+        "slow.example"
+    );
+}
+
+#[test]
+fn a_longer_crawl_delay_wins_over_a_hosts_own_delay() {
+    // The site's robots.txt asks for 2 s: a delay of 0 for the host does not undercut it,
+    // and a host's own 5 s is not shortened by a Crawl-delay of 2 s.
+    let mut queues = with_own_hosts();
+    let t0 = Instant::now();
+    queues.set_crawl_delay("fast.example", secs(2));
+    queues.set_crawl_delay("slow.example", secs(2));
+    for host in ["fast", "slow"] {
+        for i in 0..2 {
+            queues
+                .push(url(&format!("http://{host}.example/{i}")), 0, t0)
+                .unwrap();
+        }
+    }
+    let first = lease(queues.pop(t0).unwrap());
+    let second = lease(queues.pop(t0).unwrap());
+    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(2)));
+    complete(&mut queues, first, Outcome::Success, t0);
+    complete(&mut queues, second, Outcome::Success, t0);
+    assert_eq!(
+        lease(queues.pop(t0 + secs(2)).unwrap()).url().host_key(),
+        "fast.example"
+    );
+    assert_eq!(
+        queues.pop(t0 + secs(2)).unwrap(),
+        Pop::WaitUntil(t0 + secs(5))
+    );
+}
+
+#[test]
+fn a_policy_cannot_set_zero_connections_or_an_endless_delay() {
+    let polite = Politeness::builder()
+        .per_host(|_: &str| HostPoliteness::new().connections(0).delay(Duration::MAX))
+        .build()
+        .unwrap();
+    let own = polite.host("a.example");
+    assert_eq!(own.connections, Some(1));
+    assert_eq!(own.delay, Some(Politeness::MAX_DURATION));
+    let mut queues = HostQueues::new(polite);
+    let t0 = Instant::now();
+    push_all(
+        &mut queues,
+        &["http://a.example/1", "http://a.example/2"],
+        t0,
+    );
+    let first = lease(queues.pop(t0).unwrap());
+    complete(&mut queues, first, Outcome::Success, t0);
+    assert_eq!(
+        queues.pop(t0).unwrap(),
+        Pop::WaitUntil(t0 + Politeness::MAX_DURATION)
     );
 }
 
@@ -784,6 +898,8 @@ fn politeness() -> impl Strategy<Value = Politeness> {
         0u64..2_000,
         (1u32..=4, 0u64..5_000),
         1u32..=3,
+        // c.example's own connections and delay, if it has its own.
+        prop::option::of((1u32..=4, 0u64..3_000)),
     )
         .prop_map(
             |(
@@ -794,8 +910,23 @@ fn politeness() -> impl Strategy<Value = Politeness> {
                 max_after,
                 (errors, give_up_after),
                 attempts,
+                own,
             )| {
-                Politeness::builder()
+                let builder = match own {
+                    Some((connections, delay)) => {
+                        Politeness::builder().per_host(move |host: &str| {
+                            if host == "c.example" {
+                                HostPoliteness::new()
+                                    .connections(connections)
+                                    .delay(ms(delay))
+                            } else {
+                                HostPoliteness::new()
+                            }
+                        })
+                    }
+                    None => Politeness::builder(),
+                };
+                builder
                     .connections_per_host(connections)
                     .delay(ms(delay))
                     .max_crawl_delay(ms(max_crawl))
@@ -916,10 +1047,12 @@ impl Model {
                 let retries = self.retries_by_url.get(&u).copied().unwrap_or(0);
                 assert_eq!(*leases, retries + 1, "{u} leased again without a retry");
                 assert_eq!(lease.attempts(), *leases);
-                // (b) Starts at least the host's delay apart (flagged leases make no request).
-                let delay = self
-                    .polite
-                    .delay()
+                // (b) Starts at least the host's delay apart (flagged leases make no request):
+                // its own or the crawl's, or its crawl delay if longer.
+                let own = self.polite.host(&host);
+                let delay = own
+                    .delay
+                    .unwrap_or(self.polite.delay())
                     .max(self.crawl_delay.get(&host).copied().unwrap_or_default());
                 if !flagged && let Some(last) = self.last_start.insert(host.clone(), self.now) {
                     assert!(
@@ -931,10 +1064,10 @@ impl Model {
                 // (c) In flight within the connection limit.
                 let n = self.in_flight_by_host.entry(host.clone()).or_default();
                 *n += 1;
-                assert!(
-                    *n <= self.polite.connections_per_host(),
-                    "{host}: {n} in flight"
-                );
+                let limit = own
+                    .connections
+                    .unwrap_or(self.polite.connections_per_host());
+                assert!(*n <= limit, "{host}: {n} in flight, limit {limit}");
                 self.in_flight.push(lease);
                 Popped::Leased
             }

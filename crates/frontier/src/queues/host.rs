@@ -299,6 +299,9 @@ pub(super) struct HostState {
     pub(super) last_start: Option<Instant>,
     /// The robots.txt `Crawl-delay`, already capped; zero when there is none.
     pub(super) crawl_delay: Duration,
+    /// The host's own delay and connections, from the per-host policy; boxed, as most
+    /// hosts have none and pay eight bytes for it.
+    pub(super) own: Option<Box<super::HostPoliteness>>,
     /// The instant and sequence number of the host's live entry in the ready heap, if it
     /// has one. Entries carrying another number are stale: the lazy deletion of a binary
     /// heap. The instant lets a longer crawl delay move the entry without a search.

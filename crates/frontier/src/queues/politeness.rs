@@ -2,6 +2,7 @@
 //! and gives up when the host is in trouble.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How the frontier treats each host: connections, delays, back-off, retries and giving up.
@@ -19,6 +20,7 @@ use std::time::Duration;
 /// | [`max_consecutive_errors`](PolitenessBuilder::max_consecutive_errors) | 5 | errors in a row before a host may be given up |
 /// | [`give_up_after`](PolitenessBuilder::give_up_after) | 30 min | how long a host must have failed, with no success, before it is given up |
 /// | [`max_attempts`](PolitenessBuilder::max_attempts) | 3 | tries of one URL |
+/// | [`per_host`](PolitenessBuilder::per_host) | none | a host's own delay and connections ([`HostPoliteness`]) |
 ///
 /// # Example
 ///
@@ -76,6 +78,120 @@ struct Config {
     /// Tries of one URL, the first included. Default: 3: most transient errors clear on the
     /// second try, and a third covers a restart.
     max_attempts: u32,
+    /// Where each host's own delay and connections come from. Default: none, every host
+    /// gets the settings above.
+    per_host: PerHost,
+}
+
+/// The per-host policy, compared by identity: settings are equal when they share it.
+#[derive(Clone, Default)]
+struct PerHost(Option<Arc<dyn HostPolicy>>);
+
+impl PartialEq for PerHost {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for PerHost {}
+
+impl fmt::Debug for PerHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
+}
+
+/// One host's own politeness, where it differs from the crawl's [`Politeness`]: a site you
+/// run may take more connections and no delay, a fragile one fewer and a longer delay.
+/// Unset fields keep the crawl's setting.
+///
+/// How it combines with the rest: the host's delay is its own `delay` (or
+/// [`Politeness::delay`]), or its robots.txt `Crawl-delay` when that is longer, so an
+/// override can shorten the crawl's delay but never a delay the site asked for. Back-off,
+/// `Retry-After` and giving up work as for every host.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use frontier::HostPoliteness;
+///
+/// let own = HostPoliteness::new().delay(Duration::ZERO).connections(8);
+/// assert_eq!((own.delay, own.connections), (Some(Duration::ZERO), Some(8)));
+/// assert!(HostPoliteness::new().is_default());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostPoliteness {
+    /// Replaces [`Politeness::delay`] for the host; capped at [`Politeness::MAX_DURATION`].
+    pub delay: Option<Duration>,
+    /// Replaces [`Politeness::connections_per_host`] for the host; 0 is read as 1.
+    pub connections: Option<u32>,
+}
+
+impl HostPoliteness {
+    /// Nothing of the host's own: the crawl's settings.
+    pub fn new() -> Self {
+        HostPoliteness::default()
+    }
+
+    /// Sets the host's delay between two lease starts (and after a completion).
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = Some(delay);
+        self
+    }
+
+    /// Sets how many leases of the host may be in flight at once.
+    pub fn connections(mut self, connections: u32) -> Self {
+        self.connections = Some(connections);
+        self
+    }
+
+    /// Whether nothing is set: the host gets the crawl's settings.
+    pub fn is_default(&self) -> bool {
+        self.delay.is_none() && self.connections.is_none()
+    }
+}
+
+/// Where the queues learn a host's own politeness ([`HostPoliteness`]), given with
+/// [`PolitenessBuilder::per_host`]. Asked once per host, when the queues first meet it (its
+/// first push, a crawl delay set for it, or a checkpoint being opened), before any lease of
+/// it: so that a host's connection limit holds from its very first leases, which a setting
+/// applied after a lease could not promise. The answer is kept for the host's lifetime.
+///
+/// Any `Fn(&str) -> HostPoliteness` is one; the argument is the host key
+/// ([`Canonical::host_key`](crate::Canonical::host_key): host and port, if not the
+/// default).
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use frontier::{HostPoliteness, Politeness};
+///
+/// let polite = Politeness::builder()
+///     .per_host(|host: &str| match host {
+///         "intranet.example" => HostPoliteness::new().delay(Duration::ZERO).connections(16),
+///         _ => HostPoliteness::new(),
+///     })
+///     .build()?;
+/// assert_eq!(polite.host("intranet.example").connections, Some(16));
+/// assert!(polite.host("example.com").is_default());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait HostPolicy: Send + Sync {
+    /// The host's own politeness; [`HostPoliteness::new`] for none.
+    fn politeness(&self, host: &str) -> HostPoliteness;
+}
+
+impl<F: Fn(&str) -> HostPoliteness + Send + Sync> HostPolicy for F {
+    fn politeness(&self, host: &str) -> HostPoliteness {
+        self(host)
+    }
 }
 
 impl Default for Config {
@@ -90,6 +206,7 @@ impl Default for Config {
             max_consecutive_errors: 5,
             give_up_after: Duration::from_secs(1800),
             max_attempts: 3,
+            per_host: PerHost(None),
         }
     }
 }
@@ -225,6 +342,27 @@ impl Politeness {
     /// ```
     pub fn max_attempts(&self) -> u32 {
         self.config.max_attempts
+    }
+
+    /// The host's own politeness, from the [`per_host`](PolitenessBuilder::per_host) policy
+    /// (nothing without one), with its delay capped at [`Politeness::MAX_DURATION`] and its
+    /// connections at least 1: a policy cannot break the queues' arithmetic.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let polite = frontier::Politeness::default();
+    /// assert!(polite.host("example.com").is_default());
+    /// ```
+    pub fn host(&self, host: &str) -> HostPoliteness {
+        let Some(policy) = &self.config.per_host.0 else {
+            return HostPoliteness::new();
+        };
+        let own = policy.politeness(host);
+        HostPoliteness {
+            delay: own.delay.map(|d| d.min(Politeness::MAX_DURATION)),
+            connections: own.connections.map(|n| n.max(1)),
+        }
     }
 
     /// The back-off after `consecutive_errors` errors in a row: none after none, then
@@ -430,6 +568,25 @@ impl PolitenessBuilder {
     /// ```
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.config.max_attempts = attempts;
+        self
+    }
+
+    /// Sets where each host's own delay and connections come from (see [`HostPolicy`]),
+    /// asked once per host. Default: none, every host gets the crawl's settings.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{HostPoliteness, Politeness};
+    ///
+    /// let polite = Politeness::builder()
+    ///     .per_host(|host: &str| HostPoliteness::new().connections(if host == "a.example" { 4 } else { 1 }))
+    ///     .build()?;
+    /// assert_eq!(polite.host("a.example").connections, Some(4));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn per_host(mut self, policy: impl HostPolicy + 'static) -> Self {
+        self.config.per_host = PerHost(Some(Arc::new(policy)));
         self
     }
 

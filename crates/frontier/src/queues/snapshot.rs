@@ -141,6 +141,9 @@ impl HostQueues {
                 next_allowed,
                 last_start: None,
                 crawl_delay: crawl_delay.min(queues.politeness.max_crawl_delay()),
+                own: Some(queues.politeness.host(name))
+                    .filter(|own| !own.is_default())
+                    .map(Box::new),
                 entry: None,
             });
         }

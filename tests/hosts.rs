@@ -1,0 +1,486 @@
+//! `[[hosts]]`, `fetch.headers` and `fetch.cookies`, seen from the servers: each header,
+//! credential and cookie reaches the hosts it belongs to and no other, a redirect to another
+//! host included; robots.txt obeyed or not per host; `--explain-host`; bad entries and
+//! missing secrets refused before anything is written.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Mutex};
+
+use crate::util::{crawl, crawl_with_env, fast};
+
+/// One request as a server saw it: its path and headers (names lowercased).
+#[derive(Clone, Debug)]
+struct Request {
+    path: String,
+    headers: BTreeMap<String, String>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+type Log = Arc<Mutex<Vec<Request>>>;
+
+/// An answer: status, headers, body.
+type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
+
+/// An HTTP/1.1 server on 127.0.0.1 that logs every request with its headers; `page(path)`
+/// answers each. Returns its port and its log.
+fn server(page: impl Fn(&str) -> Answer + Send + 'static) -> (u16, Log) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log: Log = Arc::default();
+    let requests = Arc::clone(&log);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+            let mut headers = BTreeMap::new();
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).map_or(true, |n| n <= 2) {
+                    break;
+                }
+                if let Some((name, value)) = header.trim_end().split_once(':') {
+                    headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+                }
+            }
+            requests.lock().unwrap().push(Request {
+                path: path.clone(),
+                headers,
+            });
+            let (status, extra, body) = page(&path);
+            let mut head = format!("HTTP/1.1 {status} X\r\n");
+            for (name, value) in extra {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str(&format!(
+                "content-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            ));
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (port, log)
+}
+
+fn html(body: String) -> Answer {
+    (
+        200,
+        vec![("content-type", "text/html".into())],
+        body.into_bytes(),
+    )
+}
+
+fn not_found() -> Answer {
+    (404, vec![("content-type", "text/plain".into())], Vec::new())
+}
+
+/// The local profile with `extra` appended, as a config file in `dir`: the crawler reads one
+/// config file.
+fn config_file(dir: &std::path::Path, extra: &str) -> String {
+    let local = include_str!("../config/local.toml");
+    let path = dir.join("crawl.toml");
+    std::fs::write(&path, format!("{local}\n{extra}")).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Fast flags, but with this config file in place of the local profile.
+fn args_with(config: &str, more: &[&str]) -> Vec<String> {
+    let mut args = fast();
+    let at = args.iter().position(|a| a == "--config").unwrap();
+    args[at + 1] = config.to_owned();
+    args.extend(more.iter().map(|s| s.to_string()));
+    args
+}
+
+fn requests(log: &Log) -> Vec<Request> {
+    log.lock().unwrap().clone()
+}
+
+/// Host A has basic credentials (from the environment) and a header of its own, host B a
+/// bearer token (from a file) and its header, host C nothing: every request each gets
+/// carries its own and nothing of the others', robots.txt included; A's redirect to C does
+/// not take A's credentials along, nor does A's link to B.
+#[test]
+fn headers_and_credentials_reach_only_the_hosts_they_belong_to() {
+    let (c, c_log) = server(|path| match path {
+        "/landing" => html("<p>landed</p>".into()),
+        _ => not_found(),
+    });
+    let (b, b_log) = server(|path| match path {
+        "/" => html("<a href=/b2>b2</a>".into()),
+        "/b2" => html("<p>b2</p>".into()),
+        _ => not_found(),
+    });
+    let (a, a_log) = server(move |path| match path {
+        "/" => html(format!(
+            "<a href=/a2>a2</a><a href=/go>go</a><a href=http://localhost:{b}/b2>b2</a>"
+        )),
+        "/a2" => html("<p>a2</p>".into()),
+        "/go" => (
+            302,
+            vec![("location", format!("http://localhost:{c}/landing"))],
+            Vec::new(),
+        ),
+        _ => not_found(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "b-token\n").unwrap();
+    let config = config_file(
+        dir.path(),
+        &format!(
+            r#"
+[fetch.headers]
+X-Global = "g"
+
+[[hosts]]
+match = "127.0.0.1:{a}"
+headers = {{ X-A = "a" }}
+basic_user = "bot"
+basic_password_env = "CRAWLER_TEST_A_PASSWORD"
+
+[[hosts]]
+match = "localhost:{b}"
+headers = {{ X-B = "b" }}
+bearer_token_file = {token:?}
+"#
+        ),
+    );
+    let args = args_with(
+        &config,
+        &[
+            "--scope",
+            "any",
+            "--allow-private-addresses",
+            "true",
+            "--seed",
+            &format!("http://127.0.0.1:{a}/"),
+            "--seed",
+            &format!("http://localhost:{b}/"),
+        ],
+    );
+    let run = crawl_with_env(&args, &[("CRAWLER_TEST_A_PASSWORD", "a-secret")]);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    assert_eq!(
+        run.record(&format!("http://127.0.0.1:{a}/go"))["redirect"],
+        format!("http://localhost:{c}/landing")
+    );
+    assert_eq!(
+        run.record(&format!("http://localhost:{c}/landing"))["status"],
+        200
+    );
+
+    let basic = format!("Basic {}", data_encoding::BASE64.encode(b"bot:a-secret"));
+    let a_requests = requests(&a_log);
+    let paths: Vec<&str> = a_requests.iter().map(|r| r.path.as_str()).collect();
+    for path in ["/robots.txt", "/", "/a2", "/go"] {
+        assert!(paths.contains(&path), "{path} not requested: {paths:?}");
+    }
+    for r in &a_requests {
+        assert_eq!(r.header("authorization"), Some(basic.as_str()), "{r:?}");
+        assert_eq!(r.header("x-a"), Some("a"), "{r:?}");
+        assert_eq!(r.header("x-global"), Some("g"), "{r:?}");
+        assert_eq!(r.header("x-b"), None, "{r:?}");
+    }
+    let b_requests = requests(&b_log);
+    assert!(b_requests.iter().any(|r| r.path == "/b2"), "{b_requests:?}");
+    for r in &b_requests {
+        assert_eq!(r.header("authorization"), Some("Bearer b-token"), "{r:?}");
+        assert_eq!(r.header("x-b"), Some("b"), "{r:?}");
+        assert_eq!(r.header("x-global"), Some("g"), "{r:?}");
+        assert_eq!(r.header("x-a"), None, "{r:?}");
+    }
+    let c_requests = requests(&c_log);
+    assert!(
+        c_requests.iter().any(|r| r.path == "/landing"),
+        "{c_requests:?}"
+    );
+    for r in &c_requests {
+        assert_eq!(r.header("authorization"), None, "{r:?}");
+        assert_eq!(r.header("x-a"), None, "{r:?}");
+        assert_eq!(r.header("x-b"), None, "{r:?}");
+        assert_eq!(r.header("x-global"), Some("g"), "{r:?}");
+    }
+}
+
+/// Two hosts on one address, told apart by their ports (RFC 6265 would let their cookies
+/// mix: cookies ignore ports): each gets back its own cookie alone; with cookies off, none;
+/// on for one host only, only that host.
+#[test]
+fn cookies_go_back_only_to_the_host_that_set_them() {
+    let site = |name: &'static str| {
+        server(move |path| match path {
+            "/" => (
+                200,
+                vec![
+                    ("content-type", "text/html".into()),
+                    ("set-cookie", format!("{name}=1; Path=/")),
+                ],
+                // Bodies of their own: the content-seen test would not follow a copy's links.
+                format!("<a href=/next>{name}</a>").into_bytes(),
+            ),
+            "/next" => html("<p>next</p>".into()),
+            _ => not_found(),
+        })
+    };
+    let (a, a_log) = site("from_a");
+    let (b, b_log) = site("from_b");
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = [
+        "--seed".to_owned(),
+        format!("http://127.0.0.1:{a}/"),
+        "--seed".to_owned(),
+        format!("http://127.0.0.1:{b}/"),
+    ];
+    let cookie_of = |log: &Log, path: &str| {
+        let all = requests(log);
+        let r = all
+            .iter()
+            .find(|r| r.path == path)
+            .unwrap_or_else(|| panic!("{path} not requested: {all:?}"));
+        r.header("cookie").map(str::to_owned)
+    };
+    let run_with = |config: &str, more: &[&str]| {
+        a_log.lock().unwrap().clear();
+        b_log.lock().unwrap().clear();
+        let mut args = args_with(config, more);
+        args.extend(seeds.iter().cloned());
+        let run = crawl(&args);
+        assert!(run.output.status.success(), "{}", run.stderr());
+        // Nothing before the first answer: robots.txt and the root go without.
+        for log in [&a_log, &b_log] {
+            assert_eq!(cookie_of(log, "/robots.txt"), None);
+            assert_eq!(cookie_of(log, "/"), None);
+        }
+    };
+
+    let plain = config_file(dir.path(), "");
+    run_with(&plain, &["--cookies", "true"]);
+    assert_eq!(cookie_of(&a_log, "/next").as_deref(), Some("from_a=1"));
+    assert_eq!(cookie_of(&b_log, "/next").as_deref(), Some("from_b=1"));
+
+    run_with(&plain, &[]);
+    assert_eq!(cookie_of(&a_log, "/next"), None);
+    assert_eq!(cookie_of(&b_log, "/next"), None);
+
+    let b_only = config_file(
+        dir.path(),
+        &format!("[[hosts]]\nmatch = \"127.0.0.1:{b}\"\ncookies = true\n"),
+    );
+    run_with(&b_only, &[]);
+    assert_eq!(cookie_of(&a_log, "/next"), None);
+    assert_eq!(cookie_of(&b_log, "/next").as_deref(), Some("from_b=1"));
+}
+
+/// `obey_robots = false` for one host: its robots.txt is not even requested and its pages
+/// are fetched; the other host's robots.txt is still obeyed.
+#[test]
+fn robots_txt_is_obeyed_or_not_per_host() {
+    let site = || {
+        server(|path| match path {
+            "/robots.txt" => (
+                200,
+                vec![("content-type", "text/plain".into())],
+                b"User-agent: *\nDisallow: /\n".to_vec(),
+            ),
+            "/" => html("<p>root</p>".into()),
+            _ => not_found(),
+        })
+    };
+    let (own, own_log) = site();
+    let (other, other_log) = site();
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_file(
+        dir.path(),
+        &format!("[[hosts]]\nmatch = \"127.0.0.1:{own}\"\nobey_robots = false\n"),
+    );
+    let run = crawl(&args_with(
+        &config,
+        &[
+            "--seed",
+            &format!("http://127.0.0.1:{own}/"),
+            "--seed",
+            &format!("http://127.0.0.1:{other}/"),
+        ],
+    ));
+    assert!(run.output.status.success(), "{}", run.stderr());
+    assert_eq!(
+        run.record(&format!("http://127.0.0.1:{own}/"))["status"],
+        200
+    );
+    assert_eq!(
+        run.record(&format!("http://127.0.0.1:{other}/"))["error"],
+        "robots_denied"
+    );
+    let own_paths: Vec<String> = requests(&own_log).into_iter().map(|r| r.path).collect();
+    assert_eq!(own_paths, ["/"]);
+    let other_paths: Vec<String> = requests(&other_log).into_iter().map(|r| r.path).collect();
+    assert_eq!(other_paths, ["/robots.txt"]);
+}
+
+/// `--explain-host` says what a host gets and where each setting comes from, names where
+/// the secret is and never shows it, and crawls nothing.
+#[test]
+fn explain_host_prints_the_settings_without_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_file(
+        dir.path(),
+        r#"
+[[hosts]]
+match = "*.example.com"
+connections = 4
+headers = { X-Team = "all" }
+
+[[hosts]]
+match = "docs.example.com"
+delay = "250ms"
+basic_user = "bot"
+basic_password_env = "CRAWLER_TEST_DOCS_PASSWORD"
+"#,
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args([
+            "--config",
+            &config,
+            "--explain-host",
+            "https://docs.example.com/guide",
+        ])
+        .env("CRAWLER_TEST_DOCS_PASSWORD", "hunter2")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    for expected in [
+        "host: docs.example.com",
+        "[[hosts]] #2 (match = \"docs.example.com\"), [[hosts]] #1 (match = \"*.example.com\")",
+        "delay: 250ms",
+        "connections: 4",
+        "x-team: all",
+        "credentials: basic, user \"bot\", secret from env CRAWLER_TEST_DOCS_PASSWORD",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in:\n{text}");
+    }
+    let encoded = data_encoding::BASE64.encode(b"bot:hunter2");
+    assert!(
+        !text.contains("hunter2") && !text.contains(&encoded),
+        "{text}"
+    );
+}
+
+/// Entries that cannot work are refused before the crawl starts, by entry and with what to
+/// fix, exit code 2, and the state directory is not written; a secret is never written to
+/// the state directory either.
+#[test]
+fn bad_entries_and_missing_secrets_stop_the_start_and_secrets_stay_out_of_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[[hosts]]\nmatch = \"a.example\"\nbasic_user = \"bot\"\nbasic_password_env = \"CRAWLER_TEST_SURELY_UNSET\"\n",
+            "CRAWLER_TEST_SURELY_UNSET is not set",
+        ),
+        (
+            "[[hosts]]\nmatch = \"a.example\"\nbearer_token_file = \"/surely/not/here\"\n",
+            "/surely/not/here",
+        ),
+        (
+            "[[hosts]]\nmatch = \"a.example\"\nbasic_user = \"bot\"\nbasic_password_env = \"X\"\nbearer_token_env = \"Y\"\n",
+            "both basic and bearer",
+        ),
+        (
+            "[[hosts]]\nmatch = \"a.example\"\nheaders = { \"Not A Name\" = \"x\" }\n",
+            "not a valid header name",
+        ),
+        ("[[hosts]]\nmatch = \"https://a.example/\"\n", "not a host"),
+        (
+            "[[hosts]]\nmatch = \"a.example\"\nconnections = 0\n",
+            "connections",
+        ),
+    ];
+    for (i, (entry, expected)) in cases.into_iter().enumerate() {
+        let config = config_file(dir.path(), entry);
+        let state = dir.path().join(format!("state-{i}"));
+        let run = crawl(&args_with(
+            &config,
+            &[
+                "--seed",
+                "http://127.0.0.1:9/",
+                "--state-dir",
+                state.to_str().unwrap(),
+            ],
+        ));
+        let stderr = run.stderr();
+        assert_eq!(run.output.status.code(), Some(2), "{entry}: {stderr}");
+        assert!(stderr.contains("[[hosts]] #1"), "{entry}: {stderr}");
+        assert!(stderr.contains(expected), "{entry}: {stderr}");
+        assert!(!state.join("crawl.toml").exists(), "{entry}");
+    }
+    let run = crawl(&["--seed", "http://127.0.0.1:9/", "--header", "User-Agent: x"]);
+    assert_eq!(run.output.status.code(), Some(2));
+    assert!(
+        run.stderr().contains("politeness.user_agent"),
+        "{}",
+        run.stderr()
+    );
+
+    // A crawl with credentials keeps where the secret is in its state, never the secret.
+    let (port, _log) = server(|path| match path {
+        "/" => html("<p>hi</p>".into()),
+        _ => not_found(),
+    });
+    let config = config_file(
+        dir.path(),
+        "[[hosts]]\nmatch = \"127.0.0.1\"\nbasic_user = \"bot\"\nbasic_password_env = \"CRAWLER_TEST_STATE_PASSWORD\"\n",
+    );
+    let state = dir.path().join("state");
+    let run = crawl_with_env(
+        &args_with(
+            &config,
+            &[
+                "--seed",
+                &format!("http://127.0.0.1:{port}/"),
+                "--state-dir",
+                state.to_str().unwrap(),
+            ],
+        ),
+        &[("CRAWLER_TEST_STATE_PASSWORD", "pa55word")],
+    );
+    assert!(run.output.status.success(), "{}", run.stderr());
+    let encoded = data_encoding::BASE64.encode(b"bot:pa55word");
+    let mut saved = String::new();
+    for file in walk(&state) {
+        let bytes = std::fs::read(&file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("pa55word") && !text.contains(&encoded),
+            "{} holds the secret",
+            file.display()
+        );
+        saved.push_str(&text);
+    }
+    assert!(saved.contains("CRAWLER_TEST_STATE_PASSWORD"), "{saved}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
