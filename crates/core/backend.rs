@@ -12,7 +12,8 @@ use std::sync::{PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Pop, Push,
+    Canonical, Completion, DiskError, Fate, Frontier, FrontierError, FrontierStats, Outcome, Pop,
+    Push,
 };
 use url::Url;
 
@@ -224,6 +225,22 @@ impl Backend {
     ) -> Option<R> {
         match (self, lease) {
             (Backend::Shared(shared), Lease::Shared(lease)) => {
+                // Whatever Redis says, these end the URL: its record is written first, so
+                // that a process killed between the two repeats the fetch (its lease comes
+                // back) rather than loses the record of a URL Redis holds as done.
+                let certain = match outcome {
+                    _ if lease.host_given_up() => None,
+                    Outcome::Success | Outcome::Skipped => Some(Fate::Succeeded),
+                    Outcome::Failure { retry: false, .. } => Some(Fate::Failed),
+                    _ => None,
+                };
+                if let Some(fate) = certain {
+                    let written = then(Ok(Completion::new(fate, None)));
+                    if let Err(err) = shared.complete(lease, outcome).await {
+                        tracing::error!("completing a lease: {err}");
+                    }
+                    return Some(written);
+                }
                 match shared.complete(lease, outcome).await {
                     Ok(Some(completion)) => Some(then(Ok(completion))),
                     Ok(None) => {

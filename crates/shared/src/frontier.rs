@@ -1,6 +1,6 @@
 //! [`SharedFrontier`]: what a crawler process asks of a crawl kept in Redis.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,9 +23,16 @@ const MAX_BATCH: usize = 1000;
 /// Buckets polled at once when a process looks for work.
 const POLL_WIDTH: usize = 8;
 
-/// The longest a bucket goes unpolled while a process looks for work: another process's
-/// links may have made it ready.
-const REPOLL: Duration = Duration::from_millis(250);
+/// The longest a bucket with work (queued or leased URLs) goes unpolled while a process
+/// looks for work: another process's completions may have made one of its hosts ready.
+const REPOLL: Duration = Duration::from_millis(50);
+
+/// The same for a bucket that had no work when last heard of: only another process's links
+/// can give it some, and most buckets of a small crawl stay empty.
+const REPOLL_EMPTY: Duration = Duration::from_millis(500);
+
+/// The most leases one script hands out.
+const LEASE_BATCH: usize = 16;
 
 /// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
 /// deadline passes (then it goes back to the crawl for any process).
@@ -228,6 +235,9 @@ struct Inner {
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
     /// most of the seen-test's work in Redis and its round trips.
     pushed: SeenSet,
+    /// Links sent (or waiting to go with their page's completion) and not yet answered:
+    /// the pages in flight link to one another, and one of them sends each.
+    sending: Mutex<HashSet<String>>,
     counts: Counts,
 }
 
@@ -309,6 +319,7 @@ impl SharedFrontier {
             held: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             pushed,
+            sending: Mutex::new(HashSet::new()),
             counts: Counts::default(),
         });
         tokio::spawn(renew(Arc::downgrade(&inner)));
@@ -409,7 +420,13 @@ impl SharedFrontier {
                 inner.count_drop(reason.reason());
                 continue;
             }
-            if inner.pushed.contains(&url) {
+            if inner.pushed.contains(&url)
+                || !inner
+                    .sending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(url.as_str().to_owned())
+            {
                 inner.counts.seen.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -531,7 +548,13 @@ impl SharedFrontier {
         for link in &links {
             link.args(&mut invocation);
         }
-        let answer: Vec<i64> = inner.store.invoke(&invocation).await?;
+        let answer: Vec<i64> = match inner.store.invoke(&invocation).await {
+            Ok(answer) => answer,
+            Err(err) => {
+                inner.forget(&links);
+                return Err(err);
+            }
+        };
         inner.remember(&links);
         inner
             .held
@@ -576,11 +599,14 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn abandon(&self, lease: Lease) -> Result<(), Error> {
         let inner = &self.inner;
-        inner
+        let pending = inner
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(lease.url.as_str());
+        if let Some((_, links)) = pending {
+            inner.forget(&links);
+        }
         let tag = inner.store.tag(lease.bucket);
         let mut invocation = inner.scripts.abandon.prepare_invoke();
         for key in ["ready", "hosts", "counts", "leases", "due"] {
@@ -754,6 +780,16 @@ impl Inner {
             // A filter that cannot grow (memory) only costs round trips: Redis still knows.
             let _ = self.pushed.insert(&link.url);
         }
+        self.forget(links);
+    }
+
+    /// Takes links off the list of those being sent: answered, or not sent after all (their
+    /// page is fetched again, and sends them again).
+    fn forget(&self, links: &[Link]) {
+        let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+        for link in links {
+            sending.remove(link.url.as_str());
+        }
     }
 
     fn bucket_of(&self, host: &str) -> u32 {
@@ -811,7 +847,13 @@ impl Inner {
             for link in &links {
                 link.args(&mut invocation);
             }
-            let answer: Vec<i64> = self.store.invoke(&invocation).await?;
+            let answer: Vec<i64> = match self.store.invoke(&invocation).await {
+                Ok(answer) => answer,
+                Err(err) => {
+                    self.forget(&links);
+                    return Err(err);
+                }
+            };
             let [new, a, b, c, d] = answer[..] else {
                 return Err(Error::from(ErrorKind::Server(format!(
                     "unexpected answer {answer:?}"
@@ -867,9 +909,14 @@ impl Inner {
                 .map(|i| (start + i) % n)
                 .filter(|&b| {
                     let v = views[b];
+                    let repoll = if v.queued > 0 || v.leased > 0 {
+                        REPOLL
+                    } else {
+                        REPOLL_EMPTY
+                    };
                     v.ready.is_some_and(|at| at <= now)
                         || v.heard
-                            .is_none_or(|heard| now.duration_since(heard) >= REPOLL)
+                            .is_none_or(|heard| now.duration_since(heard) >= repoll)
                 })
                 .take(POLL_WIDTH)
                 .map(|b| b as u32)
@@ -898,7 +945,7 @@ impl Inner {
             .arg(&tag)
             .arg(self.politeness.connections_per_host())
             .arg(millis(self.politeness.delay()))
-            .arg(POLL_WIDTH)
+            .arg(LEASE_BATCH)
             .arg(millis(self.lease_time));
         let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The shared-frontier benchmark: one crawl shared by 1, 2 and 4 crawler processes through one
+# redis-server on 127.0.0.1. The site is latency-bound, as the real web is: testweb with 100
+# hosts answering after 20 ms each; every process keeps 16 fetches in flight (config/local.toml,
+# --concurrency 16). Prints a table: wall time, pages/s, speed-up over one process, Redis
+# requests per page (round trips), Redis CPU per page, Redis memory per seen URL at the end,
+# and what the server saw (expected pages fetched, repeated fetches).
+#
+#   benches/shared.sh                       # 100 hosts x 200 pages; 1, 2 and 4 processes
+#   PAGES=50 PROCESSES="1 2" benches/shared.sh
+#
+# Needs redis-server and redis-cli (Debian: apt-get install redis-server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HOSTS=${HOSTS:-100}
+PAGES=${PAGES:-200}
+LATENCY_MS=${LATENCY_MS:-20}
+CONCURRENCY=${CONCURRENCY:-16}
+PROCESSES=${PROCESSES:-1 2 4}
+work=$(mktemp -d)
+server=
+redis=
+trap 'kill $server $redis 2>/dev/null || true; rm -rf "$work"' EXIT
+
+cargo build --release --quiet -p crawler -p testweb
+bin=target/release
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" &
+redis=$!
+until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
+cpu() { redis-cli -p "$port" INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f", s }'; }
+mem() { redis-cli -p "$port" INFO memory | tr -d '\r' | awk -F: '/^used_memory:/ { print $2 }'; }
+
+echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches |"
+echo "|---|---|---|---|---|---|---|---|---|"
+base=
+for n in $PROCESSES; do
+    redis-cli -p "$port" FLUSHALL >/dev/null
+    "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
+        --plain-links --port 0 >"$work/seeds" 2>"$work/server" &
+    server=$!
+    until [ "$(wc -l <"$work/seeds")" -ge "$HOSTS" ]; do sleep 0.05; done
+    mem0=$(mem)
+    cpu0=$(cpu)
+    start=$(date +%s.%N)
+    pids=()
+    for i in $(seq "$n"); do
+        "$bin/crawler" --config config/local.toml --redis "redis://127.0.0.1:$port" \
+            --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
+            --output "$work/records.$i" 2>"$work/stderr.$i" &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done
+    end=$(date +%s.%N)
+    cpu1=$(cpu)
+    mem1=$(mem)
+    seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
+    requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)
+    pages=$(cat "$work"/records.* | wc -l)
+    kill -TERM "$server"
+    wait "$server" || true
+    read -r fetched expected repeated < <(sed -n \
+        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\); repeated fetches: \([0-9]*\).*/\1 \2 \3/p' \
+        "$work/server")
+    [ "$pages" -eq "$expected" ] || echo "note: $pages records for $expected expected pages" >&2
+    wall=$(echo "$end - $start" | bc)
+    rate=$(echo "$pages / $wall" | bc -l)
+    [ -n "$base" ] || base=$rate
+    awk -v n="$n" -v w="$wall" -v r="$rate" -v b="$base" -v q="$requests" -v p="$pages" \
+        -v c0="$cpu0" -v c1="$cpu1" -v m0="$mem0" -v m1="$mem1" -v s="$seen" \
+        -v f="$fetched" -v e="$expected" -v rep="$repeated" 'BEGIN {
+        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f ms | %.1f B | %d of %d | %d |\n",
+            n, w, r, r / b, q / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep }'
+done

@@ -1,0 +1,84 @@
+//! Redis memory per queued and per seen URL: pushes URLs (a million, over 100 hosts, by
+//! default) into a fresh crawl and reads `INFO memory` before and after.
+//!
+//! ```text
+//! redis-server --port 6399 --save "" &
+//! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 100
+//! ```
+
+use std::time::Duration;
+
+use frontier::{Canonicalizer, Politeness, ScopeMode, ScopeRules};
+
+async fn used_memory(store: &shared::Store, url: &str) -> u64 {
+    let _ = store;
+    let client = redis::Client::open(url).expect("a Redis URL");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("Redis answers");
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(&mut con)
+        .await
+        .expect("INFO memory");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory")
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let url = args
+        .next()
+        .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
+    let n: usize = args.next().map_or(Ok(1_000_000), |n| n.parse())?;
+    let hosts: usize = args.next().map_or(Ok(100), |n| n.parse())?;
+    let name = format!("memory-{}", std::process::id());
+    let store = shared::Store::connect(&url, &name).await?;
+    let before = used_memory(&store, &url).await;
+    let crawl = store.create(shared::Layout::default(), "").await?;
+    let scope = ScopeRules::builder().mode(ScopeMode::AnyHost).build()?;
+    let frontier = shared::SharedFrontier::new(
+        store.clone(),
+        &crawl,
+        Canonicalizer::new(),
+        scope,
+        Politeness::default(),
+        Duration::from_secs(30),
+    )?;
+    let canon = Canonicalizer::new();
+    let urls: Vec<_> = (0..n)
+        .map(|i| {
+            canon
+                .canonicalize(&format!(
+                    "https://www.site-{}.example/docs/section-{}/page-{i}.html",
+                    i % hosts,
+                    i % 37
+                ))
+                .expect("a valid URL")
+        })
+        .collect();
+    let average_len = urls.iter().map(|u| u.as_str().len()).sum::<usize>() as f64 / n as f64;
+    for chunk in urls.chunks(50_000) {
+        frontier.push_seeds(chunk.to_vec()).await?;
+    }
+    let totals = frontier.totals().await?;
+    let after = used_memory(&store, &url).await;
+    let seen_bytes = totals.seen_bits as f64 / 8.0;
+    let all = (after - before) as f64;
+    println!(
+        "URLs: {n} pushed over {hosts} hosts, {} new, {} queued, average length {average_len:.1} bytes",
+        totals.seen, totals.queued
+    );
+    println!(
+        "Redis memory: {:.1} bytes per URL in all; seen-test {:.2} bytes per seen URL ({} generations); queues and the rest {:.1} bytes per queued URL",
+        all / n as f64,
+        seen_bytes / totals.seen as f64,
+        totals.seen_generations,
+        (all - seen_bytes) / totals.queued as f64
+    );
+    Ok(())
+}
