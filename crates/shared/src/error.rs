@@ -12,7 +12,7 @@ use std::fmt;
 /// let err = Error::from(ErrorKind::BadCrawlName("a b".into()));
 /// assert!(err.to_string().contains("a b"));
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Error {
     kind: ErrorKind,
 }
@@ -27,7 +27,7 @@ pub struct Error {
 /// let kind = ErrorKind::Unreachable { url: "redis://127.0.0.1:1".into(), detail: "refused".into() };
 /// assert!(matches!(kind, ErrorKind::Unreachable { .. }));
 /// ```
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The server could not be reached or did not answer, even after retries.

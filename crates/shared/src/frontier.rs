@@ -12,13 +12,17 @@ use frontier::{
 };
 use futures_util::future::join_all;
 use siphasher::sip128::{Hasher128, SipHasher13};
+use tokio::sync::oneshot;
 
 use crate::scripts::Scripts;
 use crate::store::{Store, Stored};
 use crate::{Error, ErrorKind};
 
-/// The most links one admission script takes.
+/// The most links one batch script takes (a step with more goes alone).
 const MAX_BATCH: usize = 1000;
+
+/// The most steps (completions, or links alone) one batch script takes.
+const MAX_STEPS: usize = 128;
 
 /// Buckets polled at once when a process looks for work.
 const POLL_WIDTH: usize = 8;
@@ -172,6 +176,24 @@ struct View {
     heard: Option<Instant>,
 }
 
+/// One step of a bucket's batch: a lease to complete (token, outcome code, Retry-After in
+/// ms or -1) with its page's links of the bucket, or links alone.
+struct Step {
+    lease: Option<(u64, u8, i64)>,
+    links: Vec<Link>,
+}
+
+/// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
+/// and new links (see the batch script).
+type Answer = oneshot::Sender<Result<[i64; 4], Error>>;
+
+/// The steps waiting for a bucket's next batch, and whether a batch is in flight.
+#[derive(Default)]
+struct Batch {
+    waiting: Vec<(Step, Answer)>,
+    flushing: bool,
+}
+
 /// A link on its way to Redis: its hashes, host and entry.
 struct Link {
     bucket: u32,
@@ -235,6 +257,8 @@ struct Inner {
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
     /// most of the seen-test's work in Redis and its round trips.
     pushed: SeenSet,
+    /// Each bucket's next batch of completions and links.
+    batches: Mutex<HashMap<u32, Batch>>,
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     sending: Mutex<HashSet<String>>,
@@ -319,6 +343,7 @@ impl SharedFrontier {
             held: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             pushed,
+            batches: Mutex::new(HashMap::new()),
             sending: Mutex::new(HashSet::new()),
             counts: Counts::default(),
         });
@@ -524,48 +549,19 @@ impl SharedFrontier {
             } => (3, retry_after),
             Outcome::ErrorAnswer { retry_after } => (4, retry_after),
         };
-        let p = &inner.politeness;
-        let tag = inner.store.tag(lease.bucket);
-        let mut invocation = inner.scripts.complete.prepare_invoke();
-        for key in ["seen", "ready", "hosts", "counts", "leases", "due"] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(p.connections_per_host())
-            .arg(&inner.sizing[..])
-            .arg(lease.token)
-            .arg(code)
-            .arg(retry_after.map_or(-1, millis))
-            .arg(millis(p.delay()))
-            .arg(millis(p.backoff_base()))
-            .arg(millis(p.backoff_max()))
-            .arg(millis(p.max_retry_after()))
-            .arg(p.max_consecutive_errors())
-            .arg(millis(p.give_up_after()))
-            .arg(p.max_attempts());
-        let new = links.len();
-        for link in &links {
-            link.args(&mut invocation);
-        }
-        let answer: Vec<i64> = match inner.store.invoke(&invocation).await {
-            Ok(answer) => answer,
-            Err(err) => {
-                inner.forget(&links);
-                return Err(err);
-            }
+        let sent = links.len();
+        let step = Step {
+            lease: Some((lease.token, code, retry_after.map_or(-1, millis))),
+            links,
         };
-        inner.remember(&links);
+        let [fate, next_attempt, given_up, admitted] =
+            Arc::clone(inner).submit(lease.bucket, step).await?;
+        inner.count_admitted(sent, admitted);
         inner
             .held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&(lease.bucket, lease.token));
-        let [fate, next_attempt, given_up, admitted, a, b, c, d] = answer[..] else {
-            return Err(ErrorKind::Server(format!("unexpected answer {answer:?}")).into());
-        };
-        inner.count_admitted(new, admitted);
-        inner.see(lease.bucket, [a, b, c, d]);
         let c = &inner.counts;
         let fate = match fate {
             -1 => {
@@ -814,8 +810,9 @@ impl Inner {
         }
     }
 
-    /// Admits links, one request per bucket, all sent at once. Answers how many were new.
-    async fn admit(&self, links: Vec<Link>) -> Result<u64, Error> {
+    /// Admits links, one request per bucket (of at most [`MAX_BATCH`] links), all sent at
+    /// once. Answers how many were new.
+    async fn admit(self: &Arc<Self>, links: Vec<Link>) -> Result<u64, Error> {
         if links.is_empty() {
             return Ok(0);
         }
@@ -823,52 +820,145 @@ impl Inner {
         for link in links {
             by_bucket.entry(link.bucket).or_default().push(link);
         }
-        // A script blocks the server while it runs: a page's links are one request, a long
+        // A script blocks the server while it runs: a page's links are one step, a long
         // seed list many of bounded size.
-        let mut batches = Vec::new();
+        let mut steps = Vec::new();
         for (bucket, mut links) in by_bucket {
             while links.len() > MAX_BATCH {
                 let rest = links.split_off(MAX_BATCH);
-                batches.push((bucket, links));
+                steps.push((bucket, links));
                 links = rest;
             }
-            batches.push((bucket, links));
+            steps.push((bucket, links));
         }
-        let requests = batches.into_iter().map(|(bucket, links)| async move {
-            let tag = self.store.tag(bucket);
-            let mut invocation = self.scripts.admit.prepare_invoke();
-            for key in ["seen", "ready", "hosts", "counts"] {
-                invocation.key(format!("{tag}:{key}"));
+        let requests = steps.into_iter().map(|(bucket, links)| {
+            let sent = links.len();
+            let inner = Arc::clone(self);
+            async move {
+                let step = Step { lease: None, links };
+                let [_, _, _, new] = Arc::clone(&inner).submit(bucket, step).await?;
+                inner.count_admitted(sent, new);
+                Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
             }
-            invocation
-                .arg(&tag)
-                .arg(self.politeness.connections_per_host())
-                .arg(&self.sizing[..]);
-            for link in &links {
-                link.args(&mut invocation);
-            }
-            let answer: Vec<i64> = match self.store.invoke(&invocation).await {
-                Ok(answer) => answer,
-                Err(err) => {
-                    self.forget(&links);
-                    return Err(err);
-                }
-            };
-            let [new, a, b, c, d] = answer[..] else {
-                return Err(Error::from(ErrorKind::Server(format!(
-                    "unexpected answer {answer:?}"
-                ))));
-            };
-            self.count_admitted(links.len(), new);
-            self.remember(&links);
-            self.see(bucket, [a, b, c, d]);
-            Ok(u64::try_from(new).unwrap_or(0))
         });
         let mut new = 0;
         for answer in join_all(requests).await {
             new += answer?;
         }
         Ok(new)
+    }
+
+    /// Adds a step to its bucket's next batch and waits for the answer. The first step of a
+    /// bucket with no batch in flight starts a task that sends batches until none waits:
+    /// steps that come while one is in flight go together in the next (group commit, no
+    /// timer), so a busy bucket costs one script for many pages.
+    async fn submit(self: Arc<Self>, bucket: u32, step: Step) -> Result<[i64; 4], Error> {
+        let (answer, answered) = oneshot::channel();
+        let start = {
+            let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+            let batch = batches.entry(bucket).or_default();
+            batch.waiting.push((step, answer));
+            !std::mem::replace(&mut batch.flushing, true)
+        };
+        if start {
+            tokio::spawn(Arc::clone(&self).flush(bucket));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(ErrorKind::Server("a batch was dropped unanswered".into()).into())
+        })
+    }
+
+    /// Sends the waiting steps of a bucket, batch after batch, until none waits.
+    async fn flush(self: Arc<Self>, bucket: u32) {
+        loop {
+            let steps = {
+                let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+                let batch = batches.entry(bucket).or_default();
+                if batch.waiting.is_empty() {
+                    batch.flushing = false;
+                    return;
+                }
+                let mut links = 0;
+                let mut take = 0;
+                for (step, _) in &batch.waiting {
+                    if take > 0 && (links + step.links.len() > MAX_BATCH || take == MAX_STEPS) {
+                        break;
+                    }
+                    links += step.links.len();
+                    take += 1;
+                }
+                batch.waiting.drain(..take).collect::<Vec<_>>()
+            };
+            let result = self.send_batch(bucket, &steps).await;
+            match result {
+                Ok(answers) => {
+                    for ((step, answer), got) in steps.into_iter().zip(answers) {
+                        self.remember(&step.links);
+                        let _ = answer.send(Ok(got));
+                    }
+                }
+                Err(err) => {
+                    for (step, answer) in steps {
+                        self.forget(&step.links);
+                        let _ = answer.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// One batch script: its steps' completions and links, in order.
+    async fn send_batch(
+        &self,
+        bucket: u32,
+        steps: &[(Step, Answer)],
+    ) -> Result<Vec<[i64; 4]>, Error> {
+        let p = &self.politeness;
+        let tag = self.store.tag(bucket);
+        let mut invocation = self.scripts.batch.prepare_invoke();
+        for key in ["seen", "ready", "hosts", "counts", "leases", "due"] {
+            invocation.key(format!("{tag}:{key}"));
+        }
+        invocation
+            .arg(&tag)
+            .arg(p.connections_per_host())
+            .arg(&self.sizing[..])
+            .arg(millis(p.delay()))
+            .arg(millis(p.backoff_base()))
+            .arg(millis(p.backoff_max()))
+            .arg(millis(p.max_retry_after()))
+            .arg(p.max_consecutive_errors())
+            .arg(millis(p.give_up_after()))
+            .arg(p.max_attempts());
+        for (step, _) in steps {
+            match step.lease {
+                Some((token, code, retry_after)) => {
+                    invocation.arg(token).arg(code).arg(retry_after);
+                }
+                None => {
+                    invocation.arg("-").arg(0).arg(-1);
+                }
+            }
+            invocation.arg(step.links.len());
+            for link in &step.links {
+                link.args(&mut invocation);
+            }
+        }
+        let answer: Vec<i64> = self.store.invoke(&invocation).await?;
+        if answer.len() != steps.len() * 4 + 4 {
+            return Err(ErrorKind::Server(format!(
+                "unexpected answer to a batch of {}: {} numbers",
+                steps.len(),
+                answer.len()
+            ))
+            .into());
+        }
+        let (answers, view) = answer.split_at(steps.len() * 4);
+        self.see(bucket, [view[0], view[1], view[2], view[3]]);
+        Ok(answers
+            .chunks(4)
+            .map(|a| [a[0], a[1], a[2], a[3]])
+            .collect())
     }
 
     /// Notes what a script said of a bucket: [ready-at, server now, queued, leased].
@@ -951,6 +1041,11 @@ impl Inner {
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
         let int = |v: &redis::Value| match v {
             redis::Value::Int(n) => Ok(*n),
+            // Tokens come as text: formatted as integers, never as floats, in the script.
+            redis::Value::BulkString(b) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(bad),
             _ => Err(bad()),
         };
         let text = |v: &redis::Value| match v {

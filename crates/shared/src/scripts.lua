@@ -128,42 +128,97 @@ local function test_and_set(seen, sizing, h1, h2, h3)
   return true
 end
 
--- Admits links: ARGV from `at` on holds groups of six (h1 h2 h3 host depth url). Returns
--- how many were new, and counts them queued in `counts`.
-local function admit(seen, ready, hosts, counts, conns, sizing, at)
-  seen_state = load_seen(seen)
+-- What one script changes, kept here and written once at its end: the host states it read
+-- (each read once, written back if changed), and the counters' increments. A batch of many
+-- pages of one host then costs one read and one write of that host, not one per page.
+local ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
+
+local function get_host(hosts, host)
+  local h = ctx.hosts[host]
+  if not h then
+    local s = redis.call('HGET', hosts, host)
+    if s then
+      h = split(s)
+      for i = 1, 6 do h[i] = tonumber(h[i]) end
+    else
+      h = {0, 0, -1, 0, 0, 0}
+      ctx.dirty[host] = true
+      ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
+    end
+    ctx.hosts[host] = h
+  end
+  return h
+end
+
+local function touch(host)
+  ctx.dirty[host] = true
+end
+
+local function count(field, n)
+  ctx.counts[field] = (ctx.counts[field] or 0) + n
+end
+
+-- Appends an entry to a host's queue: kept here, and pushed with the host's others at the end.
+local function push(host, entry)
+  local list = ctx.pushes[host]
+  if not list then
+    list = {}
+    ctx.pushes[host] = list
+  end
+  list[#list + 1] = entry
+end
+
+-- The length of a host's queue, entries still to push included.
+local function queue_len(host)
+  local list = ctx.pushes[host]
+  return redis.call('LLEN', queue_key(host)) + (list and #list or 0)
+end
+
+-- Admits the links of ARGV[i .. i + 6 * n - 1], groups of six (h1 h2 h3 host depth url).
+-- Returns how many were new.
+local function admit_links(seen, hosts, sizing, i, n)
+  if not seen_state then seen_state = load_seen(seen) end
   local new = 0
-  local touched = {}
-  local i = at
-  while i + 5 <= #ARGV do
+  for _ = 1, n do
     local h1, h2, h3 = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
     local host = ARGV[i + 3]
     if test_and_set(seen, sizing, h1, h2, h3) then
-      redis.call('RPUSH', queue_key(host), '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5])
+      push(host, '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5])
+      get_host(hosts, host)
       new = new + 1
-      touched[host] = true
     end
     i = i + 6
   end
-  redis.call('HSET', seen, 'fill', seen_state.fill)
-  if seen_state.added > 0 then
-    redis.call('HINCRBY', counts, 'bits', seen_state.added)
-    redis.call('HSET', counts, 'generations', seen_state.count)
-  end
-  for host, _ in pairs(touched) do
-    if redis.call('HSETNX', hosts, host, '0 0 -1 0 0 0') == 1 then
-      redis.call('HINCRBY', counts, 'hosts', 1)
-    end
-    if not redis.call('ZSCORE', ready, host) then
-      reschedule(ready, host, host_state(hosts, host), conns)
-    end
-  end
   if new > 0 then
-    redis.call('HINCRBY', counts, 'queued', new)
-    redis.call('HINCRBY', counts, 'seen', new)
+    count('queued', new)
+    count('seen', new)
   end
-  redis.call('HINCRBY', counts, 'ops', 1)
   return new
+end
+
+-- Writes what the script changed: the seen-test's fill, host states, each touched host's
+-- place in the ready set, the counters.
+local function finish(seen, ready, hosts, counts, conns)
+  if seen_state then
+    redis.call('HSET', seen, 'fill', seen_state.fill)
+    if seen_state.added > 0 then
+      count('bits', seen_state.added)
+      redis.call('HSET', counts, 'generations', seen_state.count)
+    end
+  end
+  for host, list in pairs(ctx.pushes) do
+    for first = 1, #list, 1000 do
+      redis.call('RPUSH', queue_key(host), unpack(list, first, math.min(first + 999, #list)))
+    end
+  end
+  for host, h in pairs(ctx.hosts) do
+    if ctx.dirty[host] then save_host(hosts, host, h) end
+    reschedule(ready, host, h, conns)
+  end
+  count('ops', 1)
+  for field, n in pairs(ctx.counts) do
+    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
+  end
 end
 
 -- What a script answers besides its own result: the bucket's earliest ready instant (-1 for

@@ -6,16 +6,6 @@ use redis::Script;
 /// The functions every script starts with: host state, queues, the seen-test.
 const COMMON: &str = include_str!("scripts.lua");
 
-/// Admits a batch of links of one bucket. KEYS: seen, ready, hosts, counts. ARGV: tag,
-/// connections per host, the seen-test's sizing (initial, rate, growth, tightening), then
-/// groups of (h1 h2 h3 host depth url). Answers: new URLs, then the bucket's view.
-const ADMIT: &str = r#"
-local sizing = {tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])}
-local new = admit(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[2]), sizing, 7)
-local view = bucket_view(KEYS[2], KEYS[4])
-return {new, view[1], view[2], view[3], view[4]}
-"#;
-
 /// Hands out up to `max` leases of one bucket, after returning its expired leases to their
 /// queues. KEYS: ready, hosts, counts, leases, due. ARGV: tag, connections per host, delay
 /// (ms), max, lease time (ms). Answers: the bucket's view, leases reaped, then groups of
@@ -24,46 +14,52 @@ const LEASE: &str = r#"
 local ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local conns, delay = tonumber(ARGV[2]), tonumber(ARGV[3])
 local max, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+-- Leases past their deadline go back to the front of their host's queue.
 local expired = redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, 100)
 local reaped = 0
-for _, token in ipairs(expired) do
-  local lease = redis.call('HGET', leases, token)
-  redis.call('ZREM', due, token)
-  if lease then
-    redis.call('HDEL', leases, token)
-    local host, rest = string.match(lease, '^(%S+) (.*)$')
-    redis.call('LPUSH', queue_key(host), rest)
-    local h = host_state(hosts, host)
-    h[1] = math.max(0, h[1] - 1)
-    save_host(hosts, host, h)
-    reschedule(ready, host, h, conns)
-    reaped = reaped + 1
+if #expired > 0 then
+  local held = redis.call('HMGET', leases, unpack(expired))
+  for j, lease in ipairs(held) do
+    if lease then
+      local host, rest = string.match(lease, '^(%S+) (.*)$')
+      redis.call('LPUSH', queue_key(host), rest)
+      local h = get_host(hosts, host)
+      touch(host)
+      h[1] = math.max(0, h[1] - 1)
+      reaped = reaped + 1
+    end
   end
-end
-if reaped > 0 then
-  redis.call('HINCRBY', counts, 'leased', -reaped)
-  redis.call('HINCRBY', counts, 'queued', reaped)
-  redis.call('HINCRBY', counts, 'reaped', reaped)
+  redis.call('HDEL', leases, unpack(expired))
+  redis.call('ZREM', due, unpack(expired))
+  -- Each reaped host's place in the ready set, before leasing from it.
+  for host, h in pairs(ctx.hosts) do reschedule(ready, host, h, conns) end
+  count('leased', -reaped)
+  count('queued', reaped)
+  count('reaped', reaped)
 end
 local out = {}
+local held, deadlines = {}, {}
+local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
 local leased = 0
 while leased < max do
-  local first = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
-  local host = first[1]
+  local host = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
   if not host then break end
-  local entry = redis.call('LPOP', queue_key(host))
-  local h = host_state(hosts, host)
-  if entry then
-    local token = redis.call('HINCRBY', counts, 'seq', 1)
-    redis.call('HSET', leases, token, host .. ' ' .. entry)
-    redis.call('ZADD', due, now + ttl, token)
+  local h = get_host(hosts, host)
+  local d = h[3]
+  if d < 0 then d = delay end
+  -- As many leases from this host as it allows now, without asking the ready set again.
+  while leased < max and h[1] < conns and (h[6] == 1 or h[2] <= now) do
+    local entry = redis.call('LPOP', queue_key(host))
+    if not entry then break end
+    seq = seq + 1
+    local token = string.format('%d', seq)
+    held[#held + 1] = token
+    held[#held + 1] = host .. ' ' .. entry
+    deadlines[#deadlines + 1] = now + ttl
+    deadlines[#deadlines + 1] = token
     h[1] = h[1] + 1
-    if h[6] ~= 1 then
-      local d = h[3]
-      if d < 0 then d = delay end
-      h[2] = math.max(h[2], now + d)
-    end
-    save_host(hosts, host, h)
+    if h[6] ~= 1 then h[2] = math.max(h[2], now + d) end
+    touch(host)
     out[#out + 1] = token
     out[#out + 1] = host
     out[#out + 1] = entry
@@ -73,92 +69,144 @@ while leased < max do
   reschedule(ready, host, h, conns)
 end
 if leased > 0 then
-  redis.call('HINCRBY', counts, 'leased', leased)
-  redis.call('HINCRBY', counts, 'queued', -leased)
+  redis.call('HSET', leases, unpack(held))
+  redis.call('ZADD', due, unpack(deadlines))
+  redis.call('HSET', counts, 'seq', seq)
+  count('leased', leased)
+  count('queued', -leased)
 end
-if leased > 0 or reaped > 0 then redis.call('HINCRBY', counts, 'ops', 1) end
+if leased > 0 or reaped > 0 then
+  for host, h in pairs(ctx.hosts) do
+    if ctx.dirty[host] then save_host(hosts, host, h) end
+  end
+  count('ops', 1)
+  for field, n in pairs(ctx.counts) do
+    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
+  end
+end
 local view = bucket_view(ready, counts)
 local answer = {view[1], view[2], view[3], view[4], reaped}
 for _, v in ipairs(out) do answer[#answer + 1] = v end
 return answer
 "#;
 
-/// Completes a lease with its fetch's outcome and admits the page's links of the same
-/// bucket, as one step. KEYS: seen, ready, hosts, counts, leases, due. ARGV: tag, connections
-/// per host, the seen-test's sizing (4), token, outcome (0 success, 1 skipped, 2 failure,
-/// 3 failure to retry, 4 error answer), Retry-After (ms, -1 for none), delay, back-off base,
-/// back-off max, longest Retry-After, errors in a row to give up, time failing to give up,
-/// attempts, then link groups as ADMIT's. Answers: fate (-1 when the lease is not held: it
-/// expired and went back to the crawl), next attempt, URLs waiting on a host given up now
-/// (-1 for none), new links, then the bucket's view.
-const COMPLETE: &str = r#"
+/// Admits links and completes leases of one bucket, for many pages at once: each entry is a
+/// lease to complete with its page's links of this bucket (or links alone), and the whole
+/// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due. ARGV: tag,
+/// connections per host, the seen-test's sizing (4), delay, back-off base, back-off max,
+/// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
+/// times in ms), then entries: token (`-` for links alone), outcome (0 success, 1 skipped,
+/// 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for none), the number of
+/// links, and the links in groups of six (h1 h2 h3 host depth url). Answers four numbers per
+/// entry: fate (-2 for links alone; -1 when the lease is not held: it expired and went back
+/// to the crawl), next attempt, URLs waiting on a host given up now (-1 for none), new links;
+/// then the bucket's view.
+const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local conns = tonumber(ARGV[2])
 local sizing = {tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])}
-local token, outcome, retry_after = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
-local delay, base, bmax, rmax = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local max_errs, give_up_after, max_attempts = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])
--- The page's links first: they are new whatever became of the lease.
-local new = admit(seen, ready, hosts, counts, conns, sizing, 17)
-local lease = redis.call('HGET', leases, token)
-if not lease then
-  local view = bucket_view(ready, counts)
-  return {-1, 0, -1, new, view[1], view[2], view[3], view[4]}
+local delay, base, bmax, rmax = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local max_errs, give_up_after, max_attempts = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+
+-- The leases of the batch, read at once; removed at once at the end.
+local tokens = {}
+do
+  local i = 14
+  while i + 3 <= #ARGV do
+    if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
+    i = i + 4 + 6 * tonumber(ARGV[i + 3])
+  end
 end
-redis.call('HDEL', leases, token)
-redis.call('ZREM', due, token)
-local host, attempts, depth, url = string.match(lease, '^(%S+) (%d+) (%d+) (.*)$')
-attempts = tonumber(attempts) + 1
-local h = host_state(hosts, host)
-h[1] = math.max(0, h[1] - 1)
-local d = h[3]
-if d < 0 then d = delay end
-local fate, given_up = 0, -1
-if h[6] == 1 then
-  fate = 4
-elseif outcome == 0 or outcome == 1 then
-  if outcome == 0 then
-    h[4] = 0
-    h[5] = 0
-    h[2] = math.max(h[2], now + d)
+local held = {}
+if #tokens > 0 then
+  local values = redis.call('HMGET', leases, unpack(tokens))
+  for j, token in ipairs(tokens) do
+    if values[j] then held[token] = values[j] end
   end
-else
-  h[4] = h[4] + 1
-  if h[5] == 0 then h[5] = now end
-  local ra = -1
-  if retry_after >= 0 then ra = math.min(retry_after, rmax) end
-  local wait
-  if outcome == 4 then
-    if ra >= 0 then wait = ra else wait = base end
-  else
-    wait = math.max(math.min(base * 2 ^ (h[4] - 1), bmax), ra)
-  end
-  h[2] = math.max(h[2], now + math.max(wait, d))
-  if h[4] >= max_errs and now - h[5] >= give_up_after then
-    h[6] = 1
-    given_up = redis.call('LLEN', queue_key(host))
-    redis.call('HINCRBY', counts, 'given_up_hosts', 1)
-  end
-  local retry = outcome == 3 or outcome == 4
+end
+local done = {}
+
+local function complete_one(token, outcome, retry_after)
+  local lease = held[token]
+  if not lease then return -1, 0, -1 end
+  held[token] = nil
+  done[#done + 1] = token
+  local host, attempts, depth, url = string.match(lease, '^(%S+) (%d+) (%d+) (.*)$')
+  attempts = tonumber(attempts) + 1
+  local h = get_host(hosts, host)
+  touch(host)
+  h[1] = math.max(0, h[1] - 1)
+  local d = h[3]
+  if d < 0 then d = delay end
+  local fate, given_up = 0, -1
   if h[6] == 1 then
     fate = 4
-  elseif retry and attempts < max_attempts then
-    redis.call('RPUSH', queue_key(host), attempts .. ' ' .. depth .. ' ' .. url)
-    redis.call('HINCRBY', counts, 'queued', 1)
-    fate = 2
-  elseif retry then
-    fate = 3
+  elseif outcome == 0 or outcome == 1 then
+    if outcome == 0 then
+      h[4] = 0
+      h[5] = 0
+      h[2] = math.max(h[2], now + d)
+    end
   else
-    fate = 1
+    h[4] = h[4] + 1
+    if h[5] == 0 then h[5] = now end
+    local ra = -1
+    if retry_after >= 0 then ra = math.min(retry_after, rmax) end
+    local wait
+    if outcome == 4 then
+      if ra >= 0 then wait = ra else wait = base end
+    else
+      wait = math.max(math.min(base * 2 ^ (h[4] - 1), bmax), ra)
+    end
+    h[2] = math.max(h[2], now + math.max(wait, d))
+    if h[4] >= max_errs and now - h[5] >= give_up_after then
+      h[6] = 1
+      given_up = queue_len(host)
+      count('given_up_hosts', 1)
+    end
+    local retry = outcome == 3 or outcome == 4
+    if h[6] == 1 then
+      fate = 4
+    elseif retry and attempts < max_attempts then
+      push(host, attempts .. ' ' .. depth .. ' ' .. url)
+      count('queued', 1)
+      fate = 2
+    elseif retry then
+      fate = 3
+    else
+      fate = 1
+    end
   end
+  count('leased', -1)
+  if fate ~= 2 then count('done', 1) end
+  return fate, attempts + 1, given_up
 end
-save_host(hosts, host, h)
-reschedule(ready, host, h, conns)
-redis.call('HINCRBY', counts, 'leased', -1)
-if fate ~= 2 then redis.call('HINCRBY', counts, 'done', 1) end
-redis.call('HINCRBY', counts, 'ops', 1)
-local view = bucket_view(ready, counts)
-return {fate, attempts + 1, given_up, new, view[1], view[2], view[3], view[4]}
+
+local answer = {}
+local i = 14
+while i + 3 <= #ARGV do
+  local token, outcome, retry_after = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local n = tonumber(ARGV[i + 3])
+  i = i + 4
+  -- The page's links first: they are new whatever became of its lease.
+  local new = admit_links(seen, hosts, sizing, i, n)
+  i = i + 6 * n
+  local fate, next_attempt, given_up = -2, 0, -1
+  if token ~= '-' then
+    fate, next_attempt, given_up = complete_one(token, outcome, retry_after)
+  end
+  answer[#answer + 1] = fate
+  answer[#answer + 1] = next_attempt
+  answer[#answer + 1] = given_up
+  answer[#answer + 1] = new
+end
+if #done > 0 then
+  redis.call('HDEL', leases, unpack(done))
+  redis.call('ZREM', due, unpack(done))
+end
+finish(seen, ready, hosts, counts, conns)
+for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
+return answer
 "#;
 
 /// Gives a lease back unfetched: its URL goes to the front of its host's queue. KEYS: ready,
@@ -207,9 +255,8 @@ return 1
 /// The scripts, loaded once per frontier: `Script` sends EVALSHA, and the body again when
 /// the server answers NOSCRIPT (after a restart).
 pub(crate) struct Scripts {
-    pub(crate) admit: Script,
+    pub(crate) batch: Script,
     pub(crate) lease: Script,
-    pub(crate) complete: Script,
     pub(crate) abandon: Script,
     pub(crate) renew: Script,
     pub(crate) crawl_delay: Script,
@@ -219,9 +266,8 @@ impl Scripts {
     pub(crate) fn new() -> Scripts {
         let with = |body: &str| Script::new(&format!("{COMMON}\n{body}"));
         Scripts {
-            admit: with(ADMIT),
+            batch: with(BATCH),
             lease: with(LEASE),
-            complete: with(COMPLETE),
             abandon: with(ABANDON),
             renew: with(RENEW),
             crawl_delay: with(CRAWL_DELAY),
