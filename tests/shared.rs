@@ -15,6 +15,11 @@ use crate::util::{Site, fast, ms, urls_recorded, wait_or_kill};
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
 fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
     let mut args = fast();
+    if extra.contains(&"--config") {
+        // The test's own config file instead of the local profile.
+        let at = args.iter().position(|a| a == "--config").unwrap();
+        args.drain(at..at + 2);
+    }
     args.extend(["--redis".to_owned(), redis.to_owned()]);
     for seed in seeds {
         args.extend(["--seed".to_owned(), seed.clone()]);
@@ -140,6 +145,50 @@ fn a_host_gets_its_delay_and_one_connection_across_processes() {
     times.sort();
     for pair in times.windows(2) {
         // 150 ms between starts, whichever process; 50 ms of margin for loopback jitter.
+        assert!(pair[1] - pair[0] >= ms(100), "{:?}", pair[1] - pair[0]);
+    }
+}
+
+#[test]
+fn a_hosts_own_delay_and_connections_hold_across_processes() {
+    let redis = RedisServer::start();
+    let site = site(1, 12, ms(10));
+    let tmp = tempfile::tempdir().unwrap();
+    // The crawl's politeness is the local profile's (no delay, many connections); the
+    // site's host has its own, from [[hosts]].
+    let config = tmp.path().join("crawl.toml");
+    let local =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/local.toml")).unwrap();
+    std::fs::write(
+        &config,
+        format!("{local}\n[[hosts]]\nmatch = \"127.0.0.1\"\ndelay = \"150ms\"\nconnections = 1\n"),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let outs: Vec<PathBuf> = (0..2)
+        .map(|i| tmp.path().join(format!("{i}.jsonl")))
+        .collect();
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| start(&redis.url(), &site.web.roots(), out, &["--config", config]))
+        .collect();
+    for child in children {
+        finish(child);
+    }
+    assert_eq!(
+        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    assert_eq!(site.web.max_in_flight(0), 1, "one connection at a time");
+    let mut times: Vec<Instant> = site
+        .web
+        .requests()
+        .iter()
+        .filter(|r| r.path != "/robots.txt")
+        .map(|r| r.at)
+        .collect();
+    times.sort();
+    for pair in times.windows(2) {
         assert!(pair[1] - pair[0] >= ms(100), "{:?}", pair[1] - pair[0]);
     }
 }

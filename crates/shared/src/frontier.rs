@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, Politeness, ScopeRules,
-    SeenSet, Url,
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, HostPoliteness, Outcome, Politeness,
+    ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
 use siphasher::sip128::{Hasher128, SipHasher13};
@@ -257,6 +257,8 @@ struct Inner {
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
     /// most of the seen-test's work in Redis and its round trips.
     pushed: SeenSet,
+    /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
+    policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
     batches: Mutex<HashMap<u32, Batch>>,
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
@@ -344,6 +346,7 @@ impl SharedFrontier {
             pending: Mutex::new(HashMap::new()),
             pushed,
             batches: Mutex::new(HashMap::new()),
+            policies: Mutex::new(HashSet::new()),
             sending: Mutex::new(HashSet::new()),
             counts: Counts::default(),
         });
@@ -372,7 +375,8 @@ impl SharedFrontier {
         let links = seeds
             .into_iter()
             .map(|seed| self.inner.link(seed, 0))
-            .collect();
+            .collect::<Vec<_>>();
+        self.inner.set_policies(&links).await?;
         self.inner.admit(links).await
     }
 
@@ -407,8 +411,9 @@ impl SharedFrontier {
             self.inner.count_drop(reason.reason());
             return Ok(false);
         }
-        let link = self.inner.link(url, depth);
-        self.inner.admit(vec![link]).await.map(|new| new > 0)
+        let link = vec![self.inner.link(url, depth)];
+        self.inner.set_policies(&link).await?;
+        self.inner.admit(link).await.map(|new| new > 0)
     }
 
     /// Pushes the links found on `page` (resolved against `base`), `depth` links from a
@@ -456,6 +461,10 @@ impl SharedFrontier {
                 continue;
             }
             links.push(inner.link(url, depth));
+        }
+        if let Err(err) = inner.set_policies(&links).await {
+            inner.forget(&links);
+            return Err(err);
         }
         {
             let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -633,14 +642,17 @@ impl SharedFrontier {
     /// ```
     pub async fn set_crawl_delay(&self, host: &str, delay: Duration) -> Result<(), Error> {
         let inner = &self.inner;
-        let delay = delay.min(inner.politeness.max_crawl_delay());
+        let own = inner.politeness.host(host).delay;
+        let delay = delay
+            .min(inner.politeness.max_crawl_delay())
+            .max(own.unwrap_or(inner.politeness.delay()));
         let tag = inner.store.tag(inner.bucket_of(host));
         let mut invocation = inner.scripts.crawl_delay.prepare_invoke();
         invocation
             .key(format!("{tag}:hosts"))
             .arg(&tag)
             .arg(host)
-            .arg(millis(delay.max(inner.politeness.delay())));
+            .arg(millis(delay));
         inner.store.invoke::<i64>(&invocation).await.map(drop)
     }
 
@@ -768,6 +780,51 @@ impl Inner {
         self.counts
             .seen
             .fetch_add((sent as u64).saturating_sub(new), Ordering::Relaxed);
+    }
+
+    /// Makes sure Redis holds the own politeness (`[[hosts]]` delay and connections) of the
+    /// links' hosts before their first links are admitted, so that a host's limits hold from
+    /// its first lease. One request per host with settings of its own, once per process.
+    async fn set_policies(&self, links: &[Link]) -> Result<(), Error> {
+        let todo: Vec<(u32, String, HostPoliteness)> = {
+            let mut done = self.policies.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut todo = Vec::new();
+            for link in links {
+                if done.contains(&link.host) {
+                    continue;
+                }
+                done.insert(link.host.clone());
+                let own = self.politeness.host(&link.host);
+                if !own.is_default() {
+                    todo.push((link.bucket, link.host.clone(), own));
+                }
+            }
+            todo
+        };
+        let requests = todo.iter().map(|(bucket, host, own)| {
+            let tag = self.store.tag(*bucket);
+            let mut invocation = self.scripts.host_policy.prepare_invoke();
+            invocation
+                .key(format!("{tag}:hosts"))
+                .key(format!("{tag}:counts"))
+                .arg(&tag)
+                .arg(host)
+                .arg(own.delay.map_or(-1, millis))
+                .arg(own.connections.map_or(-1, i64::from));
+            async move { self.store.invoke::<i64>(&invocation).await }
+        });
+        let mut failed = None;
+        for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
+            if let Err(err) = result {
+                // Not held: asked again with the host's next links.
+                self.policies
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(host);
+                failed.get_or_insert(err);
+            }
+        }
+        failed.map_or(Ok(()), Err)
     }
 
     /// Notes links as admitted in Redis: this process sends them no more.

@@ -3,10 +3,11 @@
 -- so that on a Redis Cluster they live in one slot; KEYS holds the bucket's fixed keys, and
 -- the per-host queues and seen-test chunks are named from the same tag (ARGV[1]).
 --
--- Host state, one string per host in the `hosts` hash: "active next delay errs since gaveup"
+-- Host state, one string per host in the `hosts` hash:
+-- "active next delay errs since gaveup conns"
 --   active: leases out; next: ms before which no lease starts; delay: the host's own delay
 --   in ms (-1: the crawl's); errs: errors in a row; since: ms of the first of them; gaveup: 1
---   once the host is given up.
+--   once the host is given up; conns: the host's own connection limit (-1: the crawl's).
 -- Queue entry: "attempts depth url" (attempts made before, 0 for a new URL).
 -- Lease: "host attempts depth url" in the `leases` hash under its token; its deadline in `due`.
 
@@ -22,9 +23,10 @@ end
 
 local function host_state(hosts, host)
   local s = redis.call('HGET', hosts, host)
-  if not s then return {0, 0, -1, 0, 0, 0} end
+  if not s then return {0, 0, -1, 0, 0, 0, -1} end
   local v = split(s)
   for i = 1, 6 do v[i] = tonumber(v[i]) end
+  v[7] = tonumber(v[7]) or -1
   return v
 end
 
@@ -38,8 +40,13 @@ end
 
 -- Puts the host in the ready set at the instant its next lease may start, or takes it out:
 -- a host is there exactly when it has a queued URL and a free connection.
+local function limit(h, conns)
+  if h[7] > 0 then return h[7] end
+  return conns
+end
+
 local function reschedule(ready, host, h, conns)
-  if h[1] < conns and redis.call('LLEN', queue_key(host)) > 0 then
+  if h[1] < limit(h, conns) and redis.call('LLEN', queue_key(host)) > 0 then
     local at = h[2]
     if h[6] == 1 then at = 0 end
     redis.call('ZADD', ready, at, host)
@@ -140,8 +147,9 @@ local function get_host(hosts, host)
     if s then
       h = split(s)
       for i = 1, 6 do h[i] = tonumber(h[i]) end
+      h[7] = tonumber(h[7]) or -1
     else
-      h = {0, 0, -1, 0, 0, 0}
+      h = {0, 0, -1, 0, 0, 0, -1}
       ctx.dirty[host] = true
       ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
     end

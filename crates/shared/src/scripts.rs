@@ -48,7 +48,7 @@ while leased < max do
   local d = h[3]
   if d < 0 then d = delay end
   -- As many leases from this host as it allows now, without asking the ready set again.
-  while leased < max and h[1] < conns and (h[6] == 1 or h[2] <= now) do
+  while leased < max and h[1] < limit(h, conns) and (h[6] == 1 or h[2] <= now) do
     local entry = redis.call('LPOP', queue_key(host))
     if not entry then break end
     seq = seq + 1
@@ -252,6 +252,24 @@ save_host(KEYS[1], ARGV[2], h)
 return 1
 "#;
 
+/// Sets a host's own politeness from the crawl's per-host settings, before its first links
+/// are admitted: its delay (kept if a longer robots.txt `Crawl-delay` is set) and its
+/// connection limit. KEYS: hosts, counts. ARGV: tag, host, delay (ms, -1 for the crawl's),
+/// connections (-1 for the crawl's).
+const HOST_POLICY: &str = r#"
+local h = host_state(KEYS[1], ARGV[2])
+local delay, conns = tonumber(ARGV[3]), tonumber(ARGV[4])
+if delay >= 0 then
+  if h[3] < 0 then h[3] = delay else h[3] = math.max(h[3], delay) end
+end
+h[7] = conns
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then
+  redis.call('HINCRBY', KEYS[2], 'hosts', 1)
+end
+save_host(KEYS[1], ARGV[2], h)
+return 1
+"#;
+
 /// The scripts, loaded once per frontier: `Script` sends EVALSHA, and the body again when
 /// the server answers NOSCRIPT (after a restart).
 pub(crate) struct Scripts {
@@ -260,6 +278,7 @@ pub(crate) struct Scripts {
     pub(crate) abandon: Script,
     pub(crate) renew: Script,
     pub(crate) crawl_delay: Script,
+    pub(crate) host_policy: Script,
 }
 
 impl Scripts {
@@ -271,6 +290,7 @@ impl Scripts {
             abandon: with(ABANDON),
             renew: with(RENEW),
             crawl_delay: with(CRAWL_DELAY),
+            host_policy: with(HOST_POLICY),
         }
     }
 }
