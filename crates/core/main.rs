@@ -280,9 +280,14 @@ fn run(cli: &Cli) -> Result<Ended> {
     )?;
     let mut sink = output::Sink::open(&config.output.file, cli.resume)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
-    if matches!(backend, backend::Backend::Shared(_)) {
+    // A completion is in Redis the moment it is made: what its fetch wrote goes to the
+    // operating system as it is written, so that a process killed then loses none of it.
+    let warc = if matches!(backend, backend::Backend::Shared(_)) {
         sink = sink.flushing_each_record();
-    }
+        warc.map(warc::Warc::flushing_each_record)
+    } else {
+        warc
+    };
 
     let seed_redirects = crawl::SeedRedirects::new(
         Canonicalizer::new(),

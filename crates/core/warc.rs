@@ -112,6 +112,9 @@ pub(crate) struct Warc {
     /// With `output.warc_revisits`, the response record that stored each payload whole:
     /// what a revisit record points at. In memory, for this run only.
     originals: Option<Mutex<HashMap<[u8; 20], Original>>>,
+    /// Hand every exchange to the operating system as it is written: for a crawl shared
+    /// through Redis, as the records are (see `Sink::flushing_each_record`).
+    flush_each: bool,
 }
 
 /// The file being written, and what the next sync owes the disk.
@@ -206,7 +209,14 @@ impl Warc {
             info: settings.info,
             synced: settings.synced,
             originals: settings.revisits.then(|| Mutex::new(HashMap::new())),
+            flush_each: false,
         })
+    }
+
+    /// This output, handing every exchange to the operating system as it is written.
+    pub(crate) fn flushing_each_record(mut self) -> Warc {
+        self.flush_each = true;
+        self
     }
 
     /// Writes the records of one fetch: its response (or a revisit of the response that
@@ -238,6 +248,9 @@ impl Warc {
                 current.info_pending = false;
             }
             current.append(&bytes)?;
+            if self.flush_each {
+                current.out.flush()?;
+            }
             drop(current);
             // Only once written: a revisit never points at a record that is not in a file.
             if let Some(originals) = &self.originals
