@@ -195,6 +195,7 @@ impl Backend {
                     .frontier
                     .push_canonical_from(url, from, depth, now())?)
             }
+            // The shared frontier does not carry referrers yet: `from` is dropped.
             Backend::Shared(shared) => match shared.push_canonical(url, depth).await {
                 Ok(true) => Ok(Push::Queued),
                 Ok(false) => Ok(Push::Seen),
