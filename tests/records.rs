@@ -116,3 +116,119 @@ fn records_carry_the_fetch_time_the_body_digest_and_last_modified() {
     let year: u32 = at[..4].parse().unwrap();
     assert!(today.contains(&format!(" {year} ")), "{at} is not {today}");
 }
+
+/// `from`: a broken link's record names the page that has it, a redirect's target the URL
+/// that redirected, and the seed none; a broken-link report is one filter over the records.
+#[test]
+fn from_names_the_page_whose_link_led_here() {
+    let (port, _log) = serve_with_headers(|path| {
+        let html = |body: &str| (200, "text/html", Vec::new(), body.as_bytes().to_vec());
+        match path {
+            "/" => html(r#"<a href="/missing">gone</a> <a href="/moved">moved</a>"#),
+            "/moved" => (301, "/target", Vec::new(), Vec::new()),
+            "/target" => html(r#"<a href="/missing">gone again</a>"#),
+            "/robots.txt" => (404, "", Vec::new(), Vec::new()),
+            _ => (404, "text/html", Vec::new(), b"not found".to_vec()),
+        }
+    });
+    let root = format!("http://127.0.0.1:{port}/");
+    let crawl = crawl_with(&root, &[]);
+    let from = |path: &str| crawl.record(&format!("{root}{path}"))["from"].clone();
+    assert_eq!(from(""), Value::Null);
+    assert_eq!(from("missing"), root.as_str());
+    assert_eq!(from("moved"), root.as_str());
+    assert_eq!(from("target"), format!("{root}moved").as_str());
+    // What `jq -c 'select(.status >= 400) | {url, from, status}'` prints.
+    let broken: Vec<Value> = crawl
+        .records
+        .values()
+        .filter(|r| r["status"].as_u64().is_some_and(|s| s >= 400))
+        .map(|r| serde_json::json!({"url": r["url"], "from": r["from"], "status": r["status"]}))
+        .collect();
+    let expected =
+        serde_json::json!([{"url": format!("{root}missing"), "from": root, "status": 404}]);
+    assert_eq!(Value::Array(broken), expected);
+}
+
+/// Over a testweb site with every kind of special page (redirects, errors, `<base href>`,
+/// many spellings of one link): every record but the seeds' names a page that was fetched
+/// and, read again here, links to the URL or redirects to it.
+#[test]
+fn every_from_is_a_page_that_links_or_redirects_here() {
+    use testweb::{HostConfig, SiteConfig};
+
+    let site = crate::util::Site::start(SiteConfig {
+        hosts: 2,
+        pages_per_host: 60,
+        children_per_page: 3,
+        random_links_per_page: 4,
+        host_configs: vec![HostConfig::every_special()],
+        ..SiteConfig::default()
+    });
+    let crawl = crate::util::crawl_site(&site, &["--timeout", "1s"]);
+    let seeds = site.web.roots();
+    let canon = frontier::Canonicalizer::new();
+    let mut links_of: std::collections::HashMap<String, Vec<String>> = Default::default();
+    let mut checked = 0;
+    for (url, record) in &crawl.records {
+        if seeds.contains(url) {
+            assert_eq!(record["from"], Value::Null, "{url}: a seed");
+            continue;
+        }
+        let from = record["from"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{url}: no from in {record}"));
+        let referrer = crawl.record(from);
+        if referrer["redirect"]
+            .as_str()
+            .and_then(|r| canon.canonicalize(r).ok())
+            == canon.canonicalize(url).ok()
+        {
+            checked += 1;
+            continue;
+        }
+        let links = links_of.entry(from.to_owned()).or_insert_with(|| {
+            let page = frontier::Url::parse(from).unwrap();
+            let (content_type, body) = get(&page);
+            let extracted = links::extract(
+                &links::Page {
+                    url: &page,
+                    body: &body,
+                    content_type: content_type.as_deref(),
+                },
+                &links::Options::default(),
+            );
+            extracted
+                .links
+                .iter()
+                .filter_map(|href| canon.canonicalize_relative(&extracted.base, href).ok())
+                .map(|link| link.as_str().to_owned())
+                .collect()
+        });
+        assert!(links.contains(url), "{from} does not link to {url}");
+        checked += 1;
+    }
+    assert!(checked > 100, "only {checked} records checked");
+}
+
+/// The Content-Type and body of `url`, decompressed, as the crawler reads them.
+fn get(url: &frontier::Url) -> (Option<String>, Vec<u8>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let answer = client.get(url.as_str()).send().await.unwrap();
+        let content_type = answer
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        (content_type, answer.bytes().await.unwrap().to_vec())
+    })
+}

@@ -47,6 +47,10 @@ fn a_seeds_redirect_target_is_a_seed_and_its_host_in_scope() {
         assert_eq!(record["status"], 200, "{record}");
     }
     assert_eq!(crawl.record(&format!("http://127.0.0.1:{b}/"))["depth"], 0);
+    // The target names the seed that redirected to it; the seed names nothing.
+    let target = crawl.record(&format!("http://127.0.0.1:{b}/"));
+    assert_eq!(target["from"], seed.as_str());
+    assert_eq!(crawl.record(&seed)["from"], serde_json::Value::Null);
     assert_eq!(crawl.records.len(), 5);
 }
 

@@ -105,6 +105,22 @@ fn sitemaps_lead_to_pages_nothing_links_to_each_fetched_once() {
     assert!(crawl.record(&web.url(0, "/p/1"))["lastmod"].is_null());
     // A sitemap's record counts the URLs it lists.
     assert_eq!(crawl.record(&web.url(0, "/sitemap-pages.xml"))["links"], 4);
+    // `from`: the sitemap that listed a page, the index that listed a sitemap, robots.txt
+    // for the sitemaps it lists.
+    let from = |path: &str| crawl.record(&web.url(0, path))["from"].clone();
+    assert_eq!(
+        from("/t/only-in-sitemap/2"),
+        web.url(0, "/sitemap-pages.xml").as_str()
+    );
+    assert_eq!(
+        from("/t/only-in-text/1"),
+        web.url(0, "/sitemap.txt").as_str()
+    );
+    assert_eq!(
+        from("/sitemap-pages.xml"),
+        web.url(0, "/sitemap-index.xml.gz").as_str()
+    );
+    assert_eq!(from("/sitemap.txt"), web.url(0, "/robots.txt").as_str());
     let stderr = crawl.stderr();
     assert!(stderr.contains("sitemaps: 4 read"), "{stderr}");
 }

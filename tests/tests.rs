@@ -38,7 +38,7 @@ mod hosts;
 mod proxy;
 // The SSRF guard: links to private addresses are not fetched unless allowed.
 mod ssrf;
-// Record fields: fetched_at, digest, lastmod from Last-Modified; the content-seen test.
+// Record fields: from, fetched_at, digest, lastmod from Last-Modified; the content-seen test.
 mod records;
 // WARC output, read back with a WARC library.
 mod warc;

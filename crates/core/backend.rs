@@ -107,6 +107,16 @@ impl Lease {
         }
     }
 
+    /// The page whose link led to the URL (or the URL that redirected to it, the sitemap
+    /// that listed it); `None` for a seed, or when not known.
+    pub(crate) fn referrer(&self) -> Option<&str> {
+        match self {
+            Lease::Local(lease) => lease.referrer(),
+            // The shared frontier does not carry referrers yet: its records say null.
+            Lease::Shared(_) => None,
+        }
+    }
+
     /// Whether the URL is handed out only to be recorded: its host was given up.
     pub(crate) fn host_given_up(&self) -> bool {
         match self {
@@ -172,10 +182,20 @@ impl Backend {
         }
     }
 
-    /// Pushes one URL already in canonical form.
-    pub(crate) async fn push_canonical(&self, url: Canonical, depth: u32) -> Result<Push, Error> {
+    /// Pushes one URL already in canonical form, which `from` (a redirect, a sitemap) led to.
+    pub(crate) async fn push_canonical(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        depth: u32,
+    ) -> Result<Push, Error> {
         match self {
-            Backend::Local(local) => Ok(local.frontier.push_canonical(url, depth, now())?),
+            Backend::Local(local) => {
+                Ok(local
+                    .frontier
+                    .push_canonical_from(url, from, depth, now())?)
+            }
+            // The shared frontier does not carry referrers yet: `from` is dropped.
             Backend::Shared(shared) => match shared.push_canonical(url, depth).await {
                 Ok(true) => Ok(Push::Queued),
                 Ok(false) => Ok(Push::Seen),

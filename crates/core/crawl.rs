@@ -566,7 +566,9 @@ impl Crawler {
                         lastmod: None,
                     })
                     .collect();
-                self.push_listed(&url, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
+                let robots_txt = url.join("/robots.txt").ok();
+                let from = robots_txt.as_ref().map(Url::as_str);
+                self.push_listed(&url, from, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
                     .await;
             }
             let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
@@ -704,7 +706,8 @@ impl Crawler {
                 Some(target) => {
                     tracing::info!("{url} redirects to {target}: a seed too, its host in scope");
                     self.frontier.add_seed(&target).await;
-                    if let Err(err) = self.frontier.push_canonical(target, 0).await {
+                    let pushed = self.frontier.push_canonical(target, Some(url.as_str()), 0);
+                    if let Err(err) = pushed.await {
                         tracing::warn!("pushing {location}: {err}");
                     }
                 }
@@ -799,7 +802,8 @@ impl Crawler {
             }
             listed += batch.len() as u64;
             let children = (reader.kind() == Some(sitemap::Kind::Index)).then_some(nesting + 1);
-            self.push_listed(url, &batch, depth + 1, children).await;
+            self.push_listed(url, Some(url.as_str()), &batch, depth + 1, children)
+                .await;
         }
         let stats = &self.sitemaps;
         stats.fetched.fetch_add(1, Ordering::Relaxed);
@@ -815,11 +819,12 @@ impl Crawler {
         listed
     }
 
-    /// Pushes URLs a sitemap or robots.txt lists, at `depth`: pages (with their `lastmod`
-    /// kept for their records), or, with `nesting`, sitemaps at that index level.
+    /// Pushes URLs a sitemap or robots.txt (`from`) lists, at `depth`: pages (with their
+    /// `lastmod` kept for their records), or, with `nesting`, sitemaps at that index level.
     async fn push_listed(
         &self,
         base: &Url,
+        from: Option<&str>,
         entries: &[sitemap::Entry],
         depth: u32,
         nesting: Option<u8>,
@@ -842,7 +847,10 @@ impl Crawler {
                     .lastmod
                     .as_deref()
                     .is_some_and(|lastmod| stats.keep_lastmod(&target, lastmod));
-            let pushed = self.frontier.push_canonical(target.clone(), depth).await;
+            let pushed = self
+                .frontier
+                .push_canonical(target.clone(), from, depth)
+                .await;
             if !matches!(pushed, Ok(Push::Queued | Push::HostGivenUp)) {
                 // Seen before, or out of scope: not fetched for this listing.
                 if nesting.is_some() {
@@ -938,6 +946,7 @@ impl Crawler {
             status: result.status,
             error,
             depth: lease.depth,
+            from: lease.from.as_deref(),
             content_type: result.content_type,
             bytes: result.bytes,
             links: result.links,
@@ -997,6 +1006,8 @@ struct LeaseFacts {
     /// recorded, when no try was made.
     attempts: u32,
     depth: u32,
+    /// The page whose link led here, if known.
+    from: Option<String>,
 }
 
 impl LeaseFacts {
@@ -1006,6 +1017,7 @@ impl LeaseFacts {
             host: lease.url().host_key().to_owned(),
             attempts: lease.attempts() - u32::from(lease.host_given_up()),
             depth: lease.depth(),
+            from: lease.referrer().map(str::to_owned),
         }
     }
 }

@@ -23,6 +23,9 @@ pub(crate) struct Record<'a> {
     pub(crate) error: Option<ErrorKind>,
     /// Links followed from a seed.
     pub(crate) depth: u32,
+    /// The page whose link led here (or the URL that redirected here, the sitemap or
+    /// robots.txt that listed it); null for a seed, or when not known.
+    pub(crate) from: Option<&'a str>,
     pub(crate) content_type: Option<&'a str>,
     /// Body bytes read (decompressed).
     pub(crate) bytes: u64,
@@ -271,6 +274,7 @@ mod tests {
             status: Some(301),
             error: None,
             depth: 1,
+            from: Some("http://a.example/index.html"),
             content_type: Some("text/html"),
             bytes: 0,
             links: 0,
@@ -294,6 +298,7 @@ mod tests {
             "status",
             "error",
             "depth",
+            "from",
             "content_type",
             "bytes",
             "links",
@@ -310,6 +315,7 @@ mod tests {
         }
         assert_eq!(value["error"], serde_json::Value::Null);
         assert_eq!(value["redirect"], "http://a.example/b");
+        assert_eq!(value["from"], "http://a.example/index.html");
         assert_eq!(value["fetched_at"], "2024-05-01T10:00:00.042Z");
         assert_eq!(value["duplicate"], false);
     }

@@ -47,8 +47,11 @@ use crate::{Admission, DiskError, DiskErrorKind, Frontier, FrontierBuilder, Host
 pub(crate) const MANIFEST: &str = "MANIFEST";
 const MANIFEST_MAGIC: &[u8; 8] = b"FRNTCKPT";
 const STATE_MAGIC: &[u8; 8] = b"FRNTSTAT";
-/// The format version this build reads and writes.
+/// The manifest's format version, which this build reads and writes.
 const VERSION: u32 = 1;
+/// The state file's format version this build writes: 2 since queued URLs carry their
+/// referrers. It reads version 1 too, whose URLs come back with their referrer unknown.
+const STATE_VERSION: u32 = 2;
 const TMP: &str = ".tmp";
 
 /// A file of a checkpoint, as the manifest records it.
@@ -119,7 +122,7 @@ pub(crate) fn write(
 
     let mut state = Vec::new();
     state.extend_from_slice(STATE_MAGIC);
-    put_varint(&mut state, VERSION.into());
+    put_varint(&mut state, STATE_VERSION.into());
     admission.encode(&mut state);
     queues.encode(now, &mut state);
     let state = write_file(dir, &format!("state-{generation}.bin"), |out| {
@@ -246,21 +249,23 @@ pub(crate) fn read(
     if reader.take(STATE_MAGIC.len()) != Some(STATE_MAGIC) {
         return Err(DiskError::new(&state_path, DiskErrorKind::Foreign));
     }
-    match reader.u32() {
-        Some(VERSION) => {}
+    let referrers = match reader.u32() {
+        Some(1) => false,
+        Some(STATE_VERSION) => true,
         Some(found) => {
             return Err(DiskError::new(
                 &state_path,
                 DiskErrorKind::Version {
                     found,
-                    supported: VERSION,
+                    supported: STATE_VERSION,
                 },
             ));
         }
         None => return Err(corrupt()),
-    }
+    };
     let admission = Admission::decode(&mut reader, canon, scope, filter).ok_or_else(corrupt)?;
-    let queues = HostQueues::decode(&mut reader, politeness, spill, now).ok_or_else(corrupt)?;
+    let queues =
+        HostQueues::decode(&mut reader, referrers, politeness, spill, now).ok_or_else(corrupt)?;
     if !reader.is_empty() {
         return Err(DiskError::corrupt(&state_path, "bytes after the state"));
     }

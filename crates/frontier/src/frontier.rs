@@ -462,7 +462,7 @@ impl Frontier {
             .collect();
         let mut queues = self.lock_queues();
         for entry in entries {
-            let journal::Entry::Admit { depth, url } = *entry else {
+            let journal::Entry::Admit { depth, from, url } = *entry else {
                 continue;
             };
             // Canonical when written; if this version spells it otherwise, it is still the
@@ -476,7 +476,7 @@ impl Frontier {
             match done.remove(url) {
                 Some(fate) => queues.count_replayed(fate),
                 None => {
-                    queues.push(canonical, depth, now)?;
+                    queues.push_from(canonical, from, depth, now)?;
                 }
             }
         }
@@ -509,10 +509,11 @@ impl Frontier {
     pub fn push(&self, url: &str, depth: u32, now: Instant) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
         let verdict = self.admission.admit_str(url, depth)?;
-        self.queue(verdict, depth, now)
+        self.queue(verdict, None, depth, now)
     }
 
-    /// Admits a link found on page `base` (resolved against it) and queues it if new.
+    /// Admits a link found on page `base` (resolved against it) and queues it if new, with
+    /// the page as its [referrer](Lease::referrer).
     ///
     /// # Errors
     ///
@@ -541,7 +542,8 @@ impl Frontier {
     }
 
     /// [`push_link`](Self::push_link) for a page whose links resolve against another URL
-    /// (its `<base href>`): see [`Admission::admit_link_on`].
+    /// (its `<base href>`): see [`Admission::admit_link_on`]. The lease of the link names
+    /// `page` as its [referrer](Lease::referrer).
     ///
     /// # Errors
     ///
@@ -558,7 +560,9 @@ impl Frontier {
     /// let base = frontier::Url::parse("https://example.com/").unwrap();
     /// assert_eq!(frontier.push_link_on(&page, &base, "b.html", 1, now)?, Push::Queued);
     /// assert_eq!(frontier.push("https://example.com/b.html", 0, now)?, Push::Seen);
-    /// # Ok::<(), frontier::FrontierError>(())
+    /// let frontier::Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.referrer(), Some("https://example.com/docs/a.html"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push_link_on(
         &self,
@@ -570,7 +574,7 @@ impl Frontier {
     ) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
         let verdict = self.admission.admit_link_on(page, base, href, depth)?;
-        self.queue(verdict, depth, now)
+        self.queue(verdict, Some(page.as_str()), depth, now)
     }
 
     /// Admits a URL already in canonical form and queues it if new: the cheapest push, for
@@ -596,15 +600,56 @@ impl Frontier {
         depth: u32,
         now: Instant,
     ) -> Result<Push, FrontierError> {
-        let _gate = self.read_gate();
-        let verdict = self.admission.admit(url, depth)?;
-        self.queue(verdict, depth, now)
+        self.push_canonical_from(url, None, depth, now)
     }
 
-    /// Queues a new URL; the gate must be held from its admission on.
-    fn queue(&self, verdict: Verdict, depth: u32, now: Instant) -> Result<Push, FrontierError> {
+    /// [`push_canonical`](Self::push_canonical) with the URL that led to it, for what is
+    /// not a link on a page: the URL whose redirect points here, the sitemap that lists it.
+    /// `None` for a seed.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, Frontier, Pop, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// let target = Canonicalizer::new().canonicalize("https://www.example.com/")?;
+    /// let pushed = frontier.push_canonical_from(target, Some("https://example.com/"), 0, now)?;
+    /// assert_eq!(pushed, Push::Queued);
+    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.referrer(), Some("https://example.com/"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn push_canonical_from(
+        &self,
+        url: Canonical,
+        referrer: Option<&str>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit(url, depth)?;
+        self.queue(verdict, referrer, depth, now)
+    }
+
+    /// Queues a new URL, found on page `from`; the gate must be held from its admission on.
+    fn queue(
+        &self,
+        verdict: Verdict,
+        from: Option<&str>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
         Ok(match verdict {
-            Verdict::New(url) => match self.journaled(&url, depth).push(url, depth, now)? {
+            Verdict::New(url) => match self
+                .journaled(&url, from, depth)
+                .push_from(url, from, depth, now)?
+            {
                 Pushed::Queued => Push::Queued,
                 Pushed::HostGivenUp => Push::HostGivenUp,
             },
@@ -964,10 +1009,16 @@ impl Frontier {
     }
 
     /// The queues, locked, with a new URL's admission journaled first.
-    fn journaled(&self, url: &Canonical, depth: u32) -> MutexGuard<'_, HostQueues> {
+    fn journaled(
+        &self,
+        url: &Canonical,
+        from: Option<&str>,
+        depth: u32,
+    ) -> MutexGuard<'_, HostQueues> {
         if let Some(journal) = &self.journal {
             journal.append(journal::Entry::Admit {
                 depth,
+                from,
                 url: url.as_str(),
             });
         }

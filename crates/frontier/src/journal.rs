@@ -3,8 +3,10 @@
 //!
 //! # What it holds
 //!
-//! One entry per URL admitted (its depth and canonical text) and one per URL done with (its
-//! fate: succeeded, failed, exhausted, dropped with its host). Retries, crawl delays and
+//! One entry per URL admitted (its depth, the page whose link led to it when there is one,
+//! and its canonical text) and one per URL done with (its fate: succeeded, failed,
+//! exhausted, dropped with its host). Admissions journaled by versions before referrers
+//! replay with their referrer unknown. Retries, crawl delays and
 //! back-offs are not journaled: after a crash a retried URL is tried again with the attempt
 //! count of the checkpoint, and hosts start with the politeness state the checkpoint held.
 //!
@@ -37,7 +39,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use crate::codec::{Reader, le_u32, put_varint};
+use crate::codec::{Reader, le_u32, put_bytes, put_varint};
 use crate::queues::Fate;
 use crate::{DiskError, DiskErrorKind};
 
@@ -50,8 +52,11 @@ const BATCH_HEADER: usize = 12;
 /// The largest payload: a kind, a depth and a URL far longer than any canonical URL admitted.
 const MAX_PAYLOAD: usize = 1 << 20;
 
+/// An admission without a referrer: a seed, or an entry of a version before referrers.
 const ADMIT: u8 = 1;
 const DONE: u8 = 2;
+/// An admission with the page whose link led to the URL.
+const ADMIT_FROM: u8 = 3;
 
 /// The journal file of checkpoint generation `generation`.
 pub(crate) fn file_name(generation: u64) -> String {
@@ -69,8 +74,12 @@ pub(crate) fn parse_name(name: &str) -> Option<u64> {
 /// One journal entry, borrowing its URL from the file's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entry<'a> {
-    /// A URL admitted as new, at this depth.
-    Admit { depth: u32, url: &'a str },
+    /// A URL admitted as new, at this depth, found on page `from` if known.
+    Admit {
+        depth: u32,
+        from: Option<&'a str>,
+        url: &'a str,
+    },
     /// A URL done with, whatever became of it.
     Done { fate: Fate, url: &'a str },
 }
@@ -267,9 +276,12 @@ fn encode(entry: Entry<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
     match entry {
-        Entry::Admit { depth, url } => {
-            out.push(ADMIT);
+        Entry::Admit { depth, from, url } => {
+            out.push(if from.is_some() { ADMIT_FROM } else { ADMIT });
             put_varint(out, depth.into());
+            if let Some(from) = from {
+                put_bytes(out, from.as_bytes());
+            }
             out.extend_from_slice(url.as_bytes());
         }
         Entry::Done { fate, url } => {
@@ -308,11 +320,15 @@ fn fate_of(code: u8) -> Option<Fate> {
 fn decode(payload: &[u8]) -> Option<Entry<'_>> {
     let (&kind, rest) = payload.split_first()?;
     match kind {
-        ADMIT => {
+        ADMIT | ADMIT_FROM => {
             let mut reader = Reader::new(rest);
             let depth = u32::try_from(reader.varint()?).ok()?;
+            let from = match kind {
+                ADMIT_FROM => Some(reader.str()?),
+                _ => None,
+            };
             let url = std::str::from_utf8(reader.take(reader.remaining())?).ok()?;
-            Some(Entry::Admit { depth, url })
+            Some(Entry::Admit { depth, from, url })
         }
         DONE => {
             let (&code, url) = rest.split_first()?;
@@ -464,6 +480,7 @@ mod tests {
     const ENTRIES: [Entry<'static>; 3] = [
         Entry::Admit {
             depth: 3,
+            from: None,
             url: "http://a.example/x",
         },
         Entry::Done {
@@ -471,8 +488,9 @@ mod tests {
             url: "http://a.example/x",
         },
         Entry::Admit {
-            depth: 0,
-            url: "https://b.example/",
+            depth: 1,
+            from: Some("https://b.example/"),
+            url: "https://b.example/c",
         },
     ];
 
@@ -560,6 +578,31 @@ mod tests {
         journal.rotate(4);
         journal.put_back(old);
         assert!(journal.take().is_empty());
+    }
+
+    /// Journals written before admissions carried referrers still replay: their entries
+    /// (kind 1: depth, then the URL) read as admissions whose referrer is unknown.
+    #[test]
+    fn an_admission_without_a_referrer_reads_as_older_versions_wrote_it() {
+        let mut payload = vec![ADMIT];
+        put_varint(&mut payload, 7);
+        payload.extend_from_slice(b"http://a.example/old");
+        let mut batch = vec![0; HEADER];
+        batch.extend_from_slice(&payload);
+        batch[..4].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        batch[4..8].copy_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
+        let file = frame(&batch);
+        let (entries, _) = read(Path::new("j"), &file).unwrap();
+        let old = Entry::Admit {
+            depth: 7,
+            from: None,
+            url: "http://a.example/old",
+        };
+        assert_eq!(entries, [old]);
+        // And this version writes a seed's admission the same way.
+        let mut again = Vec::new();
+        encode(old, &mut again);
+        assert_eq!(again, batch);
     }
 
     #[test]

@@ -14,12 +14,13 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::hash::BuildHasher;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::{Canonical, DiskError};
 pub(crate) use host::Entry;
-use host::HostState;
+use host::{HostState, Referrers};
 pub use lease::{Completion, Fate, ForeignLease, Lease, Outcome};
 pub use politeness::{
     HostPolicy, HostPoliteness, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind,
@@ -96,8 +97,11 @@ const SWEEP_SLACK: usize = 64;
 /// entries outnumber live ones.
 ///
 /// A queued URL in memory takes 16 bytes in its host's queue (a pointer, depth and
-/// attempts), up to twice that with the queue's growth slack, plus its parsed form (88
-/// bytes) and its text on the heap: a million URLs of 60 characters take about 200 MB.
+/// attempts), up to twice that with the queue's growth slack, plus its parsed form and the
+/// pointer to its referrer (104 bytes) and its text on the heap: a million URLs of 60
+/// characters take about 215 MB. A referrer's text is shared by the links of its page
+/// pushed in a row ([`push_from`](Self::push_from)), so it adds about 8 bytes per URL for
+/// a page with 10 new links, and 80 for a page with one.
 /// Queues made
 /// [`with_spill`](Self::with_spill) bound that: beyond a memory budget, URLs move to
 /// append-only segment files on disk, and come back in order when their host's turn comes
@@ -169,6 +173,8 @@ pub struct HostQueues {
     done: HashMap<u64, (Fate, Box<str>)>,
     /// The key of `done`'s hash, random: pages cannot make their URLs collide with these.
     done_keys: std::collections::hash_map::RandomState,
+    /// The referrers of the URLs pushed lately, shared by the links of one page.
+    referrers: Referrers,
 }
 
 /// A lease in flight as a checkpoint records it: its URL goes back in its host's queue when
@@ -177,6 +183,8 @@ pub struct HostQueues {
 struct InFlight {
     host: u32,
     url: Box<str>,
+    /// The page whose link led to the URL, if known.
+    from: Option<Arc<str>>,
     depth: u32,
     attempts: u32,
 }
@@ -360,6 +368,7 @@ impl HostQueues {
             stats: QueueStats::default(),
             done: HashMap::new(),
             done_keys: std::collections::hash_map::RandomState::new(),
+            referrers: Referrers::default(),
         }
     }
 
@@ -440,10 +449,45 @@ impl HostQueues {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn push(&mut self, url: Canonical, depth: u32, now: Instant) -> Result<Pushed, DiskError> {
+        self.push_from(url, None, depth, now)
+    }
+
+    /// [`push`](Self::push) with the page whose link led to the URL (`None` for a seed), to
+    /// be handed back by [`Lease::referrer`] when the URL is leased: the record of a broken
+    /// link names the page that has it. The links of one page pushed in a row share one
+    /// copy of its URL, so a queued URL pays 16 bytes for its referrer.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// let link = canon.canonicalize("https://example.com/missing")?;
+    /// queues.push_from(link, Some("https://example.com/"), 1, now)?;
+    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.referrer(), Some("https://example.com/"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn push_from(
+        &mut self,
+        url: Canonical,
+        referrer: Option<&str>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Pushed, DiskError> {
         let h = self.intern(url.host_key());
         self.stats.pushed += 1;
         let given_up = self.hosts[h as usize].given_up;
-        self.enqueue(h, Entry::new(url, depth, 1), now);
+        let from = referrer.map(|from| self.referrers.share(from));
+        self.enqueue(h, Entry::new(url, from, depth, 1), now);
         self.evict_if_over_budget()?;
         Ok(if given_up {
             Pushed::HostGivenUp
@@ -683,7 +727,7 @@ impl HostQueues {
                 } else {
                     self.stats.retries += 1;
                     let attempts = lease.attempts + 1;
-                    let entry = Entry::new(lease.url, lease.depth, attempts);
+                    let entry = Entry::new(lease.url, lease.from, lease.depth, attempts);
                     self.enqueue(h, entry, now);
                     Fate::Retried { attempts }
                 }
@@ -844,7 +888,7 @@ impl HostQueues {
         if host.queue.is_empty() {
             self.stats.hosts_queued += 1;
         }
-        let entry = Entry::new(lease.url, lease.depth, lease.attempts);
+        let entry = Entry::new(lease.url, lease.from, lease.depth, lease.attempts);
         self.memory += entry.bytes();
         host.queue.push_front(entry);
         self.stats.queued += 1;
@@ -925,7 +969,14 @@ impl HostQueues {
                 self.refill(h, now)?;
                 continue;
             }
-            let url = host.queue.front.front().expect("not empty").url.as_str();
+            let url = host
+                .queue
+                .front
+                .front()
+                .expect("not empty")
+                .item
+                .url
+                .as_str();
             let key = self.done_keys.hash_one(url);
             let Some((fate, _)) = self.done.remove(&key) else {
                 return Ok(true);
@@ -970,17 +1021,20 @@ impl HostQueues {
         let id = self.stats.leases;
         self.stats.leases += 1;
         self.schedule(h, now);
+        let host::Item { url, from } = *entry.item;
         self.leased.insert(
             id,
             InFlight {
                 host: h,
-                url: entry.url.as_str().into(),
+                url: url.as_str().into(),
+                from: from.clone(),
                 depth: entry.depth,
                 attempts: entry.attempts,
             },
         );
         let lease = Lease {
-            url: *entry.url,
+            url,
+            from,
             depth: entry.depth,
             attempts: entry.attempts,
             id,

@@ -2,6 +2,7 @@
 //! the frontier made of it ([`Completion`]).
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::Canonical;
@@ -32,6 +33,8 @@ use crate::Canonical;
 #[must_use = "a lease holds one of its host's connections until it is completed"]
 pub struct Lease {
     pub(super) url: Canonical,
+    /// The page whose link led to the URL: see [`Lease::referrer`].
+    pub(super) from: Option<Arc<str>>,
     pub(super) depth: u32,
     pub(super) attempts: u32,
     pub(super) id: u64,
@@ -64,6 +67,29 @@ impl Lease {
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
+    }
+
+    /// The page whose link led to the URL, as pushed
+    /// ([`HostQueues::push_from`](crate::HostQueues::push_from)): what a crawler's record of
+    /// a broken link names, so that the link can be fixed where it is. `None` for a seed, a
+    /// URL pushed without one, or one queued by a version of this crate that did not keep
+    /// it (restored from its checkpoint or journal).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # let mut queues = HostQueues::new(Politeness::default());
+    /// # let now = Instant::now();
+    /// let canon = Canonicalizer::new();
+    /// queues.push(canon.canonicalize("https://example.com/")?, 0, now)?;
+    /// let Pop::Lease(seed) = queues.pop(now)? else { unreachable!() };
+    /// assert_eq!(seed.referrer(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn referrer(&self) -> Option<&str> {
+        self.from.as_deref()
     }
 
     /// Links followed from a seed to reach the URL, as pushed.

@@ -1,5 +1,6 @@
 //! The queues' part of a checkpoint: every host's state and queued URLs (the ones on disk as
-//! links into the spill segments), the leases in flight, and the counters.
+//! links into the spill segments), the leases in flight, and the counters. Each URL carries
+//! its referrer as spill runs write it (see `spill.rs`), since state version 2.
 //!
 //! Instants are not portable across processes, so a host's next-allowed instant is stored
 //! as the time left from the checkpoint's `now`, and restored relative to the `now` of
@@ -8,7 +9,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::host::{HostQueue, HostState, Spilled, encode_parts};
+use super::host::{HostQueue, HostState, Spilled, encode_from, encode_parts};
 use super::spill::{RunRef, SpillSettings, SpillStore};
 use super::{Entry, HostQueues, Politeness, QueueStats, Spill, later};
 use crate::codec::{Reader, put_bytes, put_varint};
@@ -53,18 +54,23 @@ impl HostQueues {
         let mut leased: Vec<_> = self.leased.iter().collect();
         leased.sort_unstable_by_key(|&(&id, _)| id);
         put_varint(out, leased.len() as u64);
+        let mut previous = None;
         for (_, lease) in leased {
             put_varint(out, lease.host.into());
             encode_parts(out, &lease.url, lease.depth, lease.attempts);
+            encode_from(out, lease.from.as_ref(), &mut previous);
         }
     }
 
     /// Rebuilds queues from [`encode`](Self::encode)'s bytes at `now`, with the leases that
     /// were in flight queued again at the front of their hosts, as if abandoned. `spill` holds
     /// the checkpoint's segments already; it is required when any host has URLs on disk.
-    /// `None` when the bytes do not decode.
+    /// `referrers`: whether entries carry their referrers (not in checkpoints of versions
+    /// before them, whose URLs come back with their referrer unknown). `None` when the bytes
+    /// do not decode.
     pub(crate) fn decode(
         reader: &mut Reader<'_>,
+        referrers: bool,
         politeness: Politeness,
         spill: Option<(SpillSettings, SpillStore)>,
         now: Instant,
@@ -94,7 +100,7 @@ impl HostQueues {
                 0 => None,
                 wait => Some(later(now, Duration::from_millis(wait - 1))),
             };
-            let front = decode_entries(reader, name)?;
+            let front = decode_entries(reader, name, referrers)?;
             let spilled = match reader.varint()? {
                 0 => None,
                 1 => {
@@ -102,7 +108,7 @@ impl HostQueues {
                     let last = decode_run(reader)?;
                     let runs = reader.varint()?;
                     let urls = reader.varint()?;
-                    let back = decode_entries(reader, name)?;
+                    let back = decode_entries(reader, name, referrers)?;
                     let within = |run| spill.as_ref().is_some_and(|(_, store)| store.holds(run));
                     if runs == 0 || urls < runs || !within(first) || !within(last) {
                         return None;
@@ -150,10 +156,12 @@ impl HostQueues {
         stats.hosts = hosts;
         let in_flight = reader.varint()?;
         let mut requeued: Vec<(u32, Entry)> = Vec::new();
+        let mut previous = None;
         for _ in 0..in_flight {
             let h = reader.u32()?;
             let name = names.get(h as usize)?;
-            let entry = Entry::decode(reader, Some(name))?;
+            let previous = referrers.then_some(&mut previous);
+            let entry = Entry::decode(reader, Some(name), previous)?;
             requeued.push((h, entry));
         }
         // Newest first to the front, so the oldest lease's URL ends up first in line.
@@ -200,18 +208,22 @@ fn counters(s: &mut QueueStats) -> [&mut u64; 10] {
 
 fn encode_entries(out: &mut Vec<u8>, entries: &VecDeque<Entry>) {
     put_varint(out, entries.len() as u64);
+    let mut previous = None;
     for entry in entries {
-        entry.encode(out);
+        entry.encode(out, &mut previous);
     }
 }
 
-/// Entries of the host named `host`: an entry of another host is corruption.
-fn decode_entries(reader: &mut Reader<'_>, host: &str) -> Option<VecDeque<Entry>> {
+/// Entries of the host named `host`: an entry of another host is corruption. `referrers`:
+/// whether they carry their referrers.
+fn decode_entries(reader: &mut Reader<'_>, host: &str, referrers: bool) -> Option<VecDeque<Entry>> {
     let n = reader.varint()?;
     // No capacity from the count: a damaged count must not allocate before it fails.
     let mut entries = VecDeque::new();
+    let mut previous = None;
     for _ in 0..n {
-        let entry = Entry::decode(reader, Some(host))?;
+        let previous = referrers.then_some(&mut previous);
+        let entry = Entry::decode(reader, Some(host), previous)?;
         entries.push_back(entry);
     }
     Some(entries)

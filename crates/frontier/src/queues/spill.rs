@@ -22,7 +22,12 @@
 //! | 4 | CRC-32C of the 12 bytes above |
 //! | 16 | link to the host's next run: segment, size, offset (LE), zero until known |
 //! | 4 | CRC-32C of the link |
-//! | .. | body: per URL, varint length, text, varint depth, varint attempts |
+//! | .. | body: per URL, varint length, text, varint depth, varint attempts, referrer |
+//!
+//! The URL count's top bit says that entries carry a referrer (the page whose link led to
+//! the URL): a varint tag, 0 for none, 1 for the same as the entry before in the run, 2
+//! followed by its length-prefixed text. Runs of versions before referrers lack the bit
+//! and the field, and read as URLs whose referrer is unknown.
 //!
 //! A run appended behind a host's last run is linked by rewriting the last run's link in
 //! place: the only write that is not an append. Runs that go *in front* of a host's runs
@@ -42,6 +47,9 @@ use crate::{DiskError, DiskErrorKind};
 pub(super) const RUN_HEADER: usize = 36;
 /// The most URLs in one run: what one refill of a host brings back into memory.
 pub(super) const RUN_URLS: usize = 64;
+/// Set in a run's URL count when its entries carry their referrers, as runs have since
+/// records gained `from`; a count without it is of an older version's run.
+const WITH_REFERRERS: u32 = 1 << 31;
 /// Staged bytes are written once this many have gathered.
 const WRITE_CHUNK: usize = 1 << 20;
 /// The file name suffix of segment files.
@@ -342,8 +350,9 @@ impl SpillStore {
         let start = self.pending.len();
         self.pending.extend_from_slice(&[0; RUN_HEADER]);
         let mut count = 0u32;
+        let mut previous = None;
         for entry in entries {
-            entry.encode(&mut self.pending);
+            entry.encode(&mut self.pending, &mut previous);
             count += 1;
         }
         let body_len = self.pending.len() - start - RUN_HEADER;
@@ -356,7 +365,7 @@ impl SpillStore {
         let body_crc = crc32c::crc32c(&self.pending[start + RUN_HEADER..]);
         let header = &mut self.pending[start..start + RUN_HEADER];
         header[..4].copy_from_slice(&(body_len as u32).to_le_bytes());
-        header[4..8].copy_from_slice(&count.to_le_bytes());
+        header[4..8].copy_from_slice(&(count | WITH_REFERRERS).to_le_bytes());
         header[8..12].copy_from_slice(&body_crc.to_le_bytes());
         let header_crc = crc32c::crc32c(&header[..12]);
         header[12..16].copy_from_slice(&header_crc.to_le_bytes());
@@ -486,10 +495,15 @@ impl SpillStore {
             return Err(DiskError::corrupt(path, "run body checksum mismatch"));
         }
         let count = le_u32(bytes, 4);
+        // Runs written before entries carried referrers (a checkpoint of an older version)
+        // read as URLs whose referrer is unknown.
+        let mut previous = None;
+        let mut with_referrers = (count & WITH_REFERRERS != 0).then_some(&mut previous);
+        let count = count & !WITH_REFERRERS;
         let mut reader = Reader::new(body);
         let before = out.len();
         for _ in 0..count {
-            match Entry::decode(&mut reader, None) {
+            match Entry::decode(&mut reader, None, with_referrers.as_deref_mut()) {
                 Some(entry) => out.push(entry),
                 None => {
                     out.truncate(before);
