@@ -89,6 +89,22 @@ fn two_processes_fetch_every_page_once_between_them() {
     assert_eq!(union, site.web.expected_pages());
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "recorded twice: {twice:?}");
+    // Each record names the page that led to it, whichever process fetched that page; a
+    // seed names none.
+    let roots = site.web.roots();
+    for out in &outs {
+        for line in std::fs::read_to_string(out).unwrap().lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let url = record["url"].as_str().unwrap();
+            let from = &record["from"];
+            if roots.iter().any(|r| r == url) {
+                assert!(from.is_null(), "{url}: from {from}");
+            } else {
+                let from = from.as_str().unwrap_or_else(|| panic!("{url} has no from"));
+                assert!(union.contains(from), "{url}: from {from}, not crawled");
+            }
+        }
+    }
     for host in 0..3 {
         let pages = site
             .web

@@ -112,8 +112,7 @@ impl Lease {
     pub(crate) fn referrer(&self) -> Option<&str> {
         match self {
             Lease::Local(lease) => lease.referrer(),
-            // The shared frontier does not carry referrers yet: its records say null.
-            Lease::Shared(_) => None,
+            Lease::Shared(lease) => lease.referrer(),
         }
     }
 
@@ -195,8 +194,7 @@ impl Backend {
                     .frontier
                     .push_canonical_from(url, from, depth, now())?)
             }
-            // The shared frontier does not carry referrers yet: `from` is dropped.
-            Backend::Shared(shared) => match shared.push_canonical(url, depth).await {
+            Backend::Shared(shared) => match shared.push_canonical(url, from, depth).await {
                 Ok(true) => Ok(Push::Queued),
                 Ok(false) => Ok(Push::Seen),
                 Err(err) => Err(shared_error(err)),

@@ -55,6 +55,7 @@ const LEASE_BATCH: usize = 16;
 #[must_use = "a lease holds one of its host's connections until it is completed"]
 pub struct Lease {
     url: Canonical,
+    referrer: Option<String>,
     depth: u32,
     attempts: u32,
     given_up: bool,
@@ -72,6 +73,18 @@ impl Lease {
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
+    }
+
+    /// The page whose link led here (or the redirect, or the sitemap), when known: `None`
+    /// for a seed.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: shared::Lease) { println!("{:?}", lease.referrer()); }
+    /// ```
+    pub fn referrer(&self) -> Option<&str> {
+        self.referrer.as_deref()
     }
 
     /// Links followed from a seed to reach the URL.
@@ -201,6 +214,8 @@ struct Link {
     host: String,
     depth: u32,
     url: Canonical,
+    /// The page whose link this is, shared by its links; `None` for a seed.
+    from: Option<Arc<str>>,
 }
 
 /// A crawl's frontier shared by several processes through Redis: the seen-test, the host
@@ -374,7 +389,7 @@ impl SharedFrontier {
     pub async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<u64, Error> {
         let links = seeds
             .into_iter()
-            .map(|seed| self.inner.link(seed, 0))
+            .map(|seed| self.inner.link(seed, 0, None))
             .collect::<Vec<_>>();
         self.inner.set_policies(&links).await?;
         self.inner.admit(links).await
@@ -406,12 +421,17 @@ impl SharedFrontier {
     /// let new = frontier.push_canonical(url, 1).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn push_canonical(&self, url: Canonical, depth: u32) -> Result<bool, Error> {
+    pub async fn push_canonical(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        depth: u32,
+    ) -> Result<bool, Error> {
         if let Err(reason) = self.inner.scope.check(&url, depth) {
             self.inner.count_drop(reason.reason());
             return Ok(false);
         }
-        let link = vec![self.inner.link(url, depth)];
+        let link = vec![self.inner.link(url, depth, from.map(Arc::from))];
         self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)
     }
@@ -437,6 +457,7 @@ impl SharedFrontier {
         depth: u32,
     ) -> Result<(), Error> {
         let inner = &self.inner;
+        let from: Arc<str> = Arc::from(page.as_str());
         let mut links = Vec::with_capacity(hrefs.len());
         for href in hrefs {
             let url = match inner.canon.canonicalize_relative(base, href) {
@@ -460,7 +481,7 @@ impl SharedFrontier {
                 inner.counts.seen.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            links.push(inner.link(url, depth));
+            links.push(inner.link(url, depth, Some(Arc::clone(&from))));
         }
         if let Err(err) = inner.set_policies(&links).await {
             inner.forget(&links);
@@ -851,7 +872,7 @@ impl Inner {
         (sip.finish() % u64::from(self.buckets)) as u32
     }
 
-    fn link(&self, url: Canonical, depth: u32) -> Link {
+    fn link(&self, url: Canonical, depth: u32, from: Option<Arc<str>>) -> Link {
         let mut sip = SipHasher13::new_with_key(&self.sip_key);
         sip.write(url.as_str().as_bytes());
         let h = sip.finish128().as_u128();
@@ -864,6 +885,7 @@ impl Inner {
             host,
             depth,
             url,
+            from,
         }
     }
 
@@ -1124,12 +1146,13 @@ impl Inner {
             let token = u64::try_from(int(&group[0])?).map_err(|_| bad())?;
             let entry = text(&group[2])?;
             let given_up = int(&group[3])? == 1;
-            let mut parts = entry.splitn(3, ' ');
+            let mut parts = entry.splitn(4, ' ');
             let (Some(attempts), Some(depth), Some(url)) =
                 (parts.next(), parts.next(), parts.next())
             else {
                 return Err(bad());
             };
+            let referrer = parts.next().map(str::to_owned);
             let attempts: u32 = attempts.parse().map_err(|_| bad())?;
             let depth: u32 = depth.parse().map_err(|_| bad())?;
             // Canonical already when pushed: parsing again gives it back as it was.
@@ -1139,6 +1162,7 @@ impl Inner {
             };
             leases.push(Lease {
                 url,
+                referrer,
                 depth,
                 attempts: attempts + 1,
                 given_up,
@@ -1263,7 +1287,8 @@ impl Link {
             .arg(self.hashes[2])
             .arg(&self.host)
             .arg(self.depth)
-            .arg(self.url.as_str());
+            .arg(self.url.as_str())
+            .arg(self.from.as_deref().unwrap_or(""));
     }
 }
 

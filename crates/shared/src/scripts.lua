@@ -8,8 +8,9 @@
 --   active: leases out; next: ms before which no lease starts; delay: the host's own delay
 --   in ms (-1: the crawl's); errs: errors in a row; since: ms of the first of them; gaveup: 1
 --   once the host is given up; conns: the host's own connection limit (-1: the crawl's).
--- Queue entry: "attempts depth url" (attempts made before, 0 for a new URL).
--- Lease: "host attempts depth url" in the `leases` hash under its token; its deadline in `due`.
+-- Queue entry: "attempts depth url[ from]" (attempts made before, 0 for a new URL; from: the
+-- page whose link led here, when known). URLs are canonical: they hold no space.
+-- Lease: "host " and the entry, in the `leases` hash under its token; its deadline in `due`.
 
 local tag = ARGV[1]
 local t = redis.call('TIME')
@@ -182,8 +183,8 @@ local function queue_len(host)
   return redis.call('LLEN', queue_key(host)) + (list and #list or 0)
 end
 
--- Admits the links of ARGV[i .. i + 6 * n - 1], groups of six (h1 h2 h3 host depth url).
--- Returns how many were new.
+-- Admits the links of ARGV[i .. i + 7 * n - 1], groups of seven (h1 h2 h3 host depth url
+-- from; from is empty when unknown). Returns how many were new.
 local function admit_links(seen, hosts, sizing, i, n)
   if not seen_state then seen_state = load_seen(seen) end
   local new = 0
@@ -191,11 +192,13 @@ local function admit_links(seen, hosts, sizing, i, n)
     local h1, h2, h3 = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
     local host = ARGV[i + 3]
     if test_and_set(seen, sizing, h1, h2, h3) then
-      push(host, '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5])
+      local entry = '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5]
+      if ARGV[i + 6] ~= '' then entry = entry .. ' ' .. ARGV[i + 6] end
+      push(host, entry)
       get_host(hosts, host)
       new = new + 1
     end
-    i = i + 6
+    i = i + 7
   end
   if new > 0 then
     count('queued', new)

@@ -97,7 +97,7 @@ return answer
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
 /// times in ms), then entries: token (`-` for links alone), outcome (0 success, 1 skipped,
 /// 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for none), the number of
-/// links, and the links in groups of six (h1 h2 h3 host depth url). Answers four numbers per
+/// links, and the links in groups of seven (h1 h2 h3 host depth url from). Answers four numbers per
 /// entry: fate (-2 for links alone; -1 when the lease is not held: it expired and went back
 /// to the crawl), next attempt, URLs waiting on a host given up now (-1 for none), new links;
 /// then the bucket's view.
@@ -114,7 +114,7 @@ do
   local i = 14
   while i + 3 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 4 + 6 * tonumber(ARGV[i + 3])
+    i = i + 4 + 7 * tonumber(ARGV[i + 3])
   end
 end
 local held = {}
@@ -190,7 +190,7 @@ while i + 3 <= #ARGV do
   i = i + 4
   -- The page's links first: they are new whatever became of its lease.
   local new = admit_links(seen, hosts, sizing, i, n)
-  i = i + 6 * n
+  i = i + 7 * n
   local fate, next_attempt, given_up = -2, 0, -1
   if token ~= '-' then
     fate, next_attempt, given_up = complete_one(token, outcome, retry_after)
