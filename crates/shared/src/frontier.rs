@@ -33,10 +33,14 @@ const REPOLL: Duration = Duration::from_millis(50);
 
 /// The same for a bucket that had no work when last heard of: only another process's links
 /// can give it some, and most buckets of a small crawl stay empty.
-const REPOLL_EMPTY: Duration = Duration::from_millis(500);
+const REPOLL_EMPTY: Duration = Duration::from_millis(200);
 
 /// The most leases one script hands out.
 const LEASE_BATCH: usize = 16;
+
+/// The fewest leases a script is asked for: a few more than the workers waiting save the
+/// next ones a round trip, and hold little from other processes.
+const LEASE_MIN: usize = 4;
 
 /// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
 /// deadline passes (then it goes back to the crawl for any process).
@@ -207,6 +211,15 @@ struct Batch {
     flushing: bool,
 }
 
+/// Uncounts a worker asking for a lease, however its asking ends.
+struct Asking<'a>(&'a AtomicUsize);
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A link on its way to Redis: its hashes, host and entry.
 struct Link {
     bucket: u32,
@@ -258,6 +271,8 @@ struct Inner {
     politeness: Politeness,
     lease_time: Duration,
     views: Mutex<Vec<View>>,
+    /// Workers asking for a lease now.
+    asking: AtomicUsize,
     /// Leases handed out by Redis not yet taken by a worker.
     buffer: Mutex<VecDeque<Lease>>,
     /// One search for work at a time: the others wait for its leases.
@@ -354,6 +369,7 @@ impl SharedFrontier {
             politeness,
             lease_time,
             views: Mutex::new(views),
+            asking: AtomicUsize::new(0),
             buffer: Mutex::new(VecDeque::new()),
             search: tokio::sync::Mutex::new(()),
             cursor: AtomicUsize::new(0),
@@ -506,6 +522,10 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn next(&self) -> Result<Next, Error> {
         let inner = &self.inner;
+        // Counted while it asks: leases are taken for the workers waiting, no more, so that
+        // a process does not hold URLs other processes' idle workers could fetch.
+        inner.asking.fetch_add(1, Ordering::Relaxed);
+        let _asking = Asking(&inner.asking);
         loop {
             if let Some(lease) = inner.take_buffered() {
                 return Ok(Next::Lease(lease));
@@ -1095,7 +1115,18 @@ impl Inner {
             self.cursor.store(last as usize + 1, Ordering::Relaxed);
         }
         let asked = chosen.len();
-        let answers = join_all(chosen.into_iter().map(|b| self.lease_from(b))).await;
+        let buffered = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        let want = self
+            .asking
+            .load(Ordering::Relaxed)
+            .saturating_sub(buffered)
+            .max(1);
+        let each = want.div_ceil(asked.max(1)).clamp(LEASE_MIN, LEASE_BATCH);
+        let answers = join_all(chosen.into_iter().map(|b| self.lease_from(b, each))).await;
         let mut got = 0;
         for answer in answers {
             got += answer?;
@@ -1104,7 +1135,7 @@ impl Inner {
     }
 
     /// Leases from one bucket into the buffer.
-    async fn lease_from(&self, bucket: u32) -> Result<usize, Error> {
+    async fn lease_from(&self, bucket: u32, max: usize) -> Result<usize, Error> {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.lease.prepare_invoke();
         for key in ["ready", "hosts", "counts", "leases", "due"] {
@@ -1114,7 +1145,7 @@ impl Inner {
             .arg(&tag)
             .arg(self.politeness.connections_per_host())
             .arg(millis(self.politeness.delay()))
-            .arg(LEASE_BATCH)
+            .arg(max)
             .arg(millis(self.lease_time));
         let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
