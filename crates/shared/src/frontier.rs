@@ -427,14 +427,15 @@ impl SharedFrontier {
         self.inner.store.add_seeds(&[url.as_str().to_owned()]).await
     }
 
-    /// Pushes one URL already canonical and scoped; answers whether it was new.
+    /// Pushes one URL already canonical, which `from` (a redirect, a sitemap) led to, if
+    /// known; answers whether it was new.
     ///
     /// # Example
     ///
     /// ```no_run
     /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
-    /// let new = frontier.push_canonical(url, 1).await?;
+    /// let new = frontier.push_canonical(url, Some("https://example.com/"), 1).await?;
     /// # Ok(()) }
     /// ```
     pub async fn push_canonical(
