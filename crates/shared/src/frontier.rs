@@ -454,9 +454,10 @@ impl SharedFrontier {
     }
 
     /// Pushes the links found on `page` (resolved against `base`), `depth` links from a
-    /// seed. Links to other buckets are admitted now, one request per bucket; those of the
-    /// page's own bucket wait for its lease's completion, which admits them in the same
-    /// request, so that a page whose links stay on its site costs one round trip to complete.
+    /// seed. Links to other buckets are admitted now, a step of each bucket's next batch
+    /// script; those of the page's own bucket wait for its lease's completion, which admits
+    /// them in the same step, so that a page whose links stay on its site costs no round
+    /// trip of its own for them.
     ///
     /// # Example
     ///
@@ -567,7 +568,7 @@ impl SharedFrontier {
     }
 
     /// Completes a lease with its fetch's outcome, admitting the page's links of its own
-    /// bucket in the same request. `Ok(None)` when the lease was no longer held: it expired
+    /// bucket in the same step of the bucket's next batch script. `Ok(None)` when the lease was no longer held: it expired
     /// (this process stalled past its deadline) and went back to the crawl, where another
     /// process may have fetched it; its record is that process's to write.
     ///
@@ -910,8 +911,8 @@ impl Inner {
         }
     }
 
-    /// Admits links, one request per bucket (of at most [`MAX_BATCH`] links), all sent at
-    /// once. Answers how many were new.
+    /// Admits links: a step (of at most [`MAX_BATCH`] links) of each bucket's next batch,
+    /// all at once. Answers how many were new.
     async fn admit(self: &Arc<Self>, links: Vec<Link>) -> Result<u64, Error> {
         if links.is_empty() {
             return Ok(0);
