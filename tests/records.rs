@@ -115,6 +115,16 @@ fn records_carry_the_fetch_time_the_body_digest_and_last_modified() {
     let today = httpdate::fmt_http_date(before);
     let year: u32 = at[..4].parse().unwrap();
     assert!(today.contains(&format!(" {year} ")), "{at} is not {today}");
+
+    // `--digest false` leaves it out (and saves its cost) unless the content-seen test needs
+    // it; with the test on, the digest is computed for it but still left out of the record.
+    for extra in [
+        &["--digest", "false", "--content-seen", "false"][..],
+        &["--digest", "false"],
+    ] {
+        let crawl = crawl_with(&root, extra);
+        assert!(crawl.record(&root)["digest"].is_null(), "{extra:?}");
+    }
 }
 
 /// `from`: a broken link's record names the page that has it, a redirect's target the URL

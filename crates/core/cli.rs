@@ -194,6 +194,10 @@ pub(crate) struct Cli {
     /// [output.summary_json] Write the summary as JSON to this file at the end.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     summary_json: Option<PathBuf>,
+    /// [output.digest] Each record's digest (SHA-1 of the body); false saves its cost when
+    /// no WARC file or content-seen test needs it.
+    #[arg(long, value_name = "BOOL", help_heading = "Output")]
+    digest: Option<bool>,
     /// [output.status_interval] Time between two status lines.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Output")]
     status_interval: Option<Duration>,
@@ -307,6 +311,7 @@ impl Cli {
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.output.metrics, &self.metrics);
         set(&mut c.output.summary_json, &self.summary_json);
+        set(&mut c.output.digest, &self.digest);
         set(&mut c.state.checkpoint_interval, &self.checkpoint_interval);
         set(&mut c.state.shutdown_grace, &self.shutdown_grace);
         set(

@@ -234,6 +234,9 @@ pub(crate) struct Output {
     pub(crate) metrics: String,
     /// A JSON file of the summary, written at the end; empty for none.
     pub(crate) summary_json: PathBuf,
+    /// Each record's `digest` (SHA-1 of the body, base32): off saves its cost when no WARC
+    /// file or content-seen test needs it.
+    pub(crate) digest: bool,
 }
 
 /// `[state]`: checkpoints, for `--state-dir` and `--resume`.
@@ -429,6 +432,7 @@ impl Default for Output {
             status_interval: Duration::from_secs(10),
             metrics: String::new(),
             summary_json: PathBuf::new(),
+            digest: true,
         }
     }
 }

@@ -58,6 +58,9 @@ pub(crate) struct Crawler {
     hosts: Arc<HostRules>,
     /// Where responses go as WARC records, if anywhere.
     warc: Option<Warc>,
+    /// Whether bodies are digested: for the records (`output.digest`), the WARC file or the
+    /// content-seen test. SHA-1 is the largest cost a page adds after its fetch.
+    wants_digest: bool,
     robots: RobotsCache,
     sink: Sink,
     /// Woken when a lease completes: a host may have become ready, or links were pushed.
@@ -289,8 +292,11 @@ impl Crawler {
                 .inspect_err(|err| tracing::warn!("no content-seen test: {err}"))
                 .ok()
         });
+        let content = content.flatten();
+        let wants_digest = config.output.digest || warc.is_some() || content.is_some();
         Crawler {
-            content: content.flatten(),
+            wants_digest,
+            content,
             robots: RobotsCache::new(
                 &config.politeness.user_agent,
                 config.politeness.max_retry_after.min(UNREACHABLE_TTL),
@@ -638,15 +644,20 @@ impl Crawler {
                     .await;
             }
             Ok(fetched) => {
-                // Once per body, for the record, the WARC file and the content-seen test.
-                let digest = heavy(fetched.body.len(), || Digest::of(&fetched.body));
+                // Once per body, for the record, the WARC file and the content-seen test; not
+                // at all when none of them wants it (`output.digest` off, no WARC, no test).
+                let digest = self
+                    .wants_digest
+                    .then(|| heavy(fetched.body.len(), || Digest::of(&fetched.body)));
                 let outcome = match fetched.status {
                     429 | 500..=599 => Outcome::ErrorAnswer {
                         retry_after: fetched.retry_after,
                     },
                     _ => Outcome::Success,
                 };
-                if let (Some(warc), Some(headers)) = (&self.warc, &fetched.headers) {
+                if let (Some(warc), Some(headers), Some(digest)) =
+                    (&self.warc, &fetched.headers, digest)
+                {
                     let exchange = Exchange {
                         url: &url,
                         user_agent: &self.config.politeness.user_agent,
@@ -680,7 +691,7 @@ impl Crawler {
         depth: u32,
         url: &Url,
         fetched: &'a Fetched,
-        digest: Digest,
+        digest: Option<Digest>,
     ) -> Attempt<'a> {
         let mut result = Attempt {
             status: Some(fetched.status),
@@ -692,7 +703,10 @@ impl Crawler {
             redirect: None,
             canonical: None,
             last_modified: fetched.last_modified.as_deref(),
-            digest: Some(digest.text()),
+            digest: digest
+                .as_ref()
+                .filter(|_| self.config.output.digest)
+                .map(Digest::text),
             duplicate: false,
         };
         if (300..400).contains(&fetched.status)
@@ -723,7 +737,8 @@ impl Crawler {
         if ok
             && !fetched.body.is_empty()
             && let Some(content) = &self.content
-            && content.seen_before(&digest)
+            && let Some(digest) = &digest
+            && content.seen_before(digest)
         {
             result.duplicate = true;
             if !self.config.crawl.follow_duplicates {
