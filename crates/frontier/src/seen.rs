@@ -262,7 +262,9 @@ impl SeenSet {
     /// # Example
     ///
     /// ```
-    /// let seen = frontier::SeenSet::builder().initial_capacity(1_000).build()?;
+    /// // A fixed key: with a random one (the default), one of these runs in a few hundred
+    /// // would see a false positive and count 9,999 new URLs.
+    /// let seen = frontier::SeenSet::builder().initial_capacity(1_000).key([7; 16]).build()?;
     /// let canon = frontier::Canonicalizer::new();
     /// for i in 0..10_000 {
     ///     seen.insert(&canon.canonicalize(&format!("https://example.com/{i}")).unwrap())?;
