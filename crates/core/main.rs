@@ -519,11 +519,12 @@ async fn drive(
                     continue;
                 }
                 let queued = crawler.frontier().stats().queues.queued;
-                progress.println(&stopping_message(
-                    config.state.shutdown_grace,
-                    checkpoint.is_some(),
-                    queued,
-                ));
+                let kept = match (crawler.frontier(), checkpoint.is_some()) {
+                    (backend::Backend::Shared(_), _) => Kept::Redis,
+                    (_, true) => Kept::StateDir,
+                    (_, false) => Kept::Nowhere,
+                };
+                progress.println(&stopping_message(config.state.shutdown_grace, kept, queued));
                 shutdown.stop.cancel();
                 grace = Some(Box::pin(tokio::time::sleep(config.state.shutdown_grace)));
             }
@@ -617,15 +618,33 @@ impl Interrupts {
     }
 }
 
+/// Where the queued URLs are kept when a crawl stops.
+#[derive(Clone, Copy)]
+enum Kept {
+    /// In the state directory's checkpoint.
+    StateDir,
+    /// In Redis, with the shared crawl.
+    Redis,
+    /// Nowhere: they are lost.
+    Nowhere,
+}
+
 /// What Ctrl-C prints: how long fetches in flight have, and what becomes of the queued URLs,
-/// which only a state directory keeps.
-fn stopping_message(grace: std::time::Duration, has_state: bool, queued: u64) -> String {
+/// which only a state directory or a shared crawl keeps.
+fn stopping_message(grace: std::time::Duration, kept: Kept, queued: u64) -> String {
     let mut message = format!(
         "crawler: stopping; fetches in flight have {grace:?} to finish. Ctrl-C again to quit now."
     );
-    if has_state {
+    if let Kept::StateDir = kept {
         message.push_str(
             "\ncrawler: the queued URLs go into the checkpoint: --resume goes on with them.",
+        );
+    } else if let Kept::Redis = kept {
+        message.push_str(
+            "\ncrawler: the queued URLs stay in Redis with the shared crawl, and this \
+             process's leases go back to it (at once, or when their lease_time ends): the other \
+             processes go on with them, and so does a crawler started again with the same \
+             --redis.",
         );
     } else {
         message.push_str(&format!(
@@ -946,7 +965,7 @@ mod tests {
     #[test]
     fn ctrl_c_without_a_state_dir_says_the_queue_is_lost_and_how_to_keep_it() {
         let grace = std::time::Duration::from_secs(10);
-        let message = stopping_message(grace, false, 12_345);
+        let message = stopping_message(grace, Kept::Nowhere, 12_345);
         assert!(
             message.contains("12,345 queued URLs will be lost"),
             "{message}"
@@ -954,8 +973,11 @@ mod tests {
         assert!(message.contains("--state-dir DIR"), "{message}");
         assert!(message.contains("--resume"), "{message}");
         assert!(message.contains("Ctrl-C again to quit now"), "{message}");
-        let message = stopping_message(grace, true, 12_345);
+        let message = stopping_message(grace, Kept::StateDir, 12_345);
         assert!(!message.contains("lost"), "{message}");
+        let message = stopping_message(grace, Kept::Redis, 12_345);
+        assert!(!message.contains("lost"), "{message}");
+        assert!(message.contains("stay in Redis"), "{message}");
     }
 
     #[test]
