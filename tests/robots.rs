@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use testweb::{HostConfig, Robots, RobotsRules, SiteConfig};
 
-use crate::util::{Site, crawl_site};
+use crate::util::{Site, crawl_site, page_request_times};
 
 #[test]
 fn disallowed_urls_are_recorded_and_never_requested() {
@@ -118,14 +118,7 @@ fn crawl_delay_spaces_requests() {
         ..SiteConfig::default()
     });
     crawl_site(&site, &[]);
-    let mut times: Vec<_> = site
-        .web
-        .requests()
-        .iter()
-        .filter(|r| r.path != "/robots.txt")
-        .map(|r| r.at)
-        .collect();
-    times.sort();
+    let times = page_request_times(&site);
     assert_eq!(times.len(), 4);
     for pair in times.windows(2) {
         // Starts are 300 ms apart at the crawler; arrival jitter on loopback is far less than

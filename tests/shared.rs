@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use testweb::{HostConfig, SiteConfig};
 
 use crate::redis_server::RedisServer;
-use crate::util::{Site, fast, ms, urls_recorded, wait_or_kill};
+use crate::util::{Site, fast, ms, page_request_times, urls_recorded, wait_or_kill};
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
 fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
@@ -139,30 +139,7 @@ fn a_host_gets_its_delay_and_one_connection_across_processes() {
         .map(|i| tmp.path().join(format!("{i}.jsonl")))
         .collect();
     let polite = ["--delay", "150ms", "--connections-per-host", "1"];
-    let children: Vec<Child> = outs
-        .iter()
-        .map(|out| start(&redis.url(), &site.web.roots(), out, &polite))
-        .collect();
-    for child in children {
-        finish(child);
-    }
-    assert_eq!(
-        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
-        site.web.expected_pages()
-    );
-    assert_eq!(site.web.max_in_flight(0), 1, "one connection at a time");
-    let mut times: Vec<Instant> = site
-        .web
-        .requests()
-        .iter()
-        .filter(|r| r.path != "/robots.txt")
-        .map(|r| r.at)
-        .collect();
-    times.sort();
-    for pair in times.windows(2) {
-        // 150 ms between starts, whichever process; 50 ms of margin for loopback jitter.
-        assert!(pair[1] - pair[0] >= ms(100), "{:?}", pair[1] - pair[0]);
-    }
+    crawl_politely_in_two(&redis, &site, &outs, &polite);
 }
 
 #[test]
@@ -184,27 +161,27 @@ fn a_hosts_own_delay_and_connections_hold_across_processes() {
     let outs: Vec<PathBuf> = (0..2)
         .map(|i| tmp.path().join(format!("{i}.jsonl")))
         .collect();
+    crawl_politely_in_two(&redis, &site, &outs, &["--config", config]);
+}
+
+/// Runs two processes of one crawl of a one-host site with `extra` flags, and checks from
+/// the server's log that the host had one connection at a time and 150 ms between starts,
+/// whichever process fetched.
+fn crawl_politely_in_two(redis: &RedisServer, site: &Site, outs: &[PathBuf], extra: &[&str]) {
     let children: Vec<Child> = outs
         .iter()
-        .map(|out| start(&redis.url(), &site.web.roots(), out, &["--config", config]))
+        .map(|out| start(&redis.url(), &site.web.roots(), out, extra))
         .collect();
     for child in children {
         finish(child);
     }
     assert_eq!(
-        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
+        recorded(outs).keys().cloned().collect::<BTreeSet<_>>(),
         site.web.expected_pages()
     );
     assert_eq!(site.web.max_in_flight(0), 1, "one connection at a time");
-    let mut times: Vec<Instant> = site
-        .web
-        .requests()
-        .iter()
-        .filter(|r| r.path != "/robots.txt")
-        .map(|r| r.at)
-        .collect();
-    times.sort();
-    for pair in times.windows(2) {
+    for pair in page_request_times(site).windows(2) {
+        // 150 ms between starts; 50 ms of margin for loopback jitter.
         assert!(pair[1] - pair[0] >= ms(100), "{:?}", pair[1] - pair[0]);
     }
 }

@@ -173,6 +173,20 @@ pub(crate) fn crawl_site(site: &Site, extra: &[&str]) -> Crawl {
     crawl
 }
 
+/// When the site's pages (robots.txt aside) were requested, in order: what a politeness
+/// test measures the gaps of.
+pub(crate) fn page_request_times(site: &Site) -> Vec<std::time::Instant> {
+    let mut times: Vec<_> = site
+        .web
+        .requests()
+        .iter()
+        .filter(|r| r.path != "/robots.txt")
+        .map(|r| r.at)
+        .collect();
+    times.sort();
+    times
+}
+
 pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }

@@ -798,23 +798,11 @@ impl SharedFrontier {
 
 impl Inner {
     fn count_drop(&self, reason: &'static str) {
-        *self
-            .counts
-            .dropped
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(reason)
-            .or_default() += 1;
+        bump(&self.counts.dropped, reason);
     }
 
     fn count_invalid(&self, reason: &'static str) {
-        *self
-            .counts
-            .invalid
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(reason)
-            .or_default() += 1;
+        bump(&self.counts.invalid, reason);
     }
 
     fn count_admitted(&self, sent: usize, new: i64) {
@@ -1323,6 +1311,15 @@ impl Link {
             .arg(self.url.as_str())
             .arg(self.from.as_deref().unwrap_or(""));
     }
+}
+
+/// Counts one more of `reason`.
+fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
+    *counts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(reason)
+        .or_default() += 1;
 }
 
 fn millis(d: Duration) -> i64 {

@@ -22,13 +22,19 @@ local function split(s)
   return out
 end
 
-local function host_state(hosts, host)
+-- A host's state as stored, or nil for a host never stored. A state written before the
+-- connections field existed reads it as the crawl's.
+local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
-  if not s then return {0, 0, -1, 0, 0, 0, -1} end
+  if not s then return nil end
   local v = split(s)
   for i = 1, 6 do v[i] = tonumber(v[i]) end
   v[7] = tonumber(v[7]) or -1
   return v
+end
+
+local function host_state(hosts, host)
+  return stored_host(hosts, host) or {0, 0, -1, 0, 0, 0, -1}
 end
 
 local function save_host(hosts, host, h)
@@ -144,12 +150,8 @@ local ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
 local function get_host(hosts, host)
   local h = ctx.hosts[host]
   if not h then
-    local s = redis.call('HGET', hosts, host)
-    if s then
-      h = split(s)
-      for i = 1, 6 do h[i] = tonumber(h[i]) end
-      h[7] = tonumber(h[7]) or -1
-    else
+    h = stored_host(hosts, host)
+    if not h then
       h = {0, 0, -1, 0, 0, 0, -1}
       ctx.dirty[host] = true
       ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
@@ -207,6 +209,18 @@ local function admit_links(seen, hosts, sizing, i, n)
   return new
 end
 
+-- Writes the host states the script changed and its counters' increments, counting one
+-- change (`ops`: see the end of a crawl).
+local function write_back(hosts, counts)
+  for host, h in pairs(ctx.hosts) do
+    if ctx.dirty[host] then save_host(hosts, host, h) end
+  end
+  count('ops', 1)
+  for field, n in pairs(ctx.counts) do
+    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
+  end
+end
+
 -- Writes what the script changed: the seen-test's fill, host states, each touched host's
 -- place in the ready set, the counters.
 local function finish(seen, ready, hosts, counts, conns)
@@ -223,13 +237,9 @@ local function finish(seen, ready, hosts, counts, conns)
     end
   end
   for host, h in pairs(ctx.hosts) do
-    if ctx.dirty[host] then save_host(hosts, host, h) end
     reschedule(ready, host, h, conns)
   end
-  count('ops', 1)
-  for field, n in pairs(ctx.counts) do
-    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
-  end
+  write_back(hosts, counts)
 end
 
 -- What a script answers besides its own result: the bucket's earliest ready instant (-1 for

@@ -75,15 +75,7 @@ if leased > 0 then
   count('leased', leased)
   count('queued', -leased)
 end
-if leased > 0 or reaped > 0 then
-  for host, h in pairs(ctx.hosts) do
-    if ctx.dirty[host] then save_host(hosts, host, h) end
-  end
-  count('ops', 1)
-  for field, n in pairs(ctx.counts) do
-    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
-  end
-end
+if leased > 0 or reaped > 0 then write_back(hosts, counts) end
 local view = bucket_view(ready, counts)
 local answer = {view[1], view[2], view[3], view[4], reaped}
 for _, v in ipairs(out) do answer[#answer + 1] = v end
