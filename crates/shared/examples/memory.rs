@@ -1,5 +1,6 @@
 //! Redis memory per queued and per seen URL: pushes URLs (a million, over 100 hosts, by
-//! default) into a fresh crawl and reads `INFO memory` before and after.
+//! default) into a fresh crawl and reads `INFO memory` before and after, and `MEMORY USAGE`
+//! of the seen-test's keys.
 //!
 //! ```text
 //! redis-server --port 6399 --save "" &
@@ -10,13 +11,42 @@ use std::time::Duration;
 
 use frontier::{Canonicalizer, Politeness, ScopeMode, ScopeRules};
 
-async fn used_memory(store: &shared::Store, url: &str) -> u64 {
-    let _ = store;
+async fn connection(url: &str) -> redis::aio::MultiplexedConnection {
     let client = redis::Client::open(url).expect("a Redis URL");
-    let mut con = client
+    client
         .get_multiplexed_async_connection()
         .await
-        .expect("Redis answers");
+        .expect("Redis answers")
+}
+
+/// What the seen-test's keys take, allocations included (`MEMORY USAGE`): the chunks of
+/// every bucket's generations, and each bucket's hash of their sizes.
+async fn seen_memory(url: &str, name: &str) -> u64 {
+    let mut con = connection(url).await;
+    let mut total = 0;
+    for pattern in [format!("{{{name}:*}}:s*"), format!("{{{name}:*}}:seen")] {
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(pattern)
+            .query_async(&mut con)
+            .await
+            .expect("KEYS");
+        for key in keys {
+            let bytes: u64 = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(&key)
+                .arg("SAMPLES")
+                .arg(0)
+                .query_async(&mut con)
+                .await
+                .expect("MEMORY USAGE");
+            total += bytes;
+        }
+    }
+    total
+}
+
+async fn used_memory(url: &str) -> u64 {
+    let mut con = connection(url).await;
     let info: String = redis::cmd("INFO")
         .arg("memory")
         .query_async(&mut con)
@@ -38,7 +68,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hosts: usize = args.next().map_or(Ok(100), |n| n.parse())?;
     let name = format!("memory-{}", std::process::id());
     let store = shared::Store::connect(&url, &name).await?;
-    let before = used_memory(&store, &url).await;
+    let before = used_memory(&url).await;
     let crawl = store.create(shared::Layout::default(), "").await?;
     let scope = ScopeRules::builder().mode(ScopeMode::AnyHost).build()?;
     let frontier = shared::SharedFrontier::new(
@@ -66,8 +96,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         frontier.push_seeds(chunk.to_vec()).await?;
     }
     let totals = frontier.totals().await?;
-    let after = used_memory(&store, &url).await;
-    let seen_bytes = totals.seen_bits as f64 / 8.0;
+    let after = used_memory(&url).await;
+    let seen_bytes = seen_memory(&url, &name).await as f64;
     let all = (after - before) as f64;
     println!(
         "URLs: {n} pushed over {hosts} hosts, {} new, {} queued, average length {average_len:.1} bytes",

@@ -11,10 +11,11 @@ use frontier::{
     ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
-use siphasher::sip128::{Hasher128, SipHasher13};
+use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
 use crate::scripts::Scripts;
+use crate::seen::Schedule;
 use crate::store::{Store, Stored};
 use crate::{Error, ErrorKind};
 
@@ -220,10 +221,10 @@ impl Drop for Asking<'_> {
     }
 }
 
-/// A link on its way to Redis: its hashes, host and entry.
+/// A link on its way to Redis: its seen-test probes, host and entry.
 struct Link {
     bucket: u32,
-    hashes: [u32; 3],
+    probes: Vec<u8>,
     host: String,
     depth: u32,
     url: Canonical,
@@ -262,9 +263,10 @@ struct Inner {
     store: Store,
     scripts: Scripts,
     buckets: u32,
-    /// The seen-test's sizing per bucket, as its scripts take it: initial capacity, rate,
-    /// growth, tightening.
-    sizing: [String; 4],
+    /// The sizes a bucket's seen-test grows by.
+    schedule: Schedule,
+    /// The seen-test's target false-positive rate.
+    seen_rate: f64,
     sip_key: [u8; 16],
     canon: Canonicalizer,
     scope: ScopeRules,
@@ -357,12 +359,8 @@ impl SharedFrontier {
             store,
             scripts: Scripts::new(),
             buckets: layout.buckets,
-            sizing: [
-                per_bucket.to_string(),
-                layout.seen_rate.to_string(),
-                "2".to_owned(),
-                "0.85".to_owned(),
-            ],
+            schedule: Schedule::new(per_bucket, layout.seen_rate)?,
+            seen_rate: layout.seen_rate,
             sip_key: layout.key,
             canon,
             scope,
@@ -748,7 +746,7 @@ impl SharedFrontier {
         s.urls = totals.seen;
         s.filter_bytes = usize::try_from(totals.seen_bits / 8).unwrap_or(usize::MAX);
         s.sub_filters = usize::try_from(totals.seen_generations).unwrap_or(usize::MAX);
-        s.target_rate = self.inner.sizing[1].parse().unwrap_or(0.0);
+        s.target_rate = self.inner.seen_rate;
         // The filters are sized so that a test's rate stays below the target, at any size:
         // the target is the estimate reported, a bound.
         s.estimated_rate = s.target_rate;
@@ -883,15 +881,10 @@ impl Inner {
     }
 
     fn link(&self, url: Canonical, depth: u32, from: Option<Arc<str>>) -> Link {
-        let mut sip = SipHasher13::new_with_key(&self.sip_key);
-        sip.write(url.as_str().as_bytes());
-        let h = sip.finish128().as_u128();
         let host = url.host_key().to_owned();
         Link {
             bucket: self.bucket_of(&host),
-            // h2 odd: its multiples then visit every bit of a chunk of 2^k bits before
-            // repeating, and never stand still.
-            hashes: [h as u32, (h >> 32) as u32 | 1, (h >> 64) as u32],
+            probes: self.schedule.probes(&self.sip_key, url.as_str()),
             host,
             depth,
             url,
@@ -1011,7 +1004,7 @@ impl Inner {
         invocation
             .arg(&tag)
             .arg(p.connections_per_host())
-            .arg(&self.sizing[..])
+            .arg(self.schedule.text())
             .arg(millis(p.delay()))
             .arg(millis(p.backoff_base()))
             .arg(millis(p.backoff_max()))
@@ -1303,9 +1296,7 @@ impl Inner {
 impl Link {
     fn args(&self, invocation: &mut redis::ScriptInvocation<'_>) {
         invocation
-            .arg(self.hashes[0])
-            .arg(self.hashes[1])
-            .arg(self.hashes[2])
+            .arg(&self.probes[..])
             .arg(&self.host)
             .arg(self.depth)
             .arg(self.url.as_str())

@@ -62,11 +62,18 @@ local function reschedule(ready, host, h, conns)
   end
 end
 
--- The seen-test: a growing Bloom filter of generations, each split over chunk keys of at most
--- 2^26 bits (8 MiB: no allocation that stalls the server). Generation i holds n0 * growth^i
--- URLs at rate * (1 - tightening) * tightening^i. The client sends three 32-bit hashes of
--- the URL (keyed SipHash): h3 picks the chunk, h1 + j * h2 the k bits in it.
+-- The seen-test: a growing blocked Bloom filter of generations, each split over chunk keys
+-- of at most 8 MiB (no allocation that stalls the server). The client computes the sizes
+-- (SCHEDULE: "chunks blocks probes first capacity" per generation, `;` between) and each
+-- URL's probes: two 32-bit block selectors, then per probe the byte of a 64-byte block and
+-- the bit in it. Probes 0 .. first-1 go to the first block, the rest to the second.
 local seen_state = nil
+
+local function parse_generation(v)
+  local g = split(v)
+  return {c = tonumber(g[1]), nb = tonumber(g[2]), k = tonumber(g[3]), first = tonumber(g[4]),
+    n = tonumber(g[5])}
+end
 
 local function load_seen(seen)
   local raw = redis.call('HGETALL', seen)
@@ -75,70 +82,108 @@ local function load_seen(seen)
     local f, v = raw[i], raw[i + 1]
     if f == 'count' then st.count = tonumber(v)
     elseif f == 'fill' then st.fill = tonumber(v)
-    else
-      local g = split(v)
-      st.gens[tonumber(string.sub(f, 2))] = {
-        m = tonumber(g[1]), k = tonumber(g[2]), c = tonumber(g[3]), n = tonumber(g[4])}
+    else st.gens[tonumber(string.sub(f, 2))] = parse_generation(v)
     end
   end
   return st
 end
 
-local function new_generation(seen, st, n0, rate, growth, tightening)
+local function new_generation(seen, st, schedule)
   local i = st.count
-  local n = n0 * growth ^ i
-  local p = rate * (1 - tightening) * tightening ^ i
-  local ln2 = math.log(2)
-  local m = math.ceil(-n * math.log(p) / (ln2 * ln2))
-  local k = math.max(1, math.floor(m / n * ln2 + 0.5))
-  local c = math.ceil(m / 67108864)
-  local mc = math.ceil(m / c)
-  st.gens[i] = {m = mc, k = k, c = c, n = n}
+  local spec = nil
+  local j = 0
+  for part in string.gmatch(schedule, '[^;]+') do
+    if j == i then spec = part break end
+    j = j + 1
+  end
+  if not spec then
+    error({err = 'the seen-test of bucket ' .. tag .. ' is full: ' .. i .. ' generations'})
+  end
+  local g = parse_generation(spec)
+  st.gens[i] = g
   st.count = i + 1
   st.fill = 0
-  st.added = st.added + mc * c
-  redis.call('HSET', seen, 'g' .. i, mc .. ' ' .. k .. ' ' .. c .. ' ' .. n,
-    'count', st.count, 'fill', 0)
+  st.added = st.added + g.c * g.nb * 512
+  redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0)
 end
 
-local function probe(op, i, g, h1, h2, h3)
-  local args = {}
-  for j = 0, g.k - 1 do
-    args[#args + 1] = op
-    args[#args + 1] = 'u1'
-    args[#args + 1] = (h1 + j * h2) % g.m
-    if op == 'SET' then args[#args + 1] = 1 end
-  end
-  local key = tag .. ':s' .. i .. ':' .. (h3 % g.c)
-  if op == 'SET' then
-    return redis.call('BITFIELD', key, unpack(args))
-  end
-  return redis.call('BITFIELD_RO', key, unpack(args))
+-- The chunk key and byte offset of the block a selector picks in generation i.
+local function block(i, g, p, at)
+  local a, b, c, d = string.byte(p, at, at + 3)
+  local n = (((a * 256 + b) * 256 + c) * 256 + d) % (g.c * g.nb)
+  return tag .. ':s' .. i .. ':' .. math.floor(n / g.nb), (n % g.nb) * 64
 end
 
-local function all_set(bits)
-  for _, b in ipairs(bits) do
-    if b == 0 then return false end
+-- Whether probes first .. last (from 0) of p hit set bits of block s (shorter than 64
+-- bytes where it was never written).
+local function hits(s, p, first, last)
+  for j = first, last do
+    local byte = string.byte(s, string.byte(p, 9 + 2 * j) + 1) or 0
+    if bit.band(byte, string.byte(p, 10 + 2 * j)) == 0 then return false end
   end
   return true
 end
 
--- Whether the URL of these hashes is new, marking it seen: one atomic step, so that of
--- several processes pushing one URL at once exactly one is told it is new.
-local function test_and_set(seen, sizing, h1, h2, h3)
-  local st = seen_state
-  if st.count == 0 then
-    new_generation(seen, st, sizing[1], sizing[2], sizing[3], sizing[4])
+-- Writes block s at key and offset with probes first .. last of p set. A chunk's first
+-- write creates it whole: its string then gets exactly the allocation it needs, where
+-- growing it write by write would leave room to spare.
+local function write_block(g, key, at, s, p, first, last)
+  if s == '' and redis.call('EXISTS', key) == 0 then
+    redis.call('SETRANGE', key, g.nb * 64 - 1, '\0')
   end
+  local t = {string.byte(s, 1, 64)}
+  for j = #t + 1, 64 do t[j] = 0 end
+  for j = first, last do
+    local x = string.byte(p, 9 + 2 * j) + 1
+    t[x] = bit.bor(t[x], string.byte(p, 10 + 2 * j))
+  end
+  redis.call('SETRANGE', key, at, string.char(unpack(t)))
+end
+
+local function contains(i, g, p)
+  local key, at = block(i, g, p, 1)
+  if not hits(redis.call('GETRANGE', key, at, at + 63), p, 0, g.first - 1) then return false end
+  if g.first == g.k then return true end
+  key, at = block(i, g, p, 5)
+  return hits(redis.call('GETRANGE', key, at, at + 63), p, g.first, g.k - 1)
+end
+
+-- Sets the URL's bits in generation i; answers false when all were set already.
+local function insert(i, g, p)
+  local k1, a1 = block(i, g, p, 1)
+  local s1 = redis.call('GETRANGE', k1, a1, a1 + 63)
+  local in1 = hits(s1, p, 0, g.first - 1)
+  if g.first == g.k then
+    if in1 then return false end
+    write_block(g, k1, a1, s1, p, 0, g.k - 1)
+    return true
+  end
+  local k2, a2 = block(i, g, p, 5)
+  if k1 == k2 and a1 == a2 then
+    if in1 and hits(s1, p, g.first, g.k - 1) then return false end
+    write_block(g, k1, a1, s1, p, 0, g.k - 1)
+    return true
+  end
+  local s2 = redis.call('GETRANGE', k2, a2, a2 + 63)
+  local in2 = hits(s2, p, g.first, g.k - 1)
+  if in1 and in2 then return false end
+  if not in1 then write_block(g, k1, a1, s1, p, 0, g.first - 1) end
+  if not in2 then write_block(g, k2, a2, s2, p, g.first, g.k - 1) end
+  return true
+end
+
+-- Whether the URL of probes p is new, marking it seen: one atomic step, so that of several
+-- processes pushing one URL at once exactly one is told it is new.
+local function test_and_set(seen, schedule, p)
+  local st = seen_state
+  if st.count == 0 then new_generation(seen, st, schedule) end
   local newest = st.count - 1
   for i = 0, newest - 1 do
-    if all_set(probe('GET', i, st.gens[i], h1, h2, h3)) then return false end
+    if contains(i, st.gens[i], p) then return false end
   end
-  if all_set(probe('SET', newest, st.gens[newest], h1, h2, h3)) then return false end
+  if not insert(newest, st.gens[newest], p) then return false end
   st.fill = st.fill + 1
-  if st.fill >= st.gens[newest].n then
-    new_generation(seen, st, sizing[1], sizing[2], sizing[3], sizing[4])
-  end
+  if st.fill >= st.gens[newest].n then new_generation(seen, st, schedule) end
   return true
 end
 
@@ -185,22 +230,21 @@ local function queue_len(host)
   return redis.call('LLEN', queue_key(host)) + (list and #list or 0)
 end
 
--- Admits the links of ARGV[i .. i + 7 * n - 1], groups of seven (h1 h2 h3 host depth url
+-- Admits the links of ARGV[i .. i + 5 * n - 1], groups of five (probes host depth url
 -- from; from is empty when unknown). Returns how many were new.
-local function admit_links(seen, hosts, sizing, i, n)
+local function admit_links(seen, hosts, schedule, i, n)
   if not seen_state then seen_state = load_seen(seen) end
   local new = 0
   for _ = 1, n do
-    local h1, h2, h3 = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-    local host = ARGV[i + 3]
-    if test_and_set(seen, sizing, h1, h2, h3) then
-      local entry = '0 ' .. ARGV[i + 4] .. ' ' .. ARGV[i + 5]
-      if ARGV[i + 6] ~= '' then entry = entry .. ' ' .. ARGV[i + 6] end
+    local host = ARGV[i + 1]
+    if test_and_set(seen, schedule, ARGV[i]) then
+      local entry = '0 ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3]
+      if ARGV[i + 4] ~= '' then entry = entry .. ' ' .. ARGV[i + 4] end
       push(host, entry)
       get_host(hosts, host)
       new = new + 1
     end
-    i = i + 7
+    i = i + 5
   end
   if new > 0 then
     count('queued', new)

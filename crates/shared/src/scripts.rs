@@ -85,28 +85,28 @@ return answer
 /// Admits links and completes leases of one bucket, for many pages at once: each entry is a
 /// lease to complete with its page's links of this bucket (or links alone), and the whole
 /// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due. ARGV: tag,
-/// connections per host, the seen-test's sizing (4), delay, back-off base, back-off max,
+/// connections per host, the seen-test's schedule, delay, back-off base, back-off max,
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
 /// times in ms), then entries: token (`-` for links alone), outcome (0 success, 1 skipped,
 /// 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for none), the number of
-/// links, and the links in groups of seven (h1 h2 h3 host depth url from). Answers four numbers per
+/// links, and the links in groups of five (probes host depth url from). Answers four numbers per
 /// entry: fate (-2 for links alone; -1 when the lease is not held: it expired and went back
 /// to the crawl), next attempt, URLs waiting on a host given up now (-1 for none), new links;
 /// then the bucket's view.
 const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local conns = tonumber(ARGV[2])
-local sizing = {tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])}
-local delay, base, bmax, rmax = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local max_errs, give_up_after, max_attempts = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local schedule = ARGV[3]
+local delay, base, bmax, rmax = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_errs, give_up_after, max_attempts = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 
 -- The leases of the batch, read at once; removed at once at the end.
 local tokens = {}
 do
-  local i = 14
+  local i = 11
   while i + 3 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 4 + 7 * tonumber(ARGV[i + 3])
+    i = i + 4 + 5 * tonumber(ARGV[i + 3])
   end
 end
 local held = {}
@@ -175,14 +175,14 @@ local function complete_one(token, outcome, retry_after)
 end
 
 local answer = {}
-local i = 14
+local i = 11
 while i + 3 <= #ARGV do
   local token, outcome, retry_after = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local n = tonumber(ARGV[i + 3])
   i = i + 4
   -- The page's links first: they are new whatever became of its lease.
-  local new = admit_links(seen, hosts, sizing, i, n)
-  i = i + 7 * n
+  local new = admit_links(seen, hosts, schedule, i, n)
+  i = i + 5 * n
   local fate, next_attempt, given_up = -2, 0, -1
   if token ~= '-' then
     fate, next_attempt, given_up = complete_one(token, outcome, retry_after)

@@ -15,6 +15,9 @@ use crate::{Error, ErrorKind};
 /// How long a request is retried while the server is unreachable (restarting, a network
 /// blip) or refuses writes (out of memory) before the error is the caller's.
 const RETRY_FOR: Duration = Duration::from_secs(120);
+/// The version of the keys' layout a crawl is stored in. 2: the seen-test in 64-byte blocks
+/// (version 1 set bits one by one, with other hashes).
+const VERSION: &str = "2";
 
 /// A connection to the server or the cluster; cheap to clone, shared by every task.
 #[derive(Clone)]
@@ -271,7 +274,7 @@ impl Store {
         let mut invocation = script.key(self.meta_key());
         invocation
             .arg("version")
-            .arg(1)
+            .arg(VERSION)
             .arg("buckets")
             .arg(layout.buckets)
             .arg("seen_initial_capacity")
@@ -311,10 +314,12 @@ impl Store {
                 .ok_or_else(|| Error::from(ErrorKind::BadLayout(format!("no field {name}"))))
         };
         let bad = |name: &str| Error::from(ErrorKind::BadLayout(format!("bad field {name}")));
-        if field("version")? != "1" {
+        let version = field("version")?;
+        if version != VERSION {
             return Err(ErrorKind::BadLayout(format!(
-                "version {} (this crawler writes version 1)",
-                field("version")?
+                "version {version}, which this crawler cannot work on (it writes version \
+                 {VERSION}): finish that crawl with the crawler that started it, or start \
+                 another under a new crawl name"
             ))
             .into());
         }

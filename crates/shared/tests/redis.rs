@@ -160,3 +160,34 @@ async fn a_cluster_serves_the_same_scripts() {
         assert!(keys > 0, "node {} holds none of the crawl", node.port);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_of_another_key_layout_is_refused() {
+    let server = RedisServer::start();
+    // A crawl as the crawler of layout version 1 stored it.
+    server.cli(&[
+        "HSET",
+        "old:meta",
+        "version",
+        "1",
+        "buckets",
+        "64",
+        "seen_initial_capacity",
+        "1000000",
+        "seen_rate",
+        "0.000001",
+        "key",
+        "000102030405060708090a0b0c0d0e0f",
+        "settings",
+        "{}",
+    ]);
+    let store = Store::connect(&server.url(), "old").await.unwrap();
+    let err = store.load().await.err().expect("version 1 is refused");
+    assert!(err.to_string().contains("version 1"), "{err}");
+    let err = store
+        .create(Layout::default(), "")
+        .await
+        .err()
+        .expect("creating over it too");
+    assert!(err.to_string().contains("new crawl name"), "{err}");
+}
