@@ -5,6 +5,8 @@
 //! ```text
 //! redis-server --port 6399 --save "" &
 //! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 100
+//! # the seen-test sized for the crawl (frontier.seen_initial_capacity): a fourth argument
+//! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
 //! ```
 
 use std::time::Duration;
@@ -66,10 +68,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
     let n: usize = args.next().map_or(Ok(1_000_000), |n| n.parse())?;
     let hosts: usize = args.next().map_or(Ok(100), |n| n.parse())?;
+    let mut layout = shared::Layout::default();
+    if let Some(capacity) = args.next() {
+        layout.seen_initial_capacity = capacity.parse()?;
+    }
     let name = format!("memory-{}", std::process::id());
     let store = shared::Store::connect(&url, &name).await?;
     let before = used_memory(&url).await;
-    let crawl = store.create(shared::Layout::default(), "").await?;
+    let crawl = store.create(layout, "").await?;
     let scope = ScopeRules::builder().mode(ScopeMode::AnyHost).build()?;
     let frontier = shared::SharedFrontier::new(
         store.clone(),

@@ -16,8 +16,11 @@ pub(crate) const BLOCK_BYTES: u64 = bloom::BLOCK_BITS / 8;
 /// The largest chunk key: 8 MiB, allocated at once on its first write, which a server does
 /// in a few milliseconds.
 const MAX_CHUNK_BYTES: u64 = 1 << 23;
-/// The smallest first generation a bucket gets.
+/// The smallest chunk key.
 const MIN_CHUNK_BYTES: u64 = 1 << 12;
+/// The fewest chunks a first generation is split into when it can be: with eight or more,
+/// rounding up to whole chunks costs at most an eighth.
+const MIN_CHUNKS: u64 = 8;
 /// Each generation holds twice the bytes of the one before, at a tighter rate: generation
 /// `i` gets `(1 - TIGHTENING) * TIGHTENING^i` of the target, so that the rates of all of
 /// them add up to at most the target.
@@ -53,10 +56,11 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
-    /// The schedule of a bucket that should hold about `capacity` URLs before it first
-    /// grows, at `rate` false positives over all its generations. The first generation's
-    /// bytes are the power of two nearest to what `capacity` needs, so that each chunk key
-    /// fills the allocation it gets exactly.
+    /// The schedule of a bucket that should hold at least `capacity` URLs before it first
+    /// grows, at `rate` false positives over all its generations. Chunk keys are a power of
+    /// two bytes, so that each fills the allocation it gets exactly; the first generation
+    /// is as many of them as `capacity` needs, and each next one doubles the bytes (of its
+    /// chunks up to 8 MiB, then of their number).
     pub(crate) fn new(capacity: u64, rate: f64) -> Result<Schedule, Error> {
         let bad = |what: String| Error::from(ErrorKind::BadLayout(what));
         let rate_of = |i: usize| rate * (1.0 - TIGHTENING) * TIGHTENING.powi(i as i32);
@@ -64,16 +68,16 @@ impl Schedule {
             .map_err(|err| bad(format!("the seen-test at {rate}: {err}")))?
             .bits
             / 8;
-        let mut bytes = MIN_CHUNK_BYTES;
-        while bytes * 3 / 2 < needed {
-            bytes *= 2;
+        let mut chunk = MIN_CHUNK_BYTES;
+        while chunk < MAX_CHUNK_BYTES && chunk * 2 * MIN_CHUNKS <= needed {
+            chunk *= 2;
         }
+        // A chunk's string has a header in its allocation: one block is left for it.
+        let usable = |chunk: u64| chunk - BLOCK_BYTES;
+        let mut chunks = needed.div_ceil(usable(chunk)).max(1);
         let mut generations = Vec::new();
         for i in 0..GENERATIONS {
-            let chunk = bytes.min(MAX_CHUNK_BYTES);
-            let chunks = bytes / chunk;
-            // A chunk's string has a header in its allocation: one block is left for it.
-            let blocks = chunk / BLOCK_BYTES - 1;
+            let blocks = usable(chunk) / BLOCK_BYTES;
             let bits = chunks * blocks * bloom::BLOCK_BITS;
             match fit(bits, rate_of(i)) {
                 Some((capacity, probes, per_key)) => generations.push(Generation {
@@ -89,7 +93,11 @@ impl Schedule {
                 }),
                 None => break,
             }
-            bytes *= 2;
+            if chunk < MAX_CHUNK_BYTES {
+                chunk *= 2;
+            } else {
+                chunks *= 2;
+            }
         }
         if generations.is_empty() {
             return Err(bad(format!("no seen-test fits a rate of {rate}")));
@@ -184,21 +192,21 @@ mod tests {
         assert!(gens.len() > 10);
         let mut total = 0.0;
         for (i, g) in gens.iter().enumerate() {
-            let bytes = g.chunks * (g.blocks + 1) * BLOCK_BYTES;
+            let chunk = (g.blocks + 1) * BLOCK_BYTES;
+            assert!(chunk.is_power_of_two() && chunk <= MAX_CHUNK_BYTES);
+            let bytes = g.chunks * chunk;
             assert_eq!(
                 bytes,
                 gens[0].chunks * (gens[0].blocks + 1) * BLOCK_BYTES << i
             );
-            assert!(bytes.is_power_of_two());
-            assert!(g.chunks == 1 || (g.blocks + 1) * BLOCK_BYTES == MAX_CHUNK_BYTES);
             let bits = g.chunks * g.blocks * bloom::BLOCK_BITS;
             let per_key = if g.first == g.probes { 1 } else { 2 };
             total += bloom::blocked_false_positive_rate(bits, g.capacity, g.probes, per_key);
         }
         assert!(total <= 1e-6, "rates add up to {total}");
-        // The first generation is the power of two nearest what 15,625 URLs need.
+        // The first generation holds what was asked, and not much more.
         let first = gens[0].capacity;
-        assert!((11_000..=22_000).contains(&first), "{first}");
+        assert!((15_625..=15_625 * 9 / 8).contains(&first), "{first}");
     }
 
     #[test]

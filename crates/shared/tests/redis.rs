@@ -22,11 +22,17 @@ fn urls(n: usize) -> Vec<Canonical> {
 }
 
 async fn frontier(url: &str, name: &str, lease_time: Duration) -> SharedFrontier {
+    frontier_of(url, name, lease_time, Layout::default()).await
+}
+
+async fn frontier_of(
+    url: &str,
+    name: &str,
+    lease_time: Duration,
+    layout: Layout,
+) -> SharedFrontier {
     let store = Store::connect(url, name).await.expect("redis answers");
-    let crawl = store
-        .create(Layout::default(), "test settings")
-        .await
-        .unwrap();
+    let crawl = store.create(layout, "test settings").await.unwrap();
     let scope = ScopeRules::builder()
         .mode(frontier::ScopeMode::AnyHost)
         .build()
@@ -89,6 +95,33 @@ async fn four_processes_racing_over_a_million_urls_admit_each_once() {
         info.lines()
             .find(|l| l.starts_with("used_memory:"))
             .unwrap_or("")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seen_tests_false_positives_stay_within_its_rate_as_it_grows() {
+    let server = RedisServer::start();
+    // A rate high enough to count false positives, and a small start: every bucket grows
+    // through several generations.
+    let layout = Layout {
+        seen_rate: 1e-3,
+        seen_initial_capacity: 10_000,
+        ..Layout::default()
+    };
+    let f = frontier_of(&server.url(), "rate", Duration::from_secs(30), layout).await;
+    let n = 400_000;
+    let mut new = 0;
+    for chunk in urls(n).chunks(20_000) {
+        new += f.push_seeds(chunk.to_vec()).await.unwrap();
+    }
+    let totals = f.totals().await.unwrap();
+    assert!(totals.seen_generations >= 3, "{totals:?}");
+    // Each URL is distinct: every one not admitted is a false positive.
+    let false_positives = n as u64 - new;
+    eprintln!("{false_positives} false positives in {n} URLs at a 1e-3 target");
+    assert!(
+        false_positives <= n as u64 / 1000,
+        "{false_positives} false positives in {n} URLs"
     );
 }
 
