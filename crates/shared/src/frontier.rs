@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hasher;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -28,13 +28,26 @@ const MAX_STEPS: usize = 128;
 /// Buckets polled at once when a process looks for work.
 const POLL_WIDTH: usize = 8;
 
-/// The longest a bucket with work (queued or leased URLs) goes unpolled while a process
-/// looks for work: another process's completions may have made one of its hosts ready.
-const REPOLL: Duration = Duration::from_millis(50);
+/// Each script's answer says when its bucket's next host is ready, and a process asks the
+/// bucket for leases then. Other processes change a bucket unseen: their completions free a
+/// host's connection, their links give an empty bucket work. So, while it looks for work, a
+/// process asks again a bucket with work but no host ready or waiting (all at their
+/// connection limit) after this long...
+const REPOLL: Duration = Duration::from_millis(100);
 
-/// The same for a bucket that had no work when last heard of: only another process's links
-/// can give it some, and most buckets of a small crawl stay empty.
+/// ...a bucket that had no work when last heard of after this long...
 const REPOLL_EMPTY: Duration = Duration::from_millis(200);
+
+/// ...and a bucket whose next host waits for its delay after this long: only another
+/// process's links to a new host can make it ready sooner than it said.
+const REPOLL_WAITING: Duration = Duration::from_millis(1000);
+
+/// A process finding no work checks whether the crawl is over (reading every bucket twice)
+/// at once, then after waits that double from the shortest to the longest until it gets a
+/// lease again: one idle while others finish the crawl's last hosts would otherwise read
+/// every bucket many times a second.
+const IDLE_CHECK_MIN: Duration = Duration::from_millis(50);
+const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 
 /// The most leases one script hands out.
 const LEASE_BATCH: usize = 16;
@@ -261,6 +274,11 @@ pub struct SharedFrontier {
 
 struct Inner {
     store: Store,
+    /// When this process, finding no work, may next check whether the crawl is over, and
+    /// the wait after that.
+    idle_check: Mutex<(Instant, Duration)>,
+    /// Set once the crawl is over: every worker is told so without reading Redis again.
+    over: AtomicBool,
     scripts: Scripts,
     buckets: u32,
     /// The sizes a bucket's seen-test grows by.
@@ -357,6 +375,8 @@ impl SharedFrontier {
         ];
         let inner = Arc::new(Inner {
             store,
+            idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
+            over: AtomicBool::new(false),
             scripts: Scripts::new(),
             buckets: layout.buckets,
             schedule: Schedule::new(per_bucket, layout.seen_rate)?,
@@ -1081,7 +1101,9 @@ impl Inner {
                 .map(|i| (start + i) % n)
                 .filter(|&b| {
                     let v = views[b];
-                    let repoll = if v.queued > 0 || v.leased > 0 {
+                    let repoll = if v.ready.is_some() {
+                        REPOLL_WAITING
+                    } else if v.queued > 0 || v.leased > 0 {
                         REPOLL
                     } else {
                         REPOLL_EMPTY
@@ -1113,6 +1135,12 @@ impl Inner {
         let mut got = 0;
         for answer in answers {
             got += answer?;
+        }
+        if got > 0 {
+            *self
+                .idle_check
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = (now, Duration::ZERO);
         }
         Ok((asked, got))
     }
@@ -1202,6 +1230,11 @@ impl Inner {
     }
 
     async fn read_totals(&self) -> Result<Totals, Error> {
+        self.read_counts().await.map(|(totals, _)| totals)
+    }
+
+    /// The crawl's totals, and which buckets have URLs queued or leased.
+    async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
         let reads = (0..self.buckets).map(|b| async move {
             let mut cmd = redis::cmd("HMGET");
             cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
@@ -1219,6 +1252,7 @@ impl Inner {
             self.store.query::<Vec<Option<i64>>>(&cmd).await
         });
         let mut totals = Totals::default();
+        let mut busy = Vec::with_capacity(self.buckets as usize);
         for answer in join_all(reads).await {
             let v: Vec<u64> = answer?
                 .into_iter()
@@ -1239,6 +1273,7 @@ impl Inner {
             else {
                 return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
             };
+            busy.push(queued > 0 || leased > 0);
             totals.seen += seen;
             totals.queued += queued;
             totals.leased += leased;
@@ -1250,7 +1285,7 @@ impl Inner {
             totals.seen_generations = totals.seen_generations.max(generations);
             totals.ops += ops;
         }
-        Ok(totals)
+        Ok((totals, busy))
     }
 
     /// Whether nothing is queued or leased anywhere: two reads of every bucket, with
@@ -1265,9 +1300,25 @@ impl Inner {
         {
             return Ok(false);
         }
-        let first = self.read_totals().await?;
+        if self.over.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        {
+            let now = Instant::now();
+            let mut check = self
+                .idle_check
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let (next, wait) = &mut *check;
+            if *next > now {
+                return Ok(false);
+            }
+            *wait = (*wait * 2).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX);
+            *next = now + *wait;
+        }
+        let (first, busy) = self.read_counts().await?;
         if first.queued > 0 || first.leased > 0 {
-            self.forget_views();
+            self.forget_views(&busy);
             return Ok(false);
         }
         let second = self.read_totals().await?;
@@ -1276,19 +1327,19 @@ impl Inner {
             .totals
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = second;
-        Ok(second == first)
+        let over = second == first;
+        self.over.store(over, Ordering::Relaxed);
+        Ok(over)
     }
 
-    /// Makes every bucket due for a poll: the whole crawl has work this process's views
-    /// did not show.
-    fn forget_views(&self) {
-        for view in self
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter_mut()
-        {
-            view.heard = None;
+    /// Makes the `busy` buckets due for a poll: the crawl has work there this process's
+    /// views did not show.
+    fn forget_views(&self, busy: &[bool]) {
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        for (view, &busy) in views.iter_mut().zip(busy) {
+            if busy {
+                view.heard = None;
+            }
         }
     }
 }
