@@ -42,6 +42,19 @@ const REPOLL_EMPTY: Duration = Duration::from_millis(200);
 /// process's links to a new host can make it ready sooner than it said.
 const REPOLL_WAITING: Duration = Duration::from_millis(1000);
 
+/// Each bucket has an owner among the processes present, which asks it for leases the
+/// instant it is ready; the others ask this much later, if still ready by what they know.
+/// So a host ready at an instant is asked for by one process, not by every idle one, and
+/// another takes it when its owner has no worker free.
+const STEAL_LAG: Duration = Duration::from_millis(50);
+
+/// How often a process says it is present and learns who else is (and, every fifth time,
+/// reads the crawl's totals).
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// A process not heard of for this long owns no bucket.
+const PRESENT_FOR: Duration = Duration::from_secs(5);
+
 /// A process finding no work checks whether the crawl is over (reading every bucket twice)
 /// at once, then after waits that double from the shortest to the longest until it gets a
 /// lease again: one idle while others finish the crawl's last hosts would otherwise read
@@ -205,6 +218,20 @@ struct View {
     leased: i64,
     /// When it was last heard of; None: never.
     heard: Option<Instant>,
+    /// Whether this process owns it: asks it for leases the instant it is ready.
+    owned: bool,
+}
+
+impl View {
+    /// When this process may ask for the bucket's ready host, if one is ready or waiting.
+    fn ready_for_me(&self) -> Option<Instant> {
+        let lag = if self.owned {
+            Duration::ZERO
+        } else {
+            STEAL_LAG
+        };
+        self.ready.map(|at| at + lag)
+    }
 }
 
 /// One step of a bucket's batch: a lease to complete (token, outcome code, Retry-After in
@@ -274,6 +301,8 @@ pub struct SharedFrontier {
 
 struct Inner {
     store: Store,
+    /// This process among the crawl's: random, so that two never share one.
+    id: String,
     /// When this process, finding no work, may next check whether the crawl is over, and
     /// the wait after that.
     idle_check: Mutex<(Instant, Duration)>,
@@ -370,11 +399,26 @@ impl SharedFrontier {
                 queued: 0,
                 leased: 0,
                 heard: None,
+                // Until the first heartbeat says who else is there.
+                owned: true,
             };
             layout.buckets as usize
         ];
+        let mut id = [0; 8];
+        // Without the system's randomness, the time: ids need only differ.
+        if getrandom::fill(&mut id).is_err() {
+            id = u64::try_from(
+                std::time::UNIX_EPOCH
+                    .elapsed()
+                    .unwrap_or_default()
+                    .as_nanos(),
+            )
+            .unwrap_or(0)
+            .to_be_bytes();
+        }
         let inner = Arc::new(Inner {
             store,
+            id: format!("{}-{:016x}", std::process::id(), u64::from_be_bytes(id)),
             idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
             over: AtomicBool::new(false),
             scripts: Scripts::new(),
@@ -569,13 +613,14 @@ impl SharedFrontier {
             let now = Instant::now();
             let (next_ready, idle) = {
                 let views = inner.views.lock().unwrap_or_else(PoisonError::into_inner);
-                let next_ready = views.iter().filter_map(|v| v.ready).min();
+                let next_ready = views.iter().filter_map(View::ready_for_me).min();
                 let idle = views
                     .iter()
                     .all(|v| v.heard.is_some() && v.queued <= 0 && v.leased <= 0);
                 (next_ready, idle)
             };
             if idle && inner.is_over().await? {
+                inner.leave().await;
                 return Ok(Next::Done);
             }
             let until = next_ready
@@ -1071,12 +1116,11 @@ impl Inner {
             now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
         });
         let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
-        views[bucket as usize] = View {
-            ready,
-            queued,
-            leased,
-            heard: Some(now),
-        };
+        let view = &mut views[bucket as usize];
+        view.ready = ready;
+        view.queued = queued;
+        view.leased = leased;
+        view.heard = Some(now);
     }
 
     fn take_buffered(&self) -> Option<Lease> {
@@ -1108,7 +1152,7 @@ impl Inner {
                     } else {
                         REPOLL_EMPTY
                     };
-                    v.ready.is_some_and(|at| at <= now)
+                    v.ready_for_me().is_some_and(|at| at <= now)
                         || v.heard
                             .is_none_or(|heard| now.duration_since(heard) >= repoll)
                 })
@@ -1288,6 +1332,36 @@ impl Inner {
         Ok((totals, busy))
     }
 
+    /// Says this process is present and takes the buckets it owns: each bucket goes to the
+    /// process present whose id hashes highest with it (rendezvous hashing), so that a
+    /// process coming or going moves only its share.
+    async fn present(&self) -> Result<(), Error> {
+        let mut invocation = self.scripts.present.prepare_invoke();
+        invocation
+            .key(self.store.procs_key())
+            .arg("")
+            .arg(&self.id)
+            .arg(millis(PRESENT_FOR))
+            .arg(millis(PRESENT_FOR * 60));
+        let present: Vec<String> = self.store.invoke(&invocation).await?;
+        let owned = owned(&self.id, &present, self.buckets, &self.sip_key);
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        for (view, owned) in views.iter_mut().zip(owned) {
+            view.owned = owned;
+        }
+        Ok(())
+    }
+
+    /// Says this process has left, so that its buckets go to the others now rather than
+    /// when it is no longer counted present.
+    async fn leave(&self) {
+        let mut cmd = redis::cmd("ZREM");
+        cmd.arg(self.store.procs_key()).arg(&self.id);
+        if let Err(err) = self.store.query::<i64>(&cmd).await {
+            tracing::debug!("saying this process left: {err}");
+        }
+    }
+
     /// Whether nothing is queued or leased anywhere: two reads of every bucket, with
     /// nothing queued or leased and no change between them, prove that at one instant
     /// between the two the whole crawl held no work, and none can appear after.
@@ -1364,20 +1438,50 @@ fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
         .or_default() += 1;
 }
 
+/// Which of `buckets` process `me` owns among `present` (itself counted present): those
+/// for which its id hashes highest (rendezvous hashing).
+fn owned(me: &str, present: &[String], buckets: u32, key: &[u8; 16]) -> Vec<bool> {
+    let rank = |id: &str, bucket: u32| {
+        let mut sip = SipHasher13::new_with_key(key);
+        sip.write(id.as_bytes());
+        sip.write_u32(bucket);
+        sip.finish()
+    };
+    (0..buckets)
+        .map(|bucket| {
+            let mine = rank(me, bucket);
+            present
+                .iter()
+                .all(|other| other == me || rank(other, bucket) < mine)
+        })
+        .collect()
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Renews this process's leases every third of their time, and reads the crawl's totals
-/// each second, until the frontier is dropped.
+/// Says each second that this process is present (and learns which buckets it owns),
+/// reads the crawl's totals every fifth second, and renews this process's leases every
+/// third of their time, until the frontier is dropped.
 async fn renew(inner: std::sync::Weak<Inner>) {
     let mut last_renew = Instant::now();
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+    for beat in 0u64.. {
+        {
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            if let Err(err) = inner.present().await {
+                tracing::debug!("saying this process is present: {err}");
+            }
+        }
+        tokio::time::sleep(HEARTBEAT).await;
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        if let Ok(totals) = inner.read_totals().await {
+        if beat % 5 == 0
+            && let Ok(totals) = inner.read_totals().await
+        {
             *inner
                 .counts
                 .totals
@@ -1414,6 +1518,40 @@ async fn renew(inner: std::sync::Weak<Inner>) {
         for result in join_all(renewals).await {
             if let Err(err) = result {
                 tracing::warn!("renewing leases: {err}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {
+        let key = [3; 16];
+        let ids: Vec<String> = (0..4).map(|i| format!("process-{i}")).collect();
+        let of_all: Vec<Vec<bool>> = ids.iter().map(|me| owned(me, &ids, 64, &key)).collect();
+        for bucket in 0..64 {
+            assert_eq!(
+                of_all.iter().filter(|o| o[bucket]).count(),
+                1,
+                "bucket {bucket}"
+            );
+        }
+        assert!(of_all.iter().all(|o| o.iter().filter(|&&b| b).count() >= 4));
+        // Alone (or not yet in the list it read): everything.
+        assert!(owned("process-9", &[], 64, &key).iter().all(|&b| b));
+        // Process 3 leaves: the others keep what they had and share its buckets.
+        let rest = &ids[..3];
+        for (me, before) in rest.iter().zip(&of_all) {
+            let after = owned(me, rest, 64, &key);
+            for bucket in 0..64 {
+                assert!(!before[bucket] || after[bucket]);
+                assert_eq!(
+                    after[bucket],
+                    before[bucket] || (of_all[3][bucket] && after[bucket])
+                );
             }
         }
     }

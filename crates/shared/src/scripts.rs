@@ -262,6 +262,15 @@ save_host(KEYS[1], ARGV[2], h)
 return 1
 "#;
 
+/// Says a process is present, forgets processes long gone, and answers the processes present.
+/// KEYS: procs. ARGV: tag (unused), the process's id, how long a process counts as present
+/// after it last said so (ms), when to forget it (ms).
+const PRESENT: &str = r#"
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[4]))
+return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[3]), '+inf')
+"#;
+
 /// The scripts, loaded once per frontier: `Script` sends EVALSHA, and the body again when
 /// the server answers NOSCRIPT (after a restart).
 pub(crate) struct Scripts {
@@ -271,6 +280,7 @@ pub(crate) struct Scripts {
     pub(crate) renew: Script,
     pub(crate) crawl_delay: Script,
     pub(crate) host_policy: Script,
+    pub(crate) present: Script,
 }
 
 impl Scripts {
@@ -283,6 +293,7 @@ impl Scripts {
             renew: with(RENEW),
             crawl_delay: with(CRAWL_DELAY),
             host_policy: with(HOST_POLICY),
+            present: with(PRESENT),
         }
     }
 }

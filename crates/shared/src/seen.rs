@@ -197,7 +197,7 @@ mod tests {
             let bytes = g.chunks * chunk;
             assert_eq!(
                 bytes,
-                gens[0].chunks * (gens[0].blocks + 1) * BLOCK_BYTES << i
+                (gens[0].chunks * (gens[0].blocks + 1) * BLOCK_BYTES) << i
             );
             let bits = g.chunks * g.blocks * bloom::BLOCK_BITS;
             let per_key = if g.first == g.probes { 1 } else { 2 };

@@ -222,6 +222,11 @@ impl Store {
         format!("{}:seeds", self.name)
     }
 
+    /// The processes working on the crawl, by when each last said so.
+    pub(crate) fn procs_key(&self) -> String {
+        format!("{}:procs", self.name)
+    }
+
     /// The key prefix of bucket `b`: its hash tag, so that every key of it is in one slot.
     pub(crate) fn tag(&self, bucket: u32) -> String {
         format!("{{{}:{bucket}}}", self.name)

@@ -215,12 +215,11 @@ async fn a_crawl_of_another_key_layout_is_refused() {
         "{}",
     ]);
     let store = Store::connect(&server.url(), "old").await.unwrap();
-    let err = store.load().await.err().expect("version 1 is refused");
+    let err = store.load().await.expect_err("version 1 is refused");
     assert!(err.to_string().contains("version 1"), "{err}");
     let err = store
         .create(Layout::default(), "")
         .await
-        .err()
-        .expect("creating over it too");
+        .expect_err("creating over it too");
     assert!(err.to_string().contains("new crawl name"), "{err}");
 }
