@@ -8,6 +8,8 @@
 #
 #   benches/shared.sh                       # 100 hosts x 200 pages; 1, 2 and 4 processes
 #   PAGES=50 PROCESSES="1 2" benches/shared.sh
+#   CONFIG=config/default.toml PAGES=10 benches/shared.sh   # polite: 1 s between requests to
+#                                           # a host, one connection; bound by politeness
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -17,6 +19,7 @@ HOSTS=${HOSTS:-100}
 PAGES=${PAGES:-200}
 LATENCY_MS=${LATENCY_MS:-20}
 CONCURRENCY=${CONCURRENCY:-16}
+CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
 work=$(mktemp -d)
 server=
@@ -47,7 +50,7 @@ for n in $PROCESSES; do
     start=$(date +%s.%N)
     pids=()
     for i in $(seq "$n"); do
-        "$bin/crawler" --config config/local.toml --redis "redis://127.0.0.1:$port" \
+        "$bin/crawler" --config "$CONFIG" --redis "redis://127.0.0.1:$port" \
             --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
             --output "$work/records.$i" 2>"$work/stderr.$i" &
         pids+=($!)
