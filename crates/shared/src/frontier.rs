@@ -620,7 +620,6 @@ impl SharedFrontier {
                 (next_ready, idle)
             };
             if idle && inner.is_over().await? {
-                inner.leave().await;
                 return Ok(Next::Done);
             }
             let until = next_ready
@@ -1402,7 +1401,9 @@ impl Inner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = second;
         let over = second == first;
-        self.over.store(over, Ordering::Relaxed);
+        if over && !self.over.swap(true, Ordering::Relaxed) {
+            self.leave().await;
+        }
         Ok(over)
     }
 
