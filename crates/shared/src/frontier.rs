@@ -1278,26 +1278,29 @@ impl Inner {
 
     /// The crawl's totals, and which buckets have URLs queued or leased.
     async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
-        let reads = (0..self.buckets).map(|b| async move {
-            let mut cmd = redis::cmd("HMGET");
-            cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
-                "seen",
-                "queued",
-                "leased",
-                "done",
-                "reaped",
-                "given_up_hosts",
-                "hosts",
-                "bits",
-                "generations",
-                "ops",
-            ]);
-            self.store.query::<Vec<Option<i64>>>(&cmd).await
-        });
+        let reads: Vec<redis::Cmd> = (0..self.buckets)
+            .map(|b| {
+                let mut cmd = redis::cmd("HMGET");
+                cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
+                    "seen",
+                    "queued",
+                    "leased",
+                    "done",
+                    "reaped",
+                    "given_up_hosts",
+                    "hosts",
+                    "bits",
+                    "generations",
+                    "ops",
+                ]);
+                cmd
+            })
+            .collect();
+        let answers = self.store.query_each::<Vec<Option<i64>>>(&reads).await?;
         let mut totals = Totals::default();
         let mut busy = Vec::with_capacity(self.buckets as usize);
-        for answer in join_all(reads).await {
-            let v: Vec<u64> = answer?
+        for answer in answers {
+            let v: Vec<u64> = answer
                 .into_iter()
                 .map(|n| u64::try_from(n.unwrap_or(0)).unwrap_or(0))
                 .collect();

@@ -368,6 +368,34 @@ impl Store {
         .await
     }
 
+    /// Sends commands that each stand alone, answering theirs in order: in one round trip
+    /// (a pipeline) on a single server; one by one, at once, on a cluster, whose nodes each
+    /// hold some of their keys.
+    pub(crate) async fn query_each<T: FromRedisValue>(
+        &self,
+        cmds: &[Cmd],
+    ) -> Result<Vec<T>, Error> {
+        if let Conn::Cluster(_) = self.conn {
+            let each = cmds.iter().map(|cmd| self.query::<T>(cmd));
+            return futures_util::future::join_all(each)
+                .await
+                .into_iter()
+                .collect();
+        }
+        let mut pipe = redis::pipe();
+        for cmd in cmds {
+            pipe.add_command(cmd.clone());
+        }
+        let pipe = &pipe;
+        self.retrying(|conn| async move {
+            match conn {
+                Conn::Single(mut c) => pipe.query_async(&mut c).await,
+                Conn::Cluster(mut c) => pipe.query_async(&mut c).await,
+            }
+        })
+        .await
+    }
+
     /// Runs a script, retrying while the server is unreachable or full.
     pub(crate) async fn invoke<T: FromRedisValue>(
         &self,
