@@ -1148,8 +1148,11 @@ impl Inner {
                         REPOLL_WAITING
                     } else if v.queued > 0 || v.leased > 0 {
                         REPOLL
-                    } else {
+                    } else if v.owned {
                         REPOLL_EMPTY
+                    } else {
+                        // Its owner finds the work other processes give it.
+                        REPOLL_WAITING
                     };
                     v.ready_for_me().is_some_and(|at| at <= now)
                         || v.heard
