@@ -280,6 +280,9 @@ pub(crate) struct Redis {
     pub(crate) lease_time: Duration,
     /// Buckets hosts are hashed into, fixed when the crawl is created.
     pub(crate) buckets: u32,
+    /// URLs the shared seen-test holds before it first grows, fixed when the crawl is
+    /// created.
+    pub(crate) seen_initial_capacity: u64,
 }
 
 impl Default for Redis {
@@ -289,6 +292,7 @@ impl Default for Redis {
             crawl_name: "crawl".to_owned(),
             lease_time: Duration::from_secs(30),
             buckets: 64,
+            seen_initial_capacity: 65_536,
         }
     }
 }
@@ -470,6 +474,9 @@ impl Config {
         if !self.redis.url.is_empty() {
             if !(1..=16384).contains(&self.redis.buckets) {
                 return bad("redis.buckets", "must be between 1 and 16384");
+            }
+            if self.redis.seen_initial_capacity == 0 {
+                return bad("redis.seen_initial_capacity", "must be at least 1");
             }
             if self.redis.lease_time < Duration::from_secs(1) {
                 return bad("redis.lease_time", "must be at least 1s");

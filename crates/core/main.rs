@@ -876,7 +876,7 @@ async fn join_shared(
         None => {
             let layout = shared::Layout {
                 buckets: r.buckets,
-                seen_initial_capacity: config.frontier.seen_initial_capacity as u64,
+                seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
                 ..shared::Layout::default()
             };

@@ -5,7 +5,8 @@
 //! ```text
 //! redis-server --port 6399 --save "" &
 //! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 100
-//! # the seen-test sized for the crawl (frontier.seen_initial_capacity): a fourth argument
+//! # the seen-test's first generations sized otherwise (redis.seen_initial_capacity, 65,536
+//! # by default): a fourth argument
 //! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
 //! ```
 

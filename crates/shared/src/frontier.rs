@@ -15,7 +15,7 @@ use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
 use crate::scripts::Scripts;
-use crate::seen::Schedule;
+use crate::seen::{Frozen, FrozenGen, Probes, Schedule};
 use crate::store::{Store, Stored};
 use crate::{Error, ErrorKind};
 
@@ -264,7 +264,7 @@ impl Drop for Asking<'_> {
 /// A link on its way to Redis: its seen-test probes, host and entry.
 struct Link {
     bucket: u32,
-    probes: Vec<u8>,
+    probes: Probes,
     host: String,
     depth: u32,
     url: Canonical,
@@ -312,6 +312,8 @@ struct Inner {
     buckets: u32,
     /// The sizes a bucket's seen-test grows by.
     schedule: Schedule,
+    /// Copies of the seen-test's frozen generations, to look URLs up in here.
+    frozen: Frozen,
     /// The seen-test's target false-positive rate.
     seen_rate: f64,
     sip_key: [u8; 16],
@@ -389,10 +391,6 @@ impl SharedFrontier {
             .false_positive_rate(layout.seen_rate / 10.0)
             .build()
             .map_err(|err| ErrorKind::BadLayout(format!("the local seen-test: {err}")))?;
-        let per_bucket = layout
-            .seen_initial_capacity
-            .div_ceil(u64::from(layout.buckets))
-            .max(1024);
         let views = vec![
             View {
                 ready: None,
@@ -423,7 +421,12 @@ impl SharedFrontier {
             over: AtomicBool::new(false),
             scripts: Scripts::new(),
             buckets: layout.buckets,
-            schedule: Schedule::new(per_bucket, layout.seen_rate)?,
+            schedule: Schedule::new(
+                layout.seen_initial_capacity,
+                layout.seen_rate,
+                layout.buckets,
+            )?,
+            frozen: Frozen::default(),
             seen_rate: layout.seen_rate,
             sip_key: layout.key,
             canon,
@@ -1037,7 +1040,10 @@ impl Inner {
             };
             let result = self.send_batch(bucket, &steps).await;
             match result {
-                Ok(answers) => {
+                Ok((answers, generations)) => {
+                    if let Some(index) = self.frozen.wanted(bucket, generations) {
+                        tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
+                    }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
                         self.remember(&step.links);
                         let _ = answer.send(Ok(got));
@@ -1053,12 +1059,52 @@ impl Inner {
         }
     }
 
-    /// One batch script: its steps' completions and links, in order.
+    /// Copies generation `index` of a bucket's seen-test, which no script writes any more.
+    async fn copy_generation(self: Arc<Self>, bucket: u32, index: usize) {
+        let copy = self.read_generation(bucket, index).await;
+        // Not copied: URLs are looked up in Redis, and the copy is tried again later.
+        self.frozen.add(bucket, index, copy.ok());
+    }
+
+    async fn read_generation(&self, bucket: u32, index: usize) -> Result<FrozenGen, Error> {
+        let tag = self.store.tag(bucket);
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(format!("{tag}:seen"))
+            .arg(format!("g{index}"))
+            .arg("bits")
+            .arg(format!("v{index}"));
+        let (geometry, bits, stash): (Option<String>, Option<u32>, Option<String>) =
+            self.store.query(&cmd).await?;
+        let bad = || ErrorKind::BadLayout(format!("generation {index} of bucket {tag} is missing"));
+        let geometry = geometry.ok_or_else(bad)?;
+        let chunks: u64 = geometry
+            .split(' ')
+            .next()
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(bad)?;
+        let reads: Vec<redis::Cmd> = (0..chunks)
+            .map(|c| {
+                let mut cmd = redis::cmd("GET");
+                cmd.arg(format!("{tag}:s{index}:{c}"));
+                cmd
+            })
+            .collect();
+        let chunks: Vec<Option<Vec<u8>>> = self.store.query_each(&reads).await?;
+        FrozenGen::new(
+            &geometry,
+            bits.ok_or_else(bad)?,
+            stash.as_deref(),
+            chunks.into_iter().map(Option::unwrap_or_default).collect(),
+        )
+    }
+
+    /// One batch script: its steps' completions and links, in order. Answers each step's
+    /// four numbers, and how many generations the bucket's seen-test has (-1: not read).
     async fn send_batch(
         &self,
         bucket: u32,
         steps: &[(Step, Answer)],
-    ) -> Result<Vec<[i64; 4]>, Error> {
+    ) -> Result<(Vec<[i64; 4]>, i64), Error> {
         let p = &self.politeness;
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch.prepare_invoke();
@@ -1068,7 +1114,7 @@ impl Inner {
         invocation
             .arg(&tag)
             .arg(p.connections_per_host())
-            .arg(self.schedule.text())
+            .arg(self.schedule.text(bucket))
             .arg(millis(p.delay()))
             .arg(millis(p.backoff_base()))
             .arg(millis(p.backoff_max()))
@@ -1085,13 +1131,21 @@ impl Inner {
                     invocation.arg("-").arg(0).arg(-1);
                 }
             }
-            invocation.arg(step.links.len());
+            // Links a copy of a frozen generation knows are seen, and not sent.
+            let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {
-                link.args(&mut invocation);
+                let mut probes = link.probes;
+                if !self.frozen.holds(bucket, &mut probes) {
+                    sent.push((link, probes));
+                }
+            }
+            invocation.arg(sent.len());
+            for (link, probes) in sent {
+                link.args(&probes, &mut invocation);
             }
         }
         let answer: Vec<i64> = self.store.invoke(&invocation).await?;
-        if answer.len() != steps.len() * 4 + 4 {
+        if answer.len() != steps.len() * 4 + 5 {
             return Err(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}: {} numbers",
                 steps.len(),
@@ -1101,10 +1155,11 @@ impl Inner {
         }
         let (answers, view) = answer.split_at(steps.len() * 4);
         self.see(bucket, [view[0], view[1], view[2], view[3]]);
-        Ok(answers
+        let answers = answers
             .chunks(4)
             .map(|a| [a[0], a[1], a[2], a[3]])
-            .collect())
+            .collect();
+        Ok((answers, view[4]))
     }
 
     /// Notes what a script said of a bucket: [ready-at, server now, queued, leased].
@@ -1426,9 +1481,9 @@ impl Inner {
 }
 
 impl Link {
-    fn args(&self, invocation: &mut redis::ScriptInvocation<'_>) {
+    fn args(&self, probes: &Probes, invocation: &mut redis::ScriptInvocation<'_>) {
         invocation
-            .arg(&self.probes[..])
+            .arg(&probes[..])
             .arg(&self.host)
             .arg(self.depth)
             .arg(self.url.as_str())

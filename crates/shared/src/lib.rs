@@ -9,11 +9,13 @@
 //! * Buckets: hosts are hashed into [`Layout::buckets`] buckets; every key of a bucket
 //!   carries the bucket's hash tag, so that one Lua script (`scripts.rs`) works on keys of one
 //!   slot, on a cluster too, and each step is atomic.
-//! * The seen-test (`seen.rs` sizes it, `scripts.lua` runs it): Bloom bits, not URL
-//!   strings. A growing blocked filter per bucket (generations of doubling size at
-//!   tightening rates, split over keys of at most 8 MiB; a URL reads and writes one or two
-//!   64-byte blocks a generation) that the admission script tests and sets in one step, so
-//!   that of several processes pushing one new URL exactly one queues it.
+//! * The seen-test (`seen.rs` sizes it and keeps copies, `scripts.lua` runs it):
+//!   fingerprints, not URL strings. A growing cuckoo filter per bucket (generations each 1.5
+//!   times the one before, split over keys of at most 8 MiB; buckets of four 28-bit
+//!   fingerprints, two buckets per URL) that the admission script tests and sets in one
+//!   step, so that of several processes pushing one new URL exactly one queues it. Each
+//!   process copies the full generations, which no script writes again, and looks URLs up
+//!   there first.
 //! * Per-host queues (a list per host of "attempts depth url") and a ready set: a host is
 //!   leased from when its next start time has come and it has a free connection, whichever
 //!   process asks, so politeness (delay, `Crawl-delay`, `Retry-After`, back-off) holds across

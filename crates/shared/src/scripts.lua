@@ -62,26 +62,54 @@ local function reschedule(ready, host, h, conns)
   end
 end
 
--- The seen-test: a growing blocked Bloom filter of generations, each split over chunk keys
--- of at most 8 MiB (no allocation that stalls the server). The client computes the sizes
--- (SCHEDULE: "chunks blocks probes first capacity" per generation, `;` between) and each
--- URL's probes: two 32-bit block selectors, then per probe the byte of a 64-byte block and
--- the bit in it. Probes 0 .. first-1 go to the first block, the rest to the second.
+-- The seen-test: a growing cuckoo filter of generations, each a table of buckets of four
+-- fingerprint slots split over chunk keys of at most 8 MiB (no allocation that stalls the
+-- server). The client computes the sizes (SCHEDULE: the fingerprint bits, then "chunks
+-- buckets capacity" per generation, `;` between) and each URL's probes: six bytes that pick
+-- its first bucket, six of its fingerprint (never 0: an empty slot holds 0), and the number
+-- of generations the process looked in already (its copies of frozen ones). A fingerprint
+-- sits in bucket i or in alt(i): what a lookup tests, and where an insertion moves a
+-- fingerprint it pushes out. An insertion that finds no room after MAX_KICKS moves leaves
+-- its last fingerprint in the generation's stash (field v<i>) and starts the next generation.
+--
+-- A bucket's bytes: the four slots' high bytes (f / 8 each), then, when f is not a multiple
+-- of 8, their low four bits packed two to a byte. A lookup then searches a bucket's string
+-- for the fingerprint's high bytes (one string.find, in C) and decodes nothing.
 local seen_state = nil
+local MAX_KICKS = 250
+
+local function num(s, at, len)
+  local v = 0
+  for j = at, at + len - 1 do v = v * 256 + string.byte(s, j) end
+  return v
+end
 
 local function parse_generation(v)
   local g = split(v)
-  return {c = tonumber(g[1]), nb = tonumber(g[2]), k = tonumber(g[3]), first = tonumber(g[4]),
-    n = tonumber(g[5])}
+  return {c = tonumber(g[1]), nb = tonumber(g[2]), n = tonumber(g[3]), keys = {}}
 end
 
-local function load_seen(seen)
+local function set_bits(st, f)
+  st.f = f
+  st.bb = f / 2
+  st.hb = math.floor(f / 8)
+  st.nib = f % 8 == 4
+  -- An empty slot, as holds() searches for one.
+  st.empty = {hi = string.rep('\0', st.hb), lo = 0}
+end
+
+local function load_seen(seen, schedule)
   local raw = redis.call('HGETALL', seen)
-  local st = {gens = {}, count = 0, fill = 0, added = 0}
+  local st = {gens = {}, stash = {}, count = 0, fill = 0, added = 0}
+  set_bits(st, tonumber(string.match(schedule, '^%d+')))
   for i = 1, #raw, 2 do
     local f, v = raw[i], raw[i + 1]
     if f == 'count' then st.count = tonumber(v)
     elseif f == 'fill' then st.fill = tonumber(v)
+    elseif f == 'bits' then set_bits(st, tonumber(v))
+    elseif string.sub(f, 1, 1) == 'v' then
+      local s = split(v)
+      st.stash[tonumber(string.sub(f, 2))] = {tonumber(s[1]), tonumber(s[2])}
     else st.gens[tonumber(string.sub(f, 2))] = parse_generation(v)
     end
   end
@@ -91,7 +119,7 @@ end
 local function new_generation(seen, st, schedule)
   local i = st.count
   local spec = nil
-  local j = 0
+  local j = -1
   for part in string.gmatch(schedule, '[^;]+') do
     if j == i then spec = part break end
     j = j + 1
@@ -103,73 +131,182 @@ local function new_generation(seen, st, schedule)
   st.gens[i] = g
   st.count = i + 1
   st.fill = 0
-  st.added = st.added + g.c * g.nb * 512
-  redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0)
+  st.added = st.added + g.c * g.nb * st.bb * 8
+  redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.f)
 end
 
--- The chunk key and byte offset of the block a selector picks in generation i.
-local function block(i, g, p, at)
-  local a, b, c, d = string.byte(p, at, at + 3)
-  local n = (((a * 256 + b) * 256 + c) * 256 + d) % (g.c * g.nb)
-  return tag .. ':s' .. i .. ':' .. math.floor(n / g.nb), (n % g.nb) * 64
+-- The other bucket fingerprint fp may sit in, from bucket i of m: an involution, so that a
+-- fingerprint pushed out of either bucket finds the other. The products stay below 2^53,
+-- exact in Lua's numbers.
+local function alt(i, fp, m)
+  local mix = (fp % 67108864) * 40503 + math.floor(fp / 67108864) * 7919
+  return (mix - i) % m
 end
 
--- Whether probes first .. last (from 0) of p hit set bits of block s (shorter than 64
--- bytes where it was never written).
-local function hits(s, p, first, last)
-  for j = first, last do
-    local byte = string.byte(s, string.byte(p, 9 + 2 * j) + 1) or 0
-    if bit.band(byte, string.byte(p, 10 + 2 * j)) == 0 then return false end
+-- The chunk key and byte offset of bucket i of generation gi.
+local function where(st, gi, i)
+  local g = st.gens[gi]
+  local nb = g.nb
+  local c = math.floor(i / nb)
+  local key = g.keys[c]
+  if not key then
+    key = tag .. ':s' .. gi .. ':' .. c
+    g.keys[c] = key
   end
-  return true
+  return key, (i % nb) * st.bb
 end
 
--- Writes block s at key and offset with probes first .. last of p set. A chunk's first
--- write creates it whole: its string then gets exactly the allocation it needs, where
--- growing it write by write would leave room to spare.
-local function write_block(g, key, at, s, p, first, last)
-  if s == '' and redis.call('EXISTS', key) == 0 then
-    redis.call('SETRANGE', key, g.nb * 64 - 1, '\0')
+-- A URL's fingerprint as a lookup searches for it: its high bytes, its low four bits.
+local function query(st, p)
+  local fp = num(p, 7, 6)
+  local hi, lo = fp, 0
+  if st.nib then hi, lo = math.floor(fp / 16), fp % 16 end
+  local bytes = {}
+  for j = st.hb, 1, -1 do
+    bytes[j] = hi % 256
+    hi = math.floor(hi / 256)
   end
-  local t = {string.byte(s, 1, 64)}
-  for j = #t + 1, 64 do t[j] = 0 end
-  for j = first, last do
-    local x = string.byte(p, 9 + 2 * j) + 1
-    t[x] = bit.bor(t[x], string.byte(p, 10 + 2 * j))
-  end
-  redis.call('SETRANGE', key, at, string.char(unpack(t)))
+  return {fp = fp, h = num(p, 1, 6), hi = string.char(unpack(bytes)), lo = lo}
 end
 
-local function contains(i, g, p)
-  local key, at = block(i, g, p, 1)
-  if not hits(redis.call('GETRANGE', key, at, at + 63), p, 0, g.first - 1) then return false end
-  if g.first == g.k then return true end
-  key, at = block(i, g, p, 5)
-  return hits(redis.call('GETRANGE', key, at, at + 63), p, g.first, g.k - 1)
+-- The low four bits of slot k (from 1) of bucket string s.
+local function low_bits(st, s, k)
+  local b = string.byte(s, 4 * st.hb + math.floor((k + 1) / 2))
+  if k % 2 == 1 then return math.floor(b / 16) end
+  return b % 16
 end
 
--- Sets the URL's bits in generation i; answers false when all were set already.
-local function insert(i, g, p)
-  local k1, a1 = block(i, g, p, 1)
-  local s1 = redis.call('GETRANGE', k1, a1, a1 + 63)
-  local in1 = hits(s1, p, 0, g.first - 1)
-  if g.first == g.k then
-    if in1 then return false end
-    write_block(g, k1, a1, s1, p, 0, g.k - 1)
-    return true
+-- Whether bucket string s holds fingerprint q.
+local function holds(st, s, q)
+  local at = string.find(s, q.hi, 1, true)
+  while at do
+    if at <= 4 * st.hb and (at - 1) % st.hb == 0 then
+      if not st.nib or low_bits(st, s, (at - 1) / st.hb + 1) == q.lo then return true end
+    end
+    at = string.find(s, q.hi, at + 1, true)
   end
-  local k2, a2 = block(i, g, p, 5)
-  if k1 == k2 and a1 == a2 then
-    if in1 and hits(s1, p, g.first, g.k - 1) then return false end
-    write_block(g, k1, a1, s1, p, 0, g.k - 1)
-    return true
+  return false
+end
+
+-- A bucket's four fingerprints (zero where empty, or never written); `fresh` when its chunk
+-- does not exist yet.
+local function decode(st, s)
+  local v = {0, 0, 0, 0, fresh = (s == '')}
+  if s == '' then return v end
+  for k = 1, 4 do
+    local x = num(s, (k - 1) * st.hb + 1, st.hb)
+    if st.nib then x = x * 16 + low_bits(st, s, k) end
+    v[k] = x
   end
-  local s2 = redis.call('GETRANGE', k2, a2, a2 + 63)
-  local in2 = hits(s2, p, g.first, g.k - 1)
-  if in1 and in2 then return false end
-  if not in1 then write_block(g, k1, a1, s1, p, 0, g.first - 1) end
-  if not in2 then write_block(g, k2, a2, s2, p, g.first, g.k - 1) end
-  return true
+  return v
+end
+
+-- Writes a bucket's fingerprints. A chunk's first write creates it whole: its string then
+-- gets exactly the allocation it needs, where growing it write by write would leave room.
+local function write_bucket(st, gi, key, at, v)
+  if v.fresh and redis.call('EXISTS', key) == 0 then
+    redis.call('SETRANGE', key, st.gens[gi].nb * st.bb - 1, '\0')
+  end
+  local bytes = {}
+  local lows = {}
+  for k = 1, 4 do
+    local x = v[k]
+    if st.nib then
+      lows[k] = x % 16
+      x = math.floor(x / 16)
+    end
+    for j = k * st.hb, (k - 1) * st.hb + 1, -1 do
+      bytes[j] = x % 256
+      x = math.floor(x / 256)
+    end
+  end
+  if st.nib then
+    bytes[4 * st.hb + 1] = lows[1] * 16 + lows[2]
+    bytes[4 * st.hb + 2] = lows[3] * 16 + lows[4]
+  end
+  redis.call('SETRANGE', key, at, string.char(unpack(bytes)))
+end
+
+-- Where fingerprint q sits in generation gi: its two buckets, and the table's size.
+local function locate(st, gi, q)
+  local g = st.gens[gi]
+  local m = g.c * g.nb
+  local i1 = q.h % m
+  return i1, alt(i1, q.fp, m), m
+end
+
+local function in_stash(st, gi, i1, i2, fp)
+  local s = st.stash[gi]
+  return s ~= nil and s[2] == fp and (s[1] == i1 or s[1] == i2)
+end
+
+local function read(st, gi, i)
+  local key, at = where(st, gi, i)
+  return redis.call('GETRANGE', key, at, at + st.bb - 1), key, at
+end
+
+-- Whether generation gi holds fingerprint q: the read most URLs make once per generation,
+-- so written out in full. An insertion puts a fingerprint in its first bucket when that has
+-- room, and a bucket once full stays full (a fingerprint pushed out is replaced): so when
+-- the first bucket has room, the second cannot hold the fingerprint, and is not read.
+local function contains(st, gi, q)
+  local g = st.gens[gi]
+  local nb, bb = g.nb, st.bb
+  local m = g.c * nb
+  local i1 = q.h % m
+  local key = g.keys[math.floor(i1 / nb)] or where(st, gi, i1)
+  local at = (i1 % nb) * bb
+  local s = redis.call('GETRANGE', key, at, at + bb - 1)
+  if holds(st, s, q) then return true end
+  local i2 = alt(i1, q.fp, m)
+  if s ~= '' and not holds(st, s, st.empty) then
+    key = g.keys[math.floor(i2 / nb)] or where(st, gi, i2)
+    at = (i2 % nb) * bb
+    if holds(st, redis.call('GETRANGE', key, at, at + bb - 1), q) then return true end
+  end
+  return in_stash(st, gi, i1, i2, q.fp)
+end
+
+local function put_in_empty(st, gi, key, at, v, fp)
+  for k = 1, 4 do
+    if v[k] == 0 then
+      v[k] = fp
+      write_bucket(st, gi, key, at, v)
+      return true
+    end
+  end
+  return false
+end
+
+-- Adds fingerprint q to generation gi unless it is there: answers whether it was new, and
+-- whether the generation had room (when it had none, its last pushed-out fingerprint is in
+-- its stash).
+local function insert(seen, st, gi, q)
+  local i1, i2, m = locate(st, gi, q)
+  local s1, k1, a1 = read(st, gi, i1)
+  if holds(st, s1, q) or in_stash(st, gi, i1, i2, q.fp) then return false, true end
+  local fp = q.fp
+  local v1 = decode(st, s1)
+  -- The first bucket has room: the second cannot hold the fingerprint (see contains).
+  if put_in_empty(st, gi, k1, a1, v1, fp) then return true, true end
+  local s2, k2, a2 = read(st, gi, i2)
+  if holds(st, s2, q) then return false, true end
+  if put_in_empty(st, gi, k2, a2, decode(st, s2), fp) then return true, true end
+  -- Both full: push a fingerprint out to its other bucket, and so on.
+  local i, key, at, v = i1, k1, a1, v1
+  for kick = 1, MAX_KICKS do
+    local k = (fp + kick) % 4 + 1
+    fp, v[k] = v[k], fp
+    write_bucket(st, gi, key, at, v)
+    i = alt(i, fp, m)
+    local s
+    s, key, at = read(st, gi, i)
+    v = decode(st, s)
+    if put_in_empty(st, gi, key, at, v, fp) then return true, true end
+  end
+  st.stash[gi] = {i, fp}
+  redis.call('HSET', seen, 'v' .. gi, i .. ' ' .. fp)
+  return true, false
 end
 
 -- Whether the URL of probes p is new, marking it seen: one atomic step, so that of several
@@ -177,13 +314,17 @@ end
 local function test_and_set(seen, schedule, p)
   local st = seen_state
   if st.count == 0 then new_generation(seen, st, schedule) end
+  local q = query(st, p)
   local newest = st.count - 1
-  for i = 0, newest - 1 do
-    if contains(i, st.gens[i], p) then return false end
+  -- The process looked in the first generations already (all frozen): see seen.rs.
+  local skip = math.min(string.byte(p, 13) or 0, newest)
+  for i = newest - 1, skip, -1 do
+    if contains(st, i, q) then return false end
   end
-  if not insert(newest, st.gens[newest], p) then return false end
+  local new, room = insert(seen, st, newest, q)
+  if not new then return false end
   st.fill = st.fill + 1
-  if st.fill >= st.gens[newest].n then new_generation(seen, st, schedule) end
+  if st.fill >= st.gens[newest].n or not room then new_generation(seen, st, schedule) end
   return true
 end
 
@@ -233,7 +374,7 @@ end
 -- Admits the links of ARGV[i .. i + 5 * n - 1], groups of five (probes host depth url
 -- from; from is empty when unknown). Returns how many were new.
 local function admit_links(seen, hosts, schedule, i, n)
-  if not seen_state then seen_state = load_seen(seen) end
+  if not seen_state then seen_state = load_seen(seen, schedule) end
   local new = 0
   for _ = 1, n do
     local host = ARGV[i + 1]

@@ -92,7 +92,7 @@ return answer
 /// links, and the links in groups of five (probes host depth url from). Answers four numbers per
 /// entry: fate (-2 for links alone; -1 when the lease is not held: it expired and went back
 /// to the crawl), next attempt, URLs waiting on a host given up now (-1 for none), new links;
-/// then the bucket's view.
+/// then the bucket's view, then its seen-test's generations (-1 when it read none).
 const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local conns = tonumber(ARGV[2])
@@ -198,6 +198,7 @@ if #done > 0 then
 end
 finish(seen, ready, hosts, counts, conns)
 for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
+answer[#answer + 1] = seen_state and seen_state.count or -1
 return answer
 "#;
 

@@ -1,234 +1,472 @@
-//! The seen-test's client half: the sizes its generations grow by, and each URL's probes.
+//! The seen-test's client half: the sizes its generations grow by, and each URL's
+//! fingerprint.
 //!
-//! The bits live in Redis (`scripts.lua` tests and sets them); their layout is a blocked
-//! Bloom filter, sized by the `bloom` crate's model: a URL tests one or two blocks of 512
-//! bits, read and written whole (one `GETRANGE` or `SETRANGE` of 64 bytes each), where the
-//! unblocked layout cost one `BITFIELD` of some twenty-five bit operations a generation.
+//! The seen-test lives in Redis (`scripts.lua` tests and sets it) as a growing cuckoo
+//! filter: each generation is a table of buckets of four fingerprint slots, and a URL may sit
+//! in either of two buckets. A Bloom filter needs some 44% more bits than the information it
+//! holds; a full cuckoo table at 94% load needs about 7% more than its fingerprints, which is
+//! what takes a growing seen-test under five bytes a URL at a rate of one in a million (a
+//! Bloom filter's generations cost 4.5 to 5 bytes a URL when full, before the room a growing
+//! filter keeps free).
 
+use std::collections::HashMap;
 use std::hash::Hasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use siphasher::sip128::{Hasher128, SipHasher13};
 
 use crate::error::{Error, ErrorKind};
 
-/// Bytes of one block.
-pub(crate) const BLOCK_BYTES: u64 = bloom::BLOCK_BITS / 8;
+/// Slots of each bucket.
+const SLOTS: u64 = 4;
+/// Slots a lookup compares a fingerprint with in each generation: two buckets'.
+const COMPARED: f64 = 8.0;
+/// The share of its slots a generation fills before the next one starts: a cuckoo table of
+/// four-slot buckets fills to about 95% before an insertion fails.
+const LOAD: f64 = 0.94;
+/// The generations a crawl's fingerprints must leave room for: with each 1.5 times the one
+/// before, 30 of them grow a bucket's seen-test 127,000-fold.
+const MIN_GENERATIONS: u64 = 30;
+/// Generations a bucket may grow to.
+const MAX_GENERATIONS: u64 = 64;
+/// Each generation holds this many times the URLs of the one before. Smaller steps keep
+/// less room free (a table just started is empty), at the cost of more tables to look in:
+/// at 1.5, a growing seen-test keeps on average 23% of its bytes free, at 2, 44%.
+const GROWTH: f64 = 1.5;
 /// The largest chunk key: 8 MiB, allocated at once on its first write, which a server does
 /// in a few milliseconds.
 const MAX_CHUNK_BYTES: u64 = 1 << 23;
 /// The smallest chunk key.
 const MIN_CHUNK_BYTES: u64 = 1 << 12;
-/// The fewest chunks a first generation is split into when it can be: with eight or more,
-/// rounding up to whole chunks costs at most an eighth.
+/// The fewest chunks a generation is split into when it can be: with eight or more, rounding
+/// up to whole chunks adds at most an eighth (which holds URLs too: it is not wasted).
 const MIN_CHUNKS: u64 = 8;
-/// Each generation holds twice the bytes of the one before, at a tighter rate: generation
-/// `i` gets `(1 - TIGHTENING) * TIGHTENING^i` of the target, so that the rates of all of
-/// them add up to at most the target.
-const TIGHTENING: f64 = 0.85;
-/// Generations a bucket may grow to: 2^GENERATIONS times its first one's bytes.
-const GENERATIONS: usize = 24;
+/// Bytes of a chunk left for its string's header, so that the string fills the power of two
+/// it is allocated exactly.
+const CHUNK_HEADER: u64 = 16;
 
 /// One generation's geometry, as a script stores and uses it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Generation {
     /// Chunk keys.
     chunks: u64,
-    /// Blocks in each chunk.
-    blocks: u64,
-    /// Probes per URL.
-    probes: u32,
-    /// Probes in the first block; the rest go to the second.
-    first: u32,
+    /// Buckets in each chunk.
+    buckets: u64,
     /// URLs it takes before the next generation starts.
     capacity: u64,
 }
 
-/// The generations of a bucket's seen-test, computed once from the crawl's layout. Every
+/// The generations of every bucket's seen-test, computed once from the crawl's layout. Every
 /// process of a crawl computes the same; a script stores each generation's geometry when it
 /// creates it, so a crawl keeps the sizes it started with.
 #[derive(Clone, Debug)]
 pub(crate) struct Schedule {
-    /// What the scripts take: "chunks blocks probes first capacity" per generation, `;`
-    /// between them.
-    text: String,
-    /// The most probes any generation makes: how many each URL's probes hold.
-    max_probes: u32,
+    /// Bits of each fingerprint: a multiple of four, at most 48.
+    bits: u32,
+    /// What the scripts take, per bucket of hosts: the fingerprint bits, then "chunks
+    /// buckets capacity" per generation, `;` between them.
+    texts: Vec<String>,
 }
 
 impl Schedule {
-    /// The schedule of a bucket that should hold at least `capacity` URLs before it first
-    /// grows, at `rate` false positives over all its generations. Chunk keys are a power of
-    /// two bytes, so that each fills the allocation it gets exactly; the first generation
-    /// is as many of them as `capacity` needs, and each next one doubles the bytes (of its
-    /// chunks up to 8 MiB, then of their number).
-    pub(crate) fn new(capacity: u64, rate: f64) -> Result<Schedule, Error> {
+    /// The schedule of `buckets` buckets of hosts whose seen-tests together hold about
+    /// `capacity` URLs before they first grow, at `rate` false positives over all of a
+    /// bucket's generations.
+    ///
+    /// The buckets' first sizes are spread over one growth step (bucket `b` of `n` starts at
+    /// 1.5^((b + 0.5) / n - 0.5) times the mean), so that they do not all grow at once: the
+    /// crawl's seen-test then keeps its average room free at any size, never the most a
+    /// single table keeps just after it grew.
+    pub(crate) fn new(capacity: u64, rate: f64, buckets: u32) -> Result<Schedule, Error> {
         let bad = |what: String| Error::from(ErrorKind::BadLayout(what));
-        let rate_of = |i: usize| rate * (1.0 - TIGHTENING) * TIGHTENING.powi(i as i32);
-        let needed = bloom::blocked_params(capacity.max(1), rate_of(0))
-            .map_err(|err| bad(format!("the seen-test at {rate}: {err}")))?
-            .bits
-            / 8;
-        let mut chunk = MIN_CHUNK_BYTES;
-        while chunk < MAX_CHUNK_BYTES && chunk * 2 * MIN_CHUNKS <= needed {
-            chunk *= 2;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(bad(format!(
+                "the seen-test's rate must be between 0 and 1, not {rate}"
+            )));
         }
-        // A chunk's string has a header in its allocation: one block is left for it.
-        let usable = |chunk: u64| chunk - BLOCK_BYTES;
-        let mut chunks = needed.div_ceil(usable(chunk)).max(1);
-        let mut generations = Vec::new();
-        for i in 0..GENERATIONS {
-            let blocks = usable(chunk) / BLOCK_BYTES;
-            let bits = chunks * blocks * bloom::BLOCK_BITS;
-            match fit(bits, rate_of(i)) {
-                Some((capacity, probes, per_key)) => generations.push(Generation {
-                    chunks,
-                    blocks,
-                    probes,
-                    first: if per_key == 2 {
-                        probes.div_ceil(2)
-                    } else {
-                        probes
-                    },
-                    capacity,
-                }),
-                None => break,
-            }
-            if chunk < MAX_CHUNK_BYTES {
-                chunk *= 2;
-            } else {
-                chunks *= 2;
-            }
-        }
-        if generations.is_empty() {
+        // Each generation answers yes by mistake at most COMPARED / 2^bits of the time.
+        let wanted = (COMPARED * MIN_GENERATIONS as f64 / rate).log2();
+        let bits = (wanted / 4.0).ceil() as u32 * 4;
+        if bits > 48 {
             return Err(bad(format!("no seen-test fits a rate of {rate}")));
         }
-        let text = generations
-            .iter()
-            .map(|g| {
-                format!(
-                    "{} {} {} {} {}",
-                    g.chunks, g.blocks, g.probes, g.first, g.capacity
-                )
+        let generations =
+            ((rate * ((1u64 << bits) - 1) as f64 / COMPARED) as u64).min(MAX_GENERATIONS);
+        let bucket_bytes = u64::from(bits) / 2;
+        let mean = capacity.div_ceil(u64::from(buckets.max(1))).max(1024) as f64;
+        let texts = (0..buckets.max(1))
+            .map(|b| {
+                let phase = (f64::from(b) + 0.5) / f64::from(buckets.max(1)) - 0.5;
+                let first = mean * GROWTH.powf(phase);
+                let mut text = bits.to_string();
+                for i in 0..generations {
+                    let g = generation(first * GROWTH.powi(i as i32), bucket_bytes);
+                    text.push_str(&format!(";{} {} {}", g.chunks, g.buckets, g.capacity));
+                }
+                text
             })
-            .collect::<Vec<_>>()
-            .join(";");
-        let max_probes = generations.iter().map(|g| g.probes).max().unwrap_or(1);
-        Ok(Schedule { text, max_probes })
+            .collect();
+        Ok(Schedule { bits, texts })
     }
 
-    /// The schedule as the scripts take it.
-    pub(crate) fn text(&self) -> &str {
-        &self.text
+    /// What the scripts of bucket `bucket` take.
+    pub(crate) fn text(&self, bucket: u32) -> &str {
+        &self.texts[bucket as usize % self.texts.len()]
     }
 
-    /// A URL's probes as the scripts take them: two 32-bit block selectors (big-endian),
-    /// then for each probe the byte of the block it tests and the bit in that byte (a power
-    /// of two). The positions come from the SipHash of the URL under the crawl's key.
-    pub(crate) fn probes(&self, key: &[u8; 16], url: &str) -> Vec<u8> {
+    /// A URL's hash as the scripts take it: six bytes (big-endian) that pick its first
+    /// bucket, six bytes of its fingerprint, never zero (an empty slot holds zero), and one
+    /// byte for the generations already looked in (see [`Frozen::holds`]), 0 here. Both
+    /// numbers come from the SipHash of the URL under the crawl's key.
+    pub(crate) fn probes(&self, key: &[u8; 16], url: &str) -> Probes {
         let mut sip = SipHasher13::new_with_key(key);
         sip.write(url.as_bytes());
         let h = sip.finish128();
-        let mut out = Vec::with_capacity(8 + 2 * self.max_probes as usize);
-        out.extend_from_slice(&(h.h1 as u32).to_be_bytes());
-        out.extend_from_slice(&((h.h1 >> 32) as u32).to_be_bytes());
-        // Multiples of h2 by successive powers of an odd constant, top 9 bits: positions as
-        // independent as the `bloom` crate's model assumes.
-        let mut power: u64 = 1;
-        for _ in 0..self.max_probes {
-            let bit = h.h2.wrapping_mul(power) >> 55;
-            out.push((bit >> 3) as u8);
-            out.push(1 << (bit & 7));
-            power = power.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
+        let fingerprint = (h.h2 >> (64 - self.bits)) % ((1 << self.bits) - 1) + 1;
+        let mut out = [0; 13];
+        out[..6].copy_from_slice(&h.h1.to_be_bytes()[2..]);
+        out[6..12].copy_from_slice(&fingerprint.to_be_bytes()[2..]);
         out
     }
 }
 
-/// The most URLs `bits` hold at `rate`, with the probes and blocks per URL the `bloom`
-/// crate's model picks for them; `None` when the bits hold none.
-fn fit(bits: u64, rate: f64) -> Option<(u64, u32, u32)> {
-    let params = |n: u64| bloom::blocked_params(n, rate).ok();
-    // Bits grow in proportion to URLs: a large sample gives the ratio, then a few steps
-    // down settle the rounding.
-    let sample = 1 << 20;
-    let per_url = params(sample)?.bits as f64 / sample as f64;
-    let mut n = (bits as f64 / per_url) as u64;
-    while n > 0 {
-        let p = params(n)?;
-        if p.bits <= bits {
-            return Some((n, p.hashes, p.blocks_per_key));
+/// A URL's probes, as [`Schedule::probes`] makes them.
+pub(crate) type Probes = [u8; 13];
+
+fn number(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b))
+}
+
+/// The other bucket a fingerprint may sit in, as `alt` of `scripts.lua` computes it.
+fn alt(i: u64, fp: u64, m: u64) -> u64 {
+    let mix = (fp % (1 << 26)) * 40503 + (fp >> 26) * 7919;
+    (mix % m + m - i % m) % m
+}
+
+/// A generation no longer written (every one but a bucket's newest): a copy of its bytes,
+/// which a process keeps to look a URL up in without asking Redis. Kicks and the stash
+/// touch the newest generation only, so a copy stays exact.
+#[derive(Debug)]
+pub(crate) struct FrozenGen {
+    /// Each chunk's bytes: empty for a chunk never written.
+    chunks: Vec<Vec<u8>>,
+    /// Buckets in each chunk.
+    buckets: u64,
+    /// Bits of each fingerprint.
+    bits: u32,
+    /// The fingerprint left over when the generation ran out of room, and its bucket.
+    stash: Option<(u64, u64)>,
+}
+
+impl FrozenGen {
+    /// A generation from what Redis holds: its geometry ("chunks buckets capacity"), the
+    /// fingerprint bits, its stash ("bucket fingerprint") if any, and its chunks.
+    pub(crate) fn new(
+        geometry: &str,
+        bits: u32,
+        stash: Option<&str>,
+        chunks: Vec<Vec<u8>>,
+    ) -> Result<FrozenGen, Error> {
+        let bad = || {
+            Error::from(ErrorKind::BadLayout(format!(
+                "a seen-test generation {geometry:?}"
+            )))
+        };
+        let numbers = |s: &str| -> Result<Vec<u64>, Error> {
+            s.split(' ').map(|n| n.parse().map_err(|_| bad())).collect()
+        };
+        let g = numbers(geometry)?;
+        let stash = match stash {
+            Some(s) => match numbers(s)?[..] {
+                [i, fp] => Some((i, fp)),
+                _ => return Err(bad()),
+            },
+            None => None,
+        };
+        if g.len() != 3
+            || g[0] == 0
+            || g[0] != chunks.len() as u64
+            || g[1] == 0
+            || !(8..=48).contains(&bits)
+            || !bits.is_multiple_of(4)
+        {
+            return Err(bad());
         }
-        n = n.saturating_sub((n / 1000).max(1));
+        Ok(FrozenGen {
+            chunks,
+            buckets: g[1],
+            bits,
+            stash,
+        })
     }
-    None
+
+    /// Bytes the copy takes.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.chunks.iter().map(|c| c.len() as u64).sum()
+    }
+
+    /// The four fingerprints of bucket i (zeros where empty).
+    fn slots(&self, i: u64) -> [u64; 4] {
+        let bb = u64::from(self.bits) / 2;
+        let hb = (self.bits / 8) as usize;
+        let chunk = &self.chunks[(i / self.buckets) as usize];
+        let at = ((i % self.buckets) * bb) as usize;
+        let Some(b) = chunk.get(at..at + bb as usize) else {
+            return [0; 4];
+        };
+        let mut out = [0; 4];
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = number(&b[k * hb..(k + 1) * hb]);
+            if self.bits % 8 == 4 {
+                let low = b[4 * hb + k / 2];
+                *slot = *slot << 4 | u64::from(if k % 2 == 0 { low >> 4 } else { low & 15 });
+            }
+        }
+        out
+    }
+
+    /// Whether the URL of `probes` is in this generation, exactly as `contains` of
+    /// `scripts.lua` answers.
+    fn holds(&self, probes: &Probes) -> bool {
+        let (h, fp) = (number(&probes[..6]), number(&probes[6..12]));
+        let m = self.chunks.len() as u64 * self.buckets;
+        let i1 = h % m;
+        let first = self.slots(i1);
+        if first.contains(&fp) {
+            return true;
+        }
+        let i2 = alt(i1, fp, m);
+        if !first.contains(&0) && self.slots(i2).contains(&fp) {
+            return true;
+        }
+        self.stash == Some((i1, fp)) || self.stash == Some((i2, fp))
+    }
+}
+
+/// The frozen generations a process keeps, per bucket of hosts: the first ones, up to
+/// [`CACHE_BYTES`] in all. A URL found in one is seen, and is not sent; one not found is
+/// sent with the number of generations looked in, which the script skips. Most of a
+/// seen-test's work in Redis is reading the generations a new URL is not in, one or two
+/// reads each, so this takes most of it off the server.
+#[derive(Debug, Default)]
+pub(crate) struct Frozen {
+    buckets: Mutex<HashMap<u32, Cached>>,
+    used: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    gens: Vec<Arc<FrozenGen>>,
+    fetching: bool,
+}
+
+/// Bytes of frozen generations a process keeps at most.
+pub(crate) const CACHE_BYTES: u64 = 64 << 20;
+
+impl Frozen {
+    /// Whether a kept generation of `bucket` holds the URL of `probes`; when none does,
+    /// notes in `probes` how many were looked in.
+    pub(crate) fn holds(&self, bucket: u32, probes: &mut Probes) -> bool {
+        let gens = match self.lock().get(&bucket) {
+            Some(cached) => cached.gens.clone(),
+            None => return false,
+        };
+        if gens.iter().any(|g| g.holds(probes)) {
+            return true;
+        }
+        probes[12] = u8::try_from(gens.len()).unwrap_or(u8::MAX);
+        false
+    }
+
+    /// The next generation of `bucket` to copy, now that it has `count` (all but the newest
+    /// frozen), if one is to be copied and no copy is under way; the caller then copies it
+    /// and calls [`Frozen::add`].
+    pub(crate) fn wanted(&self, bucket: u32, count: i64) -> Option<usize> {
+        if self.used.load(Ordering::Relaxed) >= CACHE_BYTES {
+            return None;
+        }
+        let mut buckets = self.lock();
+        let cached = buckets.entry(bucket).or_default();
+        let next = cached.gens.len();
+        if cached.fetching || (next as i64) + 1 >= count {
+            return None;
+        }
+        cached.fetching = true;
+        Some(next)
+    }
+
+    /// Keeps generation `index` of `bucket` (None: it could not be copied; asked again later).
+    pub(crate) fn add(&self, bucket: u32, index: usize, copy: Option<FrozenGen>) {
+        let mut buckets = self.lock();
+        let cached = buckets.entry(bucket).or_default();
+        cached.fetching = false;
+        if let Some(copy) = copy
+            && cached.gens.len() == index
+        {
+            self.used.fetch_add(copy.bytes(), Ordering::Relaxed);
+            cached.gens.push(Arc::new(copy));
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Cached>> {
+        self.buckets.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A generation that holds at least `urls` URLs, in buckets of `bucket_bytes`: chunk keys of
+/// a power of two bytes (each fills the allocation it gets exactly), at least eight of them
+/// when that leaves each 4 KiB or more.
+fn generation(urls: f64, bucket_bytes: u64) -> Generation {
+    let needed = (urls / (LOAD * SLOTS as f64)).ceil() as u64 * bucket_bytes;
+    let mut chunk = MIN_CHUNK_BYTES;
+    while chunk < MAX_CHUNK_BYTES && chunk * 2 * MIN_CHUNKS <= needed {
+        chunk *= 2;
+    }
+    let usable = chunk - CHUNK_HEADER;
+    let chunks = needed.div_ceil(usable).max(1);
+    let buckets = usable / bucket_bytes;
+    Generation {
+        chunks,
+        buckets,
+        capacity: (LOAD * (chunks * buckets * SLOTS) as f64) as u64,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The generations as the scripts read them.
-    fn generations(schedule: &Schedule) -> Vec<Generation> {
-        schedule
-            .text()
-            .split(';')
+    /// The fingerprint bits and generations as the scripts read them.
+    fn generations(text: &str) -> (u32, Vec<Generation>) {
+        let mut parts = text.split(';');
+        let bits = parts.next().unwrap().parse().unwrap();
+        let gens = parts
             .map(|g| {
                 let v: Vec<u64> = g.split(' ').map(|n| n.parse().unwrap()).collect();
                 Generation {
                     chunks: v[0],
-                    blocks: v[1],
-                    probes: v[2] as u32,
-                    first: v[3] as u32,
-                    capacity: v[4],
+                    buckets: v[1],
+                    capacity: v[2],
                 }
             })
-            .collect()
+            .collect();
+        (bits, gens)
     }
 
     #[test]
-    fn generations_double_in_bytes_and_keep_the_rate() {
-        let schedule = Schedule::new(15_625, 1e-6).unwrap();
-        let gens = generations(&schedule);
-        assert!(gens.len() > 10);
-        let mut total = 0.0;
-        for (i, g) in gens.iter().enumerate() {
-            let chunk = (g.blocks + 1) * BLOCK_BYTES;
-            assert!(chunk.is_power_of_two() && chunk <= MAX_CHUNK_BYTES);
-            let bytes = g.chunks * chunk;
-            assert_eq!(
-                bytes,
-                (gens[0].chunks * (gens[0].blocks + 1) * BLOCK_BYTES) << i
-            );
-            let bits = g.chunks * g.blocks * bloom::BLOCK_BITS;
-            let per_key = if g.first == g.probes { 1 } else { 2 };
-            total += bloom::blocked_false_positive_rate(bits, g.capacity, g.probes, per_key);
-        }
+    fn generations_grow_by_half_and_keep_the_rate() {
+        let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
+        let (bits, gens) = generations(schedule.text(0));
+        assert_eq!(bits, 28);
+        assert!(gens.len() >= MIN_GENERATIONS as usize);
+        // Every generation compares a fingerprint with eight slots at most: the rates of all
+        // of them add up to the target.
+        let total = gens.len() as f64 * COMPARED / ((1u64 << bits) - 1) as f64;
         assert!(total <= 1e-6, "rates add up to {total}");
-        // The first generation holds what was asked, and not much more.
-        let first = gens[0].capacity;
-        assert!((15_625..=15_625 * 9 / 8).contains(&first), "{first}");
-    }
-
-    #[test]
-    fn a_full_generation_costs_under_five_bytes_a_url() {
-        let schedule = Schedule::new(1_000_000, 1e-6).unwrap();
-        for g in &generations(&schedule)[..8] {
-            let bytes = g.chunks * (g.blocks + 1) * BLOCK_BYTES;
+        for pair in gens.windows(2) {
+            let ratio = pair[1].capacity as f64 / pair[0].capacity as f64;
+            assert!((1.3..1.75).contains(&ratio), "{ratio}: {pair:?}");
+        }
+        for g in &gens {
+            let chunk = g.buckets * u64::from(bits) / 2 + CHUNK_HEADER;
+            assert!(chunk <= MAX_CHUNK_BYTES);
+            let bytes = g.chunks * chunk.next_power_of_two();
             let per_url = bytes as f64 / g.capacity as f64;
-            assert!(per_url < 5.0, "{per_url} bytes a URL in {g:?}");
+            assert!(per_url < 3.8, "{per_url} bytes a URL in {g:?}");
         }
     }
 
     #[test]
-    fn probes_name_a_byte_and_a_bit_of_a_block() {
-        let schedule = Schedule::new(1_000, 1e-6).unwrap();
-        let probes = schedule.probes(&[7; 16], "http://example.com/");
-        assert_eq!(probes.len(), 8 + 2 * schedule.max_probes as usize);
-        for pair in probes[8..].chunks(2) {
-            assert!(u64::from(pair[0]) < BLOCK_BYTES);
-            assert!(pair[1].is_power_of_two());
+    fn the_buckets_first_sizes_spread_over_one_step() {
+        let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
+        let first = |b| generations(schedule.text(b)).1[0].capacity;
+        let all: u64 = (0..64).map(first).sum();
+        assert!((1_000_000..1_150_000).contains(&all), "{all}");
+        assert!(first(0) < first(32) && first(32) < first(63));
+        assert!(first(63) < first(0) * 3 / 2 + 1_000);
+    }
+
+    #[test]
+    fn looser_and_tighter_rates_take_other_fingerprints() {
+        let bits = |rate| Schedule::new(1_000, rate, 1).unwrap().bits;
+        assert_eq!(bits(1e-3), 20);
+        assert_eq!(bits(1e-9), 40);
+        assert!(Schedule::new(1_000, 1e-12, 1).is_ok());
+        assert!(Schedule::new(1_000, 1e-15, 1).is_err());
+        assert!(Schedule::new(1_000, 0.0, 1).is_err());
+    }
+
+    #[test]
+    fn a_copy_finds_what_its_bytes_hold_and_refuses_what_does_not_parse() {
+        let schedule = Schedule::new(1_000, 1e-6, 1).unwrap();
+        let mut probes = schedule.probes(&[1; 16], "http://example.com/");
+        let (h, fp) = (number(&probes[..6]), number(&probes[6..12]));
+        // One chunk of 100 buckets of 14 bytes; the URL's fingerprint in slot 3 of its
+        // second bucket, whose first is full.
+        let m = 100;
+        let (i1, i2) = (h % m, alt(h % m, fp, m));
+        assert_eq!(alt(i2, fp, m), i1);
+        assert_ne!(i1, i2, "this URL's two buckets differ");
+        let mut chunk = vec![0; 1400];
+        let put = |chunk: &mut Vec<u8>, i: u64, k: usize, v: u64| {
+            let b = &mut chunk[i as usize * 14..i as usize * 14 + 14];
+            b[k * 3..k * 3 + 3].copy_from_slice(&(v >> 4).to_be_bytes()[5..]);
+            let low = (v & 15) as u8;
+            b[12 + k / 2] |= if k % 2 == 0 { low << 4 } else { low };
+        };
+        for k in 0..4 {
+            put(&mut chunk, i1, k, 7 + k as u64);
         }
-        assert_eq!(probes, schedule.probes(&[7; 16], "http://example.com/"));
-        assert_ne!(probes, schedule.probes(&[8; 16], "http://example.com/"));
+        put(&mut chunk, i2, 2, fp);
+        let copy = FrozenGen::new("1 100 376", 28, None, vec![chunk.clone()]).unwrap();
+        assert_eq!(copy.slots(i1), [7, 8, 9, 10]);
+        assert!(copy.holds(&probes));
+        let frozen = Frozen::default();
+        assert_eq!(frozen.wanted(0, 2), Some(0));
+        assert_eq!(frozen.wanted(0, 2), None, "one copy at a time");
+        frozen.add(0, 0, Some(copy));
+        assert!(frozen.holds(0, &mut probes));
+        let mut other = schedule.probes(&[1; 16], "http://example.com/other");
+        assert!(!frozen.holds(0, &mut other));
+        assert_eq!(other[12], 1, "one generation looked in");
+        // A first bucket with room: the second is not looked in, as the script does not.
+        chunk[i1 as usize * 14..i1 as usize * 14 + 14].fill(0);
+        let copy = FrozenGen::new("1 100 376", 28, None, vec![chunk]).unwrap();
+        assert!(!copy.holds(&probes));
+        // The stash.
+        let stash = format!("{i2} {fp}");
+        let copy = FrozenGen::new("1 100 376", 28, Some(&stash), vec![vec![]]).unwrap();
+        assert!(copy.holds(&probes));
+        for (geometry, bits, stash) in [
+            ("0 100 376", 28, None),
+            ("1 0 376", 28, None),
+            ("2 100 376", 28, None),
+            ("1 100", 28, None),
+            ("1 x 376", 28, None),
+            ("1 100 376", 30, None),
+            ("1 100 376", 28, Some("5")),
+        ] {
+            assert!(FrozenGen::new(geometry, bits, stash, vec![vec![]]).is_err());
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_fits_its_bits_and_is_never_zero() {
+        let schedule = Schedule::new(1_000, 1e-6, 1).unwrap();
+        for i in 0..1000 {
+            let p = schedule.probes(&[7; 16], &format!("http://example.com/{i}"));
+            let fp = number(&p[6..12]);
+            assert!(fp > 0 && fp < 1 << 28, "{fp}");
+        }
+        let url = "http://example.com/";
+        assert_eq!(
+            schedule.probes(&[7; 16], url),
+            schedule.probes(&[7; 16], url)
+        );
+        assert_ne!(
+            schedule.probes(&[7; 16], url),
+            schedule.probes(&[8; 16], url)
+        );
     }
 }

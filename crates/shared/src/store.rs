@@ -15,9 +15,10 @@ use crate::{Error, ErrorKind};
 /// How long a request is retried while the server is unreachable (restarting, a network
 /// blip) or refuses writes (out of memory) before the error is the caller's.
 const RETRY_FOR: Duration = Duration::from_secs(120);
-/// The version of the keys' layout a crawl is stored in. 2: the seen-test in 64-byte blocks
-/// (version 1 set bits one by one, with other hashes).
-const VERSION: &str = "2";
+/// The version of the keys' layout a crawl is stored in. 3: the seen-test a cuckoo filter of
+/// fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1 one of single
+/// bits).
+const VERSION: &str = "3";
 
 /// A connection to the server or the cluster; cheap to clone, shared by every task.
 #[derive(Clone)]
@@ -60,7 +61,9 @@ pub struct Layout {
     /// Buckets hosts are hashed into. Each bucket's keys share one hash slot, so a script
     /// touches one slot; more buckets spread a cluster's load more evenly. Default: 64.
     pub buckets: u32,
-    /// URLs the seen-test holds before it first grows, over all buckets. Default: 1,000,000.
+    /// URLs the seen-test holds before it first grows, over all buckets (each takes at least
+    /// 1,024). Default: 65,536: it grows in steps of 1.5, and a small start keeps its bytes
+    /// per URL near their mean at any size.
     pub seen_initial_capacity: u64,
     /// The seen-test's target false-positive rate. Default: 1e-6.
     pub seen_rate: f64,
@@ -76,7 +79,7 @@ impl Default for Layout {
         let _ = getrandom::fill(&mut key);
         Layout {
             buckets: 64,
-            seen_initial_capacity: 1_000_000,
+            seen_initial_capacity: 65_536,
             seen_rate: 1e-6,
             key,
         }

@@ -125,6 +125,70 @@ async fn the_seen_tests_false_positives_stay_within_its_rate_as_it_grows() {
     );
 }
 
+/// `GETRANGE` calls the server has run since its statistics were reset: the seen-test's
+/// reads of buckets.
+fn bucket_reads(server: &RedisServer) -> u64 {
+    let stats = server.cli(&["INFO", "commandstats"]);
+    stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_getrange:"))
+        .and_then(|l| l.split(['=', ',']).nth(1))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
+    let server = RedisServer::start();
+    // A small start: each bucket's seen-test grows through several generations.
+    let layout = Layout {
+        seen_initial_capacity: 10_000,
+        ..Layout::default()
+    };
+    let first = frontier_of(&server.url(), "copies", Duration::from_secs(30), layout).await;
+    let all = urls(300_000);
+    let (old, fresh) = all.split_at(200_000);
+    let mut new = 0;
+    for chunk in old.chunks(20_000) {
+        new += first.push_seeds(chunk.to_vec()).await.unwrap();
+    }
+    assert!(new >= 200_000 - 2, "{new} of 200,000 admitted");
+    let generations = first.totals().await.unwrap().seen_generations;
+    assert!(generations >= 3, "{generations} generations");
+
+    // Another process, which has pushed nothing: each URL goes to its copies of the frozen
+    // generations (made as its batches come back), then to Redis.
+    let second = frontier(&server.url(), "copies", Duration::from_secs(30)).await;
+    let (early, late) = old.split_at(100_000);
+    let mut again = 0;
+    for chunk in early.chunks(10_000) {
+        again += second.push_seeds(chunk.to_vec()).await.unwrap();
+    }
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    for chunk in late.chunks(10_000) {
+        again += second.push_seeds(chunk.to_vec()).await.unwrap();
+    }
+    // A copy that missed a URL would let the script skip the generation holding it: the URL
+    // would be admitted twice.
+    assert_eq!(again, 0, "URLs seen before admitted again");
+    // Without the copies each URL reads one or two buckets of every generation (three or
+    // more reads); with them, only the URLs of the newest generation are looked up in Redis.
+    let reads = bucket_reads(&server);
+    assert!(
+        reads < late.len() as u64,
+        "{reads} bucket reads for {} URLs seen before, in {generations} generations",
+        late.len()
+    );
+    // A copy that answered yes wrongly would drop new URLs.
+    let mut admitted = 0;
+    for chunk in fresh.chunks(10_000) {
+        admitted += second.push_seeds(chunk.to_vec()).await.unwrap();
+    }
+    assert!(
+        admitted >= 100_000 - 2,
+        "{admitted} of 100,000 new URLs admitted"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
     let server = RedisServer::start();
