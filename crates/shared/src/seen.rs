@@ -413,7 +413,7 @@ mod tests {
             let b = &mut chunk[i as usize * 14..i as usize * 14 + 14];
             b[k * 3..k * 3 + 3].copy_from_slice(&(v >> 4).to_be_bytes()[5..]);
             let low = (v & 15) as u8;
-            b[12 + k / 2] |= if k % 2 == 0 { low << 4 } else { low };
+            b[12 + k / 2] |= if k.is_multiple_of(2) { low << 4 } else { low };
         };
         for k in 0..4 {
             put(&mut chunk, i1, k, 7 + k as u64);
