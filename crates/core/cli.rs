@@ -228,6 +228,10 @@ pub(crate) struct Cli {
     /// [redis.buckets] Buckets hosts are hashed into (when the crawl is created).
     #[arg(long, value_name = "N", help_heading = "Several processes")]
     redis_buckets: Option<u32>,
+    /// [redis.seen_initial_capacity] URLs the shared seen-test holds before it first grows
+    /// (when the crawl is created).
+    #[arg(long, value_name = "N", help_heading = "Several processes")]
+    redis_seen_initial_capacity: Option<u64>,
 }
 
 impl Cli {
@@ -322,6 +326,10 @@ impl Cli {
         set(&mut c.redis.crawl_name, &self.crawl_name);
         set(&mut c.redis.lease_time, &self.lease_time);
         set(&mut c.redis.buckets, &self.redis_buckets);
+        set(
+            &mut c.redis.seen_initial_capacity,
+            &self.redis_seen_initial_capacity,
+        );
         c
     }
 }

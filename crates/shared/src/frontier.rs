@@ -1041,7 +1041,8 @@ impl Inner {
             let result = self.send_batch(bucket, &steps).await;
             match result {
                 Ok((answers, generations)) => {
-                    if let Some(index) = self.frozen.wanted(bucket, generations) {
+                    let bytes = |index| self.schedule.bytes(bucket, index);
+                    if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {

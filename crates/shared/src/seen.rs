@@ -115,6 +115,18 @@ impl Schedule {
         &self.texts[bucket as usize % self.texts.len()]
     }
 
+    /// The bytes of generation `index` of bucket `bucket`'s seen-test, chunk headers aside.
+    pub(crate) fn bytes(&self, bucket: u32, index: usize) -> Option<u64> {
+        let g: Vec<u64> = self
+            .text(bucket)
+            .split(';')
+            .nth(index + 1)?
+            .split(' ')
+            .map(|n| n.parse().ok())
+            .collect::<Option<_>>()?;
+        Some(g.first()? * g.get(1)? * u64::from(self.bits) / 2)
+    }
+
     /// A URL's hash as the scripts take it: six bytes (big-endian) that pick its first
     /// bucket, six bytes of its fingerprint, never zero (an empty slot holds zero), and one
     /// byte for the generations already looked in (see [`Frozen::holds`]), 0 here. Both
@@ -259,6 +271,8 @@ pub(crate) struct Frozen {
 struct Cached {
     gens: Vec<Arc<FrozenGen>>,
     fetching: bool,
+    /// Bytes held for the copy under way.
+    reserved: u64,
 }
 
 /// Bytes of frozen generations a process keeps at most.
@@ -280,19 +294,30 @@ impl Frozen {
     }
 
     /// The next generation of `bucket` to copy, now that it has `count` (all but the newest
-    /// frozen), if one is to be copied and no copy is under way; the caller then copies it
-    /// and calls [`Frozen::add`].
-    pub(crate) fn wanted(&self, bucket: u32, count: i64) -> Option<usize> {
-        if self.used.load(Ordering::Relaxed) >= CACHE_BYTES {
-            return None;
-        }
+    /// frozen), if one is to be copied, no copy is under way, and its bytes (`bytes` of its
+    /// index) fit in what is left of [`CACHE_BYTES`]; the caller then copies it and calls
+    /// [`Frozen::add`].
+    pub(crate) fn wanted(
+        &self,
+        bucket: u32,
+        count: i64,
+        bytes: impl Fn(usize) -> Option<u64>,
+    ) -> Option<usize> {
         let mut buckets = self.lock();
         let cached = buckets.entry(bucket).or_default();
         let next = cached.gens.len();
         if cached.fetching || (next as i64) + 1 >= count {
             return None;
         }
+        let size = bytes(next)?;
+        // Held from now, so that copies under way for other buckets count too.
+        let used = self.used.load(Ordering::Relaxed);
+        if used + size > CACHE_BYTES {
+            return None;
+        }
+        self.used.fetch_add(size, Ordering::Relaxed);
         cached.fetching = true;
+        cached.reserved = size;
         Some(next)
     }
 
@@ -301,6 +326,8 @@ impl Frozen {
         let mut buckets = self.lock();
         let cached = buckets.entry(bucket).or_default();
         cached.fetching = false;
+        let reserved = std::mem::take(&mut cached.reserved);
+        self.used.fetch_sub(reserved, Ordering::Relaxed);
         if let Some(copy) = copy
             && cached.gens.len() == index
         {
@@ -378,6 +405,17 @@ mod tests {
     }
 
     #[test]
+    fn a_generations_bytes_are_its_buckets() {
+        let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
+        let (_, gens) = generations(schedule.text(5));
+        assert_eq!(
+            schedule.bytes(5, 2),
+            Some(gens[2].chunks * gens[2].buckets * 14)
+        );
+        assert_eq!(schedule.bytes(5, 1000), None);
+    }
+
+    #[test]
     fn the_buckets_first_sizes_spread_over_one_step() {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let first = |b| generations(schedule.text(b)).1[0].capacity;
@@ -423,13 +461,30 @@ mod tests {
         assert_eq!(copy.slots(i1), [7, 8, 9, 10]);
         assert!(copy.holds(&probes));
         let frozen = Frozen::default();
-        assert_eq!(frozen.wanted(0, 2), Some(0));
-        assert_eq!(frozen.wanted(0, 2), None, "one copy at a time");
+        assert_eq!(
+            frozen.wanted(0, 1, |_| Some(1400)),
+            None,
+            "the newest is not frozen"
+        );
+        assert_eq!(frozen.wanted(1, 2, |_| Some(CACHE_BYTES)), Some(0));
+        assert_eq!(
+            frozen.wanted(0, 2, |_| Some(1400)),
+            None,
+            "over the bytes kept"
+        );
+        frozen.add(1, 0, None);
+        assert_eq!(frozen.wanted(0, 2, |_| Some(1400)), Some(0));
+        assert_eq!(
+            frozen.wanted(0, 2, |_| Some(1400)),
+            None,
+            "one copy at a time"
+        );
         frozen.add(0, 0, Some(copy));
         assert!(frozen.holds(0, &mut probes));
         let mut other = schedule.probes(&[1; 16], "http://example.com/other");
         assert!(!frozen.holds(0, &mut other));
         assert_eq!(other[12], 1, "one generation looked in");
+        assert_eq!(frozen.used.load(Ordering::Relaxed), 1400);
         // A first bucket with room: the second is not looked in, as the script does not.
         chunk[i1 as usize * 14..i1 as usize * 14 + 14].fill(0);
         let copy = FrozenGen::new("1 100 376", 28, None, vec![chunk]).unwrap();
