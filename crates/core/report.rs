@@ -345,17 +345,18 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
         count(q.queued)
     );
     let seen = &a.seen_set;
+    // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter.
+    let (filter, part) = match crawler.frontier() {
+        crate::backend::Backend::Shared(_) => ("in Redis, in a cuckoo filter", "generation"),
+        _ => ("in a Bloom filter", "part"),
+    };
     let _ = writeln!(
         s,
-        "  remembered {} URLs in {}, in a Bloom filter of {} {}",
+        "  remembered {} URLs in {}, {filter} of {} {part}{}",
         count(seen.urls),
         bytes(seen.filter_bytes as u64),
         count(seen.sub_filters as u64),
-        if seen.sub_filters == 1 {
-            "part"
-        } else {
-            "parts"
-        }
+        if seen.sub_filters == 1 { "" } else { "s" }
     );
     // An estimate of 0 is a rate too small for a float, not a promise.
     let now = one_in(seen.estimated_rate.max(f64::MIN_POSITIVE));
