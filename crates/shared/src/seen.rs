@@ -42,7 +42,7 @@ const MIN_CHUNK_BYTES: u64 = 1 << 12;
 /// The fewest chunks a generation is split into when it can be: with eight or more, rounding
 /// up to whole chunks adds at most an eighth (which holds URLs too: it is not wasted).
 const MIN_CHUNKS: u64 = 8;
-/// Bytes of a chunk left for its string's header, so that the string fills the power of two
+/// Bytes of a chunk left for its string's header, so that the string fills the size class
 /// it is allocated exactly.
 const CHUNK_HEADER: u64 = 16;
 
@@ -343,9 +343,20 @@ impl Frozen {
 
 /// A generation that holds at least `urls` URLs, in buckets of `bucket_bytes`: chunk keys of
 /// a power of two bytes (each fills the allocation it gets exactly), at least eight of them
-/// when that leaves each 4 KiB or more.
+/// when that leaves each 4 KiB or more; under eight of 4 KiB, one key.
 fn generation(urls: f64, bucket_bytes: u64) -> Generation {
     let needed = (urls / (LOAD * SLOTS as f64)).ceil() as u64 * bucket_bytes;
+    let capacity = |chunks: u64, buckets: u64| (LOAD * (chunks * buckets * SLOTS) as f64) as u64;
+    // A generation smaller than eight of the smallest chunks is one key, of the allocator's
+    // size class that holds it: whole chunks would round it up by as much as itself.
+    if needed + CHUNK_HEADER <= MIN_CHUNK_BYTES * MIN_CHUNKS {
+        let buckets = (size_class(needed + CHUNK_HEADER) - CHUNK_HEADER) / bucket_bytes;
+        return Generation {
+            chunks: 1,
+            buckets,
+            capacity: capacity(1, buckets),
+        };
+    }
     let mut chunk = MIN_CHUNK_BYTES;
     while chunk < MAX_CHUNK_BYTES && chunk * 2 * MIN_CHUNKS <= needed {
         chunk *= 2;
@@ -356,8 +367,17 @@ fn generation(urls: f64, bucket_bytes: u64) -> Generation {
     Generation {
         chunks,
         buckets,
-        capacity: (LOAD * (chunks * buckets * SLOTS) as f64) as u64,
+        capacity: capacity(chunks, buckets),
     }
+}
+
+/// The smallest size class of the allocator (jemalloc, Redis's) that holds `bytes`: from 64
+/// bytes on, classes go by quarters of each power of two (4096, 5120, 6144, 7168, 8192...),
+/// and a string of exactly a class's bytes wastes none.
+fn size_class(bytes: u64) -> u64 {
+    let bytes = bytes.max(64);
+    let step = (1 << (63 - bytes.leading_zeros())) / 4;
+    bytes.div_ceil(step) * step
 }
 
 #[cfg(test)]
@@ -396,12 +416,28 @@ mod tests {
             assert!((1.3..1.75).contains(&ratio), "{ratio}: {pair:?}");
         }
         for g in &gens {
-            let chunk = g.buckets * u64::from(bits) / 2 + CHUNK_HEADER;
+            let chunk = size_class(g.buckets * u64::from(bits) / 2 + CHUNK_HEADER);
             assert!(chunk <= MAX_CHUNK_BYTES);
-            let bytes = g.chunks * chunk.next_power_of_two();
-            let per_url = bytes as f64 / g.capacity as f64;
+            let per_url = (g.chunks * chunk) as f64 / g.capacity as f64;
             assert!(per_url < 3.8, "{per_url} bytes a URL in {g:?}");
         }
+        // The smallest generations are one key, which grows by about 1.5 too.
+        let (_, small) = generations(Schedule::new(1_000, 1e-6, 1).unwrap().text(0));
+        assert_eq!(small[0].chunks, 1);
+        assert!((1024..1200).contains(&small[0].capacity), "{:?}", small[0]);
+        assert!((1.3..1.75).contains(&(small[1].capacity as f64 / small[0].capacity as f64)));
+    }
+
+    #[test]
+    fn size_classes_go_by_quarters() {
+        let classes: Vec<u64> = [1, 64, 65, 4096, 4097, 5121, 7169, 8193, 1 << 20]
+            .iter()
+            .map(|&n| size_class(n))
+            .collect();
+        assert_eq!(
+            classes,
+            [64, 64, 80, 4096, 5120, 6144, 8192, 10240, 1 << 20]
+        );
     }
 
     #[test]
