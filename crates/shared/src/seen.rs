@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use siphasher::sip128::{Hasher128, SipHasher13};
 
@@ -269,7 +269,7 @@ pub(crate) struct Frozen {
 
 #[derive(Debug, Default)]
 struct Cached {
-    gens: Vec<Arc<FrozenGen>>,
+    gens: Vec<FrozenGen>,
     fetching: bool,
     /// Bytes held for the copy under way.
     reserved: u64,
@@ -282,14 +282,14 @@ impl Frozen {
     /// Whether a kept generation of `bucket` holds the URL of `probes`; when none does,
     /// notes in `probes` how many were looked in.
     pub(crate) fn holds(&self, bucket: u32, probes: &mut Probes) -> bool {
-        let gens = match self.lock().get(&bucket) {
-            Some(cached) => cached.gens.clone(),
-            None => return false,
+        let buckets = self.lock();
+        let Some(cached) = buckets.get(&bucket) else {
+            return false;
         };
-        if gens.iter().any(|g| g.holds(probes)) {
+        if cached.gens.iter().any(|g| g.holds(probes)) {
             return true;
         }
-        probes[12] = u8::try_from(gens.len()).unwrap_or(u8::MAX);
+        probes[12] = u8::try_from(cached.gens.len()).unwrap_or(u8::MAX);
         false
     }
 
@@ -332,7 +332,7 @@ impl Frozen {
             && cached.gens.len() == index
         {
             self.used.fetch_add(copy.bytes(), Ordering::Relaxed);
-            cached.gens.push(Arc::new(copy));
+            cached.gens.push(copy);
         }
     }
 
