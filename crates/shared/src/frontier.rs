@@ -15,7 +15,7 @@ use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
 use crate::scripts::Scripts;
-use crate::seen::{Frozen, FrozenGen, Probes, Schedule};
+use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Store, Stored};
 use crate::{Error, ErrorKind};
 
@@ -1078,11 +1078,7 @@ impl Inner {
             self.store.query(&cmd).await?;
         let bad = || ErrorKind::BadLayout(format!("generation {index} of bucket {tag} is missing"));
         let geometry = geometry.ok_or_else(bad)?;
-        let chunks: u64 = geometry
-            .split(' ')
-            .next()
-            .and_then(|c| c.parse().ok())
-            .ok_or_else(bad)?;
+        let chunks = Generation::parse(&geometry).ok_or_else(bad)?.chunks;
         let reads: Vec<redis::Cmd> = (0..chunks)
             .map(|c| {
                 let mut cmd = redis::cmd("GET");

@@ -48,13 +48,30 @@ const CHUNK_HEADER: u64 = 16;
 
 /// One generation's geometry, as a script stores and uses it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Generation {
+pub(crate) struct Generation {
     /// Chunk keys.
-    chunks: u64,
+    pub(crate) chunks: u64,
     /// Buckets in each chunk.
     buckets: u64,
     /// URLs it takes before the next generation starts.
     capacity: u64,
+}
+
+impl Generation {
+    /// A generation as the scripts store it: "chunks buckets capacity".
+    pub(crate) fn parse(text: &str) -> Option<Generation> {
+        let mut numbers = text.split(' ').map(|n| n.parse().ok());
+        let g = Generation {
+            chunks: numbers.next()??,
+            buckets: numbers.next()??,
+            capacity: numbers.next()??,
+        };
+        numbers.next().is_none().then_some(g)
+    }
+
+    fn text(&self) -> String {
+        format!("{} {} {}", self.chunks, self.buckets, self.capacity)
+    }
 }
 
 /// The generations of every bucket's seen-test, computed once from the crawl's layout. Every
@@ -102,7 +119,8 @@ impl Schedule {
                 let mut text = bits.to_string();
                 for i in 0..generations {
                     let g = generation(first * GROWTH.powi(i as i32), bucket_bytes);
-                    text.push_str(&format!(";{} {} {}", g.chunks, g.buckets, g.capacity));
+                    text.push(';');
+                    text.push_str(&g.text());
                 }
                 text
             })
@@ -117,14 +135,8 @@ impl Schedule {
 
     /// The bytes of generation `index` of bucket `bucket`'s seen-test, chunk headers aside.
     pub(crate) fn bytes(&self, bucket: u32, index: usize) -> Option<u64> {
-        let g: Vec<u64> = self
-            .text(bucket)
-            .split(';')
-            .nth(index + 1)?
-            .split(' ')
-            .map(|n| n.parse().ok())
-            .collect::<Option<_>>()?;
-        Some(g.first()? * g.get(1)? * u64::from(self.bits) / 2)
+        let g = Generation::parse(self.text(bucket).split(';').nth(index + 1)?)?;
+        Some(g.chunks * g.buckets * u64::from(self.bits) / 2)
     }
 
     /// A URL's hash as the scripts take it: six bytes (big-endian) that pick its first
@@ -185,21 +197,18 @@ impl FrozenGen {
                 "a seen-test generation {geometry:?}"
             )))
         };
-        let numbers = |s: &str| -> Result<Vec<u64>, Error> {
-            s.split(' ').map(|n| n.parse().map_err(|_| bad())).collect()
-        };
-        let g = numbers(geometry)?;
-        let stash = match stash {
-            Some(s) => match numbers(s)?[..] {
-                [i, fp] => Some((i, fp)),
-                _ => return Err(bad()),
-            },
+        let g = Generation::parse(geometry).ok_or_else(bad)?;
+        let stash = match stash.map(|s| s.split_once(' ')) {
             None => None,
+            Some(Some((i, fp))) => Some((
+                i.parse().map_err(|_| bad())?,
+                fp.parse().map_err(|_| bad())?,
+            )),
+            Some(None) => return Err(bad()),
         };
-        if g.len() != 3
-            || g[0] == 0
-            || g[0] != chunks.len() as u64
-            || g[1] == 0
+        if g.chunks == 0
+            || g.chunks != chunks.len() as u64
+            || g.buckets == 0
             || !(8..=48).contains(&bits)
             || !bits.is_multiple_of(4)
         {
@@ -207,7 +216,7 @@ impl FrozenGen {
         }
         Ok(FrozenGen {
             chunks,
-            buckets: g[1],
+            buckets: g.buckets,
             bits,
             stash,
         })
@@ -388,16 +397,7 @@ mod tests {
     fn generations(text: &str) -> (u32, Vec<Generation>) {
         let mut parts = text.split(';');
         let bits = parts.next().unwrap().parse().unwrap();
-        let gens = parts
-            .map(|g| {
-                let v: Vec<u64> = g.split(' ').map(|n| n.parse().unwrap()).collect();
-                Generation {
-                    chunks: v[0],
-                    buckets: v[1],
-                    capacity: v[2],
-                }
-            })
-            .collect();
+        let gens = parts.map(|g| Generation::parse(g).unwrap()).collect();
         (bits, gens)
     }
 
