@@ -225,6 +225,36 @@ fn a_process_killed_mid_crawl_loses_nothing() {
 }
 
 #[test]
+fn a_process_stopping_early_has_sent_every_completion() {
+    let redis = RedisServer::start();
+    let site = site(2, 150, ms(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs: Vec<PathBuf> = (0..2)
+        .map(|i| tmp.path().join(format!("{i}.jsonl")))
+        .collect();
+    // Its completions are sent while its workers fetch on: when it stops, each one whose
+    // record it wrote has reached Redis, so nothing is left leased to come back later...
+    let first = start(
+        &redis.url(),
+        &site.web.roots(),
+        &outs[0],
+        &["--max-pages", "40"],
+    );
+    let stderr = finish(first);
+    assert_eq!(urls_recorded(&outs[0]).len(), 40, "{stderr}");
+    assert!(stderr.contains(" 0 leased"), "{stderr}");
+    // ...and a process joining fetches the rest, none of it again.
+    finish(start(&redis.url(), &[], &outs[1], &[]));
+    let counts = recorded(&outs);
+    assert_eq!(
+        counts.keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "recorded twice: {twice:?}");
+}
+
+#[test]
 fn a_redis_restart_mid_crawl_is_waited_out() {
     let mut redis = RedisServer::start_with(&["--appendonly", "yes", "--save", ""]);
     let site = site(1, 600, ms(10));

@@ -8,13 +8,15 @@
 //! comes at once.
 
 use std::path::Path;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
     Canonical, Completion, DiskError, Fate, Frontier, FrontierError, FrontierStats, Outcome, Pop,
     Push,
 };
+use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
 use url::Url;
 
 /// The instant the frontier is told is now: tokio's clock, so that tests which pause and
@@ -28,7 +30,19 @@ pub(crate) enum Backend {
     /// This process's own frontier: boxed, as it is large and the backend is made once.
     Local(Box<Local>),
     /// A crawl shared through Redis.
-    Shared(shared::SharedFrontier),
+    Shared(Remote),
+}
+
+/// The shared frontier, and what this process still has on its way to it.
+pub(crate) struct Remote {
+    frontier: shared::SharedFrontier,
+    /// Completions (their records written) and leases given back, sent while the workers
+    /// fetch on: a worker does not wait a round trip, or a batch behind one, between two
+    /// fetches. Waited for when the crawl ends.
+    background: TaskTracker,
+    /// One permit per fetch worker: a worker whose completion found none waits for one, so
+    /// that a slow Redis slows the fetches rather than piling up completions.
+    sending: Arc<Semaphore>,
 }
 
 /// The embedded frontier, and the gate that makes "complete a lease, write its record" one
@@ -134,6 +148,38 @@ impl Backend {
         }))
     }
 
+    /// The shared frontier as a backend, for `workers` fetch workers.
+    pub(crate) fn shared(frontier: shared::SharedFrontier, workers: usize) -> Backend {
+        Backend::Shared(Remote {
+            frontier,
+            background: TaskTracker::new(),
+            sending: Arc::new(Semaphore::new(workers.max(1))),
+        })
+    }
+
+    /// The shared frontier, if the crawl is shared.
+    pub(crate) fn as_shared(&self) -> Option<&shared::SharedFrontier> {
+        match self {
+            Backend::Local(_) => None,
+            Backend::Shared(remote) => Some(&remote.frontier),
+        }
+    }
+
+    /// Gives back the leases no worker took, and waits for what this process still sends
+    /// the frontier in the background (see [`Remote`]): when the crawl ends, before its
+    /// summary, so that this process holds no lease when it leaves and every completion
+    /// whose record is written has reached Redis.
+    pub(crate) async fn settle(&self) {
+        if let Backend::Shared(remote) = self {
+            if let Err(err) = remote.frontier.give_back_buffered().await {
+                // They expire, and come back to the crawl, all the same.
+                tracing::warn!("giving back leases no worker took: {err}");
+            }
+            remote.background.close();
+            remote.background.wait().await;
+        }
+    }
+
     /// Pushes the seeds, at depth 0 (pushing one again is harmless: it is seen).
     pub(crate) async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<(), Error> {
         match self {
@@ -144,7 +190,8 @@ impl Backend {
                 }
                 Ok(())
             }
-            Backend::Shared(shared) => shared
+            Backend::Shared(remote) => remote
+                .frontier
                 .push_seeds(seeds)
                 .await
                 .map(drop)
@@ -174,7 +221,8 @@ impl Backend {
                 }
                 first_error.map_or(Ok(()), |err| Err(err.into()))
             }
-            Backend::Shared(shared) => shared
+            Backend::Shared(remote) => remote
+                .frontier
                 .push_links(page, base, hrefs, depth)
                 .await
                 .map_err(shared_error),
@@ -194,7 +242,8 @@ impl Backend {
                     .frontier
                     .push_canonical_from(url, from, depth, now())?)
             }
-            Backend::Shared(shared) => match shared.push_canonical(url, from, depth).await {
+            Backend::Shared(remote) => match remote.frontier.push_canonical(url, from, depth).await
+            {
                 Ok(true) => Ok(Push::Queued),
                 Ok(false) => Ok(Push::Seen),
                 Err(err) => Err(shared_error(err)),
@@ -208,8 +257,8 @@ impl Backend {
             Backend::Local(local) => local.frontier.add_seed(url),
             // Each process scopes its own links from the seeds it was started with and those
             // stored with the crawl; a redirected seed widens this process's scope only.
-            Backend::Shared(shared) => {
-                if let Err(err) = shared.add_seed(url).await {
+            Backend::Shared(remote) => {
+                if let Err(err) = remote.frontier.add_seed(url).await {
                     tracing::warn!("adding the seed {url} to the shared crawl: {err}");
                 }
             }
@@ -225,11 +274,22 @@ impl Backend {
                 Pop::Pending => Next::Pending,
                 Pop::Done => Next::Done,
             }),
-            Backend::Shared(shared) => Ok(match shared.next().await.map_err(shared_error)? {
-                shared::Next::Lease(lease) => Next::Lease(Lease::Shared(lease)),
-                shared::Next::WaitUntil(at) => Next::WaitUntil(at),
-                shared::Next::Done => Next::Done,
-            }),
+            Backend::Shared(remote) => {
+                Ok(match remote.frontier.next().await.map_err(shared_error)? {
+                    shared::Next::Lease(lease) => Next::Lease(Lease::Shared(lease)),
+                    shared::Next::WaitUntil(at) => Next::WaitUntil(at),
+                    shared::Next::Done => Next::Done,
+                })
+            }
+        }
+    }
+
+    /// Whether leases are waiting for a worker to take them (fetched from the shared
+    /// frontier for several workers at once).
+    pub(crate) fn has_waiting_leases(&self) -> bool {
+        match self {
+            Backend::Local(_) => false,
+            Backend::Shared(remote) => remote.frontier.buffered() > 0,
         }
     }
 
@@ -242,7 +302,7 @@ impl Backend {
         then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
     ) -> Option<R> {
         match (self, lease) {
-            (Backend::Shared(shared), Lease::Shared(lease)) => {
+            (Backend::Shared(remote), Lease::Shared(lease)) => {
                 // Whatever Redis says, these end the URL: its record is written first, so
                 // that a process killed between the two repeats the fetch (its lease comes
                 // back) rather than loses the record of a URL Redis holds as done.
@@ -254,12 +314,18 @@ impl Backend {
                 };
                 if let Some(fate) = certain {
                     let written = then(Ok(Completion::new(fate, None)));
-                    if let Err(err) = shared.complete(lease, outcome).await {
-                        tracing::error!("completing a lease: {err}");
-                    }
+                    // Never closed: always a permit.
+                    let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
+                    let frontier = remote.frontier.clone();
+                    remote.background.spawn(async move {
+                        if let Err(err) = frontier.complete(lease, outcome).await {
+                            tracing::error!("completing a lease: {err}");
+                        }
+                        drop(permit);
+                    });
                     return Some(written);
                 }
-                match shared.complete(lease, outcome).await {
+                match remote.frontier.complete(lease, outcome).await {
                     Ok(Some(completion)) => Some(then(Ok(completion))),
                     Ok(None) => {
                         tracing::warn!(
@@ -291,10 +357,10 @@ impl Backend {
                 let _step = local.gate.read().unwrap_or_else(PoisonError::into_inner);
                 Some(then(local.frontier.complete(lease, outcome, now())))
             }
-            (Backend::Shared(shared), Lease::Shared(lease)) => {
+            (Backend::Shared(remote), Lease::Shared(lease)) => {
                 // Unwinding from a panic, which cannot await: the lease goes back (or
                 // expires) and another try writes the record.
-                spawn_abandon(shared, lease);
+                remote.spawn_abandon(lease);
                 None
             }
             _ => unreachable!("a backend completes only its own leases"),
@@ -306,8 +372,8 @@ impl Backend {
     pub(crate) fn abandon(&self, lease: Lease) -> Result<(), frontier::ForeignLease> {
         match (self, lease) {
             (Backend::Local(local), Lease::Local(lease)) => local.frontier.abandon(lease, now()),
-            (Backend::Shared(shared), Lease::Shared(lease)) => {
-                spawn_abandon(shared, lease);
+            (Backend::Shared(remote), Lease::Shared(lease)) => {
+                remote.spawn_abandon(lease);
                 Ok(())
             }
             _ => unreachable!("a backend abandons only its own leases"),
@@ -320,8 +386,8 @@ impl Backend {
             Backend::Local(local) => {
                 local.frontier.set_crawl_delay(host, delay);
             }
-            Backend::Shared(shared) => {
-                if let Err(err) = shared.set_crawl_delay(host, delay).await {
+            Backend::Shared(remote) => {
+                if let Err(err) = remote.frontier.set_crawl_delay(host, delay).await {
                     tracing::warn!("setting the crawl delay of {host}: {err}");
                 }
             }
@@ -332,7 +398,7 @@ impl Backend {
     pub(crate) fn stats(&self) -> FrontierStats {
         match self {
             Backend::Local(local) => local.frontier.stats(),
-            Backend::Shared(shared) => shared.stats(),
+            Backend::Shared(remote) => remote.frontier.stats(),
         }
     }
 
@@ -389,15 +455,17 @@ impl Backend {
     }
 }
 
-/// Gives a lease of the shared frontier back from code that cannot await (a worker being
-/// cancelled or unwinding): a task does it; if it fails, the lease expires all the same.
-fn spawn_abandon(shared: &shared::SharedFrontier, lease: shared::Lease) {
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        if let Err(err) = shared.abandon(lease).await {
-            tracing::warn!("giving a lease back: {err}");
-        }
-    });
+impl Remote {
+    /// Gives a lease back from code that cannot await (a worker being cancelled or
+    /// unwinding): a task does it; if it fails, the lease expires all the same.
+    fn spawn_abandon(&self, lease: shared::Lease) {
+        let frontier = self.frontier.clone();
+        self.background.spawn(async move {
+            if let Err(err) = frontier.abandon(lease).await {
+                tracing::warn!("giving a lease back: {err}");
+            }
+        });
+    }
 }
 
 fn shared_error(err: shared::Error) -> Error {

@@ -44,6 +44,9 @@ const HEAVY_BYTES: usize = 256 << 10;
 /// to keep a batch small (a few hundred KiB at most).
 const SITEMAP_BATCH: usize = 1_000;
 
+/// How long a crawl told to quit at once waits for the completions it is still sending.
+const SETTLE_WHEN_QUITTING: Duration = Duration::from_secs(2);
+
 /// The depth of the sitemaps robots.txt lists: one link from the host, as if its root linked
 /// to them, so that `crawl.max_depth = 0` (exactly the seeds) reads none.
 const ROBOTS_SITEMAP_DEPTH: u32 = 1;
@@ -418,6 +421,14 @@ impl Crawler {
                 }
             }
         }
+        // Completions sent in the background; told to quit at once, they get a moment, and
+        // those not sent by then come back to the crawl when their leases expire.
+        let settle = self.frontier.settle();
+        if aborted {
+            let _ = tokio::time::timeout(SETTLE_WHEN_QUITTING, settle).await;
+        } else {
+            settle.await;
+        }
         self.flush();
     }
 
@@ -438,6 +449,11 @@ impl Crawler {
             woken.as_mut().enable();
             match self.frontier.next().await {
                 Ok(Next::Lease(lease)) => {
+                    if self.frontier.has_waiting_leases() {
+                        // Taken for the workers waiting too: one of them takes the next, and
+                        // wakes another if more are left.
+                        self.wake.notify_one();
+                    }
                     // Counted before the budget is taken, so that a worker finding the budget
                     // spent never sees no lease in flight while this one is set up.
                     let outstanding = Outstanding::count(&self.outstanding);

@@ -210,14 +210,16 @@ fn run(cli: &Cli) -> Result<Ended> {
         (Some((store, stored)), _) => {
             let scope = scope_rules(&config, &scope_seeds)?;
             let _entered = runtime.enter();
-            backend::Backend::Shared(shared::SharedFrontier::new(
+            let frontier = shared::SharedFrontier::new(
                 store,
                 &stored,
                 canon,
                 scope,
                 politeness(&config, &hosts)?,
                 config.redis.lease_time,
-            )?)
+                config.fetch.concurrency,
+            )?;
+            backend::Backend::shared(frontier, config.fetch.concurrency)
         }
         (None, Some(builder)) => {
             backend::Backend::local(local_frontier(cli, state.as_ref(), builder, now)?)
@@ -357,7 +359,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         }
         return Ok(Ended::Quit);
     }
-    if let backend::Backend::Shared(shared) = crawler.frontier() {
+    if let Some(shared) = crawler.frontier().as_shared() {
         // The whole crawl as it ends, not as last read in passing.
         if let Err(err) = runtime.block_on(shared.totals()) {
             tracing::warn!("reading the shared crawl's counts: {err}");

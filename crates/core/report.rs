@@ -293,7 +293,7 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
             bytes(c.filter_bytes as u64)
         );
     }
-    if let crate::backend::Backend::Shared(shared) = crawler.frontier() {
+    if let Some(shared) = crawler.frontier().as_shared() {
         let t = shared.last_totals();
         let requests = shared.store().requests();
         let _ = writeln!(

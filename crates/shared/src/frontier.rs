@@ -45,7 +45,8 @@ const REPOLL_WAITING: Duration = Duration::from_millis(1000);
 /// Each bucket has an owner among the processes present, which asks it for leases the
 /// instant it is ready; the others ask this much later, if still ready by what they know.
 /// So a host ready at an instant is asked for by one process, not by every idle one, and
-/// another takes it when its owner has no worker free.
+/// another takes it when its owner has no worker free. A bucket that gave a process all the
+/// leases it asked for has more ready than its owner takes: that process asks again at once.
 const STEAL_LAG: Duration = Duration::from_millis(50);
 
 /// How often a process says it is present and learns who else is (and, every fifth time,
@@ -92,6 +93,8 @@ pub struct Lease {
     given_up: bool,
     bucket: u32,
     token: u64,
+    /// Counts the lease as with a worker until it is completed or given back.
+    working: Option<Working>,
 }
 
 impl Lease {
@@ -220,12 +223,15 @@ struct View {
     heard: Option<Instant>,
     /// Whether this process owns it: asks it for leases the instant it is ready.
     owned: bool,
+    /// Whether it gave this process all the leases last asked of it: more are likely ready,
+    /// which its owner has no worker free for.
+    plenty: bool,
 }
 
 impl View {
     /// When this process may ask for the bucket's ready host, if one is ready or waiting.
     fn ready_for_me(&self) -> Option<Instant> {
-        let lag = if self.owned {
+        let lag = if self.owned || self.plenty {
             Duration::ZERO
         } else {
             STEAL_LAG
@@ -252,10 +258,19 @@ struct Batch {
     flushing: bool,
 }
 
-/// Uncounts a worker asking for a lease, however its asking ends.
-struct Asking<'a>(&'a AtomicUsize);
+/// Counts a lease as with a worker until dropped: when the worker completes it or gives it
+/// back, or drops it.
+#[derive(Debug)]
+struct Working(Arc<AtomicUsize>);
 
-impl Drop for Asking<'_> {
+impl Working {
+    fn new(count: &Arc<AtomicUsize>) -> Working {
+        count.fetch_add(1, Ordering::Relaxed);
+        Working(Arc::clone(count))
+    }
+}
+
+impl Drop for Working {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -290,7 +305,7 @@ struct Link {
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
 /// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
-///     Politeness::default(), Duration::from_secs(30))?;
+///     Politeness::default(), Duration::from_secs(30), 16)?;
 /// frontier.push_seeds(vec![seed]).await?;
 /// # Ok(()) }
 /// ```
@@ -322,8 +337,10 @@ struct Inner {
     politeness: Politeness,
     lease_time: Duration,
     views: Mutex<Vec<View>>,
-    /// Workers asking for a lease now.
-    asking: AtomicUsize,
+    /// The fetch workers that ask for leases...
+    workers: usize,
+    /// ...and how many of them hold one: a search for work takes leases for the others.
+    working: Arc<AtomicUsize>,
     /// Leases handed out by Redis not yet taken by a worker.
     buffer: Mutex<VecDeque<Lease>>,
     /// One search for work at a time: the others wait for its leases.
@@ -369,8 +386,9 @@ impl SharedFrontier {
     /// A frontier on the crawl `stored` in `store`. `scope` must be built from the crawl's
     /// seeds (`stored.seeds` and this process's); `politeness` holds for every host across
     /// processes; a lease not completed or renewed within `lease_time` goes back to the
-    /// crawl. Spawns the task that renews this process's leases: call it within a tokio
-    /// runtime.
+    /// crawl; `workers` is how many tasks of this process ask for leases, as a search for
+    /// work takes leases for those idle. Spawns the task that renews this process's leases:
+    /// call it within a tokio runtime.
     ///
     /// # Example
     ///
@@ -382,6 +400,7 @@ impl SharedFrontier {
         scope: ScopeRules,
         politeness: Politeness,
         lease_time: Duration,
+        workers: usize,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
         // A tenth of the crawl's rate: a false positive here drops a new URL too, and the
@@ -399,6 +418,7 @@ impl SharedFrontier {
                 heard: None,
                 // Until the first heartbeat says who else is there.
                 owned: true,
+                plenty: false,
             };
             layout.buckets as usize
         ];
@@ -434,7 +454,8 @@ impl SharedFrontier {
             politeness,
             lease_time,
             views: Mutex::new(views),
-            asking: AtomicUsize::new(0),
+            workers: workers.max(1),
+            working: Arc::new(AtomicUsize::new(0)),
             buffer: Mutex::new(VecDeque::new()),
             search: tokio::sync::Mutex::new(()),
             cursor: AtomicUsize::new(0),
@@ -519,10 +540,11 @@ impl SharedFrontier {
     }
 
     /// Pushes the links found on `page` (resolved against `base`), `depth` links from a
-    /// seed. Links to other buckets are admitted now, a step of each bucket's next batch
-    /// script; those of the page's own bucket wait for its lease's completion, which admits
-    /// them in the same step, so that a page whose links stay on its site costs no round
-    /// trip of its own for them.
+    /// seed. When `page` is a lease of this process, its links wait for the lease's
+    /// completion, and this answers at once: the completion admits the links to other buckets
+    /// (a step of each one's next batch script), then those of the page's own bucket in the
+    /// same step as the completion, so that a page whose links stay on its site costs no
+    /// round trip of its own for them. Other pages' links are admitted now.
     ///
     /// # Example
     ///
@@ -572,14 +594,34 @@ impl SharedFrontier {
         }
         {
             let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((bucket, own)) = pending.get_mut(page.as_str()) {
-                let (mine, others): (Vec<Link>, Vec<Link>) =
-                    links.into_iter().partition(|l| l.bucket == *bucket);
-                own.extend(mine);
-                links = others;
+            if let Some((_, held)) = pending.get_mut(page.as_str()) {
+                held.append(&mut links);
             }
         }
         inner.admit(links).await.map(drop)
+    }
+
+    /// Leases this process holds that no worker has taken yet: a search for work takes
+    /// leases for every idle worker, and the worker that searched should wake the others.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// if let shared::Next::Lease(lease) = frontier.next().await? {
+    ///     if frontier.buffered() > 0 {
+    ///         println!("more leases are here for other workers");
+    ///     }
+    ///     frontier.complete(lease, frontier::Outcome::Success).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn buffered(&self) -> usize {
+        self.inner
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// The next lease, or when to ask again, or that the crawl is over.
@@ -589,10 +631,6 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn next(&self) -> Result<Next, Error> {
         let inner = &self.inner;
-        // Counted while it asks: leases are taken for the workers waiting, no more, so that
-        // a process does not hold URLs other processes' idle workers could fetch.
-        inner.asking.fetch_add(1, Ordering::Relaxed);
-        let _asking = Asking(&inner.asking);
         loop {
             if let Some(lease) = inner.take_buffered() {
                 return Ok(Next::Lease(lease));
@@ -632,20 +670,23 @@ impl SharedFrontier {
         }
     }
 
-    /// Completes a lease with its fetch's outcome, admitting the page's links of its own
-    /// bucket in the same step of the bucket's next batch script. `Ok(None)` when the lease was no longer held: it expired
-    /// (this process stalled past its deadline) and went back to the crawl, where another
-    /// process may have fetched it; its record is that process's to write.
+    /// Completes a lease with its fetch's outcome, after admitting the page's links to other
+    /// buckets, and with those of its own bucket in the same step of the bucket's next batch
+    /// script. `Ok(None)` when the lease was no longer held: it expired (this process
+    /// stalled past its deadline) and went back to the crawl, where another process may have
+    /// fetched it; its record is that process's to write.
     ///
     /// # Example
     ///
     /// See [`Lease`].
     pub async fn complete(
         &self,
-        lease: Lease,
+        mut lease: Lease,
         outcome: Outcome,
     ) -> Result<Option<Completion>, Error> {
         let inner = &self.inner;
+        // Its worker is free for another lease while this one's completion is sent.
+        drop(lease.working.take());
         let links = inner
             .pending
             .lock()
@@ -653,6 +694,14 @@ impl SharedFrontier {
             .remove(lease.url.as_str())
             .map(|(_, links)| links)
             .unwrap_or_default();
+        // The links to other buckets first: a process dying between the two scripts leaves
+        // the page leased, so it is fetched again, rather than done with links never queued.
+        let (links, others): (Vec<Link>, Vec<Link>) =
+            links.into_iter().partition(|l| l.bucket == lease.bucket);
+        if let Err(err) = inner.admit(others).await {
+            inner.forget(&links);
+            return Err(err);
+        }
         let (code, retry_after) = match outcome {
             Outcome::Success => (0, None),
             Outcome::Skipped => (1, None),
@@ -710,8 +759,9 @@ impl SharedFrontier {
     /// # Example
     ///
     /// See [`Next`].
-    pub async fn abandon(&self, lease: Lease) -> Result<(), Error> {
+    pub async fn abandon(&self, mut lease: Lease) -> Result<(), Error> {
         let inner = &self.inner;
+        drop(lease.working.take());
         let pending = inner
             .pending
             .lock()
@@ -736,6 +786,33 @@ impl SharedFrontier {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&(lease.bucket, lease.token));
         Ok(())
+    }
+
+    /// Gives back the leases no worker took (see [`buffered`](Self::buffered)): for a
+    /// process that stops before the crawl is over, so that other processes have them now
+    /// rather than when they expire. Answers how many.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let given_back = frontier.give_back_buffered().await?;
+    /// println!("{given_back} leases given back");
+    /// # Ok(()) }
+    /// ```
+    pub async fn give_back_buffered(&self) -> Result<usize, Error> {
+        let leases: Vec<Lease> = self
+            .inner
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect();
+        let count = leases.len();
+        for answer in join_all(leases.into_iter().map(|lease| self.abandon(lease))).await {
+            answer?;
+        }
+        Ok(count)
     }
 
     /// Sets a host's robots.txt `Crawl-delay` (capped as the politeness settings say), for
@@ -1175,11 +1252,12 @@ impl Inner {
     }
 
     fn take_buffered(&self) -> Option<Lease> {
-        let lease = self
+        let mut lease = self
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()?;
+        lease.working = Some(Working::new(&self.working));
         Some(lease)
     }
 
@@ -1190,9 +1268,20 @@ impl Inner {
         let now = Instant::now();
         let n = self.buckets as usize;
         let start = self.cursor.load(Ordering::Relaxed);
-        let chosen: Vec<u32> = {
+        let buffered = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        // Leases for every idle worker, not only those asking now: the others wait for a
+        // time, and a search for each would cost a round trip where one does.
+        let idle = self
+            .workers
+            .saturating_sub(self.working.load(Ordering::Relaxed) + buffered)
+            .max(1);
+        let chosen: Vec<(u32, usize)> = {
             let views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
-            (0..n)
+            let due: Vec<usize> = (0..n)
                 .map(|i| (start + i) % n)
                 .filter(|&b| {
                     let v = views[b];
@@ -1211,25 +1300,34 @@ impl Inner {
                             .is_none_or(|heard| now.duration_since(heard) >= repoll)
                 })
                 .take(POLL_WIDTH)
-                .map(|b| b as u32)
+                .collect();
+            // The idle workers' share of each bucket last heard to have URLs queued; a few
+            // from each of the others, in case.
+            let with_work = due.iter().filter(|&&b| views[b].queued > 0).count();
+            let share = idle
+                .div_ceil(with_work.max(1))
+                .clamp(LEASE_MIN, LEASE_BATCH);
+            due.into_iter()
+                .map(|b| {
+                    let want = if views[b].queued > 0 {
+                        share
+                    } else {
+                        LEASE_MIN
+                    };
+                    (b as u32, want)
+                })
                 .collect()
         };
-        if let Some(&last) = chosen.last() {
+        if let Some(&(last, _)) = chosen.last() {
             self.cursor.store(last as usize + 1, Ordering::Relaxed);
         }
         let asked = chosen.len();
-        let buffered = self
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len();
-        let want = self
-            .asking
-            .load(Ordering::Relaxed)
-            .saturating_sub(buffered)
-            .max(1);
-        let each = want.div_ceil(asked.max(1)).clamp(LEASE_MIN, LEASE_BATCH);
-        let answers = join_all(chosen.into_iter().map(|b| self.lease_from(b, each))).await;
+        let answers = join_all(
+            chosen
+                .into_iter()
+                .map(|(bucket, want)| self.lease_from(bucket, want)),
+        )
+        .await;
         let mut got = 0;
         for answer in answers {
             got += answer?;
@@ -1308,9 +1406,12 @@ impl Inner {
                 given_up,
                 bucket,
                 token,
+                working: None,
             });
         }
         let got = leases.len();
+        self.views.lock().unwrap_or_else(PoisonError::into_inner)[bucket as usize].plenty =
+            got == max;
         self.counts.leases.fetch_add(got as u64, Ordering::Relaxed);
         {
             let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);

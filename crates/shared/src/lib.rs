@@ -39,7 +39,7 @@
 //! let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 //! let scope = ScopeRules::builder().seed(&seed).build()?;
 //! let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
-//!     Politeness::default(), Duration::from_secs(30))?;
+//!     Politeness::default(), Duration::from_secs(30), 16)?;
 //! frontier.push_seeds(vec![seed]).await?;
 //! loop {
 //!     match frontier.next().await? {

@@ -31,6 +31,18 @@ async fn frontier_of(
     lease_time: Duration,
     layout: Layout,
 ) -> SharedFrontier {
+    frontier_with(url, name, lease_time, layout, 4, 4).await
+}
+
+/// A process of the crawl `name`, with `connections` per host and `workers` asking for leases.
+async fn frontier_with(
+    url: &str,
+    name: &str,
+    lease_time: Duration,
+    layout: Layout,
+    connections: u32,
+    workers: usize,
+) -> SharedFrontier {
     let store = Store::connect(url, name).await.expect("redis answers");
     let crawl = store.create(layout, "test settings").await.unwrap();
     let scope = ScopeRules::builder()
@@ -39,7 +51,7 @@ async fn frontier_of(
         .unwrap();
     let polite = Politeness::builder()
         .delay(Duration::ZERO)
-        .connections_per_host(4)
+        .connections_per_host(connections)
         .build()
         .unwrap();
     SharedFrontier::new(
@@ -49,6 +61,7 @@ async fn frontier_of(
         scope,
         polite,
         lease_time,
+        workers,
     )
     .unwrap()
 }
@@ -187,6 +200,48 @@ async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
         admitted >= 100_000 - 2,
         "{admitted} of 100,000 new URLs admitted"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_search_takes_leases_for_every_idle_worker() {
+    let server = RedisServer::start();
+    let workers = 16;
+    let frontier = frontier_with(
+        &server.url(),
+        "idle",
+        Duration::from_secs(30),
+        Layout::default(),
+        64,
+        workers,
+    )
+    .await;
+    let canon = Canonicalizer::new();
+    let one_host: Vec<Canonical> = (0..100)
+        .map(|i| {
+            canon
+                .canonicalize(&format!("http://one.example/{i}"))
+                .unwrap()
+        })
+        .collect();
+    frontier.push_seeds(one_host).await.unwrap();
+    for round in 0..2 {
+        let mut leases = Vec::new();
+        while leases.len() < workers {
+            match frontier.next().await.unwrap() {
+                Next::Lease(lease) => leases.push(lease),
+                other => panic!("round {round}: URLs are queued, got {other:?}"),
+            }
+            if leases.len() == 1 {
+                // The first worker's search brought leases for the fifteen others.
+                assert_eq!(frontier.buffered(), workers - 1, "round {round}");
+            }
+        }
+        assert_eq!(frontier.buffered(), 0);
+        // Completed, they free their workers, and the next search takes as many again.
+        for lease in leases {
+            frontier.complete(lease, Outcome::Success).await.unwrap();
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
