@@ -40,8 +40,8 @@ pub(crate) struct Remote {
     /// fetch on: a worker does not wait a round trip, or a batch behind one, between two
     /// fetches. Waited for when the crawl ends.
     background: TaskTracker,
-    /// One permit per fetch worker: a worker whose completion found none waits for one, so
-    /// that a slow Redis slows the fetches rather than piling up completions.
+    /// As many permits as fetch workers, one per completion on its way: a worker finding
+    /// none waits, so that a slow Redis slows the fetches rather than piling up completions.
     sending: Arc<Semaphore>,
 }
 
@@ -168,7 +168,7 @@ impl Backend {
     /// Gives back the leases no worker took, and waits for what this process still sends
     /// the frontier in the background (see [`Remote`]): when the crawl ends, before its
     /// summary, so that this process holds no lease when it leaves and every completion
-    /// whose record is written has reached Redis.
+    /// whose record is written has reached Redis (or failed, and its lease will expire).
     pub(crate) async fn settle(&self) {
         if let Backend::Shared(remote) = self {
             if let Err(err) = remote.frontier.give_back_buffered().await {
@@ -313,13 +313,19 @@ impl Backend {
                     _ => None,
                 };
                 if let Some(fate) = certain {
-                    let written = then(Ok(Completion::new(fate, None)));
+                    // Taken first: nothing is awaited between the record and the task that
+                    // completes it, so a worker cancelled here has written no record.
                     // Never closed: always a permit.
                     let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
+                    let written = then(Ok(Completion::new(fate, None)));
                     let frontier = remote.frontier.clone();
                     remote.background.spawn(async move {
+                        let url = lease.url().to_string();
                         if let Err(err) = frontier.complete(lease, outcome).await {
-                            tracing::error!("completing a lease: {err}");
+                            tracing::error!(
+                                "completing {url}: {err}; it comes back to the crawl when its \
+                                 lease expires"
+                            );
                         }
                         drop(permit);
                     });

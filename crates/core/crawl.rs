@@ -68,6 +68,10 @@ pub(crate) struct Crawler {
     sink: Sink,
     /// Woken when a lease completes: a host may have become ready, or links were pushed.
     wake: Notify,
+    /// Wakes one sleeping worker when leases wait for a worker (the shared frontier takes
+    /// them for every idle worker at once): only sleeping workers listen, so that the one
+    /// that took a lease does not wake itself.
+    leases_waiting: Notify,
     /// Leases still allowed by `crawl.max_pages` (`u64::MAX` without a limit): taken when a
     /// lease is taken, given back when it ends in a retry.
     budget: AtomicU64,
@@ -313,6 +317,7 @@ impl Crawler {
             warc,
             sink,
             wake: Notify::new(),
+            leases_waiting: Notify::new(),
             budget: AtomicU64::new(budget),
             stop: CancellationToken::new(),
             outstanding: AtomicU64::new(0),
@@ -421,13 +426,17 @@ impl Crawler {
                 }
             }
         }
-        // Completions sent in the background; told to quit at once, they get a moment, and
-        // those not sent by then come back to the crawl when their leases expire.
+        // Completions sent in the background; told to quit at once, before or while they are
+        // waited for, they get a moment, and those not sent by then come back to the crawl
+        // when their leases expire.
         let settle = self.frontier.settle();
-        if aborted {
+        tokio::pin!(settle);
+        let settled = tokio::select! {
+            () = &mut settle => true,
+            () = shutdown.abort.cancelled() => false,
+        };
+        if !settled {
             let _ = tokio::time::timeout(SETTLE_WHEN_QUITTING, settle).await;
-        } else {
-            settle.await;
         }
         self.flush();
     }
@@ -452,7 +461,7 @@ impl Crawler {
                     if self.frontier.has_waiting_leases() {
                         // Taken for the workers waiting too: one of them takes the next, and
                         // wakes another if more are left.
-                        self.wake.notify_one();
+                        self.leases_waiting.notify_one();
                     }
                     // Counted before the budget is taken, so that a worker finding the budget
                     // spent never sees no lease in flight while this one is set up.
@@ -484,6 +493,7 @@ impl Crawler {
                     tokio::select! {
                         () = tokio::time::sleep_until(at) => {}
                         () = &mut woken => {}
+                        () = self.leases_waiting.notified() => {}
                         () = self.stop.cancelled() => {}
                     }
                 }

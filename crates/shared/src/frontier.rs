@@ -66,8 +66,9 @@ const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 /// The most leases one script hands out.
 const LEASE_BATCH: usize = 16;
 
-/// The fewest leases a script is asked for: a few more than the workers waiting save the
-/// next ones a round trip, and hold little from other processes.
+/// The fewest leases a script is asked for: from a bucket not known to have URLs queued, or
+/// when few workers are idle, a few more than needed save the next ones a round trip, and
+/// hold little from other processes.
 const LEASE_MIN: usize = 4;
 
 /// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
@@ -349,8 +350,9 @@ struct Inner {
     cursor: AtomicUsize,
     /// Leases held by this process, by bucket and token: renewed until completed.
     held: Mutex<HashMap<(u32, u64), ()>>,
-    /// Links of a leased page in its own bucket, sent with its completion (one round trip).
-    pending: Mutex<HashMap<String, (u32, Vec<Link>)>>,
+    /// The links of each page leased to this process, sent when it is completed: those to
+    /// other buckets first, those of its own bucket with the completion (one round trip).
+    pending: Mutex<HashMap<String, Vec<Link>>>,
     /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
     /// most of the seen-test's work in Redis and its round trips.
@@ -541,10 +543,12 @@ impl SharedFrontier {
 
     /// Pushes the links found on `page` (resolved against `base`), `depth` links from a
     /// seed. When `page` is a lease of this process, its links wait for the lease's
-    /// completion, and this answers at once: the completion admits the links to other buckets
-    /// (a step of each one's next batch script), then those of the page's own bucket in the
-    /// same step as the completion, so that a page whose links stay on its site costs no
-    /// round trip of its own for them. Other pages' links are admitted now.
+    /// completion, and this answers without sending them (it waits only to store the own
+    /// politeness of a host with `[[hosts]]` settings, once per host): the completion admits
+    /// the links to other buckets (a step of each one's next batch script), then those of the
+    /// page's own bucket in the same step as the completion, so that a page whose links stay
+    /// on its site costs no round trip of its own for them, and a failure to admit them fails
+    /// the completion, whose page is fetched again. Other pages' links are admitted now.
     ///
     /// # Example
     ///
@@ -594,7 +598,7 @@ impl SharedFrontier {
         }
         {
             let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some((_, held)) = pending.get_mut(page.as_str()) {
+            if let Some(held) = pending.get_mut(page.as_str()) {
                 held.append(&mut links);
             }
         }
@@ -674,7 +678,8 @@ impl SharedFrontier {
     /// buckets, and with those of its own bucket in the same step of the bucket's next batch
     /// script. `Ok(None)` when the lease was no longer held: it expired (this process
     /// stalled past its deadline) and went back to the crawl, where another process may have
-    /// fetched it; its record is that process's to write.
+    /// fetched it; its record is that process's to write. On an error the lease is no longer
+    /// renewed: it expires, and its URL comes back to the crawl.
     ///
     /// # Example
     ///
@@ -692,14 +697,15 @@ impl SharedFrontier {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(lease.url.as_str())
-            .map(|(_, links)| links)
             .unwrap_or_default();
         // The links to other buckets first: a process dying between the two scripts leaves
         // the page leased, so it is fetched again, rather than done with links never queued.
         let (links, others): (Vec<Link>, Vec<Link>) =
             links.into_iter().partition(|l| l.bucket == lease.bucket);
-        if let Err(err) = inner.admit(others).await {
+        let admitted = inner.admit(others).await;
+        if let Err(err) = admitted {
             inner.forget(&links);
+            inner.let_go(&lease);
             return Err(err);
         }
         let (code, retry_after) = match outcome {
@@ -720,14 +726,10 @@ impl SharedFrontier {
             lease: Some((lease.token, code, retry_after.map_or(-1, millis))),
             links,
         };
-        let [fate, next_attempt, given_up, admitted] =
-            Arc::clone(inner).submit(lease.bucket, step).await?;
+        let answer = Arc::clone(inner).submit(lease.bucket, step).await;
+        inner.let_go(&lease);
+        let [fate, next_attempt, given_up, admitted] = answer?;
         inner.count_admitted(sent, admitted);
-        inner
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(lease.bucket, lease.token));
         let c = &inner.counts;
         let fate = match fate {
             -1 => {
@@ -767,7 +769,7 @@ impl SharedFrontier {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(lease.url.as_str());
-        if let Some((_, links)) = pending {
+        if let Some(links) = pending {
             inner.forget(&links);
         }
         let tag = inner.store.tag(lease.bucket);
@@ -779,13 +781,10 @@ impl SharedFrontier {
             .arg(&tag)
             .arg(inner.politeness.connections_per_host())
             .arg(lease.token);
-        let _: i64 = inner.store.invoke(&invocation).await?;
-        inner
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(lease.bucket, lease.token));
-        Ok(())
+        let answer = inner.store.invoke::<i64>(&invocation).await;
+        // Not given back: it expires, and comes back all the same.
+        inner.let_go(&lease);
+        answer.map(drop)
     }
 
     /// Gives back the leases no worker took (see [`buffered`](Self::buffered)): for a
@@ -998,6 +997,16 @@ impl Inner {
             }
         }
         failed.map_or(Ok(()), Err)
+    }
+
+    /// Stops renewing a lease: completed, given back, or its completion failed, when it
+    /// expires and its URL comes back to the crawl (it may have been done after all: then
+    /// the lease is gone already).
+    fn let_go(&self, lease: &Lease) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(lease.bucket, lease.token));
     }
 
     /// Notes links as admitted in Redis: this process sends them no more.
@@ -1418,7 +1427,7 @@ impl Inner {
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             for lease in &leases {
                 held.insert((lease.bucket, lease.token), ());
-                pending.insert(lease.url.as_str().to_owned(), (lease.bucket, Vec::new()));
+                pending.insert(lease.url.as_str().to_owned(), Vec::new());
             }
         }
         self.buffer
