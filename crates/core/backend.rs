@@ -15,7 +15,7 @@ use frontier::{
     Canonical, Completion, DiskError, Fate, Frontier, FrontierError, FrontierStats, Outcome, Pop,
     Push,
 };
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::task::TaskTracker;
 use url::Url;
 
@@ -43,6 +43,9 @@ pub(crate) struct Remote {
     /// As many permits as fetch workers, one per completion on its way: a worker finding
     /// none waits, so that a slow Redis slows the fetches rather than piling up completions.
     sending: Arc<Semaphore>,
+    /// The crawl's wake-up for its workers (see [`Backend::wake`]), rung when a completion
+    /// sent in the background lands: its page's links are queued, its host's connection free.
+    landed: Arc<Notify>,
 }
 
 /// The embedded frontier, and the gate that makes "complete a lease, write its record" one
@@ -154,7 +157,18 @@ impl Backend {
             frontier,
             background: TaskTracker::new(),
             sending: Arc::new(Semaphore::new(workers.max(1))),
+            landed: Arc::new(Notify::new()),
         })
+    }
+
+    /// What the crawl wakes its waiting workers with when a lease completes: a host may
+    /// have become ready, or links were queued. The shared backend rings it too, when a
+    /// completion it sends in the background lands.
+    pub(crate) fn wake(&self) -> Arc<Notify> {
+        match self {
+            Backend::Local(_) => Arc::new(Notify::new()),
+            Backend::Shared(remote) => Arc::clone(&remote.landed),
+        }
     }
 
     /// The shared frontier, if the crawl is shared.
@@ -319,6 +333,7 @@ impl Backend {
                     let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
                     let written = then(Ok(Completion::new(fate, None)));
                     let frontier = remote.frontier.clone();
+                    let landed = Arc::clone(&remote.landed);
                     remote.background.spawn(async move {
                         let url = lease.url().to_string();
                         if let Err(err) = frontier.complete(lease, outcome).await {
@@ -328,6 +343,7 @@ impl Backend {
                             );
                         }
                         drop(permit);
+                        landed.notify_waiters();
                     });
                     return Some(written);
                 }

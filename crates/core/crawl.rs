@@ -66,8 +66,9 @@ pub(crate) struct Crawler {
     wants_digest: bool,
     robots: RobotsCache,
     sink: Sink,
-    /// Woken when a lease completes: a host may have become ready, or links were pushed.
-    wake: Notify,
+    /// Woken when a lease completes: a host may have become ready, or links were pushed
+    /// (see [`Backend::wake`]).
+    wake: Arc<Notify>,
     /// Wakes one sleeping worker when leases wait for a worker (the shared frontier takes
     /// them for every idle worker at once): only sleeping workers listen, so that the one
     /// that took a lease does not wake itself.
@@ -289,6 +290,7 @@ impl Crawler {
         warc: Option<Warc>,
         seed_redirects: SeedRedirects,
     ) -> Self {
+        let wake = frontier.wake();
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
             n => n,
@@ -316,7 +318,7 @@ impl Crawler {
             hosts,
             warc,
             sink,
-            wake: Notify::new(),
+            wake,
             leases_waiting: Notify::new(),
             budget: AtomicU64::new(budget),
             stop: CancellationToken::new(),
