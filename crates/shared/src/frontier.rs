@@ -64,7 +64,7 @@ const IDLE_CHECK_MIN: Duration = Duration::from_millis(50);
 const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 
 /// The most leases one script hands out.
-const LEASE_BATCH: usize = 16;
+const LEASE_BATCH: usize = 64;
 
 /// The fewest leases a script is asked for: from a bucket not known to have URLs queued, or
 /// when few workers are idle, a few more than needed save the next ones a round trip, and
