@@ -458,6 +458,21 @@ impl Crawler {
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
+            if self.budget.load(Ordering::Relaxed) == 0 {
+                // `max_pages` is spent: a lease taken now would only be given back (a round
+                // trip each on a shared crawl). Wait for the fetches in flight, one of which
+                // may end in a retry and give its share back, then stop.
+                if self.outstanding.load(Ordering::Acquire) == 0 {
+                    self.stop();
+                    self.wake.notify_waiters();
+                    return;
+                }
+                tokio::select! {
+                    () = &mut woken => {}
+                    () = self.stop.cancelled() => {}
+                }
+                continue;
+            }
             match self.frontier.next().await {
                 Ok(Next::Lease(lease)) => {
                     if self.frontier.has_waiting_leases() {
