@@ -35,8 +35,9 @@ const POLL_WIDTH: usize = 8;
 /// connection limit) after this long...
 const REPOLL: Duration = Duration::from_millis(100);
 
-/// ...a bucket that had no work when last heard of after this long...
-const REPOLL_EMPTY: Duration = Duration::from_millis(200);
+/// ...a bucket that had no work when last heard of after this long (a process whose links
+/// give it work hears so in its script's answer, and asks it then)...
+const REPOLL_EMPTY: Duration = Duration::from_millis(1000);
 
 /// ...and a bucket whose next host waits for its delay after this long: only another
 /// process's links to a new host can make it ready sooner than it said.
@@ -1298,11 +1299,8 @@ impl Inner {
                         REPOLL_WAITING
                     } else if v.queued > 0 || v.leased > 0 {
                         REPOLL
-                    } else if v.owned {
-                        REPOLL_EMPTY
                     } else {
-                        // Its owner finds the work other processes give it.
-                        REPOLL_WAITING
+                        REPOLL_EMPTY
                     };
                     v.ready_for_me().is_some_and(|at| at <= now)
                         || v.heard
