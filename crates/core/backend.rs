@@ -328,9 +328,14 @@ impl Backend {
                 };
                 if let Some(fate) = certain {
                     // Taken first: nothing is awaited between the record and the task that
-                    // completes it, so a worker cancelled here has written no record.
-                    // Never closed: always a permit.
+                    // completes it, so a worker cancelled here has written no record, and
+                    // its lease goes back (the semaphore is never closed: always a permit).
+                    let mut waiting = GiveBackOnDrop {
+                        remote,
+                        lease: Some(lease),
+                    };
                     let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
+                    let lease = waiting.lease.take()?;
                     let written = then(Ok(Completion::new(fate, None)));
                     let frontier = remote.frontier.clone();
                     let landed = Arc::clone(&remote.landed);
@@ -347,6 +352,7 @@ impl Backend {
                     });
                     return Some(written);
                 }
+                let url = lease.url().to_string();
                 match remote.frontier.complete(lease, outcome).await {
                     Ok(Some(completion)) => Some(then(Ok(completion))),
                     Ok(None) => {
@@ -357,7 +363,10 @@ impl Backend {
                         None
                     }
                     Err(err) => {
-                        tracing::error!("completing a lease: {err}");
+                        tracing::error!(
+                            "completing {url}: {err}; it comes back to the crawl when its \
+                             lease expires"
+                        );
                         None
                     }
                 }
@@ -473,6 +482,21 @@ impl Backend {
                 local.frontier.checkpoint(dir, now()).map(|()| true)
             }
             Backend::Shared(_) => Ok(before()),
+        }
+    }
+}
+
+/// Gives its lease back if dropped still holding it: a worker cancelled while it waits to
+/// send a completion.
+struct GiveBackOnDrop<'a> {
+    remote: &'a Remote,
+    lease: Option<shared::Lease>,
+}
+
+impl Drop for GiveBackOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(lease) = self.lease.take() {
+            self.remote.spawn_abandon(lease);
         }
     }
 }

@@ -70,8 +70,9 @@ pub(crate) struct Crawler {
     /// (see [`Backend::wake`]).
     wake: Arc<Notify>,
     /// Wakes one sleeping worker when leases wait for a worker (the shared frontier takes
-    /// them for every idle worker at once): only sleeping workers listen, so that the one
-    /// that took a lease does not wake itself.
+    /// them for every idle worker at once). Only sleeping workers listen, not one that is
+    /// asking or fetching, which would hold the wake-up until its fetch ended; with none
+    /// asleep it is kept for the next to sleep, which wakes at once and asks again.
     leases_waiting: Notify,
     /// Leases still allowed by `crawl.max_pages` (`u64::MAX` without a limit): taken when a
     /// lease is taken, given back when it ends in a retry.
@@ -463,6 +464,9 @@ impl Crawler {
                 // trip each on a shared crawl). Wait for the fetches in flight, one of which
                 // may end in a retry and give its share back, then stop.
                 if self.outstanding.load(Ordering::Acquire) == 0 {
+                    if self.budget_given_back() {
+                        continue;
+                    }
                     self.stop();
                     self.wake.notify_waiters();
                     return;
@@ -489,6 +493,9 @@ impl Crawler {
                         // gives its share back: wait for those, then stop.
                         self.abandon(lease);
                         if self.outstanding.load(Ordering::Acquire) == 0 {
+                            if self.budget_given_back() {
+                                continue;
+                            }
                             self.stop();
                             self.wake.notify_waiters();
                             return;
@@ -537,6 +544,13 @@ impl Crawler {
         self.budget
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .is_ok()
+    }
+
+    /// Whether the budget has pages again, read after finding no lease in flight: a retry
+    /// gives its share back before its lease stops counting as in flight, so a share given
+    /// back by the last one is seen here.
+    fn budget_given_back(&self) -> bool {
+        self.budget.load(Ordering::Relaxed) > 0
     }
 
     fn give_back_budget(&self) {
