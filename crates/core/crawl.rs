@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use frontier::{Canonical, Canonicalizer, Fate, Outcome, Push};
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use url::Url;
@@ -460,20 +461,10 @@ impl Crawler {
             tokio::pin!(woken);
             woken.as_mut().enable();
             if self.budget.load(Ordering::Relaxed) == 0 {
-                // `max_pages` is spent: a lease taken now would only be given back (a round
-                // trip each on a shared crawl). Wait for the fetches in flight, one of which
-                // may end in a retry and give its share back, then stop.
-                if self.outstanding.load(Ordering::Acquire) == 0 {
-                    if self.budget_given_back() {
-                        continue;
-                    }
-                    self.stop();
-                    self.wake.notify_waiters();
+                // A lease taken now would only be given back (a round trip each on a shared
+                // crawl).
+                if self.wait_while_spent(woken).await {
                     return;
-                }
-                tokio::select! {
-                    () = &mut woken => {}
-                    () = self.stop.cancelled() => {}
                 }
                 continue;
             }
@@ -489,20 +480,9 @@ impl Crawler {
                     let outstanding = Outstanding::count(&self.outstanding);
                     if !self.take_budget() {
                         drop(outstanding);
-                        // `max_pages` is spent, unless a lease in flight ends in a retry and
-                        // gives its share back: wait for those, then stop.
                         self.abandon(lease);
-                        if self.outstanding.load(Ordering::Acquire) == 0 {
-                            if self.budget_given_back() {
-                                continue;
-                            }
-                            self.stop();
-                            self.wake.notify_waiters();
+                        if self.wait_while_spent(woken).await {
                             return;
-                        }
-                        tokio::select! {
-                            () = &mut woken => {}
-                            () = self.stop.cancelled() => {}
                         }
                         continue;
                     }
@@ -546,11 +526,25 @@ impl Crawler {
             .is_ok()
     }
 
-    /// Whether the budget has pages again, read after finding no lease in flight: a retry
-    /// gives its share back before its lease stops counting as in flight, so a share given
-    /// back by the last one is seen here.
-    fn budget_given_back(&self) -> bool {
-        self.budget.load(Ordering::Relaxed) > 0
+    /// `max_pages` is spent, unless a lease in flight ends in a retry and gives its share
+    /// back: waits for one to end (`woken`), then answers whether the crawl stops, which it
+    /// does (waking the other workers) when none is in flight and the budget is still spent.
+    async fn wait_while_spent(&self, woken: std::pin::Pin<&mut Notified<'_>>) -> bool {
+        if self.outstanding.load(Ordering::Acquire) == 0 {
+            // Read again: a retry gives its share back before its lease stops counting as
+            // in flight, so a share given back by the last one is seen here.
+            if self.budget.load(Ordering::Relaxed) > 0 {
+                return false;
+            }
+            self.stop();
+            self.wake.notify_waiters();
+            return true;
+        }
+        tokio::select! {
+            () = woken => {}
+            () = self.stop.cancelled() => {}
+        }
+        false
     }
 
     fn give_back_budget(&self) {
