@@ -44,6 +44,11 @@ fn finish(child: Child) -> String {
     stderr
 }
 
+/// Where each of `n` processes writes its records, in `dir`.
+fn record_files(dir: &Path, n: usize) -> Vec<PathBuf> {
+    (0..n).map(|i| dir.join(format!("{i}.jsonl"))).collect()
+}
+
 /// How many times each URL was recorded, over these record files.
 fn recorded(outs: &[PathBuf]) -> BTreeMap<String, usize> {
     let mut counts = BTreeMap::new();
@@ -75,9 +80,7 @@ fn two_processes_fetch_every_page_once_between_them() {
     let redis = RedisServer::start();
     let site = site(3, 300, ms(2));
     let tmp = tempfile::tempdir().unwrap();
-    let outs: Vec<PathBuf> = (0..2)
-        .map(|i| tmp.path().join(format!("{i}.jsonl")))
-        .collect();
+    let outs = record_files(tmp.path(), 2);
     // Both started with the same command and seeds, as the README says.
     let children: Vec<Child> = outs
         .iter()
@@ -135,9 +138,7 @@ fn a_host_gets_its_delay_and_one_connection_across_processes() {
     let redis = RedisServer::start();
     let site = site(1, 12, ms(10));
     let tmp = tempfile::tempdir().unwrap();
-    let outs: Vec<PathBuf> = (0..2)
-        .map(|i| tmp.path().join(format!("{i}.jsonl")))
-        .collect();
+    let outs = record_files(tmp.path(), 2);
     let polite = ["--delay", "150ms", "--connections-per-host", "1"];
     crawl_politely_in_two(&redis, &site, &outs, &polite);
 }
@@ -158,9 +159,7 @@ fn a_hosts_own_delay_and_connections_hold_across_processes() {
     )
     .unwrap();
     let config = config.to_str().unwrap();
-    let outs: Vec<PathBuf> = (0..2)
-        .map(|i| tmp.path().join(format!("{i}.jsonl")))
-        .collect();
+    let outs = record_files(tmp.path(), 2);
     crawl_politely_in_two(&redis, &site, &outs, &["--config", config]);
 }
 
@@ -191,9 +190,7 @@ fn a_process_killed_mid_crawl_loses_nothing() {
     let redis = RedisServer::start();
     let site = site(2, 400, ms(20));
     let tmp = tempfile::tempdir().unwrap();
-    let outs: Vec<PathBuf> = (0..2)
-        .map(|i| tmp.path().join(format!("{i}.jsonl")))
-        .collect();
+    let outs = record_files(tmp.path(), 2);
     const CONCURRENCY: usize = 8;
     let concurrency = CONCURRENCY.to_string();
     let extra = ["--lease-time", "2s", "--concurrency", &concurrency];
@@ -229,9 +226,7 @@ fn a_process_stopping_early_has_sent_every_completion() {
     let redis = RedisServer::start();
     let site = site(2, 150, ms(1));
     let tmp = tempfile::tempdir().unwrap();
-    let outs: Vec<PathBuf> = (0..2)
-        .map(|i| tmp.path().join(format!("{i}.jsonl")))
-        .collect();
+    let outs = record_files(tmp.path(), 2);
     // Its completions are sent while its workers fetch on: when it stops, each one whose
     // record it wrote has reached Redis, so nothing is left leased to come back later...
     let first = start(
