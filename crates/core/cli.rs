@@ -77,7 +77,8 @@ pub(crate) struct Cli {
     /// (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
     content_seen: Option<bool>,
-    /// [crawl.follow_duplicates] Follow the links of duplicates all the same (true/false).
+    /// [crawl.follow_duplicates] Follow the links of duplicates (true/false; default true).
+    /// false saves their extraction, and loses the pages only a copy's relative links reach.
     #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
     follow_duplicates: Option<bool>,
 

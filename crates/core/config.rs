@@ -100,7 +100,9 @@ pub(crate) struct Crawl {
     /// The content-seen test: mark a 2xx body read before under another URL as a
     /// duplicate.
     pub(crate) content_seen: bool,
-    /// Follow the links of a duplicate all the same (with `content_seen`).
+    /// Follow the links of a duplicate (with `content_seen`). On by default: a copy's
+    /// relative links point elsewhere than the first copy's, and pages reachable only through
+    /// them would be lost; the seen-test drops the links that repeat.
     pub(crate) follow_duplicates: bool,
 }
 
@@ -327,7 +329,7 @@ impl Default for Crawl {
             per_host_pages: 0,
             sitemaps: true,
             content_seen: true,
-            follow_duplicates: false,
+            follow_duplicates: true,
         }
     }
 }

@@ -73,7 +73,7 @@ impl std::fmt::Debug for DigestText {
 /// thread-safe Bloom filter of a few bytes per page.
 ///
 /// A false positive takes a new body for one seen before: that page is recorded as a
-/// duplicate and, unless `crawl.follow_duplicates`, its links are not followed. The filter's
+/// duplicate (its links are still followed, unless `crawl.follow_duplicates` is off). The filter's
 /// target rate is the seen-test's (`frontier.seen_false_positive_rate`), and [`Self::stats`]
 /// tells how many such mistakes to expect so far.
 pub(crate) struct ContentSeen {
