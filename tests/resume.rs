@@ -343,3 +343,54 @@ fn a_second_ctrl_c_quits_at_once_and_leaves_no_spill_files() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Issue 23: with `--state-dir`, records sent to `/dev/null` (to keep only a WARC file) made
+/// every periodic sync fail with EINVAL, and the crawl stopped early with exit code 2.
+#[test]
+fn records_to_dev_null_with_a_state_dir_keep_only_the_warc_file() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 100,
+        host_configs: vec![HostConfig {
+            latency: ms(5),
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("pages.warc.gz");
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            &site.web.seeds()[0],
+            "--state-dir",
+            dir.path().join("state").to_str().unwrap(),
+            "--checkpoint-interval",
+            "100ms",
+            "--connections-per-host",
+            "1",
+            "--output",
+            "/dev/null",
+            "--warc",
+            warc.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let run = crawl(&args);
+    assert!(run.output.status.success(), "{}", run.stderr());
+    assert!(!run.stderr().contains("could not be"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("crawled 100 URLs"),
+        "{}",
+        run.stderr()
+    );
+    assert!(dir.path().join("state/checkpoint").is_dir());
+    // Numbered files (output.warc_max_bytes): pages-00000.warc.gz, ...
+    let written: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("pages"))
+        .map(|entry| entry.metadata().unwrap().len())
+        .sum();
+    assert!(written > 100 * 1000, "{written} bytes of WARC files");
+}

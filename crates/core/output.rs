@@ -124,6 +124,12 @@ pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
         .map(drop)
 }
 
+/// Whether `file` is a regular file, the kind `fdatasync` applies to: a character device
+/// (`/dev/null`) or a pipe answers it with EINVAL, and has nothing to make durable anyway.
+pub(crate) fn is_regular(file: &std::fs::File) -> bool {
+    file.metadata().is_ok_and(|m| m.file_type().is_file())
+}
+
 /// Where records go: a buffered file or standard output, shared by the workers.
 pub(crate) struct Sink {
     /// A std mutex: a record is one short write into a buffer, never held across an await.
@@ -133,7 +139,8 @@ pub(crate) struct Sink {
     /// [`Sink::flushing_each_record`]). Otherwise files and pipes keep the buffer: writing
     /// records is the crawl's hot path.
     flush_each_line: bool,
-    /// The file records go to (a second handle), to flush to disk: `None` for standard output.
+    /// The file records go to (a second handle), to flush to disk: `None` for standard
+    /// output, and for what is not a regular file (`/dev/null`, a pipe), which cannot be.
     file: Option<std::fs::File>,
 }
 
@@ -152,7 +159,9 @@ impl Sink {
                 .append(append)
                 .truncate(!append)
                 .open(path)?;
-            handle = Some(file.try_clone()?);
+            if is_regular(&file) {
+                handle = Some(file.try_clone()?);
+            }
             Box::new(BufWriter::with_capacity(1 << 16, file))
         };
         Ok(Sink {

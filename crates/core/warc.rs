@@ -107,7 +107,8 @@ pub(crate) struct Warc {
     /// `output.warc_max_bytes`; 0 for one file.
     max_bytes: u64,
     info: Info,
-    /// See [`Settings::synced`].
+    /// See [`Settings::synced`]; false too for what cannot be synced (`/dev/null`, a pipe),
+    /// whose [`Warc::sync`] only flushes.
     synced: bool,
     /// With `output.warc_revisits`, the response record that stored each payload whole:
     /// what a revisit record points at. In memory, for this run only.
@@ -191,6 +192,8 @@ impl Warc {
             next_file(&settings.path, highest.unwrap_or(0))?
         };
         let bytes = file.metadata().map_err(|e| at(&path, e))?.len();
+        // `/dev/null` or a pipe: nothing to make durable, and fdatasync would refuse.
+        let synced = settings.synced && crate::output::is_regular(&file);
         Ok(Warc {
             current: Mutex::new(Current {
                 file: Arc::new(file.try_clone().map_err(|e| at(&path, e))?),
@@ -207,7 +210,7 @@ impl Warc {
             base: settings.path,
             max_bytes: settings.max_bytes,
             info: settings.info,
-            synced: settings.synced,
+            synced,
             originals: settings.revisits.then(|| Mutex::new(HashMap::new())),
             flush_each: false,
         })
@@ -306,6 +309,9 @@ impl Warc {
         let (file, path, closed, created) = {
             let mut current = self.lock();
             current.out.flush().map_err(|e| at(&current.path, e))?;
+            if !self.synced {
+                return Ok(());
+            }
             (
                 Arc::clone(&current.file),
                 current.path.clone(),
