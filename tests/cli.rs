@@ -242,3 +242,25 @@ fn a_refused_setting_leaves_the_state_directory_untouched() {
     let run = crawl(&["--resume", "--state-dir", state, "--progress", "off"]);
     assert!(run.output.status.success(), "{}", run.stderr());
 }
+
+/// Issue 23: logs redirected to a file carried ANSI colour codes (`[2m...[0m [33m WARN`).
+#[test]
+fn logs_written_to_a_file_or_pipe_have_no_colour_codes() {
+    // A seed that redirects: an info line says its target is a seed too.
+    let (port, _log) = crate::util::serve(|path| match path {
+        "/" => (301, "/home", Vec::new()),
+        _ => (200, "text/html", b"<p>home</p>".to_vec()),
+    });
+    let mut args = crate::util::fast();
+    args.extend(["--seed".to_owned(), format!("http://127.0.0.1:{port}/")]);
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(&args)
+        .env("RUST_LOG", "info")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("INFO"), "no log lines to look at: {stderr}");
+    assert!(!stderr.contains('\x1b'), "escape codes in: {stderr:?}");
+}

@@ -60,6 +60,7 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(|| report::LogWriter)
+        .with_ansi(report::colour())
         .init();
     let cli = Cli::parse();
     match run(&cli) {

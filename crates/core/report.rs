@@ -45,6 +45,20 @@ impl std::io::Write for LogWriter {
     }
 }
 
+/// Whether the logs are coloured: only on a terminal, and never with `NO_COLOR` set to
+/// anything but the empty string (<https://no-color.org>), so that a log redirected to a file
+/// or read by a program holds no escape codes.
+pub(crate) fn colour() -> bool {
+    colour_for(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    )
+}
+
+fn colour_for(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none_or(|value| value.is_empty())
+}
+
 /// The progress display's task.
 pub(crate) struct Progress {
     stop: Option<oneshot::Sender<()>>,
@@ -520,6 +534,14 @@ mod tests {
         assert_eq!(LogWriter.write(line).unwrap(), line.len());
         LIVE_BAR.lock().unwrap().take();
         assert_eq!(LogWriter.write(line).unwrap(), line.len());
+    }
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        assert!(colour_for(true, None));
+        assert!(colour_for(true, Some("".into())));
+        assert!(!colour_for(true, Some("1".into())));
+        assert!(!colour_for(false, None));
     }
 
     #[test]
