@@ -318,3 +318,67 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
     let stderr = finish(joiner);
     assert!(stderr.contains("its stored settings apply"), "{stderr}");
 }
+
+/// Issue 23: the Redis password was printed on an error (`cannot reach Redis at
+/// redis://:WrongPw123@...`) and when a process joined, and the crawl's stored settings held
+/// the Redis URL. Now every message shows `redis://:***@host` and Redis stores no secret.
+#[test]
+fn the_redis_password_is_never_printed_nor_stored() {
+    let redis = RedisServer::start();
+    redis.cli(&["CONFIG", "SET", "requirepass", "S3cretPw"]);
+    let with = |password: &str| {
+        redis
+            .url()
+            .replace("redis://", &format!("redis://:{password}@"))
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let site = site(1, 20, ms(1));
+
+    let wrong = start(
+        &with("WrongPw123"),
+        &site.web.roots(),
+        &tmp.path().join("a"),
+        &[],
+    );
+    let (output, hung) = wait_or_kill(wrong, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!hung);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("WrongPw123"), "{stderr}");
+    assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");
+
+    let first = start(
+        &with("S3cretPw"),
+        &site.web.roots(),
+        &tmp.path().join("b"),
+        &[],
+    );
+    let stderr = finish(first);
+    assert!(!stderr.contains("S3cretPw"), "{stderr}");
+    // A process joining with other settings is told so, with the server's address.
+    let joiner = start(
+        &with("S3cretPw"),
+        &[],
+        &tmp.path().join("c"),
+        &["--delay", "1s"],
+    );
+    let stderr = finish(joiner);
+    assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");
+    assert!(!stderr.contains("S3cretPw"), "{stderr}");
+    let auth = ["-a", "S3cretPw", "--no-auth-warning"];
+    let mut dump = String::new();
+    for key in redis.cli(&[&auth[..], &["KEYS", "*"]].concat()).lines() {
+        let kind = redis.cli(&[&auth[..], &["TYPE", key]].concat());
+        if kind.trim() == "hash" {
+            dump.push_str(&redis.cli(&[&auth[..], &["HGETALL", key]].concat()));
+        }
+        if kind.trim() == "set" {
+            dump.push_str(&redis.cli(&[&auth[..], &["SMEMBERS", key]].concat()));
+        }
+    }
+    assert!(
+        dump.contains("settings"),
+        "the crawl's record was read: {dump}"
+    );
+    assert!(!dump.contains("S3cretPw"), "{dump}");
+}

@@ -64,6 +64,7 @@ mod error;
 mod frontier;
 mod journal;
 mod queues;
+mod redact;
 mod scope;
 mod seen;
 
@@ -77,6 +78,7 @@ pub use queues::{
     Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats,
     SpillSettings,
 };
+pub use redact::redact_url;
 pub use scope::{
     DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,
     ScopeRulesBuilder,

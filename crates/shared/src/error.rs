@@ -32,7 +32,7 @@ pub struct Error {
 pub enum ErrorKind {
     /// The server could not be reached or did not answer, even after retries.
     Unreachable {
-        /// The server's address as given.
+        /// The server's address as given, its password hidden (`redis://:***@host`).
         url: String,
         /// What the client said.
         detail: String,

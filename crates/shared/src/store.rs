@@ -102,6 +102,7 @@ impl Default for Layout {
 #[derive(Clone)]
 pub struct Store {
     conn: Conn,
+    /// The server's URL for messages, its password hidden.
     url: String,
     name: String,
     /// Requests sent, retries included: the round trips the crawl costs.
@@ -129,9 +130,11 @@ impl Store {
         {
             return Err(ErrorKind::BadCrawlName(name.to_owned()).into());
         }
+        // Shown in errors and logs: never with its password.
+        let shown = frontier::redact_url(url).into_owned();
         let unreachable = |err: RedisError| {
             Error::from(ErrorKind::Unreachable {
-                url: url.to_owned(),
+                url: shown.clone(),
                 detail: err.to_string(),
             })
         };
@@ -161,7 +164,7 @@ impl Store {
         };
         let store = Store {
             conn,
-            url: url.to_owned(),
+            url: shown,
             name: name.to_owned(),
             requests: Arc::new(AtomicU64::new(0)),
         };
