@@ -145,7 +145,7 @@ fn headers_and_credentials_reach_only_the_hosts_they_belong_to() {
 X-Global = "g"
 
 [[hosts]]
-match = "127.0.0.1:{a}"
+match = "http://127.0.0.1:{a}"
 headers = {{ X-A = "a" }}
 basic_user = "bot"
 basic_password_env = "CRAWLER_TEST_A_PASSWORD"
@@ -195,12 +195,22 @@ bearer_token_file = {token:?}
     }
     let b_requests = requests(&b_log);
     assert!(b_requests.iter().any(|r| r.path == "/b2"), "{b_requests:?}");
+    // Its entry does not say http://: its token is not sent in the clear, and one warning
+    // says so.
     for r in &b_requests {
-        assert_eq!(r.header("authorization"), Some("Bearer b-token"), "{r:?}");
+        assert_eq!(r.header("authorization"), None, "{r:?}");
         assert_eq!(r.header("x-b"), Some("b"), "{r:?}");
         assert_eq!(r.header("x-global"), Some("g"), "{r:?}");
         assert_eq!(r.header("x-a"), None, "{r:?}");
     }
+    let withheld = format!("localhost:{b}: credentials not sent over plain http://");
+    assert_eq!(
+        run.stderr().matches(&withheld).count(),
+        1,
+        "{}",
+        run.stderr()
+    );
+    assert!(!run.stderr().contains("127.0.0.1:{a}: credentials"));
     let c_requests = requests(&c_log);
     assert!(
         c_requests.iter().any(|r| r.path == "/landing"),
@@ -401,7 +411,7 @@ fn bad_entries_and_missing_secrets_stop_the_start_and_secrets_stay_out_of_the_st
             "[[hosts]]\nmatch = \"a.example\"\nheaders = { \"Not A Name\" = \"x\" }\n",
             "not a valid header name",
         ),
-        ("[[hosts]]\nmatch = \"https://a.example/\"\n", "not a host"),
+        ("[[hosts]]\nmatch = \"https://a.example/x\"\n", "not a host"),
         (
             "[[hosts]]\nmatch = \"a.example\"\nconnections = 0\n",
             "connections",
@@ -469,6 +479,88 @@ fn bad_entries_and_missing_secrets_stop_the_start_and_secrets_stay_out_of_the_st
         saved.push_str(&text);
     }
     assert!(saved.contains("CRAWLER_TEST_STATE_PASSWORD"), "{saved}");
+    // Readable by the owner alone.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(mode(&state) & 0o777, 0o700);
+        for file in ["crawl.toml", "seeds.txt"] {
+            assert_eq!(mode(&state.join(file)) & 0o777, 0o600, "{file}");
+        }
+    }
+}
+
+/// Issue 23: a proxy's password was written to `DIR/crawl.toml` (mode 0644) and a secret
+/// header's value with it. Now the password comes from the environment, and a secret that
+/// would be stored is refused, before anything is written, without being printed.
+#[test]
+fn secrets_are_refused_where_they_would_be_stored_and_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state_args = [
+        "--seed",
+        "http://127.0.0.1:9/",
+        "--state-dir",
+        state.to_str().unwrap(),
+    ];
+    for (extra, expected) in [
+        (
+            ["--proxy", "http://bot:Pr0xyPw@127.0.0.1:9"],
+            "--proxy-password-env",
+        ),
+        (
+            ["--header", "X-Api-Key: Pr0xyPw"],
+            "X-Api-Key looks like a secret",
+        ),
+    ] {
+        let mut args = state_args.to_vec();
+        args.extend(extra);
+        let run = crawl(&args);
+        let stderr = run.stderr();
+        assert_eq!(run.output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!stderr.contains("Pr0xyPw"), "{stderr}");
+        assert!(!state.join("crawl.toml").exists());
+    }
+
+    // The password from the environment reaches the proxy; the state keeps the variable's
+    // name. The "proxy" is a server answering every request itself.
+    let (proxy, proxy_log) = server(|_| html("<p>through the proxy</p>".into()));
+    let seed = "http://site.example/";
+    let run = crawl_with_env(
+        &[
+            "--seed",
+            seed,
+            "--proxy",
+            &format!("http://bot@127.0.0.1:{proxy}"),
+            "--proxy-password-env",
+            "CRAWLER_TEST_PROXY_PASSWORD",
+            "--robots",
+            "false",
+            "--state-dir",
+            state.to_str().unwrap(),
+        ],
+        &[("CRAWLER_TEST_PROXY_PASSWORD", "Pr0xyPw")],
+    );
+    assert!(run.output.status.success(), "{}", run.stderr());
+    assert_eq!(run.record(seed)["status"], 200);
+    let expected = format!("Basic {}", data_encoding::BASE64.encode(b"bot:Pr0xyPw"));
+    let sent = requests(&proxy_log);
+    assert!(!sent.is_empty());
+    for r in &sent {
+        assert_eq!(
+            r.header("proxy-authorization"),
+            Some(expected.as_str()),
+            "{r:?}"
+        );
+    }
+    let settings = std::fs::read_to_string(state.join("crawl.toml")).unwrap();
+    assert!(!settings.contains("Pr0xyPw"), "{settings}");
+    assert!(
+        settings.contains("CRAWLER_TEST_PROXY_PASSWORD"),
+        "{settings}"
+    );
 }
 
 /// Every file under `dir`.

@@ -140,6 +140,11 @@ pub(crate) struct Cli {
     /// [fetch.proxy] Send every request through this proxy (http://, https://, socks5://).
     #[arg(long, value_name = "URL", help_heading = "Fetch")]
     proxy: Option<String>,
+    /// [fetch.proxy_password_env] The environment variable holding the proxy's password
+    /// (its user goes in --proxy: http://USER@HOST:PORT); the variable's name is stored
+    /// with the crawl, never the password.
+    #[arg(long, value_name = "VAR", help_heading = "Fetch")]
+    proxy_password_env: Option<String>,
     /// [fetch.headers] An extra request header for every host, "Name: value" (repeatable;
     /// replaces the file's header of that name). A host's own: `[[hosts]]` in the config file.
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = parse_header, help_heading = "Fetch")]
@@ -287,6 +292,7 @@ impl Cli {
             &self.allow_private_addresses,
         );
         set(&mut c.fetch.proxy, &self.proxy);
+        set(&mut c.fetch.proxy_password_env, &self.proxy_password_env);
         for (name, value) in &self.headers {
             // One header per name, whatever its case: the flag's replaces the file's.
             c.fetch

@@ -178,6 +178,9 @@ pub(crate) struct Fetch {
     /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL);
     /// empty for none. Proxies are never taken from the environment.
     pub(crate) proxy: String,
+    /// The environment variable holding the proxy's password (its user is in `proxy`), read
+    /// at start: what is stored with the crawl's settings is this name, not the password.
+    pub(crate) proxy_password_env: String,
     /// Extra request headers sent to every host (`[[hosts]]` may add or replace some).
     pub(crate) headers: BTreeMap<String, String>,
     /// Keep the cookies each host sets and send them back to it alone (a jar per host).
@@ -399,6 +402,7 @@ impl Default for Fetch {
             max_body_bytes: 10 << 20,
             allow_private_addresses: false,
             proxy: String::new(),
+            proxy_password_env: String::new(),
             headers: BTreeMap::new(),
             cookies: false,
         }
@@ -529,6 +533,17 @@ impl Config {
                 );
             }
         }
+        if !self.fetch.proxy_password_env.is_empty() {
+            if self.fetch.proxy.is_empty() {
+                return bad("fetch.proxy_password_env", "set, but fetch.proxy is not");
+            }
+            if url::Url::parse(&self.fetch.proxy).is_ok_and(|u| u.username().is_empty()) {
+                return bad(
+                    "fetch.proxy_password_env",
+                    "the proxy's user goes in fetch.proxy (http://USER@HOST:PORT)",
+                );
+            }
+        }
         if !self.output.metrics.is_empty()
             && let Err(why) = crate::metrics::address(&self.output.metrics)
         {
@@ -547,6 +562,68 @@ impl Config {
         // Patterns, headers and which credentials: everything but reading the secrets, which
         // `HostRules::new` does.
         crate::hosts::HostRules::check(self).map_err(ConfigError)
+    }
+}
+
+/// Header names whose values are secrets, by a word in them: `X-Api-Key`, `X-Auth-Token`,
+/// `Cookie`, `X-Session-Id`. What the settings store, messages show and `--explain-host` prints
+/// hides these values.
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    const WORDS: [&str; 9] = [
+        "auth",
+        "token",
+        "key",
+        "secret",
+        "password",
+        "passwd",
+        "session",
+        "cookie",
+        "signature",
+    ];
+    let name = name.to_ascii_lowercase();
+    WORDS.iter().any(|word| name.contains(word))
+}
+
+impl Config {
+    /// These settings as they may be kept `at` a place others can read (the state
+    /// directory's `crawl.toml`, the shared crawl's record in Redis): never with a secret.
+    /// The Redis URL (which may hold a password) is each process's own and is left out; a
+    /// password written in `fetch.proxy`, or a header whose name says it is a secret, is
+    /// refused, naming where it goes instead.
+    pub(crate) fn storable(&self, at: &str) -> Result<Config, ConfigError> {
+        let refuse = |key: &str, why: String| {
+            Err(ConfigError(format!(
+                "{key}: {why}; the crawl's settings are stored {at}, and a secret is never                  stored"
+            )))
+        };
+        if url::Url::parse(&self.fetch.proxy).is_ok_and(|u| u.password().is_some()) {
+            return refuse(
+                "fetch.proxy",
+                format!(
+                    "{} holds a password: write the user alone in the URL and give the                      password with fetch.proxy_password_env (--proxy-password-env VAR)",
+                    frontier::redact_url(&self.fetch.proxy)
+                ),
+            );
+        }
+        let entries = self
+            .hosts
+            .iter()
+            .map(|e| (&e.headers, format!("[[hosts]] {:?}", e.pattern)));
+        for (headers, key) in
+            std::iter::once((&self.fetch.headers, "fetch.headers".to_owned())).chain(entries)
+        {
+            if let Some(name) = headers.keys().find(|name| is_secret_header(name)) {
+                return refuse(
+                    &key,
+                    format!(
+                        "{name} looks like a secret: give a site's secret as credentials in a                          [[hosts]] entry (basic_password_env or bearer_token_env, read at start),                          or crawl without storing the settings"
+                    ),
+                );
+            }
+        }
+        let mut stored = self.clone();
+        stored.redis.url = String::new();
+        Ok(stored)
     }
 }
 

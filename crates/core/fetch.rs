@@ -29,15 +29,15 @@ pub(crate) fn client(
     config: &Config,
     guard: Arc<Guard>,
     hosts: &Arc<HostRules>,
+    proxy: Option<reqwest::Proxy>,
 ) -> reqwest::Result<Client> {
     // No proxy from the environment: through one, the resolver would see the proxy's name,
     // not the target's, and the SSRF guard's second check would be gone. An explicit one is
     // the user's choice (an explicit proxy also turns the environment's off); the guard's
     // check before each fetch remains.
-    let builder = if config.fetch.proxy.is_empty() {
-        Client::builder().no_proxy()
-    } else {
-        Client::builder().proxy(reqwest::Proxy::all(&config.fetch.proxy)?)
+    let builder = match proxy {
+        None => Client::builder().no_proxy(),
+        Some(proxy) => Client::builder().proxy(proxy),
     };
     let builder = match hosts.cookie_store() {
         Some(jars) => builder.cookie_provider(jars),
@@ -89,10 +89,54 @@ impl Fetcher for Http {
             request = request.headers(settings.headers.clone());
         }
         if let Some(authorization) = &settings.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
+            if url.scheme() == "https" || settings.authorization_over_http {
+                request = request.header(AUTHORIZATION, authorization.clone());
+            } else {
+                self.hosts.withheld_over_http(url);
+            }
         }
         Box::pin(get(request, max_body, keep_headers))
     }
+}
+
+/// The proxy of `fetch.proxy`, if any, with its password read from the environment variable
+/// `fetch.proxy_password_env` names: read at start, with the other secrets, so that a missing
+/// one stops the crawler before it writes anything.
+pub(crate) fn proxy(config: &Config) -> Result<Option<reqwest::Proxy>, String> {
+    let fetch = &config.fetch;
+    if fetch.proxy.is_empty() {
+        return Ok(None);
+    }
+    let bad = |why: String| format!("fetch.proxy: {why}");
+    let mut url = Url::parse(&fetch.proxy).map_err(|e| bad(e.to_string()))?;
+    let user = url.username().to_owned();
+    let password = match (fetch.proxy_password_env.as_str(), url.password()) {
+        ("", None) => None,
+        ("", Some(password)) => Some(password.to_owned()),
+        (var, _) => Some(std::env::var(var).map_err(|_| {
+            format!(
+                "fetch.proxy_password_env: the environment variable {var} is not set (or not \
+                 UTF-8)"
+            )
+        })?),
+    };
+    // The credentials go to reqwest apart, so that the URL it may show holds none.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let proxy = reqwest::Proxy::all(url.as_str()).map_err(|e| bad(e.to_string()))?;
+    Ok(Some(match password {
+        Some(password) => proxy.basic_auth(&percent_decoded(&user), &password),
+        None if !user.is_empty() => proxy.basic_auth(&percent_decoded(&user), ""),
+        None => proxy,
+    }))
+}
+
+/// A URL's user or password as written (percent-encoded), as sent.
+fn percent_decoded(text: &str) -> String {
+    // Form decoding, with `+` kept (it is a plus in a URL's user info, not a space).
+    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
+        .next()
+        .map_or_else(|| text.to_owned(), |(_, value)| value.into_owned())
 }
 
 /// A response, with its body read up to the cap.

@@ -29,10 +29,10 @@
 //! are worked out once and kept (for hosts an entry matches; the others share the crawl's,
 //! found in a few hash lookups of the host's suffixes), so a request costs a hash lookup.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use reqwest::cookie::{CookieStore, Jar};
@@ -58,6 +58,10 @@ pub(crate) struct HostSettings {
     pub(crate) headers: HeaderMap,
     /// The `Authorization` header, marked sensitive; `None` without credentials.
     pub(crate) authorization: Option<HeaderValue>,
+    /// Whether `authorization` may go over plain `http://`: only when the entry that gave
+    /// it says `http://` in its `match`. Otherwise it goes over `https://` alone, where no one
+    /// on the way can read it.
+    pub(crate) authorization_over_http: bool,
 }
 
 /// The `[[hosts]]` entries, compiled, and every host's settings worked out so far.
@@ -76,12 +80,17 @@ pub(crate) struct HostRules {
     cache: RwLock<HashMap<Box<str>, Arc<HostSettings>>>,
     /// Whether any host keeps cookies: without, no cookie store is installed at all.
     cookies_anywhere: bool,
+    /// The hosts whose credentials were withheld from a plain `http://` request, warned about
+    /// once each. A std mutex, taken only when credentials are withheld.
+    withheld: Mutex<HashSet<Box<str>>>,
 }
 
 /// One compiled entry.
 struct Rule {
     entry: HostEntry,
     pattern: Pattern,
+    /// The entry's `match` begins with `http://`: its credentials may go over plain http.
+    plain_http: bool,
     headers: Vec<(HeaderName, HeaderValue)>,
     /// `None` without credentials, and when checking without reading secrets.
     credentials: Option<Credentials>,
@@ -186,6 +195,7 @@ impl HostRules {
             cookies: config.fetch.cookies,
             headers,
             authorization: None,
+            authorization_over_http: false,
         };
         Ok(HostRules {
             rules,
@@ -194,6 +204,7 @@ impl HostRules {
             base: Arc::new(base),
             cache: RwLock::new(HashMap::new()),
             cookies_anywhere,
+            withheld: Mutex::new(HashSet::new()),
         })
     }
 
@@ -253,6 +264,20 @@ impl HostRules {
         })
     }
 
+    /// Says, once per host, that its credentials were not sent with a plain `http://`
+    /// request: the entry did not say `http://`, and a password sent in the clear can be read
+    /// by anyone on the way.
+    pub(crate) fn withheld_over_http(&self, url: &Url) {
+        let key = host_key(url);
+        let mut withheld = self.withheld.lock().unwrap_or_else(PoisonError::into_inner);
+        if withheld.insert(key.into()) {
+            tracing::warn!(
+                "{key}: credentials not sent over plain http:// (from {url}); write the \
+                 [[hosts]] entry's match as \"http://{key}\" to send them in the clear"
+            );
+        }
+    }
+
     /// The entries matching a host key, most specific first.
     fn matches(&self, key: &str) -> Vec<usize> {
         let (host, port) = split_key(key);
@@ -296,6 +321,7 @@ impl HostRules {
             }
             if let Some(credentials) = &rule.credentials {
                 settings.authorization = Some(credentials.header.clone());
+                settings.authorization_over_http = rule.plain_http;
             }
         }
         settings.matched = matched;
@@ -382,7 +408,11 @@ impl HostRules {
                     },
                     "fetch.headers",
                 );
-                let value = String::from_utf8_lossy(value.as_bytes());
+                let value = if crate::config::is_secret_header(name.as_str()) {
+                    "*** (hidden: its name says it is a secret)".into()
+                } else {
+                    String::from_utf8_lossy(value.as_bytes())
+                };
                 let _ = writeln!(out, "  {name}: {value} ({source})");
             }
         }
@@ -400,10 +430,15 @@ impl HostRules {
                     .as_ref()
                     .map(|user| format!(", user {user:?}"))
                     .unwrap_or_default();
+                let over = if self.rules[i].plain_http {
+                    "over https:// and plain http:// (its match says http://)"
+                } else {
+                    "over https:// only"
+                };
                 let _ = writeln!(
                     out,
                     "credentials: {}{user}, secret from {} ({}); sent only to the hosts that \
-                     entry matches, never on a redirect to another",
+                     entry matches, {over}, never on a redirect to another",
                     c.scheme,
                     c.source,
                     entry(i)
@@ -416,7 +451,12 @@ impl HostRules {
 
 impl Rule {
     fn compile(entry: &HostEntry, secrets: Secrets) -> Result<Rule, String> {
-        let pattern = Pattern::parse(&entry.pattern)?;
+        let text = entry.pattern.trim();
+        let (plain_http, text) = match text.strip_prefix("http://") {
+            Some(rest) => (true, rest),
+            None => (false, text.strip_prefix("https://").unwrap_or(text)),
+        };
+        let pattern = Pattern::parse(text.strip_suffix('/').unwrap_or(text))?;
         if entry.connections == Some(0) {
             return Err("connections: must be at least 1".into());
         }
@@ -440,6 +480,7 @@ impl Rule {
         Ok(Rule {
             entry: entry.clone(),
             pattern,
+            plain_http,
             headers,
             credentials,
         })

@@ -114,6 +114,13 @@ fn run(cli: &Cli) -> Result<Ended> {
     let hosts = Arc::new(
         hosts::HostRules::new(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?,
     );
+    let proxy = fetch::proxy(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?;
+    // A secret must not reach the state directory or Redis: refused before either is written.
+    if let Some(state) = &state {
+        config
+            .storable(&format!("in {}", state.settings().display()))
+            .context("bad setting")?;
+    }
     for seed in seed_texts_from(cli)? {
         // A resume given its seeds again does not list them twice.
         if !seed_texts.contains(&seed) {
@@ -278,7 +285,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         guard.trust_proxy(host);
     }
     let guard = Arc::new(guard);
-    let client = fetch::client(&config, Arc::clone(&guard), &hosts).context(
+    let client = fetch::client(&config, Arc::clone(&guard), &hosts, proxy).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
     let mut sink = output::Sink::open(&config.output.file, cli.resume)
@@ -868,13 +875,13 @@ async fn join_shared(
         );
     }
     let r = config.redis.clone();
+    let shown = frontier::redact_url(&r.url);
     let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
     let stored = match store.load().await? {
         Some(stored) => stored,
         None if seeds.is_empty() => bail!(
-            "no crawl named {:?} on {} yet: give --seed URL to start it",
+            "no crawl named {:?} on {shown} yet: give --seed URL to start it",
             r.crawl_name,
-            r.url
         ),
         None => {
             let layout = shared::Layout {
@@ -883,7 +890,10 @@ async fn join_shared(
                 seen_rate: config.frontier.seen_false_positive_rate,
                 ..shared::Layout::default()
             };
-            let settings = serde_json::to_string(&*config).context("saving the settings")?;
+            let stored = config
+                .storable(&format!("in Redis ({}:meta)", r.crawl_name))
+                .context("bad setting")?;
+            let settings = serde_json::to_string(&stored).context("saving the settings")?;
             store.create(layout, &settings).await?
         }
     };
@@ -899,7 +909,7 @@ async fn join_shared(
         eprintln!(
             "crawler: joining the crawl {:?} on {}: its stored settings apply (this \
              process's own differ; only concurrency, max_pages and output are per process)",
-            r.crawl_name, r.url
+            r.crawl_name, shown
         );
     }
     *config = theirs;

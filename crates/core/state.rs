@@ -30,7 +30,8 @@ impl StateDir {
         }
     }
 
-    fn settings(&self) -> PathBuf {
+    /// `crawl.toml`, where the settings are kept.
+    pub(crate) fn settings(&self) -> PathBuf {
         self.dir.join("crawl.toml")
     }
 
@@ -99,15 +100,16 @@ impl StateDir {
     /// returned file is closed, even by a crash): two processes on one state would corrupt
     /// it. Creates the directory if need be.
     pub(crate) fn lock(&self) -> Result<fs::File> {
-        fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create state directory {}", self.dir.display()))?;
+        self.make_dir()?;
         let path = self.dir.join("lock");
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let file = private(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
         match file.try_lock() {
             Ok(()) => Ok(file),
             Err(fs::TryLockError::WouldBlock) => bail!(
@@ -135,14 +137,29 @@ impl StateDir {
     /// Starts a new crawl here: the directory must not hold one already.
     pub(crate) fn create(&self, config: &Config, seeds: &[String]) -> Result<()> {
         self.refuse_if_in_use()?;
-        fs::create_dir_all(&self.dir)
-            .with_context(|| format!("cannot create state directory {}", self.dir.display()))?;
+        self.make_dir()?;
         self.save(config, seeds)
+    }
+
+    /// Creates the directory if need be, readable by its owner alone (0700): what it holds
+    /// (the settings, the queued URLs) is the crawl's business. A directory that exists keeps
+    /// its permissions: the user chose them.
+    fn make_dir(&self) -> Result<()> {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(&self.dir)
+            .with_context(|| format!("cannot create state directory {}", self.dir.display()))
     }
 
     /// Writes the settings and seeds, each atomically (a temporary file renamed).
     pub(crate) fn save(&self, config: &Config, seeds: &[String]) -> Result<()> {
-        let settings = toml::to_string(config).context("cannot write the settings")?;
+        let stored = config
+            .storable(&format!("in {}", self.settings().display()))
+            .context("bad setting")?;
+        let settings = toml::to_string(&stored).context("cannot write the settings")?;
         write_atomically(&self.settings(), settings.as_bytes())?;
         write_atomically(&self.seeds(), (seeds.join("\n") + "\n").as_bytes())
     }
@@ -189,12 +206,31 @@ fn read_lines<T>(path: &Path, parse: impl FnMut(&str) -> Option<T>) -> Result<Ve
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
     let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::File::open(&tmp)
-        .and_then(|f| f.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    // One a crash left, perhaps with wider permissions: the mode applies to new files only.
+    let _ = fs::remove_file(&tmp);
+    private(
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true),
+    )
+    .open(&tmp)
+    .and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    })
+    .with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Files of the state directory are created readable and writable by their owner alone
+/// (0600), whatever the umask lets through.
+fn private(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, 0o600);
+    options
 }
 
 #[cfg(test)]
