@@ -94,7 +94,10 @@ fn a_resumed_crawl_keeps_its_seeds_redirect_targets_in_scope() {
     let first = crawl_seed(a, &[&flags[..], &["--max-pages", "2"]].concat());
     assert_eq!(first.records.len(), 2, "{:?}", first.records.keys());
     let saved = std::fs::read_to_string(state.path().join("s/seed-redirects.txt")).unwrap();
-    assert_eq!(saved.trim(), format!("http://127.0.0.1:{b}/"));
+    assert_eq!(
+        saved.trim(),
+        format!("http://127.0.0.1:{b}/ http://127.0.0.1:{a}/")
+    );
 
     let mut args: Vec<String> = ["--progress", "off", "--resume", "--max-pages", "0"]
         .map(String::from)
@@ -107,4 +110,63 @@ fn a_resumed_crawl_keeps_its_seeds_redirect_targets_in_scope() {
         let record = resumed.record(&format!("http://127.0.0.1:{b}{path}"));
         assert_eq!(record["status"], 200, "{record}");
     }
+}
+
+/// A server on `127.0.0.1` whose `/` answers with a redirect to `location(its port)`, and
+/// whose `/home` links to `/next`. Returns its port.
+fn seed_redirecting_to(location: fn(u16) -> String) -> u16 {
+    let own = std::sync::Arc::new(std::sync::OnceLock::new());
+    let known = std::sync::Arc::clone(&own);
+    let (port, _) = serve(move |path| match path {
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        "/home" => (200, "text/html", b"<a href=\"/next\">next</a>".to_vec()),
+        "/next" => (200, "text/html", b"<p>next</p>".to_vec()),
+        _ => {
+            let target: &'static str = location(*known.get().unwrap()).leak();
+            (301, target, Vec::new())
+        }
+    });
+    own.set(port).unwrap();
+    port
+}
+
+/// Issue 23: a seed `http://127.0.0.1:PORT/` answering with a redirect to
+/// `http://localhost:PORT/home` had its target recorded `ssrf_blocked`: it is the same server
+/// under another name, and is crawled now, links and all; a resume trusts it again.
+#[test]
+fn a_seeds_redirect_to_another_name_of_the_same_server_is_crawled() {
+    let port = seed_redirecting_to(|port| format!("http://localhost:{port}/home"));
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("s");
+    let dir = dir.to_str().unwrap();
+    let first = crawl_seed(port, &["--state-dir", dir, "--max-pages", "2"]);
+    let home = format!("http://localhost:{port}/home");
+    assert_eq!(first.record(&home)["status"], 200, "{}", first.stderr());
+    assert_eq!(first.records.len(), 2, "{:?}", first.records.keys());
+
+    let resumed = crawl(&[
+        "--progress",
+        "off",
+        "--delay",
+        "0",
+        "--resume",
+        "--max-pages",
+        "0",
+        "--state-dir",
+        dir,
+    ]);
+    assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    let next = resumed.record(&format!("http://localhost:{port}/next"));
+    assert_eq!(next["status"], 200, "{next}");
+}
+
+/// The other side of the same rule: a seed's redirect to a private address that is not the
+/// seed's own stays blocked.
+#[test]
+fn a_seeds_redirect_to_another_private_address_stays_blocked() {
+    let port = seed_redirecting_to(|port| format!("http://169.254.169.254:{port}/latest/"));
+    let crawl = crawl_seed(port, &[]);
+    let record = crawl.record(&format!("http://169.254.169.254:{port}/latest/"));
+    assert_eq!(record["error"], "ssrf_blocked", "{record}");
+    assert_eq!(crawl.records.len(), 2);
 }

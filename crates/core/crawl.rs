@@ -112,23 +112,29 @@ const MAX_SEED_REDIRECTS: u8 = 5;
 /// A seed's redirect target is a seed too (Heritrix: "seeds redirect new seeds"): in scope,
 /// at depth 0, so that `example.com` answering with a redirect to `www.example.com` crawls
 /// `www.example.com`, and a list of URLs crawled with `crawl.max_depth = 0` follows its
-/// redirects. Not trusted by the SSRF guard: the seed's server chose the target.
+/// redirects. The SSRF guard trusts a target only where it is the same server as the URL
+/// that redirected to it ([`Guard::trust_redirect`]): the seed's server chose the target.
 pub(crate) struct SeedRedirects {
     canon: Canonicalizer,
-    /// Each target, with its redirects from a seed the user gave. A std mutex: taken once per
+    /// Each target, with its redirects from a seed the user gave, and the targets in the
+    /// order they were met with the URL that redirected to each (unknown for those of a
+    /// shared crawl's other processes, or of an older state). A std mutex: taken once per
     /// redirect of a depth-0 URL.
-    hops: Mutex<HashMap<String, u8>>,
+    met: Mutex<(HashMap<String, u8>, Vec<Redirect>)>,
     /// Where the targets are kept for a resume, which puts them back in the scope.
     state: Option<StateDir>,
 }
 
+/// A seed's redirect target, and the URL that redirected to it if known.
+pub(crate) type Redirect = (String, Option<String>);
+
 impl SeedRedirects {
     /// No targets yet, or those a resumed crawl had (`known`, each counted as one hop).
-    pub(crate) fn new(canon: Canonicalizer, state: Option<StateDir>, known: &[String]) -> Self {
-        let hops = known.iter().map(|url| (url.clone(), 1)).collect();
+    pub(crate) fn new(canon: Canonicalizer, state: Option<StateDir>, known: &[Redirect]) -> Self {
+        let hops = known.iter().map(|(url, _)| (url.clone(), 1)).collect();
         SeedRedirects {
             canon,
-            hops: Mutex::new(hops),
+            met: Mutex::new((hops, known.to_vec())),
             state,
         }
     }
@@ -137,19 +143,19 @@ impl SeedRedirects {
     /// a seed: not too many redirects from a seed the user gave, and a URL we fetch.
     fn target(&self, from: &Url, location: &str) -> Option<Canonical> {
         let target = self.canon.canonicalize_relative(from, location).ok()?;
-        let mut hops = self.hops.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut met = self.met.lock().unwrap_or_else(PoisonError::into_inner);
+        let (hops, order) = &mut *met;
         let n = hops.get(from.as_str()).copied().unwrap_or(0) + 1;
         if n > MAX_SEED_REDIRECTS || hops.contains_key(target.as_str()) {
             return None;
         }
         hops.insert(target.as_str().to_owned(), n);
-        if let Some(state) = &self.state {
-            let mut targets: Vec<String> = hops.keys().cloned().collect();
-            targets.sort();
-            if let Err(err) = state.save_seed_redirects(&targets) {
-                // The crawl goes on; a resume would only miss this target's host in scope.
-                tracing::warn!("{err:#}");
-            }
+        order.push((target.as_str().to_owned(), Some(from.as_str().to_owned())));
+        if let Some(state) = &self.state
+            && let Err(err) = state.save_seed_redirects(order)
+        {
+            // The crawl goes on; a resume would only miss this target's host in scope.
+            tracing::warn!("{err:#}");
         }
         Some(target)
     }
@@ -770,6 +776,12 @@ impl Crawler {
             match seed {
                 Some(target) => {
                     tracing::info!("{url} redirects to {target}: a seed too, its host in scope");
+                    if self.guard.trust_redirect(url, target.as_url()).await {
+                        tracing::info!(
+                            "{target} is the same server as {url}: trusted by the SSRF guard \
+                             at its addresses"
+                        );
+                    }
                     self.frontier.add_seed(&target).await;
                     let pushed = self.frontier.push_canonical(target, Some(url.as_str()), 0);
                     if let Err(err) = pushed.await {

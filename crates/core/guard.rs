@@ -8,15 +8,20 @@
 //! trusted whatever their addresses (that is how a crawl of an intranet site, or of the local
 //! benchmark site, works), and `fetch.allow_private_addresses` lifts the guard.
 //!
+//! A seed that redirects to another name of the same server (`http://127.0.0.1:8080/` to
+//! `http://localhost:8080/home`) extends its trust to that name, at the addresses the two
+//! share and on the same port ([`Guard::trust_redirect`]); any other target (a public seed
+//! answering with a redirect to `169.254.169.254`) is judged like a link.
+//!
 //! The check runs twice: before a fetch (so that a blocked URL gets its own record, error
 //! `ssrf_blocked`, and costs its host nothing), and in the HTTP client's resolver (so that a
 //! name that resolved to a public address for the check and to a private one for the
 //! connection, DNS rebinding, is still refused).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
@@ -33,6 +38,17 @@ pub(crate) struct Guard {
     /// pre-fetch check trusts only these, so that a seed `localhost:8080` does not open
     /// `localhost:6379`.
     trusted_ports: HashSet<String>,
+    /// Redirect targets that are the same server as the seed that redirected: their host
+    /// names with the non-public addresses they are trusted at, and their `host:port`s. A
+    /// std lock: read once per resolution and fetch check, written once per such redirect.
+    redirected: RwLock<Redirected>,
+}
+
+/// See [`Guard::redirected`].
+#[derive(Debug, Default)]
+struct Redirected {
+    addresses: HashMap<String, HashSet<IpAddr>>,
+    ports: HashSet<String>,
 }
 
 /// The error of a blocked resolution, found again in the client's error chain.
@@ -79,7 +95,62 @@ impl Guard {
             enabled,
             trusted,
             trusted_ports,
+            redirected: RwLock::default(),
         }
+    }
+
+    /// Trusts `target`, which `from` (a seed, or a target trusted so) redirected to, where it
+    /// is the same server: on the same port, at the non-public addresses both names resolve
+    /// to and `from` is allowed at. Answers whether it trusted anything. A target that shares
+    /// no such address with `from` is judged like any link, so a public seed answering with
+    /// a redirect to a private address gets nothing; the trust is this process's alone (not
+    /// stored with a shared crawl's seeds).
+    pub(crate) async fn trust_redirect(&self, from: &Url, target: &Url) -> bool {
+        let (Some(from_host), Some(target_host)) = (from.host_str(), target.host_str()) else {
+            return false;
+        };
+        if !self.enabled || from.port() != target.port() || from_host == target_host {
+            return false;
+        }
+        let from_addresses: HashSet<IpAddr> = resolve(from)
+            .await
+            .into_iter()
+            .filter(|ip| !is_public(*ip) && self.allows_address(from_host, *ip))
+            .collect();
+        let shared: HashSet<IpAddr> = resolve(target)
+            .await
+            .into_iter()
+            .filter(|ip| from_addresses.contains(ip))
+            .collect();
+        if shared.is_empty() {
+            return false;
+        }
+        let mut redirected = self.redirected();
+        redirected
+            .addresses
+            .entry(target_host.to_owned())
+            .or_default()
+            .extend(shared);
+        redirected.ports.insert(host_port(target).to_owned());
+        true
+    }
+
+    fn redirected(&self) -> std::sync::RwLockWriteGuard<'_, Redirected> {
+        self.redirected
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `host` is a trusted redirect target at `ip`.
+    fn redirect_trusted(&self, host: &str, ip: IpAddr) -> bool {
+        let redirected = self
+            .redirected
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        redirected
+            .addresses
+            .get(host)
+            .is_some_and(|addresses| addresses.contains(&ip))
     }
 
     /// Trusts `host` at any address in the HTTP client's resolver: the proxy the user named,
@@ -91,7 +162,10 @@ impl Guard {
     /// Whether `host` may be connected to at `ip`: asked by the HTTP client's resolver of
     /// each address it found, so that DNS rebinding is caught at the connection.
     pub(crate) fn allows_address(&self, host: &str, ip: IpAddr) -> bool {
-        !self.enabled || self.trusted.contains(host) || is_public(ip)
+        !self.enabled
+            || self.trusted.contains(host)
+            || is_public(ip)
+            || self.redirect_trusted(host, ip)
     }
 
     /// Whether `url` may be fetched, asked before the fetch: its host is trusted, or is a
@@ -104,6 +178,19 @@ impl Guard {
         if !self.enabled || self.trusted_ports.contains(host_port(url)) {
             return true;
         }
+        let redirect_target = self
+            .redirected
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ports
+            .contains(host_port(url));
+        if redirect_target {
+            // At one of its trusted addresses at least: the resolver keeps only those.
+            return resolve(url)
+                .await
+                .into_iter()
+                .any(|ip| self.allows_address(host, ip));
+        }
         match url.host() {
             Some(Host::Ipv4(ip)) => is_public(IpAddr::V4(ip)),
             Some(Host::Ipv6(ip)) => is_public(IpAddr::V6(ip)),
@@ -114,6 +201,22 @@ impl Guard {
                 Err(_) => true,
             },
         }
+    }
+}
+
+/// The addresses of a URL's host: itself for an IP address; none when it does not resolve.
+async fn resolve(url: &Url) -> Vec<IpAddr> {
+    match url.host() {
+        Some(Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
+        Some(Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
+        Some(Host::Domain(name)) => {
+            let port = url.port_or_known_default().unwrap_or(80);
+            match tokio::net::lookup_host((name, port)).await {
+                Ok(addrs) => addrs.map(|a| a.ip()).collect(),
+                Err(_) => Vec::new(),
+            }
+        }
+        None => Vec::new(),
     }
 }
 
@@ -268,6 +371,51 @@ mod tests {
         assert!(guard.allows_address("127.0.0.1", loopback));
         assert!(!guard.allows_address("localhost", loopback));
         assert!(Guard::new(false, [&seed]).allows_address("localhost", loopback));
+    }
+
+    /// Issue 23: a seed `127.0.0.1:PORT` answering with a redirect to `localhost:PORT` had
+    /// its target blocked; a public seed's redirect to a private address must stay blocked.
+    #[tokio::test]
+    async fn a_seeds_redirect_to_the_same_server_is_trusted_and_no_other() {
+        let url = |u: &str| Url::parse(u).unwrap();
+        let seed = url("http://127.0.0.1:8080/");
+        let guard = Guard::new(true, [&seed]);
+        let target = url("http://localhost:8080/home");
+        assert!(!guard.allows_url(&target).await);
+        // Another port of the same server is another service: not trusted.
+        assert!(
+            !guard
+                .trust_redirect(&seed, &url("http://localhost:6379/"))
+                .await
+        );
+        assert!(!guard.allows_url(&url("http://localhost:6379/")).await);
+        assert!(guard.trust_redirect(&seed, &target).await);
+        assert!(guard.allows_url(&target).await);
+        assert!(guard.allows_url(&url("http://localhost:8080/other")).await);
+        assert!(!guard.allows_url(&url("http://localhost:6379/")).await);
+        // Trusted at the seed's address only: localhost's ::1 is not the seed's.
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(guard.allows_address("localhost", loopback));
+        assert!(!guard.allows_address("localhost", "::1".parse().unwrap()));
+        assert!(!guard.allows_address("localhost", "10.0.0.1".parse().unwrap()));
+
+        // A public seed's redirect to a private address shares no address with it.
+        let public = url("http://93.184.216.34/");
+        let guard = Guard::new(true, [&public]);
+        let metadata = url("http://169.254.169.254/latest/meta-data/");
+        assert!(!guard.trust_redirect(&public, &metadata).await);
+        assert!(!guard.allows_url(&metadata).await);
+        // A private seed's redirect to another private address: not the same server.
+        let guard = Guard::new(true, [&seed]);
+        assert!(
+            !guard
+                .trust_redirect(&seed, &url("http://10.0.0.5:8080/"))
+                .await
+        );
+        assert!(!guard.allows_url(&url("http://10.0.0.5:8080/")).await);
+        // Lifted, the guard has nothing to trust.
+        let off = Guard::new(false, [&seed]);
+        assert!(!off.trust_redirect(&seed, &target).await);
     }
 
     #[tokio::test]

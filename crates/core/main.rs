@@ -147,12 +147,19 @@ fn run(cli: &Cli) -> Result<Ended> {
     let canon = Canonicalizer::new();
     let seeds = canonical_seeds(&seed_texts, &canon)?;
     // Targets of the seeds' redirects a resumed crawl had: seeds of its scope again.
-    let redirect_texts = match &state {
+    // Each with the URL that redirected to it, when known: the guard trusts a target only
+    // where it is the same server as that URL.
+    let mut redirects: Vec<(String, Option<String>)> = match &state {
         Some(state) if cli.resume => state.load_seed_redirects()?,
         _ => Vec::new(),
     };
+    // A shared crawl's: in the scope, never trusted (another process saw the redirect).
+    if let Some((_, stored)) = &shared {
+        redirects.extend(stored.redirect_targets.iter().map(|t| (t.clone(), None)));
+    }
+    let redirect_texts: Vec<String> = redirects.iter().map(|(t, _)| t.clone()).collect();
     let redirected = canonical_seeds(&redirect_texts, &canon)
-        .context("the state directory's seed-redirects.txt")?;
+        .context("the seeds' redirect targets (seed-redirects.txt)")?;
     // Everything is checked before the state directory is written: a setting refused after
     // it would leave a crawl there that the corrected command could not start, or a resume
     // whose every later run fails on the saved mistake.
@@ -284,6 +291,15 @@ fn run(cli: &Cli) -> Result<Ended> {
     {
         guard.trust_proxy(host);
     }
+    // A resumed crawl's redirect targets, trusted again where they are the same server as
+    // the URL that redirected (resolved anew: addresses may have changed since).
+    for (target, from) in &redirects {
+        if let (Some(from), Ok(target)) = (from, url::Url::parse(target))
+            && let Ok(from) = url::Url::parse(from)
+        {
+            runtime.block_on(guard.trust_redirect(&from, &target));
+        }
+    }
     let guard = Arc::new(guard);
     let client = fetch::client(&config, Arc::clone(&guard), &hosts, proxy).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
@@ -302,7 +318,7 @@ fn run(cli: &Cli) -> Result<Ended> {
     let seed_redirects = crawl::SeedRedirects::new(
         Canonicalizer::new(),
         cli.state_dir.as_deref().map(StateDir::new),
-        &redirect_texts,
+        &redirects,
     );
     let crawler = Arc::new(Crawler::new(
         config.clone(),

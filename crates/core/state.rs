@@ -4,7 +4,7 @@
 //! |------|---------|
 //! | `crawl.toml` | the crawl's effective settings, rewritten on each resume with its overrides |
 //! | `seeds.txt` | its seeds, one per line |
-//! | `seed-redirects.txt` | targets of the seeds' redirects, seeds of the scope but not trusted by the SSRF guard |
+//! | `seed-redirects.txt` | targets of the seeds' redirects, each with the URL that redirected: seeds of the scope, trusted by the SSRF guard only where they are the same server |
 //! | `sitemaps.txt` | the URLs known as sitemaps, each after its index level, written with each checkpoint |
 //! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
 //! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
@@ -43,19 +43,30 @@ impl StateDir {
         self.dir.join("seed-redirects.txt")
     }
 
-    /// The targets of the seeds' redirects so far (none when the file is not there).
-    pub(crate) fn load_seed_redirects(&self) -> Result<Vec<String>> {
+    /// The targets of the seeds' redirects so far, in the order they were met, each with the
+    /// URL that redirected to it (`None` in a file an older version wrote); none when the
+    /// file is not there.
+    pub(crate) fn load_seed_redirects(&self) -> Result<Vec<(String, Option<String>)>> {
         read_lines(&self.seed_redirects(), |line| {
-            (!line.trim().is_empty()).then(|| line.to_owned())
+            let line = line.trim();
+            (!line.is_empty()).then(|| match line.split_once(' ') {
+                Some((target, from)) => (target.to_owned(), Some(from.to_owned())),
+                None => (line.to_owned(), None),
+            })
         })
     }
 
-    /// Writes the targets of the seeds' redirects, atomically.
-    pub(crate) fn save_seed_redirects(&self, targets: &[String]) -> Result<()> {
-        write_atomically(
-            &self.seed_redirects(),
-            (targets.join("\n") + "\n").as_bytes(),
-        )
+    /// Writes the targets of the seeds' redirects, each before the URL that
+    /// redirected to it (`TARGET FROM`, canonical URLs hold no space), atomically.
+    pub(crate) fn save_seed_redirects(&self, redirects: &[(String, Option<String>)]) -> Result<()> {
+        let text: String = redirects
+            .iter()
+            .map(|(target, from)| match from {
+                Some(from) => format!("{target} {from}\n"),
+                None => format!("{target}\n"),
+            })
+            .collect();
+        write_atomically(&self.seed_redirects(), text.as_bytes())
     }
 
     fn sitemaps(&self) -> PathBuf {

@@ -500,8 +500,10 @@ impl SharedFrontier {
         self.inner.admit(links).await
     }
 
-    /// Makes `url` a seed: its host (or domain) joins this process's scope, and the crawl's
-    /// seed list, which processes that join later read.
+    /// Makes `url`, a seed's redirect target, a seed of the scope: its host (or domain) joins
+    /// this process's scope, and the crawl's list of redirect targets, which processes that
+    /// join later put in their scope ([`Stored::redirect_targets`]), never among the seeds a
+    /// user gave.
     ///
     /// # Example
     ///
@@ -513,7 +515,10 @@ impl SharedFrontier {
     /// ```
     pub async fn add_seed(&self, url: &Canonical) -> Result<(), Error> {
         self.inner.scope.add_seed(url);
-        self.inner.store.add_seeds(&[url.as_str().to_owned()]).await
+        self.inner
+            .store
+            .add_redirect_targets(&[url.as_str().to_owned()])
+            .await
     }
 
     /// Pushes one URL already canonical, which `from` (a redirect, a sitemap) led to, if

@@ -46,6 +46,9 @@ pub struct Stored {
     pub settings: String,
     /// Every seed given to the crawl by any process.
     pub seeds: Vec<String>,
+    /// Targets of the seeds' redirects ([`Store::add_redirect_targets`]): seeds of the
+    /// scope, but not seeds a user gave, so not to be trusted as such (by an SSRF guard).
+    pub redirect_targets: Vec<String>,
 }
 
 /// What every process of a crawl must agree on, fixed when the crawl is created.
@@ -228,6 +231,10 @@ impl Store {
         format!("{}:seeds", self.name)
     }
 
+    fn redirect_targets_key(&self) -> String {
+        format!("{}:seed-redirects", self.name)
+    }
+
     /// The processes working on the crawl, by when each last said so.
     pub(crate) fn procs_key(&self) -> String {
         format!("{}:procs", self.name)
@@ -319,6 +326,27 @@ impl Store {
         self.query::<i64>(&cmd).await.map(drop)
     }
 
+    /// Adds targets of the seeds' redirects, read by processes that join the crawl: in their
+    /// scope, kept apart from the seeds a user gave ([`Stored::redirect_targets`]), because
+    /// a server chose them.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// store.add_redirect_targets(&["https://www.example.com/".to_owned()]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_redirect_targets(&self, targets: &[String]) -> Result<(), Error> {
+        if targets.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = redis::cmd("SADD");
+        cmd.arg(self.redirect_targets_key()).arg(targets);
+        self.query::<i64>(&cmd).await.map(drop)
+    }
+
     async fn stored(&self, meta: HashMap<String, String>) -> Result<Stored, Error> {
         let field = |name: &str| {
             meta.get(name)
@@ -356,10 +384,15 @@ impl Store {
         cmd.arg(self.seeds_key());
         let mut seeds: Vec<String> = self.query(&cmd).await?;
         seeds.sort();
+        let mut cmd = redis::cmd("SMEMBERS");
+        cmd.arg(self.redirect_targets_key());
+        let mut redirect_targets: Vec<String> = self.query(&cmd).await?;
+        redirect_targets.sort();
         Ok(Stored {
             layout,
             settings: field("settings")?.clone(),
             seeds,
+            redirect_targets,
         })
     }
 

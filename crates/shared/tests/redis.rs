@@ -342,3 +342,20 @@ async fn a_crawl_of_another_key_layout_is_refused() {
         .expect_err("creating over it too");
     assert!(err.to_string().contains("new crawl name"), "{err}");
 }
+
+/// Issue 23: a seed's redirect target went into the crawl's seed list, which processes that
+/// join later trust as seeds the user gave (their SSRF guard let them be fetched at private
+/// addresses). Targets are kept apart now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seeds_redirect_target_is_not_among_the_seeds_processes_join_with() {
+    let server = RedisServer::start();
+    let first = frontier(&server.url(), "c", Duration::from_secs(5)).await;
+    let target = Canonicalizer::new()
+        .canonicalize("http://10.0.0.5:8080/")
+        .unwrap();
+    first.add_seed(&target).await.unwrap();
+    let store = Store::connect(&server.url(), "c").await.unwrap();
+    let stored = store.load().await.unwrap().expect("the crawl is there");
+    assert!(stored.seeds.is_empty(), "{:?}", stored.seeds);
+    assert_eq!(stored.redirect_targets, vec![target.as_str().to_owned()]);
+}
