@@ -593,14 +593,16 @@ impl Config {
     pub(crate) fn storable(&self, at: &str) -> Result<Config, ConfigError> {
         let refuse = |key: &str, why: String| {
             Err(ConfigError(format!(
-                "{key}: {why}; the crawl's settings are stored {at}, and a secret is never                  stored"
+                "{key}: {why} (the crawl's settings are stored {at}, and a secret is never \
+                 stored there)"
             )))
         };
         if url::Url::parse(&self.fetch.proxy).is_ok_and(|u| u.password().is_some()) {
             return refuse(
                 "fetch.proxy",
                 format!(
-                    "{} holds a password: write the user alone in the URL and give the                      password with fetch.proxy_password_env (--proxy-password-env VAR)",
+                    "{} holds a password: write the user alone in the URL and give the \
+                     password with fetch.proxy_password_env (--proxy-password-env VAR)",
                     frontier::redact_url(&self.fetch.proxy)
                 ),
             );
@@ -616,7 +618,10 @@ impl Config {
                 return refuse(
                     &key,
                     format!(
-                        "{name} looks like a secret: give a site's secret as credentials in a                          [[hosts]] entry (basic_password_env or bearer_token_env, read at start),                          or crawl without storing the settings"
+                        "{name} looks like a secret, and header values are stored with the \
+                         settings: give a site's secret as [[hosts]] credentials (basic or \
+                         bearer, read from the environment or a file at start), or crawl \
+                         without --state-dir and --redis"
                     ),
                 );
             }
