@@ -38,7 +38,9 @@ fn crawl_with(root: &str, extra: &[&str]) -> crate::util::Crawl {
 #[test]
 fn a_body_read_before_is_a_duplicate_and_its_links_are_not_followed() {
     let root = mirrored_site();
-    let crawl = crawl_with(&root, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("summary.json");
+    let crawl = crawl_with(&root, &["--summary-json", json.to_str().unwrap()]);
     let duplicate = |path: &str| crawl.record(&format!("{root}{path}"))["duplicate"].clone();
     let mirrors = [duplicate("m1/"), duplicate("m2/")];
     // One copy is the first, whichever was read first; the other is its duplicate.
@@ -59,10 +61,15 @@ fn a_body_read_before_is_a_duplicate_and_its_links_are_not_followed() {
     assert!(
         crawl
             .stderr()
-            .contains("duplicates: 1 of 4 non-empty 2xx bodies were read before"),
+            .contains("duplicates: 1 of 4 non-empty 2xx bodies had been read before"),
         "{}",
         crawl.stderr()
     );
+    // Regression (issue 23): --summary-json lacked the text summary's duplicates.
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let duplicates = &summary["this_run"]["duplicates"];
+    assert_eq!(duplicates["duplicates"], 1, "{summary}");
+    assert_eq!(duplicates["bodies_tested"], 4, "{summary}");
 }
 
 #[test]

@@ -83,6 +83,8 @@ pub(crate) struct Crawler {
     stop: CancellationToken,
     /// Leases being worked on that hold a share of `budget`.
     outstanding: AtomicU64,
+    /// The crawl stopped because `crawl.max_pages` URLs had their record, for the summary.
+    reached_max_pages: AtomicBool,
     /// Records could not be written: the crawl stopped, and its exit code says so.
     pub(crate) sink_failed: AtomicBool,
     pub(crate) stats: Stats,
@@ -325,6 +327,7 @@ impl Crawler {
             budget: AtomicU64::new(budget),
             stop: CancellationToken::new(),
             outstanding: AtomicU64::new(0),
+            reached_max_pages: AtomicBool::new(false),
             sink_failed: AtomicBool::new(false),
             stats: Stats::default(),
             started: Instant::now(),
@@ -335,6 +338,16 @@ impl Crawler {
     /// The frontier, through its seam.
     pub(crate) fn frontier(&self) -> &Backend {
         &self.frontier
+    }
+
+    /// The settings the crawl runs with, for the summary to name them.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether the crawl stopped because `crawl.max_pages` URLs had their record.
+    pub(crate) fn reached_max_pages(&self) -> bool {
+        self.reached_max_pages.load(Ordering::Relaxed)
     }
 
     /// Checkpoints the frontier to `dir`, with the records of every URL it holds as done
@@ -536,6 +549,7 @@ impl Crawler {
             if self.budget.load(Ordering::Relaxed) > 0 {
                 return false;
             }
+            self.reached_max_pages.store(true, Ordering::Relaxed);
             self.stop();
             self.wake.notify_waiters();
             return true;
@@ -582,9 +596,8 @@ impl Crawler {
         if !self.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
-            return visit
-                .finish(Outcome::Skipped, Attempt::error(ErrorKind::SsrfBlocked))
-                .await;
+            let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+            return visit.finish(Outcome::Skipped, result).await;
         }
         if self
             .hosts
@@ -681,7 +694,9 @@ impl Crawler {
                 kind: ErrorKind::SsrfBlocked,
                 ..
             }) => {
-                let result = Attempt::error(ErrorKind::SsrfBlocked);
+                // The resolver's refusal: the name resolved to a public address for the
+                // check before, and to a non-public one for the connection.
+                let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
                 visit.finish(Outcome::Skipped, result).await;
             }
             Err(err) => {
@@ -747,7 +762,14 @@ impl Crawler {
         let mut result = Attempt {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
-            detail: None,
+            detail: fetched.too_large.then(|| {
+                format!(
+                    "the body is larger than fetch.max_body_bytes ({}); only its first {} were \
+                     read, and no links were taken from it",
+                    crate::report::bytes(self.config.fetch.max_body_bytes),
+                    crate::report::bytes(fetched.body.len() as u64)
+                )
+            }),
             content_type: fetched.content_type.as_deref(),
             bytes: fetched.body.len() as u64,
             links: 0,
@@ -1061,6 +1083,41 @@ fn heavy<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
         tokio::task::block_in_place(work)
     } else {
         work()
+    }
+}
+
+/// Why the SSRF guard refused `url`, and how to let the crawl fetch it, for the record's
+/// `error_detail` and the summary's hosts not crawled.
+fn ssrf_detail(url: &Url) -> String {
+    use std::net::IpAddr;
+    let host = url.host_str().unwrap_or_default();
+    let why = match url.host() {
+        Some(url::Host::Ipv4(ip)) => format!("{ip} is {}", address_kind(IpAddr::V4(ip))),
+        Some(url::Host::Ipv6(ip)) => format!("{ip} is {}", address_kind(IpAddr::V6(ip))),
+        _ => format!("{host} resolves to an address that is not public"),
+    };
+    format!(
+        "{why}, and links to such addresses are not fetched (the seeds' hosts excepted); \
+         --allow-private-addresses true (fetch.allow_private_addresses) allows them"
+    )
+}
+
+/// What kind of address the guard refuses `ip` as, in words.
+fn address_kind(ip: std::net::IpAddr) -> &'static str {
+    use std::net::IpAddr;
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        _ if ip.is_loopback() => "a loopback address (this machine)",
+        _ if ip.is_unspecified() => "the unspecified address",
+        _ if ip.is_multicast() => "a multicast address",
+        IpAddr::V4(v4) if v4.is_private() => "a private address",
+        IpAddr::V4(v4) if v4.is_link_local() => "a link-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xfe00 == 0xfc00 => "a unique-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80 => "a link-local address",
+        _ => "not a public address",
     }
 }
 

@@ -365,7 +365,11 @@ fn run(cli: &Cli) -> Result<Ended> {
             tracing::warn!("reading the shared crawl's counts: {err}");
         }
     }
-    eprint!("{}", report::summary(&crawler, cli.resume));
+    let ending = report::Ending {
+        resumed: cli.resume,
+        keeps_state: state.is_some(),
+    };
+    eprint!("{}", report::summary(&crawler, ending));
     eprint!("{}", report::failed_hosts(&crawler));
     let summary_written = write_summary_json(&config.output.summary_json, &crawler, cli.resume);
     let sink_failed = crawler
