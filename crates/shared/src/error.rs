@@ -74,7 +74,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::Unreachable { url, detail } => {
-                write!(f, "cannot reach Redis at {url}: {detail}")
+                // The message goes to logs and terminals: a password in the URL stays out.
+                write!(
+                    f,
+                    "cannot reach Redis at {}: {detail}",
+                    without_password(url)
+                )
             }
             ErrorKind::Server(detail) => write!(f, "Redis answered with an error: {detail}"),
             ErrorKind::BadCrawlName(name) => write!(
@@ -94,3 +99,47 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `url` with its password, if it has one, as `***`: `redis://:secret@host` is
+/// `redis://:***@host`. Text, not a parsed URL, so that a URL that does not parse is hidden
+/// the same.
+fn without_password(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_owned();
+    };
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..authority_end].rfind('@').map(|i| start + i) else {
+        return url.to_owned();
+    };
+    match url[start..at].find(':').map(|i| start + i) {
+        Some(colon) => format!("{}:***{}", &url[..colon], &url[at..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_the_message() {
+        assert_eq!(
+            without_password("redis://:pw@h:6379/0"),
+            "redis://:***@h:6379/0"
+        );
+        assert_eq!(without_password("redis://u:p@ss@h"), "redis://u:***@h");
+        assert_eq!(without_password("redis://u@h"), "redis://u@h");
+        assert_eq!(without_password("redis://h:6379"), "redis://h:6379");
+        assert_eq!(without_password("redis://h/x@y:z"), "redis://h/x@y:z");
+        let err = Error::from(ErrorKind::Unreachable {
+            url: "rediss://:hunter2@cache:6380".into(),
+            detail: "refused".into(),
+        });
+        assert_eq!(
+            err.to_string(),
+            "cannot reach Redis at rediss://:***@cache:6380: refused"
+        );
+    }
+}
