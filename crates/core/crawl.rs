@@ -94,6 +94,98 @@ pub(crate) struct Crawler {
     pub(crate) sitemaps: Sitemaps,
     /// The content-seen test, with `crawl.content_seen`.
     pub(crate) content: Option<ContentSeen>,
+    /// Which URL each worker is on, and since when: for the progress line to name a fetch
+    /// that takes long.
+    pub(crate) in_flight: InFlight,
+}
+
+/// The URL each worker is on and since when. One slot per worker: marking one costs an
+/// uncontended lock and a copy into the slot's buffer, kept from its last URL (no allocation
+/// once the buffer is as long as the URLs), and the slots are read only when the progress
+/// line is drawn.
+pub(crate) struct InFlight {
+    slots: Box<[Mutex<InFlightSlot>]>,
+}
+
+/// One worker's URL, while it is on one.
+#[derive(Default)]
+struct InFlightSlot {
+    since: Option<Instant>,
+    url: String,
+}
+
+/// The oldest of the URLs in flight longer than asked, from [`InFlight::slow`].
+#[derive(Debug, PartialEq)]
+pub(crate) struct Slow {
+    pub(crate) url: String,
+    /// How long it has been in flight.
+    pub(crate) for_: Duration,
+    /// How many others have been in flight that long too.
+    pub(crate) others: usize,
+}
+
+impl InFlight {
+    pub(crate) fn new(workers: usize) -> InFlight {
+        InFlight {
+            slots: (0..workers).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Marks `worker` as on `url` since `at`, until the returned mark is dropped (the visit
+    /// ended, panicked or was cancelled).
+    pub(crate) fn start(&self, worker: usize, url: &str, at: Instant) -> InFlightMark<'_> {
+        if let Some(slot) = self.slots.get(worker) {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            slot.since = Some(at);
+            slot.url.clear();
+            slot.url.push_str(url);
+        }
+        InFlightMark {
+            in_flight: self,
+            worker,
+        }
+    }
+
+    /// The URL in flight the longest, if it has been for `over` or more at `now`, and how
+    /// many others have been too.
+    pub(crate) fn slow(&self, now: Instant, over: Duration) -> Option<Slow> {
+        let mut oldest: Option<Slow> = None;
+        let mut count = 0;
+        for slot in &*self.slots {
+            let slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(since) = slot.since else { continue };
+            let for_ = now.saturating_duration_since(since);
+            if for_ < over {
+                continue;
+            }
+            count += 1;
+            if oldest.as_ref().is_none_or(|o| for_ > o.for_) {
+                oldest = Some(Slow {
+                    url: slot.url.clone(),
+                    for_,
+                    others: 0,
+                });
+            }
+        }
+        oldest.map(|slow| Slow {
+            others: count - 1,
+            ..slow
+        })
+    }
+}
+
+/// A worker's slot in [`InFlight`], emptied when dropped.
+pub(crate) struct InFlightMark<'a> {
+    in_flight: &'a InFlight,
+    worker: usize,
+}
+
+impl Drop for InFlightMark<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.in_flight.slots.get(self.worker) {
+            slot.lock().unwrap_or_else(PoisonError::into_inner).since = None;
+        }
+    }
 }
 
 /// How the caller of [`Crawler::run`] stops it.
@@ -295,6 +387,7 @@ impl Crawler {
         seed_redirects: SeedRedirects,
     ) -> Self {
         let wake = frontier.wake();
+        let workers = config.fetch.concurrency;
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
             n => n,
@@ -332,6 +425,7 @@ impl Crawler {
             stats: Stats::default(),
             started: Instant::now(),
             seed_redirects,
+            in_flight: InFlight::new(workers),
         }
     }
 
@@ -420,9 +514,9 @@ impl Crawler {
     /// (error `internal`), and the others go on.
     pub(crate) async fn run(self: &Arc<Self>, shutdown: Shutdown) {
         let mut workers = JoinSet::new();
-        for _ in 0..self.config.fetch.concurrency {
+        for worker in 0..self.config.fetch.concurrency {
             let crawler = Arc::clone(self);
-            workers.spawn(async move { crawler.work().await });
+            workers.spawn(async move { crawler.work(worker).await });
         }
         let mut aborted = false;
         loop {
@@ -463,7 +557,8 @@ impl Crawler {
         self.stop.cancel();
     }
 
-    async fn work(&self) {
+    /// The loop of worker number `worker`, which takes leases until there are none.
+    async fn work(&self, worker: usize) {
         loop {
             if self.stop.is_cancelled() {
                 return;
@@ -499,7 +594,7 @@ impl Crawler {
                         }
                         continue;
                     }
-                    self.visit(lease).await;
+                    self.visit(worker, lease).await;
                     // Uncounted before the wake-up, so that a woken worker waiting for the
                     // leases in flight sees this one gone.
                     drop(outstanding);
@@ -574,12 +669,14 @@ impl Crawler {
         }
     }
 
-    /// Everything done with one lease.
-    async fn visit(&self, lease: Lease) {
+    /// Everything done with one lease, by worker number `worker`.
+    async fn visit(&self, worker: usize, lease: Lease) {
+        let started = backend::now();
+        let _in_flight = self.in_flight.start(worker, lease.url().as_str(), started);
         let mut visit = Visit {
             crawler: self,
             lease: Some(lease),
-            started: backend::now(),
+            started,
             fetched_at: SystemTime::now(),
         };
         if visit.lease().host_given_up() {

@@ -12,7 +12,12 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::config::{self, Output};
-use crate::crawl::Crawler;
+use crate::crawl::{Crawler, Slow};
+
+/// How long a URL is in flight before the progress line names it: longer than a page takes
+/// on a working network, shorter than the timeouts (10 s to connect, 30 s in all), so that a
+/// crawl that seems stuck says on what.
+const SLOW: Duration = Duration::from_secs(5);
 
 /// The live bar's layout: `{wide_msg}` takes the terminal's width left after the spinner and
 /// the time, and truncates the status, so the line never wraps (a wrapped line is redrawn
@@ -176,6 +181,8 @@ struct Status {
     in_flight: u64,
     /// Records with an error, in this run.
     errors: u64,
+    /// The URL in flight the longest, if for [`SLOW`] or more.
+    slow: Option<Slow>,
 }
 
 impl Status {
@@ -195,6 +202,7 @@ impl Status {
                 .lock()
                 .map(|e| e.values().sum())
                 .unwrap_or_default(),
+            slow: crawler.in_flight.slow(crate::backend::now(), SLOW),
         }
     }
 }
@@ -209,7 +217,20 @@ impl std::fmt::Display for Status {
             count(self.queued),
             count(self.in_flight),
             plural(self.errors, "error", "errors"),
-        )
+        )?;
+        // Last, so that a terminal too narrow cuts the URL rather than the counts.
+        if let Some(slow) = &self.slow {
+            write!(f, "; waiting {} s for {}", slow.for_.as_secs(), slow.url)?;
+            if slow.others > 0 {
+                write!(
+                    f,
+                    " and {} more over {} s",
+                    count(slow.others as u64),
+                    SLOW.as_secs()
+                )?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -599,6 +620,46 @@ mod tests {
         assert_eq!(plural(12_345, "URL", "URLs"), "12,345 URLs");
     }
 
+    /// Regression (issue 23): the offline demo sat 20 s on "1 in flight" with no word of
+    /// which URL.
+    #[test]
+    fn a_url_in_flight_long_is_named_in_the_status() {
+        let in_flight = crate::crawl::InFlight::new(3);
+        let t0 = std::time::Instant::now();
+        let s = Duration::from_secs;
+        let hang = in_flight.start(0, "http://127.0.0.1:9/hang", t0);
+        let _quick = in_flight.start(1, "http://127.0.0.1:9/quick", t0 + s(9));
+        assert_eq!(in_flight.slow(t0 + s(4), SLOW), None);
+        let slow = in_flight.slow(t0 + s(12), SLOW).unwrap();
+        assert_eq!(slow.url, "http://127.0.0.1:9/hang");
+        assert_eq!(slow.for_, s(12));
+        assert_eq!(slow.others, 0);
+        let status = Status {
+            pages: 10_004,
+            in_flight: 2,
+            slow: Some(slow),
+            ..Status::default()
+        };
+        assert_eq!(
+            status.to_string(),
+            "10,004 pages, 0/s, 0 queued, 2 in flight, 0 errors; waiting 12 s for \
+             http://127.0.0.1:9/hang"
+        );
+        // Both over: the oldest is named, the other counted.
+        let slow = in_flight.slow(t0 + s(15), SLOW).unwrap();
+        assert_eq!(
+            (slow.url.as_str(), slow.others),
+            ("http://127.0.0.1:9/hang", 1)
+        );
+        // A visit that ends leaves no trace.
+        drop(hang);
+        let slow = in_flight.slow(t0 + s(15), SLOW).unwrap();
+        assert_eq!(
+            (slow.url.as_str(), slow.others),
+            ("http://127.0.0.1:9/quick", 0)
+        );
+    }
+
     #[test]
     fn logs_are_written_whole_around_a_live_bar() {
         use std::io::Write;
@@ -628,6 +689,7 @@ mod tests {
             queued: 66_413,
             in_flight: 128,
             errors: 12,
+            slow: None,
         };
         let text = status.to_string();
         assert_eq!(
