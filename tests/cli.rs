@@ -33,6 +33,52 @@ fn bad_seeds_are_named() {
     fails_with(&["--seeds-file", path], "line 4");
 }
 
+/// Regression (issue 23): a seen-test too large said "N bits exceed the maximum filter size"
+/// twice, and named no key.
+#[test]
+fn a_seen_test_too_large_names_its_key_and_limit_once() {
+    let run = crawl(&[
+        "--seed",
+        "http://example.com/",
+        "--seen-initial-capacity",
+        "100000000000000",
+    ]);
+    let stderr = run.stderr();
+    assert_eq!(run.output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "bad setting: frontier.seen_initial_capacity (--seen-initial-capacity): \
+             100,000,000,000,000 URLs"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the largest is 128 GiB"), "{stderr}");
+    assert_eq!(stderr.matches("128 GiB").count(), 1, "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// Regression (issue 23): an `http://` Redis URL was taken, and failed later as "did not
+/// parse - InvalidClientConfig", with its password printed.
+#[test]
+fn a_redis_url_of_another_scheme_is_refused_without_its_password() {
+    let run = crawl(&[
+        "--seed",
+        "http://example.com/",
+        "--redis",
+        "http://crawler:hunter2@cache:6379/",
+    ]);
+    let stderr = run.stderr();
+    assert_eq!(run.output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "bad setting: redis.url: \"http://crawler:***@cache:6379/\" is not a Redis URL: \
+             use redis://HOST:PORT"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
 #[test]
 fn bad_config_names_the_key_and_line() {
     let mut file = tempfile::NamedTempFile::new().unwrap();
@@ -185,11 +231,16 @@ fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
     assert!(!stderr.contains("WARN"), "{stderr}");
     assert!(stderr.contains("crawled 30 URLs in"), "{stderr}");
     assert!(stderr.contains(" KiB"), "{stderr}");
-    assert!(stderr.contains("remembered 30 URLs in"), "{stderr}");
+    assert!(stderr.contains("seen URLs: 30 remembered in"), "{stderr}");
     assert!(
-        stderr.contains("against a target of 1 in 1,000,000"),
+        stderr.contains("(frontier.seen_false_positive_rate: 1 in 1,000,000)"),
         "{stderr}"
     );
+    // Regression (issue 23): words a newcomer could not read.
+    for jargon in ["part", "fewer than 1 in", "over the cap"] {
+        assert!(!stderr.contains(jargon), "{jargon:?} in: {stderr}");
+    }
+    assert!(stderr.contains("well under 1 in a billion now"), "{stderr}");
     assert!(!stderr.contains("this run"), "not resumed: {stderr}");
 }
 

@@ -59,5 +59,27 @@ fn max_pages_stops_at_exactly_that_many_records() {
     for limit in ["1", "37"] {
         let crawl = crawl_site(&site, &["--max-pages", limit, "--robots", "false"]);
         assert_eq!(crawl.records.len().to_string(), limit, "{}", crawl.stderr());
+        // Regression (issue 23): the summary did not say why the crawl stopped, nor what
+        // became of the URLs left queued; and it said "1 URLs".
+        let stderr = crawl.stderr();
+        let crawled = if limit == "1" {
+            "crawled 1 URL in"
+        } else {
+            "crawled 37 URLs in"
+        };
+        assert!(stderr.contains(crawled), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "stopped: crawl.max_pages (--max-pages) is {limit}"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("left queued were not fetched (with --state-dir they are kept"),
+            "{stderr}"
+        );
     }
+    // A crawl that ran its course says nothing of a stop.
+    let all = crawl_site(&site, &["--robots", "false"]);
+    assert!(!all.stderr().contains("stopped:"), "{}", all.stderr());
 }

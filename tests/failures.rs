@@ -231,3 +231,60 @@ fn a_crawl_with_an_answer_exits_0_and_names_the_hosts_it_could_not_reach() {
     );
     assert!(!stderr.contains(&format!("127.0.0.1:{port} (")), "{stderr}");
 }
+
+/// Regression (issue 23): a fetch that hangs showed as "1 in flight" for as long as it hung,
+/// with no word of which URL. Past 5 s the status line names it.
+#[test]
+fn a_fetch_in_flight_long_is_named_in_the_status_line() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Takes connections and never answers, holding them open.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/hangs");
+    // fast() without its `--progress off`.
+    let mut args: Vec<String> = crate::util::fast()
+        .chunks(2)
+        .filter(|flag| flag[0] != "--progress")
+        .flatten()
+        .cloned()
+        .collect();
+    args.extend(
+        [
+            "--seed",
+            &url,
+            "--robots",
+            "false",
+            "--max-attempts",
+            "1",
+            "--timeout",
+            "7s",
+            "--progress",
+            "lines",
+            "--status-interval",
+            "500ms",
+        ]
+        .map(String::from),
+    );
+    let crawl = crate::util::crawl(&args);
+    let stderr = crawl.stderr();
+    assert_eq!(crawl.record(&url)["error"], "timeout", "{stderr}");
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.contains("1 in flight, 0 errors; waiting ") && l.ends_with(&format!(" s for {url}"))
+        })
+        .collect();
+    assert!(!named.is_empty(), "{stderr}");
+    // Not before 5 s.
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("1 in flight, 0 errors") && !l.contains("waiting")),
+        "{stderr}"
+    );
+}

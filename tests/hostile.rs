@@ -125,7 +125,7 @@ fn traps_end_with(name: &str, profile: &[String], last_month: u32) {
         "too deep"
     };
     for counted in [
-        "199,000 over the cap per page",
+        "199,000 not followed because their page had more than extract.max_links_per_page (1,000)",
         calendar_end,
         "repeated segment",
         "9 unsupported scheme",

@@ -56,7 +56,9 @@ fn first_and_copy(crawl: &crate::util::Crawl, root: &str) -> (&'static str, &'st
 #[test]
 fn a_body_read_before_is_a_duplicate_and_its_links_are_followed() {
     let root = mirrored_site();
-    let crawl = crawl_with(&root, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("summary.json");
+    let crawl = crawl_with(&root, &["--summary-json", json.to_str().unwrap()]);
     let (first, copy) = first_and_copy(&crawl, &root);
     assert!(crawl.records.contains_key(&format!("{root}{first}/next")));
     assert!(crawl.records.contains_key(&format!("{root}{copy}/next")));
@@ -69,10 +71,15 @@ fn a_body_read_before_is_a_duplicate_and_its_links_are_followed() {
     assert!(
         crawl
             .stderr()
-            .contains("duplicates: 1 of 5 non-empty 2xx bodies were read before"),
+            .contains("duplicates: 1 of 5 non-empty 2xx bodies had been read before"),
         "{}",
         crawl.stderr()
     );
+    // Regression (issue 23): --summary-json lacked the text summary's duplicates.
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let duplicates = &summary["this_run"]["duplicates"];
+    assert_eq!(duplicates["duplicates"], 1, "{summary}");
+    assert_eq!(duplicates["bodies_tested"], 5, "{summary}");
 }
 
 #[test]

@@ -99,6 +99,13 @@ fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
     let run = crawl(&args);
     assert!(run.output.status.success(), "{}", run.stderr());
     assert_eq!(run.records.len(), 5);
+    // The summary says where the URLs left queued are (issue 23).
+    assert!(
+        run.stderr()
+            .contains("left queued are kept in the state directory: --resume crawls on"),
+        "{}",
+        run.stderr()
+    );
 
     // Starting again in the same directory without --resume is refused.
     let again = crawl(&args);
@@ -117,6 +124,11 @@ fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
         "off",
     ]);
     assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    assert!(
+        !resumed.stderr().contains("stopped:"),
+        "{}",
+        resumed.stderr()
+    );
     let all: BTreeSet<String> = run
         .records
         .keys()

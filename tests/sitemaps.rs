@@ -75,7 +75,9 @@ fn site_with_sitemaps() -> Site {
 fn sitemaps_lead_to_pages_nothing_links_to_each_fetched_once() {
     let site = site_with_sitemaps();
     let web = &site.web;
-    let crawl = crawl_site(&site, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("summary.json");
+    let crawl = crawl_site(&site, &["--summary-json", json.to_str().unwrap()]);
     let expected = web.expected_pages();
     for path in [
         "/sitemap-index.xml.gz",
@@ -123,6 +125,16 @@ fn sitemaps_lead_to_pages_nothing_links_to_each_fetched_once() {
     assert_eq!(from("/sitemap.txt"), web.url(0, "/robots.txt").as_str());
     let stderr = crawl.stderr();
     assert!(stderr.contains("sitemaps: 4 read"), "{stderr}");
+    // Regression (issue 23): --summary-json lacked the text summary's sitemaps.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(summary["this_run"]["sitemaps"]["read"], 4, "{summary}");
+    assert!(
+        summary["this_run"]["sitemaps"]["urls_listed"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{summary}"
+    );
 }
 
 #[test]

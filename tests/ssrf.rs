@@ -46,7 +46,42 @@ fn links_from_pages_to_private_addresses_are_not_fetched() {
         assert_eq!(run.record(&url)["error"], "ssrf_blocked", "{url}");
     }
     assert_eq!(*log.lock().unwrap(), ["/"], "only the seed was requested");
-    assert!(run.stderr().contains("3 ssrf_blocked"), "{}", run.stderr());
+    let stderr = run.stderr();
+    assert!(stderr.contains("3 ssrf_blocked"), "{stderr}");
+    // Regression (issue 23): the records said nothing of why, and the summary's hosts not
+    // crawled ended in "ssrf_blocked: " with nothing after it.
+    let allow = "--allow-private-addresses true (fetch.allow_private_addresses) allows them";
+    for (url, why) in [
+        (
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+            "169.254.169.254 is a link-local address",
+        ),
+        (
+            format!("http://localhost:{port}/secret"),
+            "localhost resolves to an address that is not public",
+        ),
+        (
+            format!("http://[::1]:{port}/v6"),
+            "::1 is a loopback address (this machine)",
+        ),
+    ] {
+        let detail = run.record(&url)["error_detail"].clone();
+        let detail = detail.as_str().unwrap_or_default();
+        assert!(detail.starts_with(why), "{url}: {detail}");
+        assert!(detail.ends_with(allow), "{url}: {detail}");
+    }
+    let line = stderr
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with(&format!("localhost:{port} (1 URL)"))
+        })
+        .unwrap_or_else(|| panic!("no line for localhost:{port}:\n{stderr}"));
+    assert!(
+        line.contains("ssrf_blocked: localhost resolves to an address that is not public")
+            && line.ends_with(allow),
+        "{line}"
+    );
 }
 
 #[test]

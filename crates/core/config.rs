@@ -471,7 +471,17 @@ impl Config {
 
     /// Parses TOML text.
     pub(crate) fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError(e.to_string().trim_end().to_owned()))
+        toml::from_str(text).map_err(|e| {
+            let shown = e.to_string().trim_end().to_owned();
+            let message = e.message().trim_end();
+            // The message is the last thing shown: it gets the key it is about in front, as
+            // the other settings' messages have it (`politeness.delay: ...`).
+            let key = e.span().and_then(|span| key_at(text, span.start));
+            match (key, shown.strip_suffix(message)) {
+                (Some(key), Some(before)) => ConfigError(format!("{before}{key}: {message}")),
+                _ => ConfigError(shown),
+            }
+        })
     }
 
     /// Checks values that parse but make no sense, naming the key.
@@ -486,6 +496,17 @@ impl Config {
             }
             if self.redis.lease_time < Duration::from_secs(1) {
                 return bad("redis.lease_time", "must be at least 1s");
+            }
+            let scheme = self.redis.url.split_once("://").map(|(scheme, _)| scheme);
+            if !scheme.is_some_and(|s| REDIS_SCHEMES.contains(&s.to_ascii_lowercase().as_str())) {
+                return bad(
+                    "redis.url",
+                    &format!(
+                        "{:?} is not a Redis URL: use redis://HOST:PORT[/DB], \
+                         rediss://HOST:PORT for TLS, or unix:///PATH/TO/redis.sock",
+                        frontier::redact_url(&self.redis.url)
+                    ),
+                );
             }
         }
         if self.politeness.connections_per_host == 0 {
@@ -632,12 +653,57 @@ impl Config {
     }
 }
 
+/// The dotted key of the `key = value` line of TOML `text` that holds byte `offset`, under the
+/// last table header before it: `politeness.delay`, `hosts.delay` in a `[[hosts]]` entry.
+/// None off such a line (inline tables and values over several lines are not followed).
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let mut table = String::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        let trimmed = line.trim();
+        if offset < end {
+            let key = trimmed.split_once('=')?.0.trim();
+            if key.is_empty() || key.starts_with('#') {
+                return None;
+            }
+            let key = key.replace(['"', '\''], "");
+            return Some(if table.is_empty() {
+                key
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+        if trimmed.starts_with('[') {
+            let header = trimmed.split('#').next().unwrap_or_default().trim();
+            table = header
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .to_owned();
+        }
+        start = end;
+    }
+    None
+}
+
+/// The URL schemes the Redis client takes (`valkey` ones too, for Valkey servers).
+const REDIS_SCHEMES: [&str; 7] = [
+    "redis",
+    "rediss",
+    "redis+unix",
+    "unix",
+    "valkey",
+    "valkeys",
+    "valkey+unix",
+];
+
 /// Durations as text: a number and a unit, `ms`, `s`, `m` or `h` (`"250ms"`, `"1s"`,
 /// `"10m"`); `"0"` for none.
 pub(crate) mod duration {
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserializer, Serializer};
 
     pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         // Milliseconds, or "0": exact for every duration the parser accepts to the millisecond.
@@ -648,8 +714,43 @@ pub(crate) mod duration {
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        parse(&text).map_err(serde::de::Error::custom)
+        d.deserialize_any(Text)
+    }
+
+    /// Takes a duration's text, and refuses a bare number with the text to write instead:
+    /// `delay = 5` could mean seconds or milliseconds, so it is not guessed.
+    struct Text;
+
+    impl serde::de::Visitor<'_> for Text {
+        type Value = Duration;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a duration: a string with a unit, e.g. \"5s\" or \"500ms\"")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Duration, E> {
+            parse(text).map_err(E::custom)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Duration, E> {
+            Err(E::custom(bare_number(&n.to_string())))
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Duration, E> {
+            Err(E::custom(bare_number(&n.to_string())))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Duration, E> {
+            Err(E::custom(bare_number(&n.to_string())))
+        }
+    }
+
+    /// The message for a duration written as a bare number.
+    fn bare_number(n: &str) -> String {
+        format!(
+            "a duration is a string with a unit, e.g. \"{n}s\" or \"{n}ms\" (ms, s, m or h), \
+             not the bare number {n}"
+        )
     }
 
     /// Parses `"250ms"`, `"1.5s"`, `"10m"`, `"1h"` or `"0"`.
@@ -870,6 +971,71 @@ mod tests {
         assert!(err.to_string().contains("MiB"), "{err}");
         let err = Config::from_toml("[fetch]\nmax_body_bytes = -1\n").unwrap_err();
         assert!(err.to_string().contains("MiB"), "{err}");
+    }
+
+    /// Regression (issue 23): `delay = 5` said "invalid type: integer `5`, expected a string".
+    #[test]
+    fn a_bare_number_for_a_duration_suggests_the_text_to_write() {
+        let err = Config::from_toml("[politeness]\ndelay = 5\n").unwrap_err();
+        let err = err.to_string();
+        assert!(
+            err.ends_with(
+                "politeness.delay: a duration is a string with a unit, e.g. \"5s\" or \"5ms\" \
+                 (ms, s, m or h), not the bare number 5"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("line 2"), "{err}");
+        let err = Config::from_toml("[fetch]\ntimeout = 0.5 # seconds\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("fetch.timeout: a duration is a string with a unit, e.g. \"0.5s\""),
+            "{err}"
+        );
+        let err = Config::from_toml("[[hosts]]\nhost = \"a.example\"\ndelay = 2\n").unwrap_err();
+        assert!(err.to_string().contains("hosts.delay: a duration"), "{err}");
+        // Text still reads as before.
+        let config = Config::from_toml("[politeness]\ndelay = \"5s\"\n").unwrap();
+        assert_eq!(config.politeness.delay, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_key_of_a_line_is_found_under_its_table() {
+        let text = "top = 1\n[a]\nx = 1\n[[b]] # c\n\"y\" = 2\n";
+        assert_eq!(key_at(text, 2).as_deref(), Some("top"));
+        assert_eq!(
+            key_at(text, text.find("x =").unwrap()).as_deref(),
+            Some("a.x")
+        );
+        assert_eq!(
+            key_at(text, text.find("2").unwrap()).as_deref(),
+            Some("b.y")
+        );
+        assert_eq!(key_at(text, text.find("[a]").unwrap()), None);
+    }
+
+    #[test]
+    fn a_redis_url_must_have_a_redis_scheme() {
+        let mut config = Config::default();
+        for url in [
+            "redis://h:6379/0",
+            "rediss://h",
+            "unix:///run/redis.sock",
+            "REDIS://h",
+        ] {
+            config.redis.url = url.into();
+            assert!(config.validate().is_ok(), "{url}");
+        }
+        for url in ["http://h:6379", "h:6379", "localhost"] {
+            config.redis.url = url.into();
+            let err = config.validate().unwrap_err().to_string();
+            assert!(err.starts_with("redis.url: "), "{err}");
+            assert!(err.contains("use redis://HOST:PORT"), "{err}");
+        }
+        config.redis.url = "http://:secret@h".into();
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("\"http://:***@h\""), "{err}");
+        assert!(!err.contains("secret"), "{err}");
     }
 
     #[test]

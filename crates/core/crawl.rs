@@ -83,6 +83,8 @@ pub(crate) struct Crawler {
     stop: CancellationToken,
     /// Leases being worked on that hold a share of `budget`.
     outstanding: AtomicU64,
+    /// The crawl stopped because `crawl.max_pages` URLs had their record, for the summary.
+    reached_max_pages: AtomicBool,
     /// Records could not be written: the crawl stopped, and its exit code says so.
     pub(crate) sink_failed: AtomicBool,
     pub(crate) stats: Stats,
@@ -92,6 +94,98 @@ pub(crate) struct Crawler {
     pub(crate) sitemaps: Sitemaps,
     /// The content-seen test, with `crawl.content_seen`.
     pub(crate) content: Option<ContentSeen>,
+    /// Which URL each worker is on, and since when: for the progress line to name a fetch
+    /// that takes long.
+    pub(crate) in_flight: InFlight,
+}
+
+/// The URL each worker is on and since when. One slot per worker: marking one costs an
+/// uncontended lock and a copy into the slot's buffer, kept from its last URL (no allocation
+/// once the buffer is as long as the URLs), and the slots are read only when the progress
+/// line is drawn.
+pub(crate) struct InFlight {
+    slots: Box<[Mutex<InFlightSlot>]>,
+}
+
+/// One worker's URL, while it is on one.
+#[derive(Default)]
+struct InFlightSlot {
+    since: Option<Instant>,
+    url: String,
+}
+
+/// The oldest of the URLs in flight longer than asked, from [`InFlight::slow`].
+#[derive(Debug, PartialEq)]
+pub(crate) struct Slow {
+    pub(crate) url: String,
+    /// How long it has been in flight.
+    pub(crate) for_: Duration,
+    /// How many others have been in flight that long too.
+    pub(crate) others: usize,
+}
+
+impl InFlight {
+    pub(crate) fn new(workers: usize) -> InFlight {
+        InFlight {
+            slots: (0..workers).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// Marks `worker` as on `url` since `at`, until the returned mark is dropped (the visit
+    /// ended, panicked or was cancelled).
+    pub(crate) fn start(&self, worker: usize, url: &str, at: Instant) -> InFlightMark<'_> {
+        if let Some(slot) = self.slots.get(worker) {
+            let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            slot.since = Some(at);
+            slot.url.clear();
+            slot.url.push_str(url);
+        }
+        InFlightMark {
+            in_flight: self,
+            worker,
+        }
+    }
+
+    /// The URL in flight the longest, if it has been for `over` or more at `now`, and how
+    /// many others have been too.
+    pub(crate) fn slow(&self, now: Instant, over: Duration) -> Option<Slow> {
+        let mut oldest: Option<Slow> = None;
+        let mut count = 0;
+        for slot in &*self.slots {
+            let slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(since) = slot.since else { continue };
+            let for_ = now.saturating_duration_since(since);
+            if for_ < over {
+                continue;
+            }
+            count += 1;
+            if oldest.as_ref().is_none_or(|o| for_ > o.for_) {
+                oldest = Some(Slow {
+                    url: slot.url.clone(),
+                    for_,
+                    others: 0,
+                });
+            }
+        }
+        oldest.map(|slow| Slow {
+            others: count - 1,
+            ..slow
+        })
+    }
+}
+
+/// A worker's slot in [`InFlight`], emptied when dropped.
+pub(crate) struct InFlightMark<'a> {
+    in_flight: &'a InFlight,
+    worker: usize,
+}
+
+impl Drop for InFlightMark<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.in_flight.slots.get(self.worker) {
+            slot.lock().unwrap_or_else(PoisonError::into_inner).since = None;
+        }
+    }
 }
 
 /// How the caller of [`Crawler::run`] stops it.
@@ -299,6 +393,7 @@ impl Crawler {
         seed_redirects: SeedRedirects,
     ) -> Self {
         let wake = frontier.wake();
+        let workers = config.fetch.concurrency;
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
             n => n,
@@ -331,16 +426,28 @@ impl Crawler {
             budget: AtomicU64::new(budget),
             stop: CancellationToken::new(),
             outstanding: AtomicU64::new(0),
+            reached_max_pages: AtomicBool::new(false),
             sink_failed: AtomicBool::new(false),
             stats: Stats::default(),
             started: Instant::now(),
             seed_redirects,
+            in_flight: InFlight::new(workers),
         }
     }
 
     /// The frontier, through its seam.
     pub(crate) fn frontier(&self) -> &Backend {
         &self.frontier
+    }
+
+    /// The settings the crawl runs with, for the summary to name them.
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether the crawl stopped because `crawl.max_pages` URLs had their record.
+    pub(crate) fn reached_max_pages(&self) -> bool {
+        self.reached_max_pages.load(Ordering::Relaxed)
     }
 
     /// Checkpoints the frontier to `dir`, with the records of every URL it holds as done
@@ -413,9 +520,9 @@ impl Crawler {
     /// (error `internal`), and the others go on.
     pub(crate) async fn run(self: &Arc<Self>, shutdown: Shutdown) {
         let mut workers = JoinSet::new();
-        for _ in 0..self.config.fetch.concurrency {
+        for worker in 0..self.config.fetch.concurrency {
             let crawler = Arc::clone(self);
-            workers.spawn(async move { crawler.work().await });
+            workers.spawn(async move { crawler.work(worker).await });
         }
         let mut aborted = false;
         loop {
@@ -456,7 +563,8 @@ impl Crawler {
         self.stop.cancel();
     }
 
-    async fn work(&self) {
+    /// The loop of worker number `worker`, which takes leases until there are none.
+    async fn work(&self, worker: usize) {
         loop {
             if self.stop.is_cancelled() {
                 return;
@@ -492,7 +600,7 @@ impl Crawler {
                         }
                         continue;
                     }
-                    self.visit(lease).await;
+                    self.visit(worker, lease).await;
                     // Uncounted before the wake-up, so that a woken worker waiting for the
                     // leases in flight sees this one gone.
                     drop(outstanding);
@@ -542,6 +650,7 @@ impl Crawler {
             if self.budget.load(Ordering::Relaxed) > 0 {
                 return false;
             }
+            self.reached_max_pages.store(true, Ordering::Relaxed);
             self.stop();
             self.wake.notify_waiters();
             return true;
@@ -566,12 +675,14 @@ impl Crawler {
         }
     }
 
-    /// Everything done with one lease.
-    async fn visit(&self, lease: Lease) {
+    /// Everything done with one lease, by worker number `worker`.
+    async fn visit(&self, worker: usize, lease: Lease) {
+        let started = backend::now();
+        let _in_flight = self.in_flight.start(worker, lease.url().as_str(), started);
         let mut visit = Visit {
             crawler: self,
             lease: Some(lease),
-            started: backend::now(),
+            started,
             fetched_at: SystemTime::now(),
         };
         if visit.lease().host_given_up() {
@@ -588,9 +699,8 @@ impl Crawler {
         if !self.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
-            return visit
-                .finish(Outcome::Skipped, Attempt::error(ErrorKind::SsrfBlocked))
-                .await;
+            let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+            return visit.finish(Outcome::Skipped, result).await;
         }
         if self
             .hosts
@@ -687,7 +797,9 @@ impl Crawler {
                 kind: ErrorKind::SsrfBlocked,
                 ..
             }) => {
-                let result = Attempt::error(ErrorKind::SsrfBlocked);
+                // The resolver's refusal: the name resolved to a public address for the
+                // check before, and to a non-public one for the connection.
+                let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
                 visit.finish(Outcome::Skipped, result).await;
             }
             Err(err) => {
@@ -753,7 +865,14 @@ impl Crawler {
         let mut result = Attempt {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
-            detail: None,
+            detail: fetched.too_large.then(|| {
+                format!(
+                    "the body is larger than fetch.max_body_bytes ({}); only its first {} were \
+                     read, and no links were taken from it",
+                    crate::report::bytes(self.config.fetch.max_body_bytes),
+                    crate::report::bytes(fetched.body.len() as u64)
+                )
+            }),
             content_type: fetched.content_type.as_deref(),
             bytes: fetched.body.len() as u64,
             links: 0,
@@ -1073,6 +1192,41 @@ fn heavy<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
         tokio::task::block_in_place(work)
     } else {
         work()
+    }
+}
+
+/// Why the SSRF guard refused `url`, and how to let the crawl fetch it, for the record's
+/// `error_detail` and the summary's hosts not crawled.
+fn ssrf_detail(url: &Url) -> String {
+    use std::net::IpAddr;
+    let host = url.host_str().unwrap_or_default();
+    let why = match url.host() {
+        Some(url::Host::Ipv4(ip)) => format!("{ip} is {}", address_kind(IpAddr::V4(ip))),
+        Some(url::Host::Ipv6(ip)) => format!("{ip} is {}", address_kind(IpAddr::V6(ip))),
+        _ => format!("{host} resolves to an address that is not public"),
+    };
+    format!(
+        "{why}, and links to such addresses are not fetched (the seeds' hosts excepted); \
+         --allow-private-addresses true (fetch.allow_private_addresses) allows them"
+    )
+}
+
+/// What kind of address the guard refuses `ip` as, in words.
+fn address_kind(ip: std::net::IpAddr) -> &'static str {
+    use std::net::IpAddr;
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        _ if ip.is_loopback() => "a loopback address (this machine)",
+        _ if ip.is_unspecified() => "the unspecified address",
+        _ if ip.is_multicast() => "a multicast address",
+        IpAddr::V4(v4) if v4.is_private() => "a private address",
+        IpAddr::V4(v4) if v4.is_link_local() => "a link-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xfe00 == 0xfc00 => "a unique-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80 => "a link-local address",
+        _ => "not a public address",
     }
 }
 

@@ -237,7 +237,11 @@ fn run(cli: &Cli) -> Result<Ended> {
             backend::Backend::shared(frontier, config.fetch.concurrency)
         }
         (None, Some(builder)) => {
-            backend::Backend::local(local_frontier(cli, state.as_ref(), builder, now)?)
+            let seen = (
+                config.frontier.seen_initial_capacity,
+                config.frontier.seen_false_positive_rate,
+            );
+            backend::Backend::local(local_frontier(cli, state.as_ref(), builder, seen, now)?)
         }
         (None, None) => unreachable!("a local frontier is built when no Redis is given"),
     };
@@ -245,6 +249,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         cli: &Cli,
         state: Option<&StateDir>,
         builder: FrontierBuilder,
+        (capacity, rate): (usize, f64),
         now: std::time::Instant,
     ) -> Result<Frontier> {
         Ok(match state {
@@ -260,7 +265,9 @@ fn run(cli: &Cli) -> Result<Ended> {
                 frontier
             }
             _ => {
-                let frontier = builder.build().context("frontier settings (frontier.*)")?;
+                let frontier = builder
+                    .build()
+                    .map_err(|err| frontier_settings_error(&err, capacity, rate))?;
                 if let Some(state) = state
                     && frontier.replayed().is_some()
                 {
@@ -389,7 +396,11 @@ fn run(cli: &Cli) -> Result<Ended> {
             tracing::warn!("reading the shared crawl's counts: {err}");
         }
     }
-    eprint!("{}", report::summary(&crawler, cli.resume));
+    let ending = report::Ending {
+        resumed: cli.resume,
+        keeps_state: state.is_some(),
+    };
+    eprint!("{}", report::summary(&crawler, ending));
     eprint!("{}", report::failed_hosts(&crawler));
     let summary_written = write_summary_json(&config.output.summary_json, &crawler, cli.resume);
     let sink_failed = crawler
@@ -461,6 +472,36 @@ fn explain_host(cli: &Cli, state: Option<&StateDir>, host: &str) -> Result<Strin
         .canonicalize(&url)
         .map_err(|err| anyhow::anyhow!("--explain-host {text:?}: not a host or URL: {err}"))?;
     Ok(rules.explain(&config, url.host_key()))
+}
+
+/// Why the frontier could not be built from its settings, in words: a seen-test too large
+/// for `frontier.seen_initial_capacity` names the key and the limit. Said once: the error's
+/// own words are not chained after it again.
+fn frontier_settings_error(
+    err: &frontier::FrontierError,
+    capacity: usize,
+    rate: f64,
+) -> anyhow::Error {
+    if let frontier::FrontierError::Filter(filter) = err
+        && let bloom::ErrorKind::TooLarge { bits } = filter.kind()
+    {
+        let most = bloom::capacity(bloom::MAX_BITS, rate).unwrap_or_default();
+        // Two significant digits, rounded down: the sizing is not exact to the URL.
+        let scale = 10u64.pow(most.checked_ilog10().unwrap_or(0).saturating_sub(1));
+        let most = most / scale * scale;
+        return anyhow::anyhow!(
+            "bad setting: frontier.seen_initial_capacity (--seen-initial-capacity): {} URLs at \
+             a false-positive rate of {} (frontier.seen_false_positive_rate) would need a \
+             seen-test of {}, and the largest is {}: at most about {} URLs at that rate (the \
+             seen-test grows as URLs come: start it near the crawl's expected size)",
+            report::count(capacity as u64),
+            report::one_in(rate),
+            report::bytes((*bits / 8.0) as u64),
+            report::bytes(bloom::MAX_BITS / 8),
+            report::count(most)
+        );
+    }
+    anyhow::anyhow!("bad setting: frontier: {err}")
 }
 
 /// Writes the summary as JSON to `path`, if one is set.

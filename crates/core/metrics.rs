@@ -271,6 +271,18 @@ pub(crate) fn summary_json(crawler: &Crawler, resumed: bool) -> serde_json::Valu
         .collect();
     let q = &frontier.queues;
     let seen = &frontier.admission.seen_set;
+    let sitemaps = &crawler.sitemaps;
+    // Null without the content-seen test (`crawl.content_seen` off), as the text summary
+    // then has no line for it.
+    let duplicates = crawler.content.as_ref().map(|content| {
+        let c = content.stats();
+        json!({
+            "bodies_tested": c.tested,
+            "duplicates": c.duplicates,
+            "expected_false_duplicates": c.expected_false_duplicates,
+            "filter_bytes": c.filter_bytes,
+        })
+    });
     json!({
         "resumed": resumed,
         "this_run": {
@@ -285,6 +297,14 @@ pub(crate) fn summary_json(crawler: &Crawler, resumed: bool) -> serde_json::Valu
             "links_nofollow": load(&stats.nofollow),
             "links_over_cap": load(&stats.over_cap),
             "hosts_not_crawled": failed_hosts,
+            "stopped_at_max_pages": crawler.reached_max_pages(),
+            "duplicates": duplicates,
+            "sitemaps": {
+                "read": load(&sitemaps.fetched),
+                "urls_listed": load(&sitemaps.listed),
+                "entries_dropped": load(&sitemaps.dropped),
+                "not_taken": load(&sitemaps.refused),
+            },
         },
         "crawl": {
             "urls_new": frontier.admission.new,

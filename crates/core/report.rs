@@ -12,7 +12,12 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::config::{self, Output};
-use crate::crawl::Crawler;
+use crate::crawl::{Crawler, Slow};
+
+/// How long a URL is in flight before the progress line names it: longer than a page takes
+/// on a working network, shorter than the timeouts (10 s to connect, 30 s in all), so that a
+/// crawl that seems stuck says on what.
+const SLOW: Duration = Duration::from_secs(5);
 
 /// The live bar's layout: `{wide_msg}` takes the terminal's width left after the spinner and
 /// the time, and truncates the status, so the line never wraps (a wrapped line is redrawn
@@ -190,6 +195,8 @@ struct Status {
     in_flight: u64,
     /// Records with an error, in this run.
     errors: u64,
+    /// The URL in flight the longest, if for [`SLOW`] or more.
+    slow: Option<Slow>,
 }
 
 impl Status {
@@ -209,6 +216,7 @@ impl Status {
                 .lock()
                 .map(|e| e.values().sum())
                 .unwrap_or_default(),
+            slow: crawler.in_flight.slow(crate::backend::now(), SLOW),
         }
     }
 }
@@ -217,20 +225,43 @@ impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} pages, {}/s, {} queued, {} in flight, {} errors",
-            count(self.pages),
+            "{}, {}/s, {} queued, {} in flight, {}",
+            plural(self.pages, "page", "pages"),
             count(self.rate.round() as u64),
             count(self.queued),
             count(self.in_flight),
-            count(self.errors),
-        )
+            plural(self.errors, "error", "errors"),
+        )?;
+        // Last, so that a terminal too narrow cuts the URL rather than the counts.
+        if let Some(slow) = &self.slow {
+            write!(f, "; waiting {} s for {}", slow.for_.as_secs(), slow.url)?;
+            if slow.others > 0 {
+                write!(
+                    f,
+                    " and {} more over {} s",
+                    count(slow.others as u64),
+                    SLOW.as_secs()
+                )?;
+            }
+        }
+        Ok(())
     }
+}
+
+/// How a crawl that ran its course ended, for the summary to say.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ending {
+    /// Resumed from a checkpoint: the frontier's counts are the whole crawl's, not this run's.
+    pub(crate) resumed: bool,
+    /// A state directory keeps what is left queued for `--resume`.
+    pub(crate) keeps_state: bool,
 }
 
 /// The final summary. This run's counts come from the crawler; the URLs', the hosts' and the
 /// seen-test's from the frontier, which, `resumed` from a checkpoint, counts since the crawl
 /// began: the summary then says which is which.
-pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
+pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
+    let resumed = ending.resumed;
     let stats = &crawler.stats;
     let frontier = crawler.frontier().stats();
     let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
@@ -238,12 +269,15 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}crawled {} URLs in {seconds:.1} s, {} per second, and read {}",
+        "{}crawled {} in {seconds:.1} s, {} per second, and read {}",
         if resumed { "this run: " } else { "" },
-        count(pages),
+        plural(pages, "URL", "URLs"),
         count((pages as f64 / seconds).round() as u64),
         bytes(stats.bytes.load(Ordering::Relaxed))
     );
+    if crawler.reached_max_pages() {
+        let _ = writeln!(s, "  {}", max_pages_line(crawler, ending));
+    }
     let classes = ["with no answer", "1xx", "2xx", "3xx", "4xx", "5xx"];
     let by_class: Vec<String> = classes
         .iter()
@@ -266,18 +300,27 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
         .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  errors: {}; {} retries",
+        "  errors: {}; {}",
         join_or_none(&errors),
-        count(stats.retries.load(Ordering::Relaxed))
+        plural(stats.retries.load(Ordering::Relaxed), "retry", "retries")
     );
+    let over_cap = stats.over_cap.load(Ordering::Relaxed);
+    // Named only when it cut some page short: the key is then the thing to know.
+    let over_cap = match over_cap {
+        0 => String::new(),
+        n => format!(
+            ", {} not followed because their page had more than \
+             extract.max_links_per_page ({})",
+            count(n),
+            count(crawler.config().extract.max_links_per_page as u64)
+        ),
+    };
     let _ = writeln!(
         s,
-        "  links: {} found ({} of frames), {} not followed because of nofollow, {} over the cap \
-         per page",
+        "  links: {} found ({} of frames), {} not followed because of nofollow{over_cap}",
         count(stats.links.load(Ordering::Relaxed)),
         count(stats.frames.load(Ordering::Relaxed)),
         count(stats.nofollow.load(Ordering::Relaxed)),
-        count(stats.over_cap.load(Ordering::Relaxed))
     );
     let sitemaps = &crawler.sitemaps;
     let read = sitemaps.fetched.load(Ordering::Relaxed);
@@ -286,12 +329,12 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
     if read > 0 || refused > 0 {
         let _ = writeln!(
             s,
-            "  sitemaps: {} read, listing {} URLs; {} entries dropped (past the protocol's \
-             limits, too long, not URLs); {} sitemaps not taken (nested too deep, or too many)",
+            "  sitemaps: {} read, listing {}; {} dropped (past the protocol's limits, too \
+             long, not URLs); {} not taken (nested too deep, or too many)",
             count(read),
-            count(sitemaps.listed.load(Ordering::Relaxed)),
-            count(sitemaps.dropped.load(Ordering::Relaxed)),
-            count(refused)
+            plural(sitemaps.listed.load(Ordering::Relaxed), "URL", "URLs"),
+            plural(sitemaps.dropped.load(Ordering::Relaxed), "entry", "entries"),
+            plural(refused, "sitemap", "sitemaps")
         );
     }
     if let Some(content) = &crawler.content {
@@ -299,10 +342,10 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
         let c = content.stats();
         let _ = writeln!(
             s,
-            "  duplicates: {} of {} non-empty 2xx bodies were read before under another URL; \
-             {:.2} of them expected to be false, in a Bloom filter of {}",
+            "  duplicates: {} of {} had been read before under another URL (about {:.2} of \
+             them wrongly taken for one); their fingerprints take {} of memory",
             count(c.duplicates),
-            count(c.tested),
+            plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies"),
             c.expected_false_duplicates,
             bytes(c.filter_bytes as u64)
         );
@@ -312,16 +355,16 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
         let requests = shared.store().requests();
         let _ = writeln!(
             s,
-            "  whole crawl {:?}, all its processes: {} URLs done, {} seen, {} queued, {} leased; \
-             {} leases came back from processes that stopped; this process sent {} Redis \
-             requests, {:.2} per URL recorded",
+            "  whole crawl {:?}, all its processes: {} done, {} seen, {} queued, {} leased; \
+             {} came back from processes that stopped; this process sent {}, {:.2} per URL \
+             recorded",
             shared.store().name(),
-            count(t.done),
+            plural(t.done, "URL", "URLs"),
             count(t.seen),
             count(t.queued),
             count(t.leased),
-            count(t.reaped),
-            count(requests),
+            plural(t.reaped, "lease", "leases"),
+            plural(requests, "Redis request", "Redis requests"),
             requests as f64 / pages.max(1) as f64
         );
     }
@@ -346,47 +389,87 @@ pub(crate) fn summary(crawler: &Crawler, resumed: bool) -> String {
     let given_up = match q.given_up_hosts {
         0 => "none given up".to_owned(),
         hosts => format!(
-            "{} given up after failing for politeness.give_up_after, with {} URLs recorded as \
+            "{} given up after failing for politeness.give_up_after, with {} recorded as \
              host_given_up",
             count(hosts),
-            count(q.given_up_urls)
+            plural(q.given_up_urls, "URL", "URLs")
         ),
     };
     let _ = writeln!(
         s,
-        "  hosts: {}, {given_up}; {} URLs left queued",
+        "  hosts: {}, {given_up}; {} left queued",
         count(q.hosts),
-        count(q.queued)
+        plural(q.queued, "URL", "URLs")
     );
     let seen = &a.seen_set;
-    // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter.
-    let (filter, part) = match crawler.frontier() {
-        crate::backend::Backend::Shared(_) => ("in Redis, in a cuckoo filter", "generation"),
-        _ => ("in a Bloom filter", "part"),
+    // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter; the
+    // local one a Bloom filter that adds a larger one each time it fills.
+    let (memory, filter) = match crawler.frontier() {
+        crate::backend::Backend::Shared(_) => ("Redis memory", "a cuckoo filter"),
+        _ => ("memory", "a Bloom filter"),
+    };
+    let grown = match seen.sub_filters {
+        0 | 1 => String::new(),
+        2 => "; it has grown once as URLs came".to_owned(),
+        n => format!(
+            "; it has grown {} as URLs came",
+            plural(n as u64 - 1, "time", "times")
+        ),
     };
     let _ = writeln!(
         s,
-        "  remembered {} URLs in {}, {filter} of {} {part}{}",
+        "  seen URLs: {} remembered in {} of {memory} ({filter}{grown})",
         count(seen.urls),
         bytes(seen.filter_bytes as u64),
-        count(seen.sub_filters as u64),
-        if seen.sub_filters == 1 { "" } else { "s" }
     );
     // An estimate of 0 is a rate too small for a float, not a promise.
     let now = one_in(seen.estimated_rate.max(f64::MIN_POSITIVE));
-    let now = if now.starts_with("fewer") {
+    let now = if now.starts_with("well under") {
         now
     } else {
         format!("about {now}")
     };
     let _ = writeln!(
         s,
-        "  new URLs wrongly skipped as seen: {now} now, against a target of {}; {:.2} expected \
-         so far",
+        "  chance that a new URL is wrongly taken for a seen one, and skipped: {now} now \
+         (frontier.seen_false_positive_rate: {}); URLs so skipped so far: about {:.2}",
         one_in(seen.target_rate),
         seen.expected_wrongly_dropped
     );
     s
+}
+
+/// What stopping at `crawl.max_pages` did, and what becomes of the URLs left queued.
+fn max_pages_line(crawler: &Crawler, ending: Ending) -> String {
+    let limit = crawler.config().crawl.max_pages;
+    let queued = crawler.frontier().stats().queues.queued;
+    let left = match (queued, crawler.frontier().as_shared().is_some()) {
+        (0, _) => "nothing was left queued".to_owned(),
+        (n, true) => format!(
+            "the {} left queued stay in Redis for this crawl's other processes, or the next \
+             to join it",
+            plural(n, "URL", "URLs")
+        ),
+        (n, false) if ending.keeps_state => format!(
+            "the {} left queued are kept in the state directory: --resume crawls on from them \
+             (up to crawl.max_pages more; --max-pages 0 for all)",
+            plural(n, "URL", "URLs")
+        ),
+        (n, false) => format!(
+            "the {} left queued were not fetched (with --state-dir they are kept for --resume)",
+            plural(n, "URL", "URLs")
+        ),
+    };
+    format!(
+        "stopped: crawl.max_pages (--max-pages) is {}, and that many URLs have their record; \
+         {left}",
+        count(limit)
+    )
+}
+
+/// `n` and the noun, in the singular for 1: `"1 URL"`, `"0 URLs"`, `"12,345 URLs"`.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
 fn join_or_none(items: &[String]) -> String {
@@ -406,26 +489,37 @@ pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
     if failed.is_empty() {
         return s;
     }
-    let _ = writeln!(s, "  hosts that could not be crawled: {}", failed.len());
+    let _ = writeln!(
+        s,
+        "  hosts that could not be crawled: {}",
+        count(failed.len() as u64)
+    );
     for host in failed.iter().take(MAX_FAILED_HOSTS) {
-        let urls = if host.urls == 1 { "URL" } else { "URLs" };
         let _ = writeln!(
             s,
-            "    {} ({} {urls}): {}: {}",
+            "    {} ({}): {}",
             host.host,
-            count(host.urls),
-            host.error,
-            host.detail
+            plural(host.urls, "URL", "URLs"),
+            why_failed(host)
         );
     }
     if failed.len() > MAX_FAILED_HOSTS {
         let _ = writeln!(
             s,
             "    and {} more (see the records' error_detail)",
-            failed.len() - MAX_FAILED_HOSTS
+            count((failed.len() - MAX_FAILED_HOSTS) as u64)
         );
     }
     s
+}
+
+/// Why a host could not be crawled: its last error, and the detail when there is one.
+fn why_failed(host: &crate::crawl::FailedHost) -> String {
+    if host.detail.is_empty() {
+        host.error.to_string()
+    } else {
+        format!("{}: {}", host.error, host.detail)
+    }
 }
 
 /// `12345` as `"12,345"`.
@@ -471,10 +565,12 @@ fn rounded(value: f64) -> f64 {
 }
 
 /// A rate as one in so many, to two significant digits: `1e-6` is `"1 in 1,000,000"`,
-/// `3.2e-7` is `"1 in 3,100,000"`. Rates of 1 or more are `"all"`, of 0 `"none"`.
+/// `3.2e-7` is `"1 in 3,100,000"`; below one in a billion, `"well under 1 in a billion"`.
+/// Rates of 1 or more are `"all"`, of 0 `"none"`.
 pub(crate) fn one_in(rate: f64) -> String {
-    /// Beyond this, the digits are noise: the estimate is not that precise.
-    const FEWEST: f64 = 1e15;
+    /// Beyond this, the number says nothing a person acts on, and its digits are noise: the
+    /// estimate is not that precise.
+    const FEWEST: f64 = 1e9;
     if rate.is_nan() || rate <= 0.0 {
         return "none".to_owned();
     }
@@ -482,8 +578,8 @@ pub(crate) fn one_in(rate: f64) -> String {
         return "all".to_owned();
     }
     let n = 1.0 / rate;
-    if n >= FEWEST {
-        return format!("fewer than 1 in {}", count(FEWEST as u64));
+    if n > FEWEST {
+        return "well under 1 in a billion".to_owned();
     }
     let scale = 10f64.powi(n.log10().floor() as i32 - 1).max(1.0);
     format!("1 in {}", count(((n / scale).round() * scale) as u64))
@@ -523,7 +619,59 @@ mod tests {
         assert_eq!(one_in(0.07), "1 in 14");
         assert_eq!(one_in(1.0), "all");
         assert_eq!(one_in(0.0), "none");
-        assert_eq!(one_in(1e-40), "fewer than 1 in 1,000,000,000,000,000");
+        assert_eq!(one_in(1e-9), "1 in 1,000,000,000");
+        // What a seen-test far from full estimates: not a 16-digit number.
+        assert_eq!(one_in(1e-12), "well under 1 in a billion");
+        assert_eq!(one_in(1e-40), "well under 1 in a billion");
+    }
+
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(plural(0, "URL", "URLs"), "0 URLs");
+        assert_eq!(plural(1, "URL", "URLs"), "1 URL");
+        assert_eq!(plural(2, "retry", "retries"), "2 retries");
+        assert_eq!(plural(1, "retry", "retries"), "1 retry");
+        assert_eq!(plural(12_345, "URL", "URLs"), "12,345 URLs");
+    }
+
+    /// Regression (issue 23): the offline demo sat 20 s on "1 in flight" with no word of
+    /// which URL.
+    #[test]
+    fn a_url_in_flight_long_is_named_in_the_status() {
+        let in_flight = crate::crawl::InFlight::new(3);
+        let t0 = std::time::Instant::now();
+        let s = Duration::from_secs;
+        let hang = in_flight.start(0, "http://127.0.0.1:9/hang", t0);
+        let _quick = in_flight.start(1, "http://127.0.0.1:9/quick", t0 + s(9));
+        assert_eq!(in_flight.slow(t0 + s(4), SLOW), None);
+        let slow = in_flight.slow(t0 + s(12), SLOW).unwrap();
+        assert_eq!(slow.url, "http://127.0.0.1:9/hang");
+        assert_eq!(slow.for_, s(12));
+        assert_eq!(slow.others, 0);
+        let status = Status {
+            pages: 10_004,
+            in_flight: 2,
+            slow: Some(slow),
+            ..Status::default()
+        };
+        assert_eq!(
+            status.to_string(),
+            "10,004 pages, 0/s, 0 queued, 2 in flight, 0 errors; waiting 12 s for \
+             http://127.0.0.1:9/hang"
+        );
+        // Both over: the oldest is named, the other counted.
+        let slow = in_flight.slow(t0 + s(15), SLOW).unwrap();
+        assert_eq!(
+            (slow.url.as_str(), slow.others),
+            ("http://127.0.0.1:9/hang", 1)
+        );
+        // A visit that ends leaves no trace.
+        drop(hang);
+        let slow = in_flight.slow(t0 + s(15), SLOW).unwrap();
+        assert_eq!(
+            (slow.url.as_str(), slow.others),
+            ("http://127.0.0.1:9/quick", 0)
+        );
     }
 
     #[test]
@@ -563,6 +711,7 @@ mod tests {
             queued: 66_413,
             in_flight: 128,
             errors: 12,
+            slow: None,
         };
         let text = status.to_string();
         assert_eq!(

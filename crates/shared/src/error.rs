@@ -74,7 +74,12 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ErrorKind::Unreachable { url, detail } => {
-                write!(f, "cannot reach Redis at {url}: {detail}")
+                // The message goes to logs and terminals: a password in the URL stays out.
+                write!(
+                    f,
+                    "cannot reach Redis at {}: {detail}",
+                    frontier::redact_url(url)
+                )
             }
             ErrorKind::Server(detail) => write!(f, "Redis answered with an error: {detail}"),
             ErrorKind::BadCrawlName(name) => write!(
@@ -94,3 +99,21 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_the_message() {
+        let kind = ErrorKind::Unreachable {
+            url: "redis://:pw@h:6379/0".into(),
+            detail: "refused".into(),
+        };
+        let message = Error::from(kind).to_string();
+        assert_eq!(
+            message,
+            "cannot reach Redis at redis://:***@h:6379/0: refused"
+        );
+    }
+}
