@@ -309,14 +309,86 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no crawl named \"x\""), "{stderr}");
-    // A crawl started with one delay; a process joining with another is told the crawl's
-    // applies, and crawls to the end without seeds of its own.
+    // A crawl started with one delay; a process joining with another is refused, the
+    // difference named, unless it says --join: then the crawl's applies.
     let site = site(1, 30, ms(1));
-    let first = start(&redis.url(), &site.web.roots(), &tmp.path().join("b"), &[]);
+    let first = start(
+        &redis.url(),
+        &site.web.roots(),
+        &tmp.path().join("b"),
+        &["--max-pages", "10"],
+    );
     finish(first);
     let joiner = start(&redis.url(), &[], &tmp.path().join("c"), &["--delay", "1s"]);
+    let (output, _) = wait_or_kill(joiner, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("politeness.delay: \"1000ms\" here, \"0\" in the crawl"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--join"), "{stderr}");
+    let joiner = start(
+        &redis.url(),
+        &[],
+        &tmp.path().join("c"),
+        &["--delay", "1s", "--join"],
+    );
     let stderr = finish(joiner);
     assert!(stderr.contains("its stored settings apply"), "{stderr}");
+    assert_eq!(urls_recorded(&tmp.path().join("c")).len(), 20, "{stderr}");
+}
+
+/// Issue 21: the same command run again on a finished crawl printed "crawled 0 URLs" and
+/// exited 0; a crawl of another site under the default name joined the old crawl and took
+/// its settings; a crawl's keys could only be removed by hand.
+#[test]
+fn a_finished_crawl_says_so_another_site_is_refused_and_removing_starts_anew() {
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = site(1, 20, ms(1));
+    let roots = site.web.roots();
+    finish(start(&redis.url(), &roots, &tmp.path().join("a"), &[]));
+    assert_eq!(urls_recorded(&tmp.path().join("a")).len(), 20);
+
+    let again = start(&redis.url(), &roots, &tmp.path().join("b"), &[]);
+    let (output, _) = wait_or_kill(again, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("finished at 20"), "{stderr}");
+    assert!(stderr.contains("--remove-crawl"), "{stderr}");
+    assert!(urls_recorded(&tmp.path().join("b")).is_empty());
+
+    let other = self::site(1, 5, ms(1));
+    let refused = start(&redis.url(), &other.web.roots(), &tmp.path().join("c"), &[]);
+    let (output, _) = wait_or_kill(refused, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("seeds it does not have"), "{stderr}");
+
+    let remove = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args(["--redis", &redis.url(), "--remove-crawl"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&remove.stderr);
+    assert!(remove.status.success(), "{stderr}");
+    assert!(stderr.contains("removed the crawl \"crawl\""), "{stderr}");
+    assert_eq!(redis.cli(&["DBSIZE"]).trim(), "0");
+    // Removed, the same command crawls the site again from the start.
+    finish(start(&redis.url(), &roots, &tmp.path().join("d"), &[]));
+    assert_eq!(urls_recorded(&tmp.path().join("d")).len(), 20);
+    let remove = Command::new(env!("CARGO_BIN_EXE_crawler"))
+        .args([
+            "--redis",
+            &redis.url(),
+            "--crawl-name",
+            "nothing",
+            "--remove-crawl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(remove.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&remove.stderr).contains("no crawl named \"nothing\""));
 }
 
 /// Issue 23: the Redis password was printed on an error (`cannot reach Redis at
@@ -347,11 +419,12 @@ fn the_redis_password_is_never_printed_nor_stored() {
     assert!(!stderr.contains("WrongPw123"), "{stderr}");
     assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");
 
+    // Stopped early, so that another process can join it.
     let first = start(
         &with("S3cretPw"),
         &site.web.roots(),
         &tmp.path().join("b"),
-        &[],
+        &["--max-pages", "5"],
     );
     let stderr = finish(first);
     assert!(!stderr.contains("S3cretPw"), "{stderr}");
@@ -360,7 +433,7 @@ fn the_redis_password_is_never_printed_nor_stored() {
         &with("S3cretPw"),
         &[],
         &tmp.path().join("c"),
-        &["--delay", "1s"],
+        &["--delay", "1ms", "--join"],
     );
     let stderr = finish(joiner);
     assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");

@@ -42,6 +42,15 @@ pub(crate) struct Cli {
     /// host:port or a URL.
     #[arg(long, value_name = "HOST")]
     pub(crate) explain_host: Option<String>,
+    /// Join the shared crawl (--redis) even though this command's settings or seeds differ
+    /// from those it was started with: its stored settings apply, and new seeds are added.
+    #[arg(long, requires = "redis_url", help_heading = "Several processes")]
+    pub(crate) join: bool,
+    /// Remove every key of the shared crawl --crawl-name from the --redis server (or
+    /// cluster), in batches, then exit without crawling. Refused while a process of the
+    /// crawl is running.
+    #[arg(long, requires = "redis_url", help_heading = "Several processes")]
+    pub(crate) remove_crawl: bool,
 
     /// [crawl.max_pages] Stop once this many URLs have their record; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]

@@ -27,6 +27,7 @@ mod sitemap;
 mod state;
 mod warc;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         Ok(Ended::Crawled) => ExitCode::SUCCESS,
         Ok(Ended::NothingFetched) => ExitCode::from(EXIT_NOTHING_FETCHED),
         Ok(Ended::Quit) => ExitCode::from(EXIT_QUIT),
+        Ok(Ended::AlreadyFinished) => ExitCode::from(EXIT_FINISHED),
         Err(err) => {
             eprintln!("crawler: {err:#}");
             ExitCode::from(2)
@@ -79,6 +81,10 @@ fn main() -> ExitCode {
 /// nothing). Scripts tell it from a crawl with some broken pages, which exits 0.
 const EXIT_NOTHING_FETCHED: u8 = 3;
 
+/// The exit code of a run that found its shared crawl finished already, with no seed new to
+/// it: the same command run twice does not pass for a crawl that fetched nothing.
+const EXIT_FINISHED: u8 = 4;
+
 /// The exit code after a second Ctrl-C, as shells give a process ended by SIGINT.
 const EXIT_QUIT: u8 = 130;
 
@@ -90,6 +96,8 @@ enum Ended {
     NothingFetched,
     /// A second Ctrl-C: quit at once, without the final checkpoint.
     Quit,
+    /// The shared crawl had finished before this run: nothing was done.
+    AlreadyFinished,
 }
 
 /// Settings, seeds and frontier first (any problem there is the user's to fix: exit 2), then
@@ -104,6 +112,12 @@ fn run(cli: &Cli) -> Result<Ended> {
     if let Some(host) = &cli.explain_host {
         // Reads the settings, writes nothing: no lock, no seeds needed.
         print!("{}", explain_host(cli, state.as_ref(), host)?);
+        return Ok(Ended::Crawled);
+    }
+    if cli.remove_crawl {
+        let (config, _) = settings(cli, None)?;
+        config.validate().context("bad setting")?;
+        remove_crawl(&runtime, &config)?;
         return Ok(Ended::Crawled);
     }
     // Held to the end: no other process may use the state meanwhile.
@@ -130,7 +144,10 @@ fn run(cli: &Cli) -> Result<Ended> {
     let shared = if config.redis.url.is_empty() {
         None
     } else {
-        Some(runtime.block_on(join_shared(cli, &mut config, &mut seed_texts))?)
+        match runtime.block_on(join_shared(cli, &mut config, &mut seed_texts))? {
+            Joined::Crawl(store, stored) => Some((store, stored)),
+            Joined::Finished => return Ok(Ended::AlreadyFinished),
+        }
     };
     if seed_texts.is_empty() {
         match &cli.seeds_file {
@@ -920,11 +937,7 @@ fn frontier_builder(
 /// and seeds unless it exists; a process that joins takes the crawl's stored settings, but
 /// for its own per-process ones (concurrency, page budget, outputs, state), and learns its
 /// seeds.
-async fn join_shared(
-    cli: &Cli,
-    config: &mut Config,
-    seeds: &mut Vec<String>,
-) -> Result<(shared::Store, shared::Stored)> {
+async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) -> Result<Joined> {
     if cli.state_dir.is_some() {
         bail!(
             "--state-dir does not apply to a crawl shared through Redis (--redis): its state \
@@ -951,22 +964,57 @@ async fn join_shared(
                 .storable(&format!("in Redis ({}:meta)", r.crawl_name))
                 .context("bad setting")?;
             let settings = serde_json::to_string(&stored).context("saving the settings")?;
-            store.create(layout, &settings).await?
+            store.create(layout, &settings, seeds).await?
         }
     };
     let mine = config.clone();
     let mut theirs: Config = serde_json::from_str(&stored.settings)
         .context("the shared crawl's stored settings cannot be read (another version?)")?;
+    // Each process's own: not part of the crawl.
     theirs.fetch.concurrency = mine.fetch.concurrency;
     theirs.crawl.max_pages = mine.crawl.max_pages;
     theirs.output = mine.output.clone();
     theirs.state = mine.state.clone();
     theirs.redis = mine.redis.clone();
-    if theirs != mine {
+    let new_seeds: Vec<&String> = seeds
+        .iter()
+        .filter(|s| !stored.seeds.contains(s) && !stored.redirect_targets.contains(s))
+        .collect();
+    if new_seeds.is_empty()
+        && let Some(at) = stored.finished
+    {
+        let at = output::Rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(at));
+        let at = String::from_utf8_lossy(&at.text()).into_owned();
         eprintln!(
-            "crawler: joining the crawl {:?} on {}: its stored settings apply (this \
-             process's own differ; only concurrency, max_pages and output are per process)",
-            r.crawl_name, shown
+            "crawler: the crawl {name:?} on {shown} finished at {at}: nothing is left to \
+             fetch (exit code {EXIT_FINISHED}). To crawl again from the start, remove it \
+             (crawler --redis URL --crawl-name {name} --remove-crawl) and run this again, or \
+             give another --crawl-name; to add pages, give seeds it does not have.",
+            name = r.crawl_name,
+        );
+        return Ok(Joined::Finished);
+    }
+    let mut differences = settings_differences(&mine, &theirs)?;
+    if !new_seeds.is_empty() {
+        let list: Vec<&str> = new_seeds.iter().map(|s| s.as_str()).collect();
+        differences.push(format!("seeds it does not have: {}", list.join(" ")));
+    }
+    if !differences.is_empty() {
+        let list = differences.join("\n  ");
+        if !cli.join {
+            bail!(
+                "the crawl {name:?} on {shown} was started with other settings or seeds than \
+                 this command's:\n  {list}\nAdd --join to join it anyway (its stored settings \
+                 apply; new seeds are added to it), or give another --crawl-name to start a \
+                 crawl of your own.",
+                name = r.crawl_name,
+            );
+        }
+        eprintln!(
+            "crawler: joining the crawl {:?} on {shown} (--join): its stored settings apply \
+             where this command's differ (only concurrency, max_pages and outputs are per \
+             process):\n  {list}",
+            r.crawl_name,
         );
     }
     *config = theirs;
@@ -976,7 +1024,79 @@ async fn join_shared(
             seeds.push(seed.clone());
         }
     }
-    Ok((store, stored))
+    Ok(Joined::Crawl(store, stored))
+}
+
+/// What joining a shared crawl found.
+enum Joined {
+    /// A crawl to work on.
+    Crawl(shared::Store, shared::Stored),
+    /// The crawl had finished, and this command brings no seed new to it.
+    Finished,
+}
+
+/// The settings where `mine` and the crawl's (`theirs`) differ, one line each, by key:
+/// `politeness.delay: "1s" here, "250ms" in the crawl`.
+fn settings_differences(mine: &Config, theirs: &Config) -> Result<Vec<String>> {
+    fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
+        for (key, value) in table {
+            let key = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            match value {
+                toml::Value::Table(inner) => flatten(&key, inner, out),
+                other => {
+                    out.insert(key, other.to_string());
+                }
+            }
+        }
+    }
+    let table = |config: &Config| -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        flatten("", &toml::Table::try_from(config)?, &mut out);
+        Ok(out)
+    };
+    let (mine, theirs) = (table(mine)?, table(theirs)?);
+    let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+    let none = "(none)".to_owned();
+    Ok(keys
+        .into_iter()
+        .filter(|key| mine.get(*key) != theirs.get(*key))
+        .map(|key| {
+            let here = mine.get(key).unwrap_or(&none);
+            let there = theirs.get(key).unwrap_or(&none);
+            format!("{key}: {here} here, {there} in the crawl")
+        })
+        .collect())
+}
+
+/// `--remove-crawl`: every key of the shared crawl, removed.
+fn remove_crawl(runtime: &tokio::runtime::Runtime, config: &Config) -> Result<()> {
+    let r = &config.redis;
+    if r.url.is_empty() {
+        bail!("--remove-crawl needs --redis URL (and --crawl-name, if not the default)");
+    }
+    let shown = frontier::redact_url(&r.url);
+    runtime.block_on(async {
+        let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
+        if store.load().await?.is_none() {
+            bail!(
+                "no crawl named {:?} on {shown}: nothing to remove",
+                r.crawl_name
+            );
+        }
+        let removed = store
+            .remove()
+            .await
+            .with_context(|| format!("cannot remove the crawl {:?}", r.crawl_name))?;
+        eprintln!(
+            "crawler: removed the crawl {:?} from {shown}: {removed} keys",
+            r.crawl_name
+        );
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let name = format!("memory-{}", std::process::id());
     let store = shared::Store::connect(&url, &name).await?;
     let before = used_memory(&url).await;
-    let crawl = store.create(layout, "").await?;
+    let crawl = store.create(layout, "", &[]).await?;
     let scope = ScopeRules::builder().mode(ScopeMode::AnyHost).build()?;
     let frontier = shared::SharedFrontier::new(
         store.clone(),

@@ -43,6 +43,8 @@ pub enum ErrorKind {
     BadCrawlName(String),
     /// The crawl stored in Redis is not one this version understands.
     BadLayout(String),
+    /// The crawl cannot be removed: this many of its processes are present.
+    InUse(u64),
     /// The server would evict the crawl's keys when full (`maxmemory-policy` is not
     /// `noeviction`): URLs would be lost silently.
     Evicting(String),
@@ -89,6 +91,11 @@ impl fmt::Display for Error {
             ErrorKind::BadLayout(detail) => {
                 write!(f, "the crawl stored in Redis cannot be read: {detail}")
             }
+            ErrorKind::InUse(processes) => write!(
+                f,
+                "{processes} of the crawl's processes are running (heard from in the last \
+                 5 s): stop them first"
+            ),
             ErrorKind::Evicting(policy) => write!(
                 f,
                 "Redis evicts keys when full (maxmemory-policy {policy}): the crawl's URLs \

@@ -55,7 +55,7 @@ const STEAL_LAG: Duration = Duration::from_millis(50);
 const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// A process not heard of for this long owns no bucket.
-const PRESENT_FOR: Duration = Duration::from_secs(5);
+pub(crate) const PRESENT_FOR: Duration = Duration::from_secs(5);
 
 /// A process finding no work checks whether the crawl is over (reading every bucket twice)
 /// at once, then after waits that double from the shortest to the longest until it gets a
@@ -303,7 +303,7 @@ struct Link {
 ///
 /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(shared::Layout::default(), "").await?;
+/// let crawl = store.create(shared::Layout::default(), "", &[]).await?;
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
 /// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
@@ -1573,6 +1573,10 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner) = second;
         let over = second == first;
         if over && !self.over.swap(true, Ordering::Relaxed) {
+            // Told to a later run of the same command, which would otherwise crawl nothing.
+            if let Err(err) = self.store.mark_finished().await {
+                tracing::debug!("marking the crawl finished: {err}");
+            }
             self.leave().await;
         }
         Ok(over)

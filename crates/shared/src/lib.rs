@@ -35,7 +35,7 @@
 //!
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
-//! let crawl = store.create(shared::Layout::default(), "settings of the crawl").await?;
+//! let crawl = store.create(shared::Layout::default(), "settings of the crawl", &[]).await?;
 //! let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 //! let scope = ScopeRules::builder().seed(&seed).build()?;
 //! let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,

@@ -34,7 +34,7 @@ enum Conn {
 /// ```no_run
 /// # async fn f() -> Result<(), shared::Error> {
 /// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}").await?;
+/// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}", &[]).await?;
 /// assert_eq!(crawl.layout.buckets, 64);
 /// # Ok(()) }
 /// ```
@@ -49,6 +49,11 @@ pub struct Stored {
     /// Targets of the seeds' redirects ([`Store::add_redirect_targets`]): seeds of the
     /// scope, but not seeds a user gave, so not to be trusted as such (by an SSRF guard).
     pub redirect_targets: Vec<String>,
+    /// When a process found the crawl over, in milliseconds since the Unix epoch by its
+    /// clock ([`Store::mark_finished`]); `None` while it runs, and again once seeds new to
+    /// it are added. Advisory: a process that adds new seeds as another finds the crawl over
+    /// may leave it marked finished with work in it.
+    pub finished: Option<u64>,
 }
 
 /// What every process of a crawl must agree on, fixed when the crawl is created.
@@ -265,22 +270,30 @@ impl Store {
         self.stored(meta).await.map(Some)
     }
 
-    /// Creates the crawl with `layout` and `settings` unless one of this name exists, and
-    /// answers the crawl as stored: the existing one's layout and settings win, so that every
-    /// process started with the same command agrees with the first.
+    /// Creates the crawl with `layout`, `settings` and `seeds` unless one of this name exists,
+    /// and answers the crawl as stored: the existing one's layout, settings and seeds win, so
+    /// that every process started with the same command agrees with the first, and a process
+    /// started at the same instant as the first sees its seeds.
     ///
     /// # Example
     ///
     /// ```no_run
     /// # async fn f() -> Result<(), shared::Error> {
     /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
-    /// let first = store.create(shared::Layout::default(), "A").await?;
-    /// let again = store.create(shared::Layout::default(), "B").await?;
+    /// let seeds = ["https://example.com/".to_owned()];
+    /// let first = store.create(shared::Layout::default(), "A", &seeds).await?;
+    /// let again = store.create(shared::Layout::default(), "B", &[]).await?;
     /// assert_eq!(again.settings, "A");
+    /// assert_eq!(again.seeds, seeds);
     /// assert_eq!(first.layout.key, again.layout.key);
     /// # Ok(()) }
     /// ```
-    pub async fn create(&self, layout: Layout, settings: &str) -> Result<Stored, Error> {
+    pub async fn create(
+        &self,
+        layout: Layout,
+        settings: &str,
+        seeds: &[String],
+    ) -> Result<Stored, Error> {
         // One atomic step on one key: a second process starting at the same instant reads
         // the first one's crawl whole, never half of it.
         let script = redis::Script::new(
@@ -302,7 +315,11 @@ impl Store {
             .arg("key")
             .arg(hex(&layout.key))
             .arg("settings")
-            .arg(settings);
+            .arg(settings)
+            // In the record itself, written in the same step: the seeds' set is another key,
+            // of another hash slot on a cluster.
+            .arg("created_with_seeds")
+            .arg(seeds.join("\n"));
         let meta: HashMap<String, String> = self.invoke(&invocation).await?;
         self.stored(meta).await
     }
@@ -323,7 +340,156 @@ impl Store {
         }
         let mut cmd = redis::cmd("SADD");
         cmd.arg(self.seeds_key()).arg(seeds);
-        self.query::<i64>(&cmd).await.map(drop)
+        let added: i64 = self.query(&cmd).await?;
+        if added > 0 {
+            // New seeds: the crawl has work again.
+            let mut cmd = redis::cmd("HDEL");
+            cmd.arg(self.meta_key()).arg("finished");
+            self.query::<i64>(&cmd).await?;
+        }
+        Ok(())
+    }
+
+    /// Marks the crawl finished (nothing queued or leased anywhere): a process started
+    /// later with the seeds the crawl has is told so ([`Stored::finished`]) rather than
+    /// crawl nothing.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// store.mark_finished().await?;
+    /// assert!(store.load().await?.unwrap().finished.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub async fn mark_finished(&self) -> Result<(), Error> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64;
+        // Only on a crawl that exists: a crawl removed meanwhile is not brought back as a
+        // record with nothing but this field.
+        let script = redis::Script::new(
+            r"if redis.call('EXISTS', KEYS[1]) == 1 then
+                redis.call('HSET', KEYS[1], 'finished', ARGV[1])
+              end
+              return 0",
+        );
+        let mut invocation = script.key(self.meta_key());
+        invocation.arg(now);
+        self.invoke::<i64>(&invocation).await.map(drop)
+    }
+
+    /// Removes every key of the crawl, its record first (so that no process joins what is
+    /// being removed), then its buckets' keys in batches: by `SCAN` on one server, by each
+    /// bucket's hash slot on a cluster, so that no other crawl's key is touched. Refused
+    /// while a process of the crawl is present (it would write keys back). Answers how many
+    /// keys were removed; 0 when there was no such crawl.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let removed = store.remove().await?;
+    /// println!("{removed} keys removed");
+    /// assert!(store.load().await?.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub async fn remove(&self) -> Result<u64, Error> {
+        let Some(stored) = self.load().await? else {
+            return Ok(0);
+        };
+        let script = redis::Script::new(
+            r"local t = redis.call('TIME')
+              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')",
+        );
+        let mut invocation = script.key(self.procs_key());
+        invocation.arg(crate::frontier::PRESENT_FOR.as_millis() as u64);
+        let present: u64 = self.invoke(&invocation).await?;
+        if present > 0 {
+            return Err(ErrorKind::InUse(present).into());
+        }
+        let mut removed = 0;
+        for key in [
+            self.meta_key(),
+            self.seeds_key(),
+            self.redirect_targets_key(),
+            self.procs_key(),
+        ] {
+            removed += self.unlink(&[key]).await?;
+        }
+        match self.conn {
+            Conn::Single(_) => {
+                // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag).
+                for pattern in [format!("{}:*", self.name), format!("{{{}:*", self.name)] {
+                    let mut cursor = 0u64;
+                    loop {
+                        let mut cmd = redis::cmd("SCAN");
+                        cmd.arg(cursor)
+                            .arg("MATCH")
+                            .arg(&pattern)
+                            .arg("COUNT")
+                            .arg(1000);
+                        let (next, keys): (u64, Vec<String>) = self.query(&cmd).await?;
+                        removed += self.unlink(&keys).await?;
+                        cursor = next;
+                        if cursor == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+            Conn::Cluster(_) => {
+                for bucket in 0..stored.layout.buckets {
+                    removed += self.remove_bucket(bucket).await?;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Removes a bucket's keys on a cluster: they all sit in the hash slot of its tag, which
+    /// other crawls' keys may share.
+    async fn remove_bucket(&self, bucket: u32) -> Result<u64, Error> {
+        let tag = self.tag(bucket);
+        let prefix = format!("{tag}:");
+        let mut cmd = redis::cmd("CLUSTER");
+        cmd.arg("KEYSLOT").arg(&tag);
+        let slot: u64 = self.query(&cmd).await?;
+        let mut removed = 0;
+        let mut count = 1000u64;
+        loop {
+            let mut cmd = redis::cmd("CLUSTER");
+            cmd.arg("GETKEYSINSLOT").arg(slot).arg(count);
+            let keys: Vec<String> = self.query(&cmd).await?;
+            let ours: Vec<String> = keys
+                .iter()
+                .filter(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect();
+            if ours.is_empty() {
+                if (keys.len() as u64) < count {
+                    return Ok(removed);
+                }
+                // Other crawls' keys come first in this slot: look further.
+                count *= 2;
+                continue;
+            }
+            removed += self.unlink(&ours).await?;
+        }
+    }
+
+    /// Unlinks keys (one slot's, on a cluster); answers how many there were.
+    async fn unlink(&self, keys: &[String]) -> Result<u64, Error> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let mut cmd = redis::cmd("UNLINK");
+        cmd.arg(keys);
+        self.query(&cmd).await
     }
 
     /// Adds targets of the seeds' redirects, read by processes that join the crawl: in their
@@ -383,7 +549,11 @@ impl Store {
         let mut cmd = redis::cmd("SMEMBERS");
         cmd.arg(self.seeds_key());
         let mut seeds: Vec<String> = self.query(&cmd).await?;
+        if let Some(first) = meta.get("created_with_seeds") {
+            seeds.extend(first.lines().filter(|s| !s.is_empty()).map(str::to_owned));
+        }
         seeds.sort();
+        seeds.dedup();
         let mut cmd = redis::cmd("SMEMBERS");
         cmd.arg(self.redirect_targets_key());
         let mut redirect_targets: Vec<String> = self.query(&cmd).await?;
@@ -393,6 +563,7 @@ impl Store {
             settings: field("settings")?.clone(),
             seeds,
             redirect_targets,
+            finished: meta.get("finished").and_then(|t| t.parse().ok()),
         })
     }
 

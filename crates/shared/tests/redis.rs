@@ -44,7 +44,7 @@ async fn frontier_with(
     workers: usize,
 ) -> SharedFrontier {
     let store = Store::connect(url, name).await.expect("redis answers");
-    let crawl = store.create(layout, "test settings").await.unwrap();
+    let crawl = store.create(layout, "test settings", &[]).await.unwrap();
     let scope = ScopeRules::builder()
         .mode(frontier::ScopeMode::AnyHost)
         .build()
@@ -337,7 +337,7 @@ async fn a_crawl_of_another_key_layout_is_refused() {
     let err = store.load().await.expect_err("version 1 is refused");
     assert!(err.to_string().contains("version 1"), "{err}");
     let err = store
-        .create(Layout::default(), "")
+        .create(Layout::default(), "", &[])
         .await
         .expect_err("creating over it too");
     assert!(err.to_string().contains("new crawl name"), "{err}");
@@ -358,4 +358,46 @@ async fn a_seeds_redirect_target_is_not_among_the_seeds_processes_join_with() {
     let stored = store.load().await.unwrap().expect("the crawl is there");
     assert!(stored.seeds.is_empty(), "{:?}", stored.seeds);
     assert_eq!(stored.redirect_targets, vec![target.as_str().to_owned()]);
+}
+
+/// Issue 21: a crawl's keys could not be removed but by hand (77 keys after a small crawl).
+/// On a cluster, every bucket's keys go, slot by slot, and another crawl's stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_another() {
+    let cluster = RedisCluster::start();
+    let dbsize = |cluster: &RedisCluster| -> u64 {
+        cluster
+            .nodes
+            .iter()
+            .map(|n| n.cli(&["DBSIZE"]).trim().parse::<u64>().unwrap())
+            .sum()
+    };
+    let other = frontier(&cluster.url(), "other", Duration::from_secs(30)).await;
+    other.push_seeds(urls(300)).await.unwrap();
+    let before = dbsize(&cluster);
+    let gone = frontier(&cluster.url(), "gone", Duration::from_secs(30)).await;
+    gone.push_seeds(urls(300)).await.unwrap();
+    let store = Store::connect(&cluster.url(), "gone").await.unwrap();
+    // Its process is there: removing would race it.
+    let err = store.remove().await.expect_err("a process is present");
+    assert!(err.to_string().contains("running"), "{err}");
+    loop {
+        match gone.next().await.unwrap() {
+            Next::Lease(lease) => drop(gone.complete(lease, Outcome::Success).await.unwrap()),
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            // Over: the process has left.
+            Next::Done => break,
+        }
+    }
+    assert!(store.load().await.unwrap().unwrap().finished.is_some());
+    let removed = store.remove().await.unwrap();
+    assert!(removed > 0);
+    assert_eq!(
+        dbsize(&cluster),
+        before,
+        "only the other crawl's keys are left"
+    );
+    assert!(store.load().await.unwrap().is_none());
+    let again = Store::connect(&cluster.url(), "other").await.unwrap();
+    assert!(again.load().await.unwrap().is_some());
 }
