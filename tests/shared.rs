@@ -339,6 +339,21 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
     assert_eq!(urls_recorded(&tmp.path().join("c")).len(), 20, "{stderr}");
 }
 
+/// Processes started together, the one with the seeds last (as README.md's example may run
+/// them): the one without seeds waits for the crawl rather than fail (issue 23).
+#[test]
+fn a_process_without_seeds_waits_for_the_crawl_to_be_started() {
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = site(1, 20, ms(1));
+    let joiner = start(&redis.url(), &[], &tmp.path().join("a"), &[]);
+    let first = start(&redis.url(), &site.web.roots(), &tmp.path().join("b"), &[]);
+    finish(first);
+    finish(joiner);
+    let outs = [tmp.path().join("a"), tmp.path().join("b")];
+    assert_eq!(recorded(&outs).len(), 20);
+}
+
 /// Issue 21: the same command run again on a finished crawl printed "crawled 0 URLs" and
 /// exited 0; a crawl of another site under the default name joined the old crawl and took
 /// its settings; a crawl's keys could only be removed by hand.
@@ -418,6 +433,7 @@ fn the_redis_password_is_never_printed_nor_stored() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(!stderr.contains("WrongPw123"), "{stderr}");
     assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");
+    assert!(stderr.contains("refused the password"), "{stderr}");
 
     // Stopped early, so that another process can join it.
     let first = start(

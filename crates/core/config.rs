@@ -477,9 +477,10 @@ impl Config {
             // The message is the last thing shown: it gets the key it is about in front, as
             // the other settings' messages have it (`politeness.delay: ...`).
             let key = e.span().and_then(|span| key_at(text, span.start));
+            let hint = key.as_deref().and_then(misplaced).unwrap_or_default();
             match (key, shown.strip_suffix(message)) {
-                (Some(key), Some(before)) => ConfigError(format!("{before}{key}: {message}")),
-                _ => ConfigError(shown),
+                (Some(key), Some(before)) => ConfigError(format!("{before}{key}: {message}{hint}")),
+                _ => ConfigError(format!("{shown}{hint}")),
             }
         })
     }
@@ -685,6 +686,19 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
         start = end;
     }
     None
+}
+
+/// For a key that is not where it was written (`delay` at the top, or under `[fetch]`), the
+/// table it belongs to: `"; did you mean politeness.delay (under [politeness])?"`.
+fn misplaced(key: &str) -> Option<String> {
+    let (table, name) = key.rsplit_once('.').unwrap_or(("", key));
+    let defaults = toml::Table::try_from(Config::default()).ok()?;
+    let (section, _) = defaults.iter().find(|(section, value)| {
+        section.as_str() != table && value.as_table().is_some_and(|t| t.contains_key(name))
+    })?;
+    Some(format!(
+        "; did you mean {section}.{name} (under [{section}])?"
+    ))
 }
 
 /// The URL schemes the Redis client takes (`valkey` ones too, for Valkey servers).
@@ -974,6 +988,25 @@ mod tests {
     }
 
     /// Regression (issue 23): `delay = 5` said "invalid type: integer `5`, expected a string".
+    #[test]
+    fn a_key_in_the_wrong_table_is_pointed_to_its_own() {
+        let err = Config::from_toml("delay = \"1s\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("did you mean politeness.delay (under [politeness])?"),
+            "{err}"
+        );
+        let err = Config::from_toml("[fetch]\ndelay = \"1s\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean politeness.delay"), "{err}");
+        let err = Config::from_toml("[fetch]\nnot_a_key = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("did you mean"), "{err}");
+    }
+
     #[test]
     fn a_bare_number_for_a_duration_suggests_the_text_to_write() {
         let err = Config::from_toml("[politeness]\ndelay = 5\n").unwrap_err();

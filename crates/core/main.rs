@@ -947,12 +947,23 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
     let r = config.redis.clone();
     let shown = frontier::redact_url(&r.url);
     let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
+    // A crawl this process waited for was not there before it started: finished since, it is
+    // not a finished crawl run again.
+    let mut waited = false;
     let stored = match store.load().await? {
         Some(stored) => stored,
-        None if seeds.is_empty() => bail!(
-            "no crawl named {:?} on {shown} yet: give --seed URL to start it",
-            r.crawl_name,
-        ),
+        None if seeds.is_empty() => match wait_for_crawl(&store).await? {
+            Some(stored) => {
+                waited = true;
+                stored
+            }
+            None => bail!(
+                "no crawl named {:?} on {shown} yet (waited {} s for one to be started): give \
+                 --seed URL to start it",
+                r.crawl_name,
+                JOIN_WAIT.as_secs()
+            ),
+        },
         None => {
             let layout = shared::Layout {
                 buckets: r.buckets,
@@ -981,6 +992,7 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
         .filter(|s| !stored.seeds.contains(s) && !stored.redirect_targets.contains(s))
         .collect();
     if new_seeds.is_empty()
+        && !waited
         && let Some(at) = stored.finished
     {
         let at = output::Rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_millis(at));
@@ -1025,6 +1037,23 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
         }
     }
     Ok(Joined::Crawl(store, stored))
+}
+
+/// How long a process started without seeds waits for its crawl to be created: processes
+/// started together (one with the seeds, the others to join) must not fail on which of them
+/// reached Redis first.
+const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
+async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>> {
+    let deadline = tokio::time::Instant::now() + JOIN_WAIT;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if let Some(stored) = store.load().await? {
+            return Ok(Some(stored));
+        }
+    }
+    Ok(None)
 }
 
 /// What joining a shared crawl found.

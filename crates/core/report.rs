@@ -272,7 +272,7 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
         "{}crawled {} in {seconds:.1} s, {} per second, and read {}",
         if resumed { "this run: " } else { "" },
         plural(pages, "URL", "URLs"),
-        count((pages as f64 / seconds).round() as u64),
+        rate(pages as f64 / seconds),
         bytes(stats.bytes.load(Ordering::Relaxed))
     );
     if crawler.reached_max_pages() {
@@ -342,11 +342,12 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
         let c = content.stats();
         let _ = writeln!(
             s,
-            "  duplicates: {} of {} had been read before under another URL (about {:.2} of \
-             them wrongly taken for one); their fingerprints take {} of memory",
+            "  duplicates: {} of {} had been read before under another URL ({} of them \
+             expected to be new bodies wrongly taken for one); their fingerprints take {} of \
+             memory",
             count(c.duplicates),
             plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies"),
-            c.expected_false_duplicates,
+            expected(c.expected_false_duplicates),
             bytes(c.filter_bytes as u64)
         );
     }
@@ -356,8 +357,7 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
         let _ = writeln!(
             s,
             "  whole crawl {:?}, all its processes: {} done, {} seen, {} queued, {} leased; \
-             {} came back from processes that stopped; this process sent {}, {:.2} per URL \
-             recorded",
+             {} came back from processes that stopped; this process sent {}{}",
             shared.store().name(),
             plural(t.done, "URL", "URLs"),
             count(t.seen),
@@ -365,7 +365,12 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
             count(t.leased),
             plural(t.reaped, "lease", "leases"),
             plural(requests, "Redis request", "Redis requests"),
-            requests as f64 / pages.max(1) as f64
+            // A process that recorded nothing still asked for work: no ratio to give.
+            if pages > 0 {
+                format!(", {:.2} per URL recorded", requests as f64 / pages as f64)
+            } else {
+                String::new()
+            }
         );
     }
     if resumed {
@@ -432,9 +437,9 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
     let _ = writeln!(
         s,
         "  chance that a new URL is wrongly taken for a seen one, and skipped: {now} now \
-         (frontier.seen_false_positive_rate: {}); URLs so skipped so far: about {:.2}",
+         (frontier.seen_false_positive_rate: {}); URLs expected to be so skipped so far: {}",
         one_in(seen.target_rate),
-        seen.expected_wrongly_dropped
+        expected(seen.expected_wrongly_dropped)
     );
     s
 }
@@ -465,6 +470,26 @@ fn max_pages_line(crawler: &Crawler, ending: Ending) -> String {
          {left}",
         count(limit)
     )
+}
+
+/// An expected count of mistakes: `"fewer than 0.01"` rather than a bare `0.00`, which reads
+/// as a promise of none; else to two decimals.
+fn expected(n: f64) -> String {
+    if n < 0.005 {
+        "fewer than 0.01".to_owned()
+    } else {
+        format!("about {n:.2}")
+    }
+}
+
+/// Pages per second: whole above 10, else to one decimal, so that a slow crawl does not read
+/// "0 per second".
+fn rate(per_second: f64) -> String {
+    if per_second >= 10.0 {
+        count(per_second.round() as u64)
+    } else {
+        format!("{per_second:.1}")
+    }
 }
 
 /// `n` and the noun, in the singular for 1: `"1 URL"`, `"0 URLs"`, `"12,345 URLs"`.
@@ -623,6 +648,15 @@ mod tests {
         // What a seen-test far from full estimates: not a 16-digit number.
         assert_eq!(one_in(1e-12), "well under 1 in a billion");
         assert_eq!(one_in(1e-40), "well under 1 in a billion");
+    }
+
+    #[test]
+    fn small_expectations_and_slow_rates_do_not_read_as_zero() {
+        assert_eq!(expected(0.0), "fewer than 0.01");
+        assert_eq!(expected(0.004), "fewer than 0.01");
+        assert_eq!(expected(0.25), "about 0.25");
+        assert_eq!(rate(0.49), "0.5");
+        assert_eq!(rate(12_345.4), "12,345");
     }
 
     #[test]

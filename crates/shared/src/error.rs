@@ -37,6 +37,13 @@ pub enum ErrorKind {
         /// What the client said.
         detail: String,
     },
+    /// The server answered, and refused the connection's password (or wants one).
+    Auth {
+        /// The server's address as given, its password hidden.
+        url: String,
+        /// Whether the URL gave a password.
+        given: bool,
+    },
     /// The server answered with an error (a script error, or out of memory).
     Server(String),
     /// The crawl's name holds a character other than letters, digits, `-`, `_` and `.`.
@@ -83,6 +90,18 @@ impl fmt::Display for Error {
                     frontier::redact_url(url)
                 )
             }
+            ErrorKind::Auth { url, given: true } => write!(
+                f,
+                "Redis at {} refused the password in its URL: check it (redis://:PASSWORD@HOST:PORT, \
+                 or redis://USER:PASSWORD@HOST:PORT for an ACL user)",
+                frontier::redact_url(url)
+            ),
+            ErrorKind::Auth { url, given: false } => write!(
+                f,
+                "Redis at {} wants a password: give it in the URL, redis://:PASSWORD@HOST:PORT \
+                 (or redis://USER:PASSWORD@HOST:PORT for an ACL user)",
+                frontier::redact_url(url)
+            ),
             ErrorKind::Server(detail) => write!(f, "Redis answered with an error: {detail}"),
             ErrorKind::BadCrawlName(name) => write!(
                 f,

@@ -141,9 +141,19 @@ impl Store {
         // Shown in errors and logs: never with its password.
         let shown = frontier::redact_url(url).into_owned();
         let unreachable = |err: RedisError| {
-            Error::from(ErrorKind::Unreachable {
-                url: shown.clone(),
-                detail: err.to_string(),
+            // A server that answers but refuses the password is reachable: say what to fix.
+            let auth = err.kind() == redis::ErrorKind::AuthenticationFailed
+                || matches!(err.code(), Some("NOAUTH" | "WRONGPASS"));
+            Error::from(if auth {
+                ErrorKind::Auth {
+                    url: shown.clone(),
+                    given: url_has_password(url),
+                }
+            } else {
+                ErrorKind::Unreachable {
+                    url: shown.clone(),
+                    detail: err.to_string(),
+                }
             })
         };
         let client = redis::Client::open(url).map_err(unreachable)?;
@@ -677,6 +687,11 @@ impl Store {
             wait = (wait * 2).min(Duration::from_secs(2));
         }
     }
+}
+
+/// Whether a Redis URL carries a password (`redis://:PW@host`, `redis://USER:PW@host`).
+fn url_has_password(url: &str) -> bool {
+    frontier::Url::parse(url).is_ok_and(|u| u.password().is_some())
 }
 
 fn hex(bytes: &[u8]) -> String {
