@@ -2,8 +2,8 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hasher;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 
 use crate::scripts::Scripts;
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
-use crate::store::{Store, Stored};
+use crate::store::{Layout, Store, Stored};
 use crate::{Error, ErrorKind};
 
 /// The most links one batch script takes (a step with more goes alone).
@@ -242,11 +242,23 @@ impl View {
     }
 }
 
-/// One step of a bucket's batch: a lease to complete (token, outcome code, Retry-After in
-/// ms or -1) with its page's links of the bucket, or links alone.
+/// One step of a bucket's batch: a lease to complete with its page's links of the bucket,
+/// or links alone.
 struct Step {
-    lease: Option<(u64, u8, i64)>,
+    lease: Option<Completing>,
     links: Vec<Link>,
+}
+
+/// A lease to complete, as the batch script takes it: the URL goes with the token, so that a
+/// token handed out again (Redis rolled back to a snapshot older than the lease) completes
+/// nothing but the lease of that URL.
+struct Completing {
+    token: u64,
+    url: String,
+    /// The outcome's code (see the batch script).
+    code: u8,
+    /// Retry-After in ms, or -1.
+    retry_after: i64,
 }
 
 /// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
@@ -356,8 +368,17 @@ struct Inner {
     pending: Mutex<HashMap<String, Vec<Link>>>,
     /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
-    /// most of the seen-test's work in Redis and its round trips.
-    pushed: SeenSet,
+    /// most of the seen-test's work in Redis and its round trips. Replaced by an empty one
+    /// when Redis goes back to an older state ([`Inner::went_back`]); a std lock, read once
+    /// per link and written only then.
+    pushed: RwLock<SeenSet>,
+    /// The crawl's layout, to make `pushed` anew.
+    layout: Layout,
+    /// Each bucket's count of changes as last heard: one lower later means Redis went back.
+    ops_seen: Mutex<Vec<i64>>,
+    /// The crawl's epoch as last read (-1 before the first heartbeat): bumped by a process
+    /// that finds Redis went back, so that the others forget what they sent too.
+    epoch: AtomicI64,
     /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
     policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
@@ -406,13 +427,7 @@ impl SharedFrontier {
         workers: usize,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
-        // A tenth of the crawl's rate: a false positive here drops a new URL too, and the
-        // two rates add up.
-        let pushed = SeenSet::builder()
-            .initial_capacity(usize::try_from(layout.seen_initial_capacity).unwrap_or(usize::MAX))
-            .false_positive_rate(layout.seen_rate / 10.0)
-            .build()
-            .map_err(|err| ErrorKind::BadLayout(format!("the local seen-test: {err}")))?;
+        let pushed = new_pushed(layout)?;
         let views = vec![
             View {
                 ready: None,
@@ -464,7 +479,10 @@ impl SharedFrontier {
             cursor: AtomicUsize::new(0),
             held: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
-            pushed,
+            pushed: RwLock::new(pushed),
+            layout: layout.clone(),
+            ops_seen: Mutex::new(vec![0; layout.buckets as usize]),
+            epoch: AtomicI64::new(-1),
             batches: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashSet::new()),
             sending: Mutex::new(HashSet::new()),
@@ -586,7 +604,11 @@ impl SharedFrontier {
                 inner.count_drop(reason.reason());
                 continue;
             }
-            if inner.pushed.contains(&url)
+            if inner
+                .pushed
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&url)
                 || !inner
                     .sending
                     .lock()
@@ -649,12 +671,21 @@ impl SharedFrontier {
             if let Some(lease) = inner.take_buffered() {
                 return Ok(Next::Lease(lease));
             }
-            // Until a lease comes, or every bucket has been asked lately and none is ready.
-            let mut got = 0;
+            // Over for good (see is_over): the workers that waited for this lock are told at
+            // once, rather than each after a sweep of every bucket.
+            if inner.over.load(Ordering::Relaxed) {
+                return Ok(Next::Done);
+            }
+            // Until a lease comes, or every bucket has been asked lately and none is ready,
+            // or this search asked as many buckets as there are: a sweep of many buckets far
+            // away (thousands, a round trip of milliseconds) outlasts the time after which the
+            // first ones are due again, and would go on for ever.
+            let (mut got, mut asked_here) = (0, 0);
             loop {
                 let (asked, leased) = inner.poll().await?;
                 got += leased;
-                if got > 0 || asked == 0 {
+                asked_here += asked;
+                if got > 0 || asked == 0 || asked_here >= inner.buckets as usize {
                     break;
                 }
             }
@@ -729,7 +760,12 @@ impl SharedFrontier {
         };
         let sent = links.len();
         let step = Step {
-            lease: Some((lease.token, code, retry_after.map_or(-1, millis))),
+            lease: Some(Completing {
+                token: lease.token,
+                url: lease.url.as_str().to_owned(),
+                code,
+                retry_after: retry_after.map_or(-1, millis),
+            }),
             links,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
@@ -786,7 +822,8 @@ impl SharedFrontier {
         invocation
             .arg(&tag)
             .arg(inner.politeness.connections_per_host())
-            .arg(lease.token);
+            .arg(lease.token)
+            .arg(lease.url.as_str());
         let answer = inner.store.invoke::<i64>(&invocation).await;
         // Not given back: it expires, and comes back all the same.
         inner.let_go(&lease);
@@ -1017,9 +1054,10 @@ impl Inner {
 
     /// Notes links as admitted in Redis: this process sends them no more.
     fn remember(&self, links: &[Link]) {
+        let pushed = self.pushed.read().unwrap_or_else(PoisonError::into_inner);
         for link in links {
             // A filter that cannot grow (memory) only costs round trips: Redis still knows.
-            let _ = self.pushed.insert(&link.url);
+            let _ = pushed.insert(&link.url);
         }
         self.forget(links);
     }
@@ -1212,12 +1250,16 @@ impl Inner {
             .arg(millis(p.give_up_after()))
             .arg(p.max_attempts());
         for (step, _) in steps {
-            match step.lease {
-                Some((token, code, retry_after)) => {
-                    invocation.arg(token).arg(code).arg(retry_after);
+            match &step.lease {
+                Some(c) => {
+                    invocation
+                        .arg(c.token)
+                        .arg(&c.url)
+                        .arg(c.code)
+                        .arg(c.retry_after);
                 }
                 None => {
-                    invocation.arg("-").arg(0).arg(-1);
+                    invocation.arg("-").arg("-").arg(0).arg(-1);
                 }
             }
             // Links a copy of a frozen generation knows are seen, and not sent.
@@ -1234,7 +1276,7 @@ impl Inner {
             }
         }
         let answer: Vec<i64> = self.store.invoke(&invocation).await?;
-        if answer.len() != steps.len() * 4 + 5 {
+        if answer.len() != steps.len() * 4 + 6 {
             return Err(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}: {} numbers",
                 steps.len(),
@@ -1243,17 +1285,28 @@ impl Inner {
             .into());
         }
         let (answers, view) = answer.split_at(steps.len() * 4);
-        self.see(bucket, [view[0], view[1], view[2], view[3]]);
+        self.see(bucket, [view[0], view[1], view[2], view[3], view[4]]);
         let answers = answers
             .chunks(4)
             .map(|a| [a[0], a[1], a[2], a[3]])
             .collect();
-        Ok((answers, view[4]))
+        Ok((answers, view[5]))
     }
 
-    /// Notes what a script said of a bucket: [ready-at, server now, queued, leased].
-    fn see(&self, bucket: u32, view: [i64; 4]) {
-        let [ready_at, server_now, queued, leased] = view;
+    /// Notes what a script said of a bucket: [ready-at, server now, queued, leased, ops].
+    /// A bucket whose count of changes went down is older than what this process saw of
+    /// it: Redis went back to an older state (see [`Inner::went_back`]).
+    fn see(&self, bucket: u32, view: [i64; 5]) {
+        let [ready_at, server_now, queued, leased, ops] = view;
+        let earlier = {
+            let mut seen = self.ops_seen.lock().unwrap_or_else(PoisonError::into_inner);
+            std::mem::replace(&mut seen[bucket as usize], ops)
+        };
+        if ops < earlier {
+            self.went_back(format!(
+                "bucket {bucket} had {earlier} changes, and now {ops}"
+            ));
+        }
         let now = Instant::now();
         let ready = (ready_at >= 0).then(|| {
             now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
@@ -1264,6 +1317,56 @@ impl Inner {
         view.queued = queued;
         view.leased = leased;
         view.heard = Some(now);
+    }
+
+    /// Redis went back to an older state: restarted from an older snapshot, or failed over
+    /// to a replica that lagged. What this process remembers of the crawl may be newer than
+    /// the crawl: links it sent (and would not send again) and copies of seen-test
+    /// generations may hold URLs the crawl has forgotten. Both go; the crawl's epoch is
+    /// bumped so that the other processes learn it at their next heartbeat, and do the same.
+    fn went_back(&self, why: String) {
+        self.forget_sent();
+        tracing::warn!(
+            "Redis went back to an older state ({why}: a restart from an older snapshot, or a \
+             failover): this process forgets the links it sent; pages the crawl lost are \
+             fetched again"
+        );
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(err) = store.bump_epoch().await {
+                tracing::debug!("telling the other processes that Redis went back: {err}");
+            }
+        });
+    }
+
+    /// Forgets the links sent, the copies of frozen generations and the hosts whose
+    /// politeness it set (see [`Inner::went_back`]).
+    fn forget_sent(&self) {
+        match new_pushed(&self.layout) {
+            Ok(fresh) => *self.pushed.write().unwrap_or_else(PoisonError::into_inner) = fresh,
+            Err(err) => tracing::warn!("{err}"),
+        }
+        self.frozen.clear();
+        self.policies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Reads the crawl's epoch; a change since the last read (up, or down with Redis) means
+    /// a process found that Redis went back: this one forgets what it sent too.
+    async fn check_epoch(&self) {
+        let Ok(epoch) = self.store.epoch().await else {
+            return;
+        };
+        let known = self.epoch.swap(epoch, Ordering::Relaxed);
+        if known >= 0 && known != epoch {
+            self.forget_sent();
+            tracing::warn!(
+                "another process found that Redis went back to an older state: this process \
+                 forgets the links it sent; pages the crawl lost are fetched again"
+            );
+        }
     }
 
     fn take_buffered(&self) -> Option<Lease> {
@@ -1381,7 +1484,7 @@ impl Inner {
             redis::Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| bad()),
             _ => Err(bad()),
         };
-        if answer.len() < 5 || !(answer.len() - 5).is_multiple_of(4) {
+        if answer.len() < 6 || !(answer.len() - 6).is_multiple_of(4) {
             return Err(bad());
         }
         let view = [
@@ -1389,10 +1492,11 @@ impl Inner {
             int(&answer[1])?,
             int(&answer[2])?,
             int(&answer[3])?,
+            int(&answer[4])?,
         ];
         self.see(bucket, view);
         let mut leases = Vec::new();
-        for group in answer[5..].chunks(4) {
+        for group in answer[6..].chunks(4) {
             let token = u64::try_from(int(&group[0])?).map_err(|_| bad())?;
             let entry = text(&group[2])?;
             let given_up = int(&group[3])? == 1;
@@ -1633,6 +1737,16 @@ fn owned(me: &str, present: &[String], buckets: u32, key: &[u8; 16]) -> Vec<bool
         .collect()
 }
 
+/// The local list of links sent ([`Inner::pushed`]): at a tenth of the crawl's rate, as a
+/// false positive here drops a new URL too, and the two rates add up.
+fn new_pushed(layout: &Layout) -> Result<SeenSet, Error> {
+    SeenSet::builder()
+        .initial_capacity(usize::try_from(layout.seen_initial_capacity).unwrap_or(usize::MAX))
+        .false_positive_rate(layout.seen_rate / 10.0)
+        .build()
+        .map_err(|err| ErrorKind::BadLayout(format!("the local seen-test: {err}")).into())
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -1650,6 +1764,7 @@ async fn renew(inner: std::sync::Weak<Inner>) {
             if let Err(err) = inner.present().await {
                 tracing::debug!("saying this process is present: {err}");
             }
+            inner.check_epoch().await;
         }
         tokio::time::sleep(HEARTBEAT).await;
         let Some(inner) = inner.upgrade() else {

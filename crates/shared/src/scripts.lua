@@ -428,11 +428,12 @@ local function finish(seen, ready, hosts, counts, conns)
 end
 
 -- What a script answers besides its own result: the bucket's earliest ready instant (-1 for
--- none), the server's clock, and the bucket's queued and leased counts.
+-- none), the server's clock, the bucket's queued and leased counts, and its count of changes
+-- (`ops`), which never goes down but when Redis went back to an older state.
 local function bucket_view(ready, counts)
   local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
   local at = -1
   if first[2] then at = tonumber(first[2]) end
-  local c = redis.call('HMGET', counts, 'queued', 'leased')
-  return {at, now, tonumber(c[1] or 0), tonumber(c[2] or 0)}
+  local c = redis.call('HMGET', counts, 'queued', 'leased', 'ops')
+  return {at, now, tonumber(c[1] or 0), tonumber(c[2] or 0), tonumber(c[3] or 0)}
 end

@@ -7,9 +7,10 @@ use redis::Script;
 const COMMON: &str = include_str!("scripts.lua");
 
 /// Hands out up to `max` leases of one bucket, after returning its expired leases to their
-/// queues. KEYS: ready, hosts, counts, leases, due. ARGV: tag, connections per host, delay
-/// (ms), max, lease time (ms). Answers: the bucket's view, leases reaped, then groups of
-/// (token host entry given-up).
+/// queues. Tokens grow with the server's clock (see below), so that one is not handed out
+/// twice when Redis comes back from an older snapshot. KEYS: ready, hosts, counts, leases, due. ARGV: tag, connections per host, delay
+/// (ms), max, lease time (ms). Answers: the bucket's view (five numbers), leases reaped,
+/// then groups of (token host entry given-up).
 const LEASE: &str = r#"
 local ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local conns, delay = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -51,7 +52,10 @@ while leased < max do
   while leased < max and h[1] < limit(h, conns) and (h[6] == 1 or h[2] <= now) do
     local entry = redis.call('LPOP', queue_key(host))
     if not entry then break end
-    seq = seq + 1
+    -- Never below the server's clock in ms times 1024: a crawl rolled back to an older
+    -- snapshot goes back in seq, not in time, so its tokens are not handed out again (and a
+    -- completion names its URL besides: see the batch script).
+    seq = math.max(seq + 1, now * 1024)
     local token = string.format('%d', seq)
     held[#held + 1] = token
     held[#held + 1] = host .. ' ' .. entry
@@ -77,7 +81,7 @@ if leased > 0 then
 end
 if leased > 0 or reaped > 0 then write_back(hosts, counts) end
 local view = bucket_view(ready, counts)
-local answer = {view[1], view[2], view[3], view[4], reaped}
+local answer = {view[1], view[2], view[3], view[4], view[5], reaped}
 for _, v in ipairs(out) do answer[#answer + 1] = v end
 return answer
 "#;
@@ -87,12 +91,14 @@ return answer
 /// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due. ARGV: tag,
 /// connections per host, the seen-test's schedule, delay, back-off base, back-off max,
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
-/// times in ms), then entries: token (`-` for links alone), outcome (0 success, 1 skipped,
-/// 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for none), the number of
-/// links, and the links in groups of five (probes host depth url from). Answers four numbers per
-/// entry: fate (-2 for links alone; -1 when the lease is not held: it expired and went back
-/// to the crawl), next attempt, URLs waiting on a host given up now (-1 for none), new links;
-/// then the bucket's view, then its seen-test's generations (-1 when it read none).
+/// times in ms), then entries: token and its URL (`-` and `-` for links alone), outcome (0
+/// success, 1 skipped, 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for
+/// none), the number of links, and the links in groups of five (probes host depth url from).
+/// Answers four numbers per entry: fate (-2 for links alone; -1 when the lease is not held:
+/// it expired and went back to the crawl, or the token is another URL's after a rollback),
+/// next attempt, URLs waiting on a host given up now (-1 for none), new links;
+/// then the bucket's view (five numbers), then its seen-test's generations (-1 when it read
+/// none).
 const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local conns = tonumber(ARGV[2])
@@ -104,9 +110,9 @@ local max_errs, give_up_after, max_attempts = tonumber(ARGV[8]), tonumber(ARGV[9
 local tokens = {}
 do
   local i = 11
-  while i + 3 <= #ARGV do
+  while i + 4 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 4 + 5 * tonumber(ARGV[i + 3])
+    i = i + 5 + 5 * tonumber(ARGV[i + 4])
   end
 end
 local held = {}
@@ -118,12 +124,14 @@ if #tokens > 0 then
 end
 local done = {}
 
-local function complete_one(token, outcome, retry_after)
+local function complete_one(token, leased_url, outcome, retry_after)
   local lease = held[token]
   if not lease then return -1, 0, -1 end
+  local host, attempts, depth, url = string.match(lease, '^(%S+) (%d+) (%d+) (.*)$')
+  -- The entry's URL, before its referrer, if any.
+  if string.match(url, '^%S+') ~= leased_url then return -1, 0, -1 end
   held[token] = nil
   done[#done + 1] = token
-  local host, attempts, depth, url = string.match(lease, '^(%S+) (%d+) (%d+) (.*)$')
   attempts = tonumber(attempts) + 1
   local h = get_host(hosts, host)
   touch(host)
@@ -176,16 +184,17 @@ end
 
 local answer = {}
 local i = 11
-while i + 3 <= #ARGV do
-  local token, outcome, retry_after = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local n = tonumber(ARGV[i + 3])
-  i = i + 4
+while i + 4 <= #ARGV do
+  local token, leased_url = ARGV[i], ARGV[i + 1]
+  local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  local n = tonumber(ARGV[i + 4])
+  i = i + 5
   -- The page's links first: they are new whatever became of its lease.
   local new = admit_links(seen, hosts, schedule, i, n)
   i = i + 5 * n
   local fate, next_attempt, given_up = -2, 0, -1
   if token ~= '-' then
-    fate, next_attempt, given_up = complete_one(token, outcome, retry_after)
+    fate, next_attempt, given_up = complete_one(token, leased_url, outcome, retry_after)
   end
   answer[#answer + 1] = fate
   answer[#answer + 1] = next_attempt
@@ -203,12 +212,13 @@ return answer
 "#;
 
 /// Gives a lease back unfetched: its URL goes to the front of its host's queue. KEYS: ready,
-/// hosts, counts, leases, due. ARGV: tag, connections per host, token. Answers 1, or 0 when
-/// the lease was not held.
+/// hosts, counts, leases, due. ARGV: tag, connections per host, token, its URL. Answers 1,
+/// or 0 when the lease was not held (or the token is another URL's, after a rollback).
 const ABANDON: &str = r#"
 local ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local lease = redis.call('HGET', leases, ARGV[3])
 if not lease then return 0 end
+if string.match(lease, '^%S+ %d+ %d+ (%S+)') ~= ARGV[4] then return 0 end
 redis.call('HDEL', leases, ARGV[3])
 redis.call('ZREM', due, ARGV[3])
 local host, rest = string.match(lease, '^(%S+) (.*)$')

@@ -280,6 +280,8 @@ pub(crate) struct Frozen {
 struct Cached {
     gens: Vec<FrozenGen>,
     fetching: bool,
+    /// The copy under way was begun before [`Frozen::clear`]: not to be kept.
+    stale: bool,
     /// Bytes held for the copy under way.
     reserved: u64,
 }
@@ -338,10 +340,24 @@ impl Frozen {
         let reserved = std::mem::take(&mut cached.reserved);
         self.used.fetch_sub(reserved, Ordering::Relaxed);
         if let Some(copy) = copy
+            && !std::mem::take(&mut cached.stale)
             && cached.gens.len() == index
         {
             self.used.fetch_add(copy.bytes(), Ordering::Relaxed);
             cached.gens.push(copy);
+        }
+    }
+
+    /// Drops every copy: Redis went back to an older state, where generations copied as
+    /// frozen may not be frozen, or not hold what the copies hold. A copy under way when
+    /// this is called is dropped when it comes.
+    pub(crate) fn clear(&self) {
+        let mut buckets = self.lock();
+        for cached in buckets.values_mut() {
+            let bytes: u64 = cached.gens.iter().map(FrozenGen::bytes).sum();
+            self.used.fetch_sub(bytes, Ordering::Relaxed);
+            cached.gens.clear();
+            cached.stale = cached.fetching;
         }
     }
 

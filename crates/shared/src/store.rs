@@ -391,6 +391,43 @@ impl Store {
         self.invoke::<i64>(&invocation).await.map(drop)
     }
 
+    /// The crawl's epoch: 0 until a process finds that Redis went back to an older state
+    /// and bumps it ([`Store::bump_epoch`]). Any change tells a process to forget what it
+    /// remembers of the crawl.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let before = store.epoch().await?;
+    /// store.bump_epoch().await?;
+    /// assert_ne!(store.epoch().await?, before);
+    /// # Ok(()) }
+    /// ```
+    pub async fn epoch(&self) -> Result<i64, Error> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(self.meta_key()).arg("epoch");
+        let epoch: Option<i64> = self.query(&cmd).await?;
+        Ok(epoch.unwrap_or(0))
+    }
+
+    /// Bumps the crawl's epoch ([`Store::epoch`]), if the crawl exists.
+    ///
+    /// # Example
+    ///
+    /// See [`Store::epoch`].
+    pub async fn bump_epoch(&self) -> Result<(), Error> {
+        let script = redis::Script::new(
+            r"if redis.call('EXISTS', KEYS[1]) == 1 then
+                redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+              end
+              return 0",
+        );
+        let invocation = script.key(self.meta_key());
+        self.invoke::<i64>(&invocation).await.map(drop)
+    }
+
     /// Removes every key of the crawl, its record first (so that no process joins what is
     /// being removed), then its buckets' keys in batches: by `SCAN` on one server, by each
     /// bucket's hash slot on a cluster, so that no other crawl's key is touched. Refused

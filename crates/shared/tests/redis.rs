@@ -401,3 +401,64 @@ async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_anothe
     let again = Store::connect(&cluster.url(), "other").await.unwrap();
     assert!(again.load().await.unwrap().is_some());
 }
+
+/// The leases hash of the crawl `name`'s one bucket holding leases, and its (token, value)
+/// pairs.
+fn leases(server: &RedisServer, name: &str) -> (String, Vec<(String, String)>) {
+    let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:leases")]);
+    let key = keys
+        .lines()
+        .next()
+        .expect("a bucket holds leases")
+        .to_owned();
+    let all = server.cli(&["HGETALL", &key]);
+    let lines: Vec<&str> = all.lines().collect();
+    let pairs = lines
+        .chunks(2)
+        .map(|p| (p[0].to_owned(), p[1].to_owned()))
+        .collect();
+    (key, pairs)
+}
+
+/// Issue 22: after Redis went back to an older snapshot, a bucket's counter handed its lease
+/// tokens out again, and a process's completion of its old lease landed on another URL's
+/// lease, whose URL then never had a record. Tokens now grow with the server's clock, and
+/// a completion names its URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_is_not_handed_out_again_and_completes_only_its_own_url() {
+    let mut server = RedisServer::start();
+    let f = frontier(&server.url(), "t", Duration::from_secs(30)).await;
+    let canon = Canonicalizer::new();
+    let page = canon.canonicalize("http://h1.example/a").unwrap();
+    f.push_seeds(vec![page.clone()]).await.unwrap();
+    server.cli(&["SAVE"]);
+    let Next::Lease(first) = f.next().await.unwrap() else {
+        panic!("a lease");
+    };
+    let (_, before) = leases(&server, "t");
+    // Back to the snapshot, where the URL is queued and no token was handed out.
+    server.crash_and_restart();
+    let g = frontier(&server.url(), "t", Duration::from_secs(30)).await;
+    let Next::Lease(second) = g.next().await.unwrap() else {
+        panic!("the URL again");
+    };
+    let (key, after) = leases(&server, "t");
+    assert_ne!(before[0].0, after[0].0, "a token handed out twice");
+    // As if the token were another URL's now: the old completion leaves that lease alone.
+    let other = after[0]
+        .1
+        .replace("http://h1.example/a", "http://h1.example/b");
+    server.cli(&["HSET", &key, &after[0].0, &other]);
+    drop(first);
+    assert!(
+        g.complete(second, Outcome::Success)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        server.cli(&["HLEN", &key]).trim(),
+        "1",
+        "the other URL's lease stays"
+    );
+}

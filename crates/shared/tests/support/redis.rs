@@ -84,6 +84,17 @@ impl RedisServer {
         self.spawn();
     }
 
+    /// Kills the server (SIGKILL: nothing written) and starts it again on the same port and
+    /// directory, from whatever its directory holds: after a `SAVE`, the state of that
+    /// instant, as a crash without AOF or a failover to a lagging replica leaves it.
+    pub fn crash_and_restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.spawn();
+    }
+
     /// The server's directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
@@ -178,4 +189,76 @@ impl RedisCluster {
     pub fn url(&self) -> String {
         self.nodes[0].url()
     }
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `upstream` that holds every byte `one_way` in each
+/// direction, as a network between machines does: what a crawl through Redis on another
+/// machine meets. Bytes keep their order; a connection's two directions are independent,
+/// so pipelined requests overlap as they would on a real link. Runs until the test ends.
+pub struct DelayProxy {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl DelayProxy {
+    pub fn start(upstream: u16, one_way: Duration) -> DelayProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the proxy");
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                for (from, to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    delay_one_way(from, to, one_way);
+                }
+            }
+        });
+        DelayProxy { port }
+    }
+
+    /// `redis://127.0.0.1:PORT` of the proxy.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+/// Copies `from` to `to`, each chunk `delay` after it was read: a reader thread stamps the
+/// chunks, a writer thread waits out each stamp.
+fn delay_one_way(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+    let (send, receive) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+    std::thread::spawn(move || {
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if send
+                        .send((Instant::now() + delay, buf[..n].to_vec()))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        for (due, bytes) in receive {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
 }
