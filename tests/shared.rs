@@ -262,7 +262,10 @@ fn a_redis_restart_mid_crawl_is_waited_out() {
         std::thread::sleep(ms(5));
     }
     redis.restart();
-    finish(child);
+    let stderr = finish(child);
+    // One line for the blip, not one per worker waiting it out (issue 22).
+    assert_eq!(stderr.matches("; retrying").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("answers again").count(), 1, "{stderr}");
     let counts = recorded(std::slice::from_ref(&out));
     assert_eq!(
         counts.keys().cloned().collect::<BTreeSet<_>>(),
@@ -355,6 +358,70 @@ fn many_buckets_far_away_still_end() {
     assert_eq!(
         counts.keys().cloned().collect::<BTreeSet<_>>(),
         site.web.expected_pages()
+    );
+}
+
+/// Issue 22: a script that ran but whose answer was lost (a timeout, a dropped connection)
+/// was sent again, and its second run did not answer what the first did: a batch's
+/// completions came back "not held" and their records were never written; a lease script's
+/// leases waited for their deadline. Now a script sent again answers from its first run.
+#[test]
+fn answers_cut_off_lose_no_record_and_strand_no_lease() {
+    let redis = RedisServer::start();
+    // One answer in 25 cut off, the connection with it.
+    let proxy = crate::redis_server::CutProxy::start(redis.port, 25);
+    // Error pages: their records are written once Redis has answered the completion.
+    let specials: Vec<testweb::Special> = (0..40)
+        .map(|i| testweb::Special::new(format!("/broken/{i}"), testweb::SpecialKind::status(500)))
+        .collect();
+    let site = Site::start(SiteConfig {
+        hosts: 2,
+        pages_per_host: 100,
+        host_configs: vec![
+            HostConfig {
+                latency: ms(1),
+                specials,
+                ..HostConfig::default()
+            };
+            2
+        ],
+        ..SiteConfig::default()
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let started = Instant::now();
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            start(
+                &proxy.url(),
+                &site.web.roots(),
+                out,
+                &["--lease-time", "60s", "--max-attempts", "1"],
+            )
+        })
+        .collect();
+    for child in children {
+        finish(child);
+    }
+    let counts = recorded(&outs);
+    let missing: Vec<String> = site
+        .web
+        .expected_pages()
+        .into_iter()
+        .filter(|page| !counts.contains_key(page))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} never recorded, e.g. {:?}",
+        missing.len(),
+        missing.first()
+    );
+    // A stranded lease would hold its URL for the whole lease time.
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
     );
 }
 

@@ -379,6 +379,8 @@ struct Inner {
     /// The crawl's epoch as last read (-1 before the first heartbeat): bumped by a process
     /// that finds Redis went back, so that the others forget what they sent too.
     epoch: AtomicI64,
+    /// Scripts that change the crawl sent so far: their request ids.
+    requests_sent: AtomicU64,
     /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
     policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
@@ -483,6 +485,7 @@ impl SharedFrontier {
             layout: layout.clone(),
             ops_seen: Mutex::new(vec![0; layout.buckets as usize]),
             epoch: AtomicI64::new(-1),
+            requests_sent: AtomicU64::new(0),
             batches: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashSet::new()),
             sending: Mutex::new(HashSet::new()),
@@ -1235,7 +1238,16 @@ impl Inner {
         let p = &self.politeness;
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch.prepare_invoke();
-        for key in ["seen", "ready", "hosts", "counts", "leases", "due"] {
+        for key in [
+            "seen",
+            "ready",
+            "hosts",
+            "counts",
+            "leases",
+            "due",
+            "replies",
+            "replies_at",
+        ] {
             invocation.key(format!("{tag}:{key}"));
         }
         invocation
@@ -1248,7 +1260,8 @@ impl Inner {
             .arg(millis(p.max_retry_after()))
             .arg(p.max_consecutive_errors())
             .arg(millis(p.give_up_after()))
-            .arg(p.max_attempts());
+            .arg(p.max_attempts())
+            .arg(self.request_id());
         for (step, _) in steps {
             match &step.lease {
                 Some(c) => {
@@ -1369,6 +1382,16 @@ impl Inner {
         }
     }
 
+    /// A new request id: a script sent again with it after its answer was lost (a timeout,
+    /// a dropped connection) answers what its first run did, and changes nothing.
+    fn request_id(&self) -> String {
+        format!(
+            "{}:{}",
+            self.id,
+            self.requests_sent.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
     fn take_buffered(&self) -> Option<Lease> {
         let mut lease = self
             .buffer
@@ -1460,7 +1483,15 @@ impl Inner {
     async fn lease_from(&self, bucket: u32, max: usize) -> Result<usize, Error> {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.lease.prepare_invoke();
-        for key in ["ready", "hosts", "counts", "leases", "due"] {
+        for key in [
+            "ready",
+            "hosts",
+            "counts",
+            "leases",
+            "due",
+            "replies",
+            "replies_at",
+        ] {
             invocation.key(format!("{tag}:{key}"));
         }
         invocation
@@ -1468,7 +1499,8 @@ impl Inner {
             .arg(self.politeness.connections_per_host())
             .arg(millis(self.politeness.delay()))
             .arg(max)
-            .arg(millis(self.lease_time));
+            .arg(millis(self.lease_time))
+            .arg(self.request_id());
         let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
         let int = |v: &redis::Value| match v {

@@ -427,6 +427,25 @@ local function finish(seen, ready, hosts, counts, conns)
   write_back(hosts, counts)
 end
 
+-- Replies kept for a while, by request id: a script whose answer was lost after it ran (a
+-- timeout, a dropped connection) is sent again with the same id, and its second run answers
+-- from what the first wrote, changing nothing. KEEP_REPLIES is longer than the client retries.
+local KEEP_REPLIES = 150000
+
+local function kept_reply(replies, id)
+  return redis.call('HGET', replies, id)
+end
+
+local function keep_reply(replies, replies_at, id, text)
+  redis.call('HSET', replies, id, text)
+  redis.call('ZADD', replies_at, now, id)
+  local old = redis.call('ZRANGEBYSCORE', replies_at, '-inf', now - KEEP_REPLIES, 'LIMIT', 0, 100)
+  if #old > 0 then
+    redis.call('HDEL', replies, unpack(old))
+    redis.call('ZREM', replies_at, unpack(old))
+  end
+end
+
 -- What a script answers besides its own result: the bucket's earliest ready instant (-1 for
 -- none), the server's clock, the bucket's queued and leased counts, and its count of changes
 -- (`ops`), which never goes down but when Redis went back to an older state.

@@ -8,13 +8,40 @@ const COMMON: &str = include_str!("scripts.lua");
 
 /// Hands out up to `max` leases of one bucket, after returning its expired leases to their
 /// queues. Tokens grow with the server's clock (see below), so that one is not handed out
-/// twice when Redis comes back from an older snapshot. KEYS: ready, hosts, counts, leases, due. ARGV: tag, connections per host, delay
-/// (ms), max, lease time (ms). Answers: the bucket's view (five numbers), leases reaped,
-/// then groups of (token host entry given-up).
+/// twice when Redis comes back from an older snapshot. KEYS: ready, hosts, counts, leases,
+/// due, replies, replies_at. ARGV: tag, connections per host, delay (ms), max, lease time
+/// (ms), request id. Answers: the bucket's view (five numbers), leases reaped, then groups
+/// of (token host entry given-up). Sent again with its request id, it answers the leases the
+/// first run handed out that are still held, and hands out none.
 const LEASE: &str = r#"
 local ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local replies, replies_at = KEYS[6], KEYS[7]
 local conns, delay = tonumber(ARGV[2]), tonumber(ARGV[3])
 local max, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local request = ARGV[6]
+-- A second run: the first run's tokens are consecutive, kept as "first n reaped".
+local kept = kept_reply(replies, request)
+if kept then
+  local first, n, again = string.match(kept, '^(%d+) (%d+) (%d+)$')
+  local view = bucket_view(ready, counts)
+  local answer = {view[1], view[2], view[3], view[4], view[5], tonumber(again)}
+  if tonumber(n) > 0 then
+    local tokens = {}
+    for j = 0, tonumber(n) - 1 do tokens[#tokens + 1] = string.format('%d', tonumber(first) + j) end
+    local values = redis.call('HMGET', leases, unpack(tokens))
+    for j, token in ipairs(tokens) do
+      local lease = values[j]
+      if lease then
+        local host, entry = string.match(lease, '^(%S+) (.*)$')
+        answer[#answer + 1] = token
+        answer[#answer + 1] = host
+        answer[#answer + 1] = entry
+        answer[#answer + 1] = host_state(hosts, host)[6]
+      end
+    end
+  end
+  return answer
+end
 -- Leases past their deadline go back to the front of their host's queue.
 local expired = redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, 100)
 local reaped = 0
@@ -79,7 +106,13 @@ if leased > 0 then
   count('leased', leased)
   count('queued', -leased)
 end
-if leased > 0 or reaped > 0 then write_back(hosts, counts) end
+if leased > 0 or reaped > 0 then
+  write_back(hosts, counts)
+  -- A run that changed nothing can run again: only the others are kept.
+  local first = 0
+  if leased > 0 then first = out[1] end
+  keep_reply(replies, replies_at, request, first .. ' ' .. leased .. ' ' .. reaped)
+end
 local view = bucket_view(ready, counts)
 local answer = {view[1], view[2], view[3], view[4], view[5], reaped}
 for _, v in ipairs(out) do answer[#answer + 1] = v end
@@ -88,19 +121,33 @@ return answer
 
 /// Admits links and completes leases of one bucket, for many pages at once: each entry is a
 /// lease to complete with its page's links of this bucket (or links alone), and the whole
-/// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due. ARGV: tag,
+/// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due, replies,
+/// replies_at. ARGV: tag,
 /// connections per host, the seen-test's schedule, delay, back-off base, back-off max,
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
-/// times in ms), then entries: token and its URL (`-` and `-` for links alone), outcome (0
+/// times in ms), request id, then entries: token and its URL (`-` and `-` for links alone), outcome (0
 /// success, 1 skipped, 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for
 /// none), the number of links, and the links in groups of five (probes host depth url from).
 /// Answers four numbers per entry: fate (-2 for links alone; -1 when the lease is not held:
 /// it expired and went back to the crawl, or the token is another URL's after a rollback),
 /// next attempt, URLs waiting on a host given up now (-1 for none), new links;
 /// then the bucket's view (five numbers), then its seen-test's generations (-1 when it read
-/// none).
+/// none). Sent again with its request id, it answers what the first run answered and changes
+/// nothing.
 const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local replies, replies_at = KEYS[7], KEYS[8]
+local request = ARGV[11]
+-- A second run: the first run's answer, its steps' part kept, the view read anew.
+local kept = kept_reply(replies, request)
+if kept then
+  local answer = {}
+  for v in string.gmatch(kept, '%S+') do answer[#answer + 1] = tonumber(v) end
+  local generations = table.remove(answer)
+  for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
+  answer[#answer + 1] = generations
+  return answer
+end
 local conns = tonumber(ARGV[2])
 local schedule = ARGV[3]
 local delay, base, bmax, rmax = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -109,7 +156,7 @@ local max_errs, give_up_after, max_attempts = tonumber(ARGV[8]), tonumber(ARGV[9
 -- The leases of the batch, read at once; removed at once at the end.
 local tokens = {}
 do
-  local i = 11
+  local i = 12
   while i + 4 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
     i = i + 5 + 5 * tonumber(ARGV[i + 4])
@@ -183,7 +230,7 @@ local function complete_one(token, leased_url, outcome, retry_after)
 end
 
 local answer = {}
-local i = 11
+local i = 12
 while i + 4 <= #ARGV do
   local token, leased_url = ARGV[i], ARGV[i + 1]
   local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
@@ -206,8 +253,13 @@ if #done > 0 then
   redis.call('ZREM', due, unpack(done))
 end
 finish(seen, ready, hosts, counts, conns)
+local generations = seen_state and seen_state.count or -1
+local steps = {}
+for j, v in ipairs(answer) do steps[j] = string.format('%d', v) end
+steps[#steps + 1] = string.format('%d', generations)
+keep_reply(replies, replies_at, request, table.concat(steps, ' '))
 for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
-answer[#answer + 1] = seen_state and seen_state.count or -1
+answer[#answer + 1] = generations
 return answer
 "#;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -115,6 +115,10 @@ pub struct Store {
     name: String,
     /// Requests sent, retries included: the round trips the crawl costs.
     requests: Arc<AtomicU64>,
+    /// Requests are failing and being retried, and this was said: the next success says the
+    /// server answers again. Shared by the clones, so that a blip is one line, not one per
+    /// request waiting it out.
+    troubled: Arc<AtomicBool>,
 }
 
 impl Store {
@@ -185,6 +189,7 @@ impl Store {
             url: shown,
             name: name.to_owned(),
             requests: Arc::new(AtomicU64::new(0)),
+            troubled: Arc::new(AtomicBool::new(false)),
         };
         store.refuse_eviction().await?;
         Ok(store)
@@ -673,13 +678,13 @@ impl Store {
     ) -> Result<T, Error> {
         let started = tokio::time::Instant::now();
         let mut wait = Duration::from_millis(50);
-        let mut warned = false;
         loop {
             self.requests.fetch_add(1, Ordering::Relaxed);
             let result = send(self.conn.clone()).await;
             let err = match result {
                 Ok(value) => {
-                    if warned {
+                    // The first request through after a blip says so, for all of them.
+                    if self.troubled.swap(false, Ordering::Relaxed) {
                         tracing::warn!("Redis at {} answers again", self.url);
                     }
                     return Ok(value);
@@ -709,8 +714,8 @@ impl Store {
                 }
                 .into());
             }
-            if !warned {
-                warned = true;
+            // One line per blip for the whole process, however many requests wait it out.
+            if !self.troubled.swap(true, Ordering::Relaxed) {
                 if out_of_memory {
                     tracing::warn!(
                         "Redis at {} is full (maxmemory): pausing until it has room",

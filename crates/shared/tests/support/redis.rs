@@ -262,3 +262,56 @@ fn delay_one_way(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
         let _ = to.shutdown(std::net::Shutdown::Write);
     });
 }
+
+/// A TCP proxy on 127.0.0.1 in front of `upstream` that cuts every `every`-th answer off:
+/// the chunk read from the server is dropped and the connection closed both ways, after the
+/// server has run the request. What a timeout or a dropped connection does to a script whose
+/// answer was on its way. Runs until the test ends.
+pub struct CutProxy {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+}
+
+impl CutProxy {
+    pub fn start(upstream: u16, every: usize) -> CutProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the proxy");
+        let port = listener.local_addr().unwrap().port();
+        let answers = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(mut client) = client else { continue };
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                let (mut to_server, mut from_client) =
+                    (server.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from_client, &mut to_server);
+                    let _ = to_server.shutdown(std::net::Shutdown::Write);
+                });
+                let answers = std::sync::Arc::clone(&answers);
+                std::thread::spawn(move || {
+                    let mut buf = vec![0; 64 * 1024];
+                    loop {
+                        let n = match server.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let i = answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i % every == every - 1 || client.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    let _ = server.shutdown(std::net::Shutdown::Both);
+                });
+            }
+        });
+        CutProxy { port }
+    }
+
+    /// `redis://127.0.0.1:PORT` of the proxy.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
