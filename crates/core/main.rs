@@ -145,7 +145,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         None
     } else {
         match runtime.block_on(join_shared(cli, &mut config, &mut seed_texts))? {
-            Joined::Crawl(store, stored) => Some((store, stored)),
+            Joined::Crawl(joined) => Some(*joined),
             Joined::Finished => return Ok(Ended::AlreadyFinished),
         }
     };
@@ -1036,7 +1036,7 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
             seeds.push(seed.clone());
         }
     }
-    Ok(Joined::Crawl(store, stored))
+    Ok(Joined::Crawl(Box::new((store, stored))))
 }
 
 /// How long a process started without seeds waits for its crawl to be created: processes
@@ -1058,8 +1058,8 @@ async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>>
 
 /// What joining a shared crawl found.
 enum Joined {
-    /// A crawl to work on.
-    Crawl(shared::Store, shared::Stored),
+    /// A crawl to work on (boxed: far larger than the other variant).
+    Crawl(Box<(shared::Store, shared::Stored)>),
     /// The crawl had finished, and this command brings no seed new to it.
     Finished,
 }
