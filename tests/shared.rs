@@ -329,6 +329,63 @@ fn a_redis_rolled_back_to_an_older_snapshot_loses_no_page() {
     );
 }
 
+/// Issue 22: a replica promoted mid-crawl (the master killed with SIGKILL, the replica made
+/// master, the crawl's address moved to it, as a failover does): replication is
+/// asynchronous, so the replica may be a little behind, which the processes take as Redis
+/// going back in time. Every page still gets its record, and both processes end.
+#[test]
+fn a_replica_promoted_mid_crawl_loses_no_page() {
+    let mut master = RedisServer::start();
+    let replica = RedisServer::start_with(&[
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--replicaof",
+        "127.0.0.1",
+        &master.port.to_string(),
+    ]);
+    let proxy = crate::redis_server::DelayProxy::start(master.port, Duration::ZERO);
+    let site = site(20, 150, ms(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            start(
+                &proxy.url(),
+                &site.web.roots(),
+                out,
+                &["--lease-time", "2s"],
+            )
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while site.web.requests().len() < 1_200 {
+        assert!(Instant::now() < deadline, "the crawl stalled");
+        std::thread::sleep(ms(2));
+    }
+    master.kill();
+    replica.cli(&["REPLICAOF", "NO", "ONE"]);
+    proxy.switch_to(replica.port);
+    for child in children {
+        finish(child);
+    }
+    let counts = recorded(&outs);
+    let missing: Vec<String> = site
+        .web
+        .expected_pages()
+        .into_iter()
+        .filter(|page| !counts.contains_key(page))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} never recorded, e.g. {:?}",
+        missing.len(),
+        missing.first()
+    );
+}
+
 /// Issue 22: with many buckets and Redis a few milliseconds away, every page was fetched and
 /// then both processes asked Redis for work for ever: a search ran until a sweep asked no
 /// bucket, and an empty bucket was due again after a second, less than a sweep took.

@@ -95,6 +95,14 @@ impl RedisServer {
         self.spawn();
     }
 
+    /// Kills the server (SIGKILL) for good.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// The server's directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
@@ -195,19 +203,25 @@ impl RedisCluster {
 /// direction, as a network between machines does: what a crawl through Redis on another
 /// machine meets. Bytes keep their order; a connection's two directions are independent,
 /// so pipelined requests overlap as they would on a real link. Runs until the test ends.
+/// Its upstream can be changed ([`DelayProxy::switch_to`]): new connections go there, as
+/// a failover moves a service's address to another server.
 pub struct DelayProxy {
     /// Its port on 127.0.0.1.
     pub port: u16,
+    upstream: std::sync::Arc<std::sync::atomic::AtomicU16>,
 }
 
 impl DelayProxy {
     pub fn start(upstream: u16, one_way: Duration) -> DelayProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the proxy");
         let port = listener.local_addr().unwrap().port();
+        let upstream = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(upstream));
+        let target = std::sync::Arc::clone(&upstream);
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
-                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                let to = target.load(std::sync::atomic::Ordering::Relaxed);
+                let Ok(server) = TcpStream::connect(("127.0.0.1", to)) else {
                     continue;
                 };
                 let _ = client.set_nodelay(true);
@@ -220,7 +234,13 @@ impl DelayProxy {
                 }
             }
         });
-        DelayProxy { port }
+        DelayProxy { port, upstream }
+    }
+
+    /// Sends new connections to `port` from now on.
+    pub fn switch_to(&self, port: u16) {
+        self.upstream
+            .store(port, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// `redis://127.0.0.1:PORT` of the proxy.
