@@ -10,6 +10,8 @@
 #   PAGES=50 PROCESSES="1 2" benches/shared.sh
 #   CONFIG=config/default.toml PAGES=10 benches/shared.sh   # polite: 1 s between requests to
 #                                           # a host, one connection; bound by politeness
+#   RTT_MS=4 benches/shared.sh              # Redis 4 ms away (round trip): the crawlers reach
+#                                           # it through benches/delay_proxy.py
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -21,10 +23,12 @@ LATENCY_MS=${LATENCY_MS:-20}
 CONCURRENCY=${CONCURRENCY:-16}
 CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
+RTT_MS=${RTT_MS:-0}
 work=$(mktemp -d)
 server=
 redis=
-trap 'kill $server $redis 2>/dev/null || true; rm -rf "$work"' EXIT
+proxy=
+trap 'kill $server $redis $proxy 2>/dev/null || true; rm -rf "$work"' EXIT
 
 cargo build --release --quiet -p crawler -p testweb
 bin=target/release
@@ -33,6 +37,14 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" &
 redis=$!
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
+# The crawlers' way to Redis: direct, or through a proxy holding each byte half the round trip.
+reach=$port
+if [ "$RTT_MS" != 0 ]; then
+    reach=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 benches/delay_proxy.py "$port" "$reach" "$(echo "$RTT_MS / 2000" | bc -l)" &
+    proxy=$!
+    until redis-cli -p "$reach" ping >/dev/null 2>&1; do sleep 0.05; done
+fi
 cpu() { redis-cli -p "$port" INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f", s }'; }
 mem() { redis-cli -p "$port" INFO memory | tr -d '\r' | awk -F: '/^used_memory:/ { print $2 }'; }
 
@@ -50,7 +62,7 @@ for n in $PROCESSES; do
     start=$(date +%s.%N)
     pids=()
     for i in $(seq "$n"); do
-        "$bin/crawler" --config "$CONFIG" --redis "redis://127.0.0.1:$port" \
+        "$bin/crawler" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
             --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
             --output "$work/records.$i" 2>"$work/stderr.$i" &
         pids+=($!)

@@ -374,8 +374,9 @@ struct Inner {
     pushed: RwLock<SeenSet>,
     /// The crawl's layout, to make `pushed` anew.
     layout: Layout,
-    /// Each bucket's count of changes as last heard: one lower later means Redis went back.
-    ops_seen: Mutex<Vec<i64>>,
+    /// Each bucket's count of changes as last heard, and when by the server's clock (ms):
+    /// fewer at a later instant means Redis went back.
+    ops_seen: Mutex<Vec<(i64, i64)>>,
     /// The crawl's epoch as last read (-1 before the first heartbeat): bumped by a process
     /// that finds Redis went back, so that the others forget what they sent too.
     epoch: AtomicI64,
@@ -483,7 +484,7 @@ impl SharedFrontier {
             pending: Mutex::new(HashMap::new()),
             pushed: RwLock::new(pushed),
             layout: layout.clone(),
-            ops_seen: Mutex::new(vec![0; layout.buckets as usize]),
+            ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
             epoch: AtomicI64::new(-1),
             requests_sent: AtomicU64::new(0),
             batches: Mutex::new(HashMap::new()),
@@ -1239,14 +1240,7 @@ impl Inner {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch.prepare_invoke();
         for key in [
-            "seen",
-            "ready",
-            "hosts",
-            "counts",
-            "leases",
-            "due",
-            "replies",
-            "replies_at",
+            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
         ] {
             invocation.key(format!("{tag}:{key}"));
         }
@@ -1311,14 +1305,23 @@ impl Inner {
     /// it: Redis went back to an older state (see [`Inner::went_back`]).
     fn see(&self, bucket: u32, view: [i64; 5]) {
         let [ready_at, server_now, queued, leased, ops] = view;
-        let earlier = {
+        // Answers of scripts in flight together may come in another order than they ran:
+        // only one that ran later by the server's clock, with fewer changes, shows that
+        // Redis went back; a clock a second behind is another server.
+        let went_back = {
             let mut seen = self.ops_seen.lock().unwrap_or_else(PoisonError::into_inner);
-            std::mem::replace(&mut seen[bucket as usize], ops)
+            let (earlier_ops, earlier_at) = seen[bucket as usize];
+            let back =
+                (server_now > earlier_at && ops < earlier_ops) || server_now + 1_000 < earlier_at;
+            if server_now >= earlier_at || back {
+                seen[bucket as usize] = (ops, server_now);
+            }
+            back.then(|| {
+                format!("bucket {bucket} had {earlier_ops} changes, and {ops} at a later instant")
+            })
         };
-        if ops < earlier {
-            self.went_back(format!(
-                "bucket {bucket} had {earlier} changes, and now {ops}"
-            ));
+        if let Some(why) = went_back {
+            self.went_back(why);
         }
         let now = Instant::now();
         let ready = (ready_at >= 0).then(|| {
@@ -1484,13 +1487,7 @@ impl Inner {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.lease.prepare_invoke();
         for key in [
-            "ready",
-            "hosts",
-            "counts",
-            "leases",
-            "due",
-            "replies",
-            "replies_at",
+            "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
         ] {
             invocation.key(format!("{tag}:{key}"));
         }

@@ -429,21 +429,23 @@ end
 
 -- Replies kept for a while, by request id: a script whose answer was lost after it ran (a
 -- timeout, a dropped connection) is sent again with the same id, and its second run answers
--- from what the first wrote, changing nothing. KEEP_REPLIES is longer than the client retries.
-local KEEP_REPLIES = 150000
+-- from what the first wrote, changing nothing. Two hashes take turns, a period each: a reply
+-- is kept one to two periods, and a hash is emptied whole when its turn comes again, so
+-- nothing is kept per reply but its field.
+local KEEP_REPLIES = 60000
 
 local function kept_reply(replies, id)
-  return redis.call('HGET', replies, id)
+  return redis.call('HGET', replies[1], id) or redis.call('HGET', replies[2], id)
 end
 
-local function keep_reply(replies, replies_at, id, text)
-  redis.call('HSET', replies, id, text)
-  redis.call('ZADD', replies_at, now, id)
-  local old = redis.call('ZRANGEBYSCORE', replies_at, '-inf', now - KEEP_REPLIES, 'LIMIT', 0, 100)
-  if #old > 0 then
-    redis.call('HDEL', replies, unpack(old))
-    redis.call('ZREM', replies_at, unpack(old))
+local function keep_reply(replies, id, text)
+  local period = math.floor(now / KEEP_REPLIES)
+  local key = replies[period % 2 + 1]
+  if redis.call('HGET', key, '_period') ~= tostring(period) then
+    redis.call('DEL', key)
+    redis.call('HSET', key, '_period', period)
   end
+  redis.call('HSET', key, id, text)
 end
 
 -- What a script answers besides its own result: the bucket's earliest ready instant (-1 for

@@ -9,13 +9,13 @@ const COMMON: &str = include_str!("scripts.lua");
 /// Hands out up to `max` leases of one bucket, after returning its expired leases to their
 /// queues. Tokens grow with the server's clock (see below), so that one is not handed out
 /// twice when Redis comes back from an older snapshot. KEYS: ready, hosts, counts, leases,
-/// due, replies, replies_at. ARGV: tag, connections per host, delay (ms), max, lease time
+/// due, replies0, replies1. ARGV: tag, connections per host, delay (ms), max, lease time
 /// (ms), request id. Answers: the bucket's view (five numbers), leases reaped, then groups
 /// of (token host entry given-up). Sent again with its request id, it answers the leases the
 /// first run handed out that are still held, and hands out none.
 const LEASE: &str = r#"
 local ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local replies, replies_at = KEYS[6], KEYS[7]
+local replies = {KEYS[6], KEYS[7]}
 local conns, delay = tonumber(ARGV[2]), tonumber(ARGV[3])
 local max, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local request = ARGV[6]
@@ -106,12 +106,11 @@ if leased > 0 then
   count('leased', leased)
   count('queued', -leased)
 end
-if leased > 0 or reaped > 0 then
-  write_back(hosts, counts)
-  -- A run that changed nothing can run again: only the others are kept.
-  local first = 0
-  if leased > 0 then first = out[1] end
-  keep_reply(replies, replies_at, request, first .. ' ' .. leased .. ' ' .. reaped)
+if leased > 0 or reaped > 0 then write_back(hosts, counts) end
+-- Leases handed out are what a second run must answer (not to strand them until their
+-- deadline); a run that handed none out can run again.
+if leased > 0 then
+  keep_reply(replies, request, out[1] .. ' ' .. leased .. ' ' .. reaped)
 end
 local view = bucket_view(ready, counts)
 local answer = {view[1], view[2], view[3], view[4], view[5], reaped}
@@ -121,8 +120,8 @@ return answer
 
 /// Admits links and completes leases of one bucket, for many pages at once: each entry is a
 /// lease to complete with its page's links of this bucket (or links alone), and the whole
-/// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due, replies,
-/// replies_at. ARGV: tag,
+/// batch is one atomic step. KEYS: seen, ready, hosts, counts, leases, due, replies0,
+/// replies1. ARGV: tag,
 /// connections per host, the seen-test's schedule, delay, back-off base, back-off max,
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
 /// times in ms), request id, then entries: token and its URL (`-` and `-` for links alone), outcome (0
@@ -133,10 +132,10 @@ return answer
 /// next attempt, URLs waiting on a host given up now (-1 for none), new links;
 /// then the bucket's view (five numbers), then its seen-test's generations (-1 when it read
 /// none). Sent again with its request id, it answers what the first run answered and changes
-/// nothing.
+/// nothing (kept only when a completion asked for a retry: see below).
 const BATCH: &str = r#"
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local replies, replies_at = KEYS[7], KEYS[8]
+local replies = {KEYS[7], KEYS[8]}
 local request = ARGV[11]
 -- A second run: the first run's answer, its steps' part kept, the view read anew.
 local kept = kept_reply(replies, request)
@@ -230,10 +229,15 @@ local function complete_one(token, leased_url, outcome, retry_after)
 end
 
 local answer = {}
+-- Whether a completion's record waits for this answer (a retry asked for): only then must a
+-- second run answer as the first did. The others' records are written before they are sent,
+-- and a second run that finds them not held changes nothing.
+local awaited = false
 local i = 12
 while i + 4 <= #ARGV do
   local token, leased_url = ARGV[i], ARGV[i + 1]
   local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  if token ~= '-' and (outcome == 3 or outcome == 4) then awaited = true end
   local n = tonumber(ARGV[i + 4])
   i = i + 5
   -- The page's links first: they are new whatever became of its lease.
@@ -254,10 +258,12 @@ if #done > 0 then
 end
 finish(seen, ready, hosts, counts, conns)
 local generations = seen_state and seen_state.count or -1
-local steps = {}
-for j, v in ipairs(answer) do steps[j] = string.format('%d', v) end
-steps[#steps + 1] = string.format('%d', generations)
-keep_reply(replies, replies_at, request, table.concat(steps, ' '))
+if awaited then
+  local steps = {}
+  for j, v in ipairs(answer) do steps[j] = string.format('%d', v) end
+  steps[#steps + 1] = string.format('%d', generations)
+  keep_reply(replies, request, table.concat(steps, ' '))
+end
 for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
 answer[#answer + 1] = generations
 return answer
