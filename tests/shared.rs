@@ -482,6 +482,33 @@ fn answers_cut_off_lose_no_record_and_strand_no_lease() {
     );
 }
 
+/// Issue 21: each process read robots.txt for itself (with two processes on 100 hosts, 100
+/// repeated requests). Now the first process to need a host's file fetches it and stores
+/// it in Redis, and the others use it.
+#[test]
+fn robots_txt_is_fetched_once_per_host_for_the_whole_crawl() {
+    let redis = RedisServer::start();
+    let site = site(10, 40, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 3);
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| start(&redis.url(), &site.web.roots(), out, &[]))
+        .collect();
+    for child in children {
+        finish(child);
+    }
+    let mut robots = BTreeMap::new();
+    for request in site.web.requests() {
+        if request.path == "/robots.txt" {
+            *robots.entry(request.host).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(robots.len(), 10, "{robots:?}");
+    assert!(robots.values().all(|&n| n == 1), "{robots:?}");
+    assert_eq!(recorded(&outs).len(), 400);
+}
+
 #[test]
 fn an_unreachable_redis_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -412,7 +412,8 @@ impl Crawler {
             robots: RobotsCache::new(
                 &config.politeness.user_agent,
                 config.politeness.max_retry_after.min(UNREACHABLE_TTL),
-            ),
+            )
+            .with_shared(frontier.as_shared().cloned()),
             sitemaps: Sitemaps::new(config.crawl.sitemaps),
             config,
             frontier,

@@ -17,6 +17,10 @@
 //! large to compile) disallows everything: a site that wrote rules is not crawled as if it
 //! had written none.
 //!
+//! In a crawl shared through Redis, a host's robots.txt is fetched once for the crawl: the
+//! first process to need it claims the fetch and stores what it said; the others wait for
+//! that and parse it themselves ([`RobotsCache::with_shared`]).
+//!
 //! Rules are per scheme, host and port (RFC 9309 section 2.3): `http://` and `https://` of one
 //! host have a robots.txt each. They are kept for 24 hours at most (RFC 9309 section 2.4),
 //! and the cache holds about [`CACHE_BYTES`] of them (counted as the bytes parsed; compiled
@@ -136,7 +140,14 @@ pub(crate) struct RobotsCache {
     cached: std::sync::atomic::AtomicUsize,
     /// The bound on `cached`.
     budget: usize,
+    /// The crawl shared through Redis, if it is one: where robots.txt files are kept for all
+    /// its processes.
+    shared: Option<shared::SharedFrontier>,
 }
+
+/// How long a process's claim on fetching a robots.txt for the shared crawl holds, and how
+/// long the others wait for it before fetching the file themselves.
+const CLAIM: Duration = Duration::from_secs(60);
 
 impl RobotsCache {
     pub(crate) fn new(user_agent: &str, unreachable_ttl: Duration) -> Self {
@@ -155,7 +166,15 @@ impl RobotsCache {
             unreachable_ttl,
             cached: std::sync::atomic::AtomicUsize::new(0),
             budget: CACHE_BYTES,
+            shared: None,
         }
+    }
+
+    /// This cache, for a crawl shared through Redis: robots.txt files come from the crawl
+    /// when another process fetched them, and are stored there when this one does.
+    pub(crate) fn with_shared(mut self, frontier: Option<shared::SharedFrontier>) -> Self {
+        self.shared = frontier;
+        self
     }
 
     /// How long an unreachable robots.txt closes its host.
@@ -187,16 +206,17 @@ impl RobotsCache {
                     })
                 }))
             };
-            let mut fresh = false;
+            let (mut fresh, mut known_here) = (false, false);
             let (rules, at, _) = entry
                 .rules
                 .get_or_init(|| async {
-                    fresh = true;
-                    let (rules, bytes) = self.fetch(fetcher, guard, url).await;
-                    (Arc::new(rules), crate::backend::now(), bytes + ENTRY_BYTES)
+                    known_here = true;
+                    let (rules, bytes, at, fetched) = self.obtain(fetcher, guard, host, url).await;
+                    fresh = fetched;
+                    (Arc::new(rules), at, bytes + ENTRY_BYTES)
                 })
                 .await;
-            if fresh {
+            if known_here {
                 self.make_room(host, &entry);
             }
             let ttl = match **rules {
@@ -204,7 +224,7 @@ impl RobotsCache {
                 Rules::Unanswered(_) => Duration::ZERO,
                 _ => RULES_TTL,
             };
-            if at.elapsed() >= ttl && !fresh && asked >= *at {
+            if at.elapsed() >= ttl && !known_here && asked >= *at {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
@@ -257,21 +277,107 @@ impl RobotsCache {
         }
     }
 
-    /// The rules at `page`'s robots.txt, and the bytes parsed for them.
-    async fn fetch(&self, fetcher: &dyn Fetcher, guard: &Guard, page: &Url) -> (Rules, usize) {
+    /// The rules at `url`'s robots.txt (`key`: `scheme://host:port`): from the shared crawl
+    /// when another process stored them, else fetched here (and stored for the others).
+    /// Answers them, the bytes parsed, when they were fetched, and whether this process
+    /// fetched them.
+    async fn obtain(
+        &self,
+        fetcher: &dyn Fetcher,
+        guard: &Guard,
+        key: &str,
+        url: &Url,
+    ) -> (Rules, usize, Instant, bool) {
+        let here = |(rules, bytes, _): (Rules, usize, Option<String>)| {
+            (rules, bytes, crate::backend::now(), true)
+        };
+        let Some(shared) = &self.shared else {
+            return here(self.fetch(fetcher, guard, url).await);
+        };
+        let host = url.host_str().unwrap_or_default();
+        let deadline = crate::backend::now() + CLAIM;
+        while crate::backend::now() < deadline {
+            match shared.robots(key, host).await {
+                Ok(Some((stamp, text))) => {
+                    if let Some((rules, bytes)) = self.decode(&text) {
+                        let age = Duration::from_millis(unix_millis().saturating_sub(stamp));
+                        let ttl = match rules {
+                            Rules::Unreachable(_) => self.unreachable_ttl,
+                            _ => RULES_TTL,
+                        };
+                        if age < ttl {
+                            let now = crate::backend::now();
+                            return (rules, bytes, now.checked_sub(age).unwrap_or(now), false);
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    tracing::debug!("robots.txt of {key} from the shared crawl: {err}");
+                    break;
+                }
+            }
+            match shared.claim_robots(key, host, CLAIM).await {
+                Ok(true) => {
+                    let fetched = self.fetch(fetcher, guard, url).await;
+                    let stored = match &fetched.2 {
+                        Some(text) => shared.put_robots(key, host, text).await,
+                        None => shared.release_robots(key, host).await,
+                    };
+                    if let Err(err) = stored {
+                        tracing::debug!("storing the robots.txt of {key}: {err}");
+                    }
+                    return here(fetched);
+                }
+                // Another process fetches it: its answer is stored in a moment.
+                Ok(false) => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(err) => {
+                    tracing::debug!("claiming the robots.txt of {key}: {err}");
+                    break;
+                }
+            }
+        }
+        here(self.fetch(fetcher, guard, url).await)
+    }
+
+    /// Rules from what a process stored of a robots.txt ([`RobotsCache::fetch`]'s text):
+    /// `200` and the body, `allow`, or `unreachable` and the status.
+    fn decode(&self, text: &str) -> Option<(Rules, usize)> {
+        let (kind, rest) = text.split_once('\n').unwrap_or((text, ""));
+        match kind {
+            "200" => Some((Rules::parse(&self.agent, rest.as_bytes()), rest.len())),
+            "allow" => Some((Rules::AllowAll, 0)),
+            _ => {
+                let status = kind.strip_prefix("unreachable ")?.parse().ok()?;
+                Some((Rules::Unreachable(status), 0))
+            }
+        }
+    }
+
+    /// The rules at `page`'s robots.txt, the bytes parsed for them, and what to store of
+    /// them for other processes (none for a fetch without an answer: each tries itself).
+    async fn fetch(
+        &self,
+        fetcher: &dyn Fetcher,
+        guard: &Guard,
+        page: &Url,
+    ) -> (Rules, usize, Option<String>) {
+        let allow = || (Rules::AllowAll, 0, Some("allow".to_owned()));
         let Ok(mut url) = page.join("/robots.txt") else {
-            return (Rules::AllowAll, 0);
+            return allow();
         };
         for _ in 0..=MAX_REDIRECTS {
             let response = match fetcher.get(&url, MAX_BYTES, false).await {
                 Ok(response) => response,
-                Err(err) => return (Rules::Unanswered(err), 0),
+                Err(err) => return (Rules::Unanswered(err), 0, None),
             };
             match response.status {
                 200..=299 => {
+                    let text = format!("200\n{}", String::from_utf8_lossy(&response.body));
                     return (
                         Rules::parse(&self.agent, &response.body),
                         response.body.len(),
+                        Some(text),
                     );
                 }
                 300..=399 => {
@@ -281,15 +387,26 @@ impl RobotsCache {
                         // that leads elsewhere leaves the file unavailable, as RFC 9309 says of
                         // redirects that cannot be followed.
                         Some(next) if guard.allows_url(&next).await => url = next,
-                        _ => return (Rules::AllowAll, 0),
+                        _ => return allow(),
                     }
                 }
-                400..=499 => return (Rules::AllowAll, 0),
-                status => return (Rules::Unreachable(status), 0),
+                400..=499 => return allow(),
+                status => {
+                    let text = format!("unreachable {status}");
+                    return (Rules::Unreachable(status), 0, Some(text));
+                }
             }
         }
-        (Rules::AllowAll, 0)
+        allow()
     }
+}
+
+/// Milliseconds since the Unix epoch by this machine's clock: what stamps robots.txt files in
+/// a shared crawl.
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -543,6 +543,88 @@ impl SharedFrontier {
             .await
     }
 
+    /// What the crawl knows of a robots.txt (`key`: `scheme://host:port` of host `host`), as
+    /// a process stored it ([`SharedFrontier::put_robots`]): when it was stored (ms since
+    /// the Unix epoch, by that process's clock) and its text. So that a host's robots.txt is
+    /// fetched once for the crawl, not once per process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let key = "https://example.com";
+    /// if frontier.robots(key, "example.com").await?.is_none()
+    ///     && frontier.claim_robots(key, "example.com", std::time::Duration::from_secs(60)).await?
+    /// {
+    ///     // Fetch it, then:
+    ///     frontier.put_robots(key, "example.com", "200\nUser-agent: *\nDisallow: /private").await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn robots(&self, key: &str, host: &str) -> Result<Option<(u64, String)>, Error> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(self.inner.robots_key(host)).arg(key);
+        let stored: Option<String> = self.inner.store.query(&cmd).await?;
+        Ok(stored.and_then(|s| {
+            let (at, text) = s.split_once(' ')?;
+            Some((at.parse().ok()?, text.to_owned()))
+        }))
+    }
+
+    /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
+    /// it now; the others wait for what it stores. A process that dies holding the claim
+    /// holds it until `ttl` passes.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::robots`].
+    pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(format!("{}:{key}", self.inner.robots_key(host)))
+            .arg(&self.inner.id)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis(ttl).max(1));
+        let set: Option<String> = self.inner.store.query(&cmd).await?;
+        Ok(set.is_some())
+    }
+
+    /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
+    /// process's clock, and lets go of the claim on it.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::robots`].
+    pub async fn put_robots(&self, key: &str, host: &str, text: &str) -> Result<(), Error> {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        let robots = self.inner.robots_key(host);
+        let mut set = redis::cmd("HSET");
+        set.arg(&robots).arg(key).arg(format!("{at} {text}"));
+        let mut release = redis::cmd("DEL");
+        release.arg(format!("{robots}:{key}"));
+        self.inner.store.query::<i64>(&set).await?;
+        self.inner.store.query::<i64>(&release).await.map(drop)
+    }
+
+    /// Lets go of the claim on a robots.txt without storing anything (its fetch had no
+    /// answer): the others fetch it themselves rather than wait for the claim to pass.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// frontier.release_robots("https://example.com", "example.com").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_robots(&self, key: &str, host: &str) -> Result<(), Error> {
+        let mut release = redis::cmd("DEL");
+        release.arg(format!("{}:{key}", self.inner.robots_key(host)));
+        self.inner.store.query::<i64>(&release).await.map(drop)
+    }
+
     /// Pushes one URL already canonical, which `from` (a redirect, a sitemap) led to, if
     /// known; answers whether it was new.
     ///
@@ -1073,6 +1155,11 @@ impl Inner {
         for link in links {
             sending.remove(link.url.as_str());
         }
+    }
+
+    /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
+    fn robots_key(&self, host: &str) -> String {
+        format!("{}:robots", self.store.tag(self.bucket_of(host)))
     }
 
     fn bucket_of(&self, host: &str) -> u32 {
