@@ -579,14 +579,17 @@ impl SharedFrontier {
     ///
     /// See [`SharedFrontier::robots`].
     pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(format!("{}:{key}", self.inner.robots_key(host)))
-            .arg(&self.inner.id)
-            .arg("NX")
-            .arg("PX")
-            .arg(millis(ttl).max(1));
-        let set: Option<String> = self.inner.store.query(&cmd).await?;
-        Ok(set.is_some())
+        // A claim already this process's is its own: a claim sent again after its answer was
+        // lost must not take this process for another and wait for itself.
+        let script = redis::Script::new(
+            r"if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+              if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+              return 0",
+        );
+        let mut invocation = script.key(format!("{}:{key}", self.inner.robots_key(host)));
+        invocation.arg(&self.inner.id).arg(millis(ttl).max(1));
+        let claimed: i64 = self.inner.store.invoke(&invocation).await?;
+        Ok(claimed == 1)
     }
 
     /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
