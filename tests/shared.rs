@@ -509,6 +509,55 @@ fn robots_txt_is_fetched_once_per_host_for_the_whole_crawl() {
     assert_eq!(recorded(&outs).len(), 400);
 }
 
+/// Issue 21: `--per-host-pages` was charged by the embedded frontier's admission only; two
+/// processes on Redis fetched every page. The budget now holds for the crawl, in Redis, and
+/// both stores admit the same number of pages per host.
+#[test]
+fn the_per_host_page_budget_holds_for_the_crawl_on_either_store() {
+    let site = site(3, 100, ms(1));
+    let per_host = |urls: Vec<String>| {
+        let mut counts = BTreeMap::new();
+        for url in urls {
+            let host = url.split('/').nth(2).unwrap_or_default().to_owned();
+            *counts.entry(host).or_insert(0) += 1;
+        }
+        counts
+    };
+    let mut args = fast();
+    for root in site.web.roots() {
+        args.extend(["--seed".to_owned(), root]);
+    }
+    args.extend(["--per-host-pages".to_owned(), "10".to_owned()]);
+    let embedded = crate::util::crawl(&args);
+    assert!(embedded.output.status.success(), "{}", embedded.stderr());
+    let embedded = per_host(embedded.records.keys().cloned().collect());
+
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let children: Vec<Child> = outs
+        .iter()
+        .map(|out| {
+            start(
+                &redis.url(),
+                &site.web.roots(),
+                out,
+                &["--per-host-pages", "10"],
+            )
+        })
+        .collect();
+    let mut stderr = String::new();
+    for child in children {
+        stderr.push_str(&finish(child));
+    }
+    let counts = recorded(&outs);
+    assert!(counts.values().all(|&n| n == 1), "a URL recorded twice");
+    let shared = per_host(counts.into_keys().collect());
+    assert_eq!(shared, embedded);
+    assert!(shared.values().all(|&n| n == 10), "{shared:?}");
+    assert!(stderr.contains("host budget"), "{stderr}");
+}
+
 #[test]
 fn an_unreachable_redis_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -210,6 +210,8 @@ pub struct Totals {
     pub seen_bits: u64,
     /// The most generations any bucket's seen-test has grown to.
     pub seen_generations: u64,
+    /// New URLs refused by the per-host page budget (they stay seen).
+    pub host_budget: u64,
     /// Changes made: two equal sums with nothing queued or leased prove the crawl over.
     ops: u64,
 }
@@ -1016,6 +1018,11 @@ impl SharedFrontier {
             v
         };
         a.dropped = sorted(&c.dropped);
+        // Charged in Redis, for the whole crawl: every process's refusals.
+        if totals.host_budget > 0 {
+            a.dropped.push(("host_budget", totals.host_budget));
+            a.dropped.sort_unstable();
+        }
         a.invalid = sorted(&c.invalid);
         let s = &mut a.seen_set;
         s.urls = totals.seen;
@@ -1345,7 +1352,8 @@ impl Inner {
             .arg(p.max_consecutive_errors())
             .arg(millis(p.give_up_after()))
             .arg(p.max_attempts())
-            .arg(self.request_id());
+            .arg(self.request_id())
+            .arg(self.scope.per_host_budget().unwrap_or(0));
         for (step, _) in steps {
             match &step.lease {
                 Some(c) => {
@@ -1683,6 +1691,7 @@ impl Inner {
                     "bits",
                     "generations",
                     "ops",
+                    "host_budget",
                 ]);
                 cmd
             })
@@ -1706,6 +1715,7 @@ impl Inner {
                 bits,
                 generations,
                 ops,
+                host_budget,
             ] = v[..]
             else {
                 return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
@@ -1721,6 +1731,7 @@ impl Inner {
             totals.seen_bits += bits;
             totals.seen_generations = totals.seen_generations.max(generations);
             totals.ops += ops;
+            totals.host_budget += host_budget;
         }
         Ok((totals, busy))
     }

@@ -4,10 +4,11 @@
 -- the per-host queues and seen-test chunks are named from the same tag (ARGV[1]).
 --
 -- Host state, one string per host in the `hosts` hash:
--- "active next delay errs since gaveup conns"
+-- "active next delay errs since gaveup conns pages"
 --   active: leases out; next: ms before which no lease starts; delay: the host's own delay
 --   in ms (-1: the crawl's); errs: errors in a row; since: ms of the first of them; gaveup: 1
---   once the host is given up; conns: the host's own connection limit (-1: the crawl's).
+--   once the host is given up; conns: the host's own connection limit (-1: the crawl's);
+--   pages: URLs admitted, counted only under a per-host page budget.
 -- Queue entry: "attempts depth url[ from]" (attempts made before, 0 for a new URL; from: the
 -- page whose link led here, when known). URLs are canonical: they hold no space.
 -- Lease: "host " and the entry, in the `leases` hash under its token; its deadline in `due`.
@@ -23,18 +24,19 @@ local function split(s)
 end
 
 -- A host's state as stored, or nil for a host never stored. A state written before the
--- connections field existed reads it as the crawl's.
+-- connections (or pages) field existed reads it as the crawl's (as none).
 local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
   if not s then return nil end
   local v = split(s)
   for i = 1, 6 do v[i] = tonumber(v[i]) end
   v[7] = tonumber(v[7]) or -1
+  v[8] = tonumber(v[8]) or 0
   return v
 end
 
 local function host_state(hosts, host)
-  return stored_host(hosts, host) or {0, 0, -1, 0, 0, 0, -1}
+  return stored_host(hosts, host) or {0, 0, -1, 0, 0, 0, -1, 0}
 end
 
 local function save_host(hosts, host, h)
@@ -338,7 +340,7 @@ local function get_host(hosts, host)
   if not h then
     h = stored_host(hosts, host)
     if not h then
-      h = {0, 0, -1, 0, 0, 0, -1}
+      h = {0, 0, -1, 0, 0, 0, -1, 0}
       ctx.dirty[host] = true
       ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
     end
@@ -372,25 +374,34 @@ local function queue_len(host)
 end
 
 -- Admits the links of ARGV[i .. i + 5 * n - 1], groups of five (probes host depth url
--- from; from is empty when unknown). Returns how many were new.
-local function admit_links(seen, hosts, schedule, i, n)
+-- from; from is empty when unknown), at most `budget` per host for the crawl (0: no limit),
+-- charged after the seen-test, as the embedded frontier charges it: a URL over the budget
+-- stays seen, and is counted (`host_budget`). Returns how many were queued.
+local function admit_links(seen, hosts, schedule, i, n, budget)
   if not seen_state then seen_state = load_seen(seen, schedule) end
-  local new = 0
+  local new, refused = 0, 0
   for _ = 1, n do
     local host = ARGV[i + 1]
     if test_and_set(seen, schedule, ARGV[i]) then
-      local entry = '0 ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3]
-      if ARGV[i + 4] ~= '' then entry = entry .. ' ' .. ARGV[i + 4] end
-      push(host, entry)
-      get_host(hosts, host)
-      new = new + 1
+      local h = get_host(hosts, host)
+      if budget > 0 and h[8] >= budget then
+        refused = refused + 1
+      else
+        if budget > 0 then
+          h[8] = h[8] + 1
+          touch(host)
+        end
+        local entry = '0 ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3]
+        if ARGV[i + 4] ~= '' then entry = entry .. ' ' .. ARGV[i + 4] end
+        push(host, entry)
+        new = new + 1
+      end
     end
     i = i + 5
   end
-  if new > 0 then
-    count('queued', new)
-    count('seen', new)
-  end
+  if new > 0 then count('queued', new) end
+  if new + refused > 0 then count('seen', new + refused) end
+  if refused > 0 then count('host_budget', refused) end
   return new
 end
 

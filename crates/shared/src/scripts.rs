@@ -124,7 +124,7 @@ return answer
 /// replies1. ARGV: tag,
 /// connections per host, the seen-test's schedule, delay, back-off base, back-off max,
 /// longest Retry-After, errors in a row to give up, time failing to give up, attempts (all
-/// times in ms), request id, then entries: token and its URL (`-` and `-` for links alone), outcome (0
+/// times in ms), request id, pages per host (0: no limit), then entries: token and its URL (`-` and `-` for links alone), outcome (0
 /// success, 1 skipped, 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for
 /// none), the number of links, and the links in groups of five (probes host depth url from).
 /// Answers four numbers per entry: fate (-2 for links alone; -1 when the lease is not held:
@@ -155,7 +155,7 @@ local max_errs, give_up_after, max_attempts = tonumber(ARGV[8]), tonumber(ARGV[9
 -- The leases of the batch, read at once; removed at once at the end.
 local tokens = {}
 do
-  local i = 12
+  local i = 13
   while i + 4 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
     i = i + 5 + 5 * tonumber(ARGV[i + 4])
@@ -233,7 +233,8 @@ local answer = {}
 -- second run answer as the first did. The others' records are written before they are sent,
 -- and a second run that finds them not held changes nothing.
 local awaited = false
-local i = 12
+local budget = tonumber(ARGV[12])
+local i = 13
 while i + 4 <= #ARGV do
   local token, leased_url = ARGV[i], ARGV[i + 1]
   local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
@@ -241,7 +242,7 @@ while i + 4 <= #ARGV do
   local n = tonumber(ARGV[i + 4])
   i = i + 5
   -- The page's links first: they are new whatever became of its lease.
-  local new = admit_links(seen, hosts, schedule, i, n)
+  local new = admit_links(seen, hosts, schedule, i, n, budget)
   i = i + 5 * n
   local fate, next_attempt, given_up = -2, 0, -1
   if token ~= '-' then
