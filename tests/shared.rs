@@ -504,6 +504,50 @@ fn the_per_host_page_budget_holds_for_the_crawl_on_either_store() {
     assert!(stderr.contains("host budget"), "{stderr}");
 }
 
+/// Issue 21: a seed's redirect to another host widened the scope of the process that saw it
+/// only: a running process that leased the target's pages dropped their links as out of
+/// scope. The target is in Redis before it is queued, and a process leasing a URL at depth 0
+/// reads the targets first.
+#[test]
+fn a_seeds_redirect_widens_the_scope_of_every_process() {
+    let (b, _) = crate::util::serve(|path| match path {
+        "/" => (
+            200,
+            "text/html",
+            b"<a href=\"/x\">x</a> <a href=\"/y\">y</a>".to_vec(),
+        ),
+        "/x" => (200, "text/html", b"<a href=\"/z\">z</a>".to_vec()),
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        _ => (200, "text/html", b"<p>page</p>".to_vec()),
+    });
+    let target: &'static str = format!("http://127.0.0.1:{b}/").leak();
+    let (a, _) = crate::util::serve(move |path| match path {
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        _ => (301, target, Vec::new()),
+    });
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    // Both hosts are on loopback: the guard is lifted (the target is not a seed it trusts).
+    // The second runs before the crawl exists, so it joins with no target in its scope; the
+    // first stops after one page: when that is the seed's redirect, the target's pages are
+    // all the second's to fetch.
+    let flags = ["--allow-private-addresses", "true"];
+    let second = start(&redis.url(), &[], &outs[1], &flags);
+    let first = start(
+        &redis.url(),
+        &[format!("http://127.0.0.1:{a}/")],
+        &outs[0],
+        &[&flags[..], &["--max-pages", "1"]].concat(),
+    );
+    finish_all(vec![first, second]);
+    let counts = recorded(&outs);
+    for path in ["", "x", "y", "z"] {
+        let url = format!("http://127.0.0.1:{b}/{path}");
+        assert!(counts.contains_key(&url), "{url} not recorded: {counts:?}");
+    }
+}
+
 #[test]
 fn an_unreachable_redis_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

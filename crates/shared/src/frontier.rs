@@ -384,6 +384,9 @@ struct Inner {
     epoch: AtomicI64,
     /// Scripts that change the crawl sent so far: their request ids.
     requests_sent: AtomicU64,
+    /// The seeds' redirect targets this process has in its scope: another process's join
+    /// it at the next heartbeat.
+    redirect_targets: AtomicUsize,
     /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
     policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
@@ -489,6 +492,7 @@ impl SharedFrontier {
             ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
             epoch: AtomicI64::new(-1),
             requests_sent: AtomicU64::new(0),
+            redirect_targets: AtomicUsize::new(0),
             batches: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashSet::new()),
             sending: Mutex::new(HashSet::new()),
@@ -1467,6 +1471,23 @@ impl Inner {
             .clear();
     }
 
+    /// Puts the seeds' redirect targets other processes met in this process's scope (not
+    /// among its trusted seeds: that is the caller's SSRF guard's business, which never sees
+    /// them).
+    async fn widen_scope(&self) {
+        let known = self.redirect_targets.load(Ordering::Relaxed);
+        let Ok(Some(targets)) = self.store.redirect_targets_beyond(known).await else {
+            return;
+        };
+        for target in &targets {
+            if let Ok(url) = self.canon.canonicalize(target) {
+                self.scope.add_seed(&url);
+            }
+        }
+        self.redirect_targets
+            .store(targets.len(), Ordering::Relaxed);
+    }
+
     /// Reads the crawl's epoch; a change since the last read (up, or down with Redis) means
     /// a process found that Redis went back: this one forgets what it sent too.
     async fn check_epoch(&self) {
@@ -1651,6 +1672,15 @@ impl Inner {
                 token,
                 working: None,
             });
+        }
+        // A URL out of this process's scope was in another's: a seed's redirect target it
+        // met a moment ago, or a page of one. This process's scope takes the targets in
+        // before it judges the page's links.
+        let outside = leases.iter().any(|lease| {
+            self.scope.check(&lease.url, lease.depth) == Err(frontier::DropReason::OutOfScope)
+        });
+        if outside {
+            self.widen_scope().await;
         }
         let got = leases.len();
         self.views.lock().unwrap_or_else(PoisonError::into_inner)[bucket as usize].plenty =
@@ -1895,6 +1925,7 @@ async fn renew(inner: std::sync::Weak<Inner>) {
                 tracing::debug!("saying this process is present: {err}");
             }
             inner.check_epoch().await;
+            inner.widen_scope().await;
         }
         tokio::time::sleep(HEARTBEAT).await;
         let Some(inner) = inner.upgrade() else {

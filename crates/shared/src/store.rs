@@ -565,6 +565,34 @@ impl Store {
         self.query::<i64>(&cmd).await.map(drop)
     }
 
+    /// The targets of the seeds' redirects, if there are more than `known` (their count
+    /// first, so that a process that knows them all reads one number).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// if let Some(targets) = store.redirect_targets_beyond(0).await? {
+    ///     println!("{} hosts joined the scope", targets.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn redirect_targets_beyond(
+        &self,
+        known: usize,
+    ) -> Result<Option<Vec<String>>, Error> {
+        let mut cmd = redis::cmd("SCARD");
+        cmd.arg(self.redirect_targets_key());
+        let count: usize = self.query(&cmd).await?;
+        if count <= known {
+            return Ok(None);
+        }
+        let mut cmd = redis::cmd("SMEMBERS");
+        cmd.arg(self.redirect_targets_key());
+        self.query(&cmd).await.map(Some)
+    }
+
     async fn stored(&self, meta: HashMap<String, String>) -> Result<Stored, Error> {
         let field = |name: &str| {
             meta.get(name)
