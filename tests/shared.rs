@@ -606,6 +606,21 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
         "{stderr}"
     );
     assert!(stderr.contains("--join"), "{stderr}");
+    // The differences never show a secret.
+    let joiner = start(
+        &redis.url(),
+        &[],
+        &tmp.path().join("c"),
+        &["--proxy", "http://bot:Pr0xyPw@127.0.0.1:9"],
+    );
+    let (output, _) = wait_or_kill(joiner, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fetch.proxy: \"http://bot:***@127.0.0.1:9\" here"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Pr0xyPw"), "{stderr}");
     let joiner = start(
         &redis.url(),
         &[],

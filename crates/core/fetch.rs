@@ -112,7 +112,7 @@ pub(crate) fn proxy(config: &Config) -> Result<Option<reqwest::Proxy>, String> {
     let user = url.username().to_owned();
     let password = match (fetch.proxy_password_env.as_str(), url.password()) {
         ("", None) => None,
-        ("", Some(password)) => Some(password.to_owned()),
+        ("", Some(password)) => Some(percent_decoded(password)),
         (var, _) => Some(std::env::var(var).map_err(|_| {
             format!(
                 "fetch.proxy_password_env: the environment variable {var} is not set (or not \

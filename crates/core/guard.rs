@@ -39,7 +39,8 @@ pub(crate) struct Guard {
     /// `localhost:6379`.
     trusted_ports: HashSet<String>,
     /// Redirect targets that are the same server as the seed that redirected: their host
-    /// names with the non-public addresses they are trusted at, and their `host:port`s. A
+    /// names with the non-public addresses they are trusted at, and their services
+    /// (`scheme://host:port`). A
     /// std lock: read once per resolution and fetch check, written once per such redirect.
     redirected: RwLock<Redirected>,
 }
@@ -109,7 +110,11 @@ impl Guard {
         let (Some(from_host), Some(target_host)) = (from.host_str(), target.host_str()) else {
             return false;
         };
-        if !self.enabled || from.port() != target.port() || from_host == target_host {
+        // The same service: scheme and port (an `http://` seed's port 80 is not the
+        // target's 443).
+        let same_service = from.scheme() == target.scheme()
+            && from.port_or_known_default() == target.port_or_known_default();
+        if !self.enabled || !same_service || from_host == target_host {
             return false;
         }
         let from_addresses: HashSet<IpAddr> = resolve(from)
@@ -131,7 +136,7 @@ impl Guard {
             .entry(target_host.to_owned())
             .or_default()
             .extend(shared);
-        redirected.ports.insert(host_port(target).to_owned());
+        redirected.ports.insert(service(target));
         true
     }
 
@@ -183,7 +188,7 @@ impl Guard {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .ports
-            .contains(host_port(url));
+            .contains(&service(url));
         if redirect_target {
             // At one of its trusted addresses at least: the resolver keeps only those.
             return resolve(url)
@@ -218,6 +223,17 @@ async fn resolve(url: &Url) -> Vec<IpAddr> {
         }
         None => Vec::new(),
     }
+}
+
+/// `scheme://host:port`, the port always written: what a trusted redirect target is trusted
+/// on, and nothing else (not the same host's other scheme).
+fn service(url: &Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(0)
+    )
 }
 
 /// `host:port` as a URL spells it, the default port left out.
@@ -413,6 +429,20 @@ mod tests {
                 .await
         );
         assert!(!guard.allows_url(&url("http://10.0.0.5:8080/")).await);
+        // Another scheme is another service, whatever the ports say.
+        let plain = url("http://127.0.0.1/");
+        let guard = Guard::new(true, [&plain]);
+        assert!(
+            !guard
+                .trust_redirect(&plain, &url("https://localhost/"))
+                .await
+        );
+        assert!(
+            guard
+                .trust_redirect(&plain, &url("http://localhost/"))
+                .await
+        );
+        assert!(!guard.allows_url(&url("https://localhost/")).await);
         // Lifted, the guard has nothing to trust.
         let off = Guard::new(false, [&seed]);
         assert!(!off.trust_redirect(&seed, &target).await);

@@ -149,6 +149,17 @@ fn run(cli: &Cli) -> Result<Ended> {
             Joined::Finished => return Ok(Ended::AlreadyFinished),
         }
     };
+    // Joined, the crawl's settings apply: its hosts' rules and its proxy (with the secrets
+    // they name), not this command's, read above only to fail before Redis was written.
+    let (hosts, proxy) = if shared.is_some() {
+        let hosts = hosts::HostRules::new(&config)
+            .map_err(|why| anyhow::anyhow!("the shared crawl's settings: {why}"))?;
+        let proxy = fetch::proxy(&config)
+            .map_err(|why| anyhow::anyhow!("the shared crawl's settings: {why}"))?;
+        (Arc::new(hosts), proxy)
+    } else {
+        (hosts, proxy)
+    };
     if seed_texts.is_empty() {
         match &cli.seeds_file {
             Some(path) => bail!(
@@ -978,6 +989,14 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
             store.create(layout, &settings, seeds).await?
         }
     };
+    if stored.removing {
+        bail!(
+            "the crawl {:?} on {shown} is being removed (or a removal was cut short): run \
+             crawler --redis URL --crawl-name {} --remove-crawl to finish it, then start again",
+            r.crawl_name,
+            r.crawl_name
+        );
+    }
     let mine = config.clone();
     let mut theirs: Config = serde_json::from_str(&stored.settings)
         .context("the shared crawl's stored settings cannot be read (another version?)")?;
@@ -1094,8 +1113,17 @@ fn settings_differences(mine: &Config, theirs: &Config) -> Result<Vec<String>> {
         .into_iter()
         .filter(|key| mine.get(*key) != theirs.get(*key))
         .map(|key| {
-            let here = mine.get(key).unwrap_or(&none);
-            let there = theirs.get(key).unwrap_or(&none);
+            // Shown on a terminal: a URL's password, or a secret header's value, is not.
+            let shown = |value: Option<&String>| {
+                let value = value.unwrap_or(&none);
+                let name = key.rsplit('.').next().unwrap_or_default();
+                if key.contains("headers.") && config::is_secret_header(name) {
+                    "\"***\"".to_owned()
+                } else {
+                    frontier::redact_url(value).into_owned()
+                }
+            };
+            let (here, there) = (shown(mine.get(key)), shown(theirs.get(key)));
             format!("{key}: {here} here, {there} in the crawl")
         })
         .collect())

@@ -288,7 +288,7 @@ impl RobotsCache {
         key: &str,
         url: &Url,
     ) -> (Rules, usize, Instant, bool) {
-        let here = |(rules, bytes, _): (Rules, usize, Option<String>)| {
+        let here = |(rules, bytes, _): (Rules, usize, Option<Vec<u8>>)| {
             (rules, bytes, crate::backend::now(), true)
         };
         let Some(shared) = &self.shared else {
@@ -342,13 +342,19 @@ impl RobotsCache {
 
     /// Rules from what a process stored of a robots.txt ([`RobotsCache::fetch`]'s text):
     /// `200` and the body, `allow`, or `unreachable` and the status.
-    fn decode(&self, text: &str) -> Option<(Rules, usize)> {
-        let (kind, rest) = text.split_once('\n').unwrap_or((text, ""));
+    fn decode(&self, text: &[u8]) -> Option<(Rules, usize)> {
+        let (kind, rest) = match text.iter().position(|&b| b == b'\n') {
+            Some(end) => (&text[..end], &text[end + 1..]),
+            None => (text, &[][..]),
+        };
         match kind {
-            "200" => Some((Rules::parse(&self.agent, rest.as_bytes()), rest.len())),
-            "allow" => Some((Rules::AllowAll, 0)),
+            b"200" => Some((Rules::parse(&self.agent, rest), rest.len())),
+            b"allow" => Some((Rules::AllowAll, 0)),
             _ => {
-                let status = kind.strip_prefix("unreachable ")?.parse().ok()?;
+                let status = std::str::from_utf8(kind.strip_prefix(b"unreachable ")?)
+                    .ok()?
+                    .parse()
+                    .ok()?;
                 Some((Rules::Unreachable(status), 0))
             }
         }
@@ -361,8 +367,8 @@ impl RobotsCache {
         fetcher: &dyn Fetcher,
         guard: &Guard,
         page: &Url,
-    ) -> (Rules, usize, Option<String>) {
-        let allow = || (Rules::AllowAll, 0, Some("allow".to_owned()));
+    ) -> (Rules, usize, Option<Vec<u8>>) {
+        let allow = || (Rules::AllowAll, 0, Some(b"allow".to_vec()));
         let Ok(mut url) = page.join("/robots.txt") else {
             return allow();
         };
@@ -373,7 +379,8 @@ impl RobotsCache {
             };
             match response.status {
                 200..=299 => {
-                    let text = format!("200\n{}", String::from_utf8_lossy(&response.body));
+                    let mut text = b"200\n".to_vec();
+                    text.extend_from_slice(&response.body);
                     return (
                         Rules::parse(&self.agent, &response.body),
                         response.body.len(),
@@ -392,7 +399,7 @@ impl RobotsCache {
                 }
                 400..=499 => return allow(),
                 status => {
-                    let text = format!("unreachable {status}");
+                    let text = format!("unreachable {status}").into_bytes();
                     return (Rules::Unreachable(status), 0, Some(text));
                 }
             }
@@ -412,6 +419,26 @@ fn unix_millis() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_process_stores_of_a_robots_txt_reads_back_the_same() {
+        let cache = RobotsCache::new("crawler", UNREACHABLE_TTL);
+        let url = Url::parse("http://example.com/x/a").unwrap();
+        // Bytes that are not UTF-8 stay as sent.
+        let (rules, bytes) = cache
+            .decode(b"200\nUser-agent: *\nDisallow: /x/\xe9")
+            .unwrap();
+        assert!(matches!(rules, Rules::Parsed(_)));
+        assert_eq!(bytes, 28);
+        assert!(matches!(cache.decode(b"allow"), Some((Rules::AllowAll, 0))));
+        assert!(matches!(
+            cache.decode(b"unreachable 503"),
+            Some((Rules::Unreachable(503), 0))
+        ));
+        assert!(cache.decode(b"junk").is_none());
+        let (rules, _) = cache.decode(b"200\nUser-agent: *\nDisallow: /x/").unwrap();
+        assert!(!rules.allows(&url));
+    }
 
     #[test]
     fn the_cache_stays_within_its_memory_budget() {

@@ -26,12 +26,17 @@ const SECRET_PARAMETERS: [&str; 5] = ["pass", "password", "token", "secret", "ke
 /// ```
 pub fn redact_url(url: &str) -> Cow<'_, str> {
     let start = url.find("://").map_or(0, |i| i + 3);
-    let authority_end = url[start..]
+    // The user info ends at the last `@` before any fragment, even when a password holds
+    // a raw `/` or `?` (not a valid URL, but a secret all the same): better to hide a path
+    // with an `@` in it than to show such a password.
+    let fragment = url[start..].find('#').map_or(url.len(), |i| start + i);
+    let at = url[start..fragment].rfind('@').map(|i| start + i);
+    let authority_end = url[at.unwrap_or(start)..]
         .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
+        .map_or(url.len(), |i| at.unwrap_or(start) + i);
     let mut shown = String::new();
     let mut rest = start;
-    if let Some(at) = url[start..authority_end].rfind('@') {
+    if let Some(at) = at.map(|at| at - start) {
         let userinfo = &url[start..start + at];
         shown.push_str(&url[..start]);
         if let Some((user, _)) = userinfo.split_once(':') {
@@ -107,6 +112,8 @@ mod tests {
             ("redis://:my pw@host:1", "redis://:***@host:1"),
             ("https://ghp_token@github.com/x", "https://***@github.com/x"),
             ("redis://h?password=pw#f", "redis://h?password=***#f"),
+            ("redis://:pa/ss@h:1/0", "redis://:***@h:1/0"),
+            ("redis://:pa?ss@h", "redis://:***@h"),
             ("not a url", "not a url"),
         ] {
             assert_eq!(redact_url(given), shown, "{given}");

@@ -384,6 +384,8 @@ struct Inner {
     epoch: AtomicI64,
     /// Scripts that change the crawl sent so far: their request ids.
     requests_sent: AtomicU64,
+    /// How many times this process forgot the links it sent (see [`Inner::forget_sent`]).
+    forgets: AtomicU64,
     /// The seeds' redirect targets this process has in its scope: another process's join
     /// it at the next heartbeat.
     redirect_targets: AtomicUsize,
@@ -492,6 +494,7 @@ impl SharedFrontier {
             ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
             epoch: AtomicI64::new(-1),
             requests_sent: AtomicU64::new(0),
+            forgets: AtomicU64::new(0),
             redirect_targets: AtomicUsize::new(0),
             batches: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashSet::new()),
@@ -563,17 +566,19 @@ impl SharedFrontier {
     ///     && frontier.claim_robots(key, "example.com", std::time::Duration::from_secs(60)).await?
     /// {
     ///     // Fetch it, then:
-    ///     frontier.put_robots(key, "example.com", "200\nUser-agent: *\nDisallow: /private").await?;
+    ///     frontier.put_robots(key, "example.com", b"200\nUser-agent: *\nDisallow: /private").await?;
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn robots(&self, key: &str, host: &str) -> Result<Option<(u64, String)>, Error> {
+    pub async fn robots(&self, key: &str, host: &str) -> Result<Option<(u64, Vec<u8>)>, Error> {
         let mut cmd = redis::cmd("HGET");
         cmd.arg(self.inner.robots_key(host)).arg(key);
-        let stored: Option<String> = self.inner.store.query(&cmd).await?;
+        let stored: Option<Vec<u8>> = self.inner.store.query(&cmd).await?;
         Ok(stored.and_then(|s| {
-            let (at, text) = s.split_once(' ')?;
-            Some((at.parse().ok()?, text.to_owned()))
+            // Bytes, as sent: a file need not be UTF-8.
+            let space = s.iter().position(|&b| b == b' ')?;
+            let at = std::str::from_utf8(&s[..space]).ok()?.parse().ok()?;
+            Some((at, s[space + 1..].to_vec()))
         }))
     }
 
@@ -604,14 +609,16 @@ impl SharedFrontier {
     /// # Example
     ///
     /// See [`SharedFrontier::robots`].
-    pub async fn put_robots(&self, key: &str, host: &str, text: &str) -> Result<(), Error> {
+    pub async fn put_robots(&self, key: &str, host: &str, text: &[u8]) -> Result<(), Error> {
         let at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis();
         let robots = self.inner.robots_key(host);
+        let mut value = format!("{at} ").into_bytes();
+        value.extend_from_slice(text);
         let mut set = redis::cmd("HSET");
-        set.arg(&robots).arg(key).arg(format!("{at} {text}"));
+        set.arg(&robots).arg(key).arg(value);
         let mut release = redis::cmd("DEL");
         release.arg(format!("{robots}:{key}"));
         self.inner.store.query::<i64>(&set).await?;
@@ -1273,15 +1280,23 @@ impl Inner {
                 }
                 batch.waiting.drain(..take).collect::<Vec<_>>()
             };
+            // Links sent before Redis is found to have gone back are not to be remembered
+            // after: their answer may come from the state that was lost.
+            let forgets = self.forgets.load(Ordering::Relaxed);
             let result = self.send_batch(bucket, &steps).await;
             match result {
                 Ok((answers, generations)) => {
+                    let remember = self.forgets.load(Ordering::Relaxed) == forgets;
                     let bytes = |index| self.schedule.bytes(bucket, index);
                     if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
-                        self.remember(&step.links);
+                        if remember {
+                            self.remember(&step.links);
+                        } else {
+                            self.forget(&step.links);
+                        }
                         let _ = answer.send(Ok(got));
                     }
                 }
@@ -1460,6 +1475,7 @@ impl Inner {
     /// Forgets the links sent, the copies of frozen generations and the hosts whose
     /// politeness it set (see [`Inner::went_back`]).
     fn forget_sent(&self) {
+        self.forgets.fetch_add(1, Ordering::Relaxed);
         match new_pushed(&self.layout) {
             Ok(fresh) => *self.pushed.write().unwrap_or_else(PoisonError::into_inner) = fresh,
             Err(err) => tracing::warn!("{err}"),

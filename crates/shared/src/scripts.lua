@@ -442,8 +442,9 @@ end
 -- timeout, a dropped connection) is sent again with the same id, and its second run answers
 -- from what the first wrote, changing nothing. Two hashes take turns, a period each: a reply
 -- is kept one to two periods, and a hash is emptied whole when its turn comes again, so
--- nothing is kept per reply but its field.
-local KEEP_REPLIES = 60000
+-- nothing is kept per reply but its field. A period is longer than the client retries a
+-- request (two minutes, and its last answer's timeout).
+local KEEP_REPLIES = 150000
 
 local function kept_reply(replies, id)
   return redis.call('HGET', replies[1], id) or redis.call('HGET', replies[2], id)

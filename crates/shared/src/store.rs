@@ -54,6 +54,9 @@ pub struct Stored {
     /// it are added. Advisory: a process that adds new seeds as another finds the crawl over
     /// may leave it marked finished with work in it.
     pub finished: Option<u64>,
+    /// A removal ([`Store::remove`]) began and did not finish: the crawl is not to be joined,
+    /// and removing it again finishes the job.
+    pub removing: bool,
 }
 
 /// What every process of a crawl must agree on, fixed when the crawl is created.
@@ -433,9 +436,11 @@ impl Store {
         self.invoke::<i64>(&invocation).await.map(drop)
     }
 
-    /// Removes every key of the crawl, its record first (so that no process joins what is
-    /// being removed), then its buckets' keys in batches: by `SCAN` on one server, by each
-    /// bucket's hash slot on a cluster, so that no other crawl's key is touched. Refused
+    /// Removes every key of the crawl: its record is marked as being removed first (so that
+    /// no process joins what is being removed, and a removal cut short is run again, knowing
+    /// the buckets), then its buckets' keys go in batches, by `SCAN` on one server, by each
+    /// bucket's hash slot on a cluster (no other crawl's key is touched), and the record
+    /// last. Refused
     /// while a process of the crawl is present (it would write keys back). Answers how many
     /// keys were removed; 0 when there was no such crawl.
     ///
@@ -464,9 +469,11 @@ impl Store {
         if present > 0 {
             return Err(ErrorKind::InUse(present).into());
         }
+        let mut mark = redis::cmd("HSET");
+        mark.arg(self.meta_key()).arg("removing").arg(1);
+        self.query::<i64>(&mark).await?;
         let mut removed = 0;
         for key in [
-            self.meta_key(),
             self.seeds_key(),
             self.redirect_targets_key(),
             self.procs_key(),
@@ -475,7 +482,9 @@ impl Store {
         }
         match self.conn {
             Conn::Single(_) => {
-                // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag).
+                // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag);
+                // the record goes last.
+                let meta = self.meta_key();
                 for pattern in [format!("{}:*", self.name), format!("{{{}:*", self.name)] {
                     let mut cursor = 0u64;
                     loop {
@@ -485,7 +494,8 @@ impl Store {
                             .arg(&pattern)
                             .arg("COUNT")
                             .arg(1000);
-                        let (next, keys): (u64, Vec<String>) = self.query(&cmd).await?;
+                        let (next, mut keys): (u64, Vec<String>) = self.query(&cmd).await?;
+                        keys.retain(|key| *key != meta);
                         removed += self.unlink(&keys).await?;
                         cursor = next;
                         if cursor == 0 {
@@ -500,6 +510,7 @@ impl Store {
                 }
             }
         }
+        removed += self.unlink(&[self.meta_key()]).await?;
         Ok(removed)
     }
 
@@ -644,6 +655,7 @@ impl Store {
             seeds,
             redirect_targets,
             finished: meta.get("finished").and_then(|t| t.parse().ok()),
+            removing: meta.contains_key("removing"),
         })
     }
 

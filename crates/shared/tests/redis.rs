@@ -462,3 +462,31 @@ async fn a_token_is_not_handed_out_again_and_completes_only_its_own_url() {
         "the other URL's lease stays"
     );
 }
+
+/// A removal cut short (the process stopped, Redis went away) left the crawl's record gone
+/// and its buckets' keys behind, for a new crawl of that name to take for its own. The
+/// record is now marked first and removed last: the crawl reads as being removed, and
+/// removing it again finishes the job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_cut_short_is_finished_by_the_next() {
+    let server = RedisServer::start();
+    {
+        let f = frontier(&server.url(), "cut", Duration::from_secs(30)).await;
+        f.push_seeds(urls(100)).await.unwrap();
+    }
+    // As a removal stopped after its mark and a few keys.
+    server.cli(&["HSET", "cut:meta", "removing", "1"]);
+    server.cli(&["DEL", "cut:seeds"]);
+    let store = Store::connect(&server.url(), "cut").await.unwrap();
+    let stored = store
+        .load()
+        .await
+        .unwrap()
+        .expect("the record is still there");
+    assert!(stored.removing);
+    // Its processes are still counted present for a few seconds: wait them out, as an
+    // operator would after stopping them.
+    server.cli(&["DEL", "cut:procs"]);
+    assert!(store.remove().await.unwrap() > 0);
+    assert_eq!(server.cli(&["DBSIZE"]).trim(), "0");
+}
