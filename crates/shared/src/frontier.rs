@@ -264,8 +264,8 @@ struct Completing {
 }
 
 /// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
-/// and new links (see the batch script).
-type Answer = oneshot::Sender<Result<[i64; 4], Error>>;
+/// new links, and links the host's page budget refused (see the batch script).
+type Answer = oneshot::Sender<Result<[i64; 5], Error>>;
 
 /// The steps waiting for a bucket's next batch, and whether a batch is in flight.
 #[derive(Default)]
@@ -872,8 +872,8 @@ impl SharedFrontier {
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         inner.let_go(&lease);
-        let [fate, next_attempt, given_up, admitted] = answer?;
-        inner.count_admitted(sent, admitted);
+        let [fate, next_attempt, given_up, admitted, refused] = answer?;
+        inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
         let fate = match fate {
             -1 => {
@@ -1029,11 +1029,6 @@ impl SharedFrontier {
             v
         };
         a.dropped = sorted(&c.dropped);
-        // Charged in Redis, for the whole crawl: every process's refusals.
-        if totals.host_budget > 0 {
-            a.dropped.push(("host_budget", totals.host_budget));
-            a.dropped.sort_unstable();
-        }
         a.invalid = sorted(&c.invalid);
         let s = &mut a.seen_set;
         s.urls = totals.seen;
@@ -1096,12 +1091,19 @@ impl Inner {
         bump(&self.counts.invalid, reason);
     }
 
-    fn count_admitted(&self, sent: usize, new: i64) {
+    /// Counts what a step's links became: new and queued, refused by the host's page
+    /// budget (new, but over it), or seen before.
+    fn count_admitted(&self, sent: usize, new: i64, refused: i64) {
         let new = u64::try_from(new).unwrap_or(0);
+        let refused = u64::try_from(refused).unwrap_or(0);
         self.counts.new.fetch_add(new, Ordering::Relaxed);
-        self.counts
-            .seen
-            .fetch_add((sent as u64).saturating_sub(new), Ordering::Relaxed);
+        for _ in 0..refused {
+            self.count_drop(frontier::DropReason::HostBudget.reason());
+        }
+        self.counts.seen.fetch_add(
+            (sent as u64).saturating_sub(new + refused),
+            Ordering::Relaxed,
+        );
     }
 
     /// Makes sure Redis holds the own politeness (`[[hosts]]` delay and connections) of the
@@ -1227,8 +1229,8 @@ impl Inner {
             let inner = Arc::clone(self);
             async move {
                 let step = Step { lease: None, links };
-                let [_, _, _, new] = Arc::clone(&inner).submit(bucket, step).await?;
-                inner.count_admitted(sent, new);
+                let [_, _, _, new, refused] = Arc::clone(&inner).submit(bucket, step).await?;
+                inner.count_admitted(sent, new, refused);
                 Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
             }
         });
@@ -1243,7 +1245,7 @@ impl Inner {
     /// bucket with no batch in flight starts a task that sends batches until none waits:
     /// steps that come while one is in flight go together in the next (group commit, no
     /// timer), so a busy bucket costs one script for many pages.
-    async fn submit(self: Arc<Self>, bucket: u32, step: Step) -> Result<[i64; 4], Error> {
+    async fn submit(self: Arc<Self>, bucket: u32, step: Step) -> Result<[i64; 5], Error> {
         let (answer, answered) = oneshot::channel();
         let start = {
             let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1346,12 +1348,12 @@ impl Inner {
     }
 
     /// One batch script: its steps' completions and links, in order. Answers each step's
-    /// four numbers, and how many generations the bucket's seen-test has (-1: not read).
+    /// five numbers, and how many generations the bucket's seen-test has (-1: not read).
     async fn send_batch(
         &self,
         bucket: u32,
         steps: &[(Step, Answer)],
-    ) -> Result<(Vec<[i64; 4]>, i64), Error> {
+    ) -> Result<(Vec<[i64; 5]>, i64), Error> {
         let p = &self.politeness;
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch.prepare_invoke();
@@ -1400,7 +1402,7 @@ impl Inner {
             }
         }
         let answer: Vec<i64> = self.store.invoke(&invocation).await?;
-        if answer.len() != steps.len() * 4 + 6 {
+        if answer.len() != steps.len() * 5 + 6 {
             return Err(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}: {} numbers",
                 steps.len(),
@@ -1408,11 +1410,11 @@ impl Inner {
             ))
             .into());
         }
-        let (answers, view) = answer.split_at(steps.len() * 4);
+        let (answers, view) = answer.split_at(steps.len() * 5);
         self.see(bucket, [view[0], view[1], view[2], view[3], view[4]]);
         let answers = answers
-            .chunks(4)
-            .map(|a| [a[0], a[1], a[2], a[3]])
+            .chunks(5)
+            .map(|a| [a[0], a[1], a[2], a[3], a[4]])
             .collect();
         Ok((answers, view[5]))
     }

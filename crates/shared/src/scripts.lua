@@ -376,7 +376,8 @@ end
 -- Admits the links of ARGV[i .. i + 5 * n - 1], groups of five (probes host depth url
 -- from; from is empty when unknown), at most `budget` per host for the crawl (0: no limit),
 -- charged after the seen-test, as the embedded frontier charges it: a URL over the budget
--- stays seen, and is counted (`host_budget`). Returns how many were queued.
+-- stays seen, and is counted (`host_budget`). Returns how many were queued, and how many
+-- the budget refused.
 local function admit_links(seen, hosts, schedule, i, n, budget)
   if not seen_state then seen_state = load_seen(seen, schedule) end
   local new, refused = 0, 0
@@ -402,7 +403,7 @@ local function admit_links(seen, hosts, schedule, i, n, budget)
   if new > 0 then count('queued', new) end
   if new + refused > 0 then count('seen', new + refused) end
   if refused > 0 then count('host_budget', refused) end
-  return new
+  return new, refused
 end
 
 -- Writes the host states the script changed and its counters' increments, counting one

@@ -127,9 +127,10 @@ return answer
 /// times in ms), request id, pages per host (0: no limit), then entries: token and its URL (`-` and `-` for links alone), outcome (0
 /// success, 1 skipped, 2 failure, 3 failure to retry, 4 error answer), Retry-After (-1 for
 /// none), the number of links, and the links in groups of five (probes host depth url from).
-/// Answers four numbers per entry: fate (-2 for links alone; -1 when the lease is not held:
+/// Answers five numbers per entry: fate (-2 for links alone; -1 when the lease is not held:
 /// it expired and went back to the crawl, or the token is another URL's after a rollback),
-/// next attempt, URLs waiting on a host given up now (-1 for none), new links;
+/// next attempt, URLs waiting on a host given up now (-1 for none), new links, links the
+/// host's page budget refused;
 /// then the bucket's view (five numbers), then its seen-test's generations (-1 when it read
 /// none). Sent again with its request id, it answers what the first run answered and changes
 /// nothing (kept only when a completion asked for a retry: see below).
@@ -242,7 +243,7 @@ while i + 4 <= #ARGV do
   local n = tonumber(ARGV[i + 4])
   i = i + 5
   -- The page's links first: they are new whatever became of its lease.
-  local new = admit_links(seen, hosts, schedule, i, n, budget)
+  local new, refused = admit_links(seen, hosts, schedule, i, n, budget)
   i = i + 5 * n
   local fate, next_attempt, given_up = -2, 0, -1
   if token ~= '-' then
@@ -252,6 +253,7 @@ while i + 4 <= #ARGV do
   answer[#answer + 1] = next_attempt
   answer[#answer + 1] = given_up
   answer[#answer + 1] = new
+  answer[#answer + 1] = refused
 end
 if #done > 0 then
   redis.call('HDEL', leases, unpack(done))
