@@ -44,6 +44,16 @@ fn finish(child: Child) -> String {
     stderr
 }
 
+/// Waits for a process that is to fail (a minute at most), and checks its exit code; its
+/// standard error.
+fn exits_with(child: Child, code: i32) -> String {
+    let (output, hung) = wait_or_kill(child, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!hung, "a crawler hung: {stderr}");
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
 /// Where each of `n` processes writes its records, in `dir`.
 fn record_files(dir: &Path, n: usize) -> Vec<PathBuf> {
     (0..n).map(|i| dir.join(format!("{i}.jsonl"))).collect()
@@ -564,10 +574,7 @@ fn an_unreachable_redis_is_a_clear_error() {
         &out.path().join("r"),
         &[],
     );
-    let (output, hung) = wait_or_kill(child, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!hung);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(child, 2);
     assert!(stderr.contains(&url), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
@@ -583,9 +590,7 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
         &tmp.path().join("a"),
         &["--crawl-name", "x"],
     );
-    let (output, _) = wait_or_kill(child, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(child, 2);
     assert!(stderr.contains("no crawl named \"x\""), "{stderr}");
     // A crawl started with one delay; a process joining with another is refused, the
     // difference named, unless it says --join: then the crawl's applies.
@@ -598,9 +603,7 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
     );
     finish(first);
     let joiner = start(&redis.url(), &[], &tmp.path().join("c"), &["--delay", "1s"]);
-    let (output, _) = wait_or_kill(joiner, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(joiner, 2);
     assert!(
         stderr.contains("politeness.delay: \"1000ms\" here, \"0\" in the crawl"),
         "{stderr}"
@@ -613,9 +616,7 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
         &tmp.path().join("c"),
         &["--proxy", "http://bot:Pr0xyPw@127.0.0.1:9"],
     );
-    let (output, _) = wait_or_kill(joiner, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(joiner, 2);
     assert!(
         stderr.contains("fetch.proxy: \"http://bot:***@127.0.0.1:9\" here"),
         "{stderr}"
@@ -660,18 +661,14 @@ fn a_finished_crawl_says_so_another_site_is_refused_and_removing_starts_anew() {
     assert_eq!(urls_recorded(&tmp.path().join("a")).len(), 20);
 
     let again = start(&redis.url(), &roots, &tmp.path().join("b"), &[]);
-    let (output, _) = wait_or_kill(again, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    let stderr = exits_with(again, 4);
     assert!(stderr.contains("finished at 20"), "{stderr}");
     assert!(stderr.contains("--remove-crawl"), "{stderr}");
     assert!(urls_recorded(&tmp.path().join("b")).is_empty());
 
     let other = self::site(1, 5, ms(1));
     let refused = start(&redis.url(), &other.web.roots(), &tmp.path().join("c"), &[]);
-    let (output, _) = wait_or_kill(refused, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(refused, 2);
     assert!(stderr.contains("seeds it does not have"), "{stderr}");
 
     let remove = Command::new(env!("CARGO_BIN_EXE_crawler"))
@@ -720,10 +717,7 @@ fn the_redis_password_is_never_printed_nor_stored() {
         &tmp.path().join("a"),
         &[],
     );
-    let (output, hung) = wait_or_kill(wrong, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!hung);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let stderr = exits_with(wrong, 2);
     assert!(!stderr.contains("WrongPw123"), "{stderr}");
     assert!(stderr.contains("redis://:***@127.0.0.1:"), "{stderr}");
     assert!(stderr.contains("refused the password"), "{stderr}");
