@@ -298,9 +298,8 @@ impl RobotsCache {
         let deadline = crate::backend::now() + CLAIM;
         while crate::backend::now() < deadline {
             match shared.robots(key, host).await {
-                Ok(Some((stamp, text))) => {
+                Ok(Some((age, text))) => {
                     if let Some((rules, bytes)) = self.decode(&text) {
-                        let age = Duration::from_millis(unix_millis().saturating_sub(stamp));
                         let ttl = match rules {
                             Rules::Unreachable(_) => self.unreachable_ttl,
                             _ => RULES_TTL,
@@ -406,14 +405,6 @@ impl RobotsCache {
         }
         allow()
     }
-}
-
-/// Milliseconds since the Unix epoch by this machine's clock: what stamps robots.txt files in
-/// a shared crawl.
-fn unix_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -553,8 +553,8 @@ impl SharedFrontier {
     }
 
     /// What the crawl knows of a robots.txt (`key`: `scheme://host:port` of host `host`), as
-    /// a process stored it ([`SharedFrontier::put_robots`]): when it was stored (ms since
-    /// the Unix epoch, by that process's clock) and its text. So that a host's robots.txt is
+    /// a process stored it ([`SharedFrontier::put_robots`]): how long ago it was stored (by
+    /// this machine's clock against that process's stamp) and its text. So that a host's robots.txt is
     /// fetched once for the crawl, not once per process.
     ///
     /// # Example
@@ -570,15 +570,20 @@ impl SharedFrontier {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn robots(&self, key: &str, host: &str) -> Result<Option<(u64, Vec<u8>)>, Error> {
+    pub async fn robots(
+        &self,
+        key: &str,
+        host: &str,
+    ) -> Result<Option<(Duration, Vec<u8>)>, Error> {
         let mut cmd = redis::cmd("HGET");
         cmd.arg(self.inner.robots_key(host)).arg(key);
         let stored: Option<Vec<u8>> = self.inner.store.query(&cmd).await?;
         Ok(stored.and_then(|s| {
             // Bytes, as sent: a file need not be UTF-8.
             let space = s.iter().position(|&b| b == b' ')?;
-            let at = std::str::from_utf8(&s[..space]).ok()?.parse().ok()?;
-            Some((at, s[space + 1..].to_vec()))
+            let at: u64 = std::str::from_utf8(&s[..space]).ok()?.parse().ok()?;
+            let age = Duration::from_millis(crate::store::unix_millis().saturating_sub(at));
+            Some((age, s[space + 1..].to_vec()))
         }))
     }
 
@@ -592,12 +597,8 @@ impl SharedFrontier {
     pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
         // A claim already this process's is its own: a claim sent again after its answer was
         // lost must not take this process for another and wait for itself.
-        let script = redis::Script::new(
-            r"if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
-              if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-              return 0",
-        );
-        let mut invocation = script.key(format!("{}:{key}", self.inner.robots_key(host)));
+        let mut invocation = self.inner.scripts.claim_robots.prepare_invoke();
+        invocation.key(format!("{}:{key}", self.inner.robots_key(host)));
         invocation.arg(&self.inner.id).arg(millis(ttl).max(1));
         let claimed: i64 = self.inner.store.invoke(&invocation).await?;
         Ok(claimed == 1)
@@ -610,10 +611,7 @@ impl SharedFrontier {
     ///
     /// See [`SharedFrontier::robots`].
     pub async fn put_robots(&self, key: &str, host: &str, text: &[u8]) -> Result<(), Error> {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
+        let at = crate::store::unix_millis();
         let robots = self.inner.robots_key(host);
         let mut value = format!("{at} ").into_bytes();
         value.extend_from_slice(text);

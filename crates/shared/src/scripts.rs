@@ -343,6 +343,15 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[4]))
 return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[3]), '+inf')
 "#;
 
+/// Claims the fetch of a robots.txt: 1 for the process whose id is ARGV[1] when it holds the
+/// claim (already, as when this is sent again after its answer was lost, or now), else 0.
+/// KEYS: the claim. ARGV: the process's id, the claim's time (ms).
+const CLAIM_ROBOTS: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+";
+
 /// The scripts, loaded once per frontier: `Script` sends EVALSHA, and the body again when
 /// the server answers NOSCRIPT (after a restart).
 pub(crate) struct Scripts {
@@ -353,6 +362,7 @@ pub(crate) struct Scripts {
     pub(crate) crawl_delay: Script,
     pub(crate) host_policy: Script,
     pub(crate) present: Script,
+    pub(crate) claim_robots: Script,
 }
 
 impl Scripts {
@@ -366,6 +376,8 @@ impl Scripts {
             crawl_delay: with(CRAWL_DELAY),
             host_policy: with(HOST_POLICY),
             present: with(PRESENT),
+            // Its own: it touches no bucket.
+            claim_robots: Script::new(CLAIM_ROBOTS),
         }
     }
 }

@@ -382,10 +382,7 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub async fn mark_finished(&self) -> Result<(), Error> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis() as u64;
+        let now = unix_millis();
         // Only on a crawl that exists: a crawl removed meanwhile is not brought back as a
         // record with nothing but this field.
         let script = redis::Script::new(
@@ -769,6 +766,14 @@ impl Store {
             wait = (wait * 2).min(Duration::from_secs(2));
         }
     }
+}
+
+/// Milliseconds since the Unix epoch by this machine's clock: what the crawl's record and its
+/// robots.txt files are stamped with.
+pub(crate) fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Whether a Redis URL carries a password (`redis://:PW@host`, `redis://USER:PW@host`).
