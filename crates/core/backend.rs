@@ -12,8 +12,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Completion, DiskError, Fate, Frontier, FrontierError, FrontierStats, Outcome, Pop,
-    Push,
+    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Pop, Push,
 };
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::task::TaskTracker;
@@ -320,12 +319,12 @@ impl Backend {
                 // Whatever Redis says, these end the URL: its record is written first, so
                 // that a process killed between the two repeats the fetch (its lease comes
                 // back) rather than loses the record of a URL Redis holds as done.
-                let certain = match outcome {
-                    _ if lease.host_given_up() => None,
-                    Outcome::Success | Outcome::Skipped => Some(Fate::Succeeded),
-                    Outcome::Failure { retry: false, .. } => Some(Fate::Failed),
-                    _ => None,
-                };
+                let certain = frontier::known_fate(
+                    outcome,
+                    lease.attempts(),
+                    remote.frontier.politeness(),
+                    lease.host_given_up(),
+                );
                 if let Some(fate) = certain {
                     // Taken first: nothing is awaited between the record and the task that
                     // completes it, so a worker cancelled here has written no record, and

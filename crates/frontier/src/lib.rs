@@ -60,6 +60,8 @@ mod admission;
 mod canon;
 mod checkpoint;
 mod codec;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 mod error;
 mod frontier;
 mod journal;
@@ -74,9 +76,9 @@ pub use error::{DiskError, DiskErrorKind};
 pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push};
 pub use journal::{JournalBatch, Replayed};
 pub use queues::{
-    Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, Lease, Outcome,
-    Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pop, Pushed, QueueStats,
-    SpillSettings,
+    Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, HostRecord, Lease,
+    Outcome, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pop, Pushed,
+    QueueStats, Settled, SpillSettings, Started, fate, known_fate,
 };
 pub use redact::redact_url;
 pub use scope::{

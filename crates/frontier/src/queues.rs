@@ -6,6 +6,7 @@
 
 mod host;
 mod lease;
+mod policy;
 mod politeness;
 pub(crate) mod snapshot;
 mod spill;
@@ -22,6 +23,8 @@ use crate::{Canonical, DiskError};
 pub(crate) use host::Entry;
 use host::{HostState, Referrers};
 pub use lease::{Completion, Fate, ForeignLease, Lease, Outcome};
+pub(crate) use policy::later;
+pub use policy::{HostRecord, Settled, Started, fate, known_fate};
 pub use politeness::{
     HostPolicy, HostPoliteness, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind,
 };
@@ -42,6 +45,11 @@ const SWEEP_SLACK: usize = 64;
 /// host is treated politely.
 ///
 /// # Rules
+///
+/// What a lease's start and outcome do to its host and URL is defined once, by
+/// [`HostRecord`] (the Redis store of `crates/shared` runs the same rules, and the table of
+/// `frontier::conformance`, built with the `conformance` feature, holds both to them); in
+/// short:
 ///
 /// * A host is *ready* when its leases in flight are fewer than
 ///   [`connections_per_host`](Politeness::connections_per_host) and its next-allowed instant
@@ -485,7 +493,7 @@ impl HostQueues {
     ) -> Result<Pushed, DiskError> {
         let h = self.intern(url.host_key());
         self.stats.pushed += 1;
-        let given_up = self.hosts[h as usize].given_up;
+        let given_up = self.hosts[h as usize].record.given_up;
         let from = referrer.map(|from| self.referrers.share(from));
         self.enqueue(h, Entry::new(url, from, depth, 1), now);
         self.evict_if_over_budget()?;
@@ -654,85 +662,31 @@ impl HostQueues {
         let host = &mut self.hosts[h as usize];
         host.in_flight -= 1;
         self.stats.in_flight -= 1;
-        if lease.given_up {
-            // Handed out only to be recorded: nothing was fetched, nothing to learn.
-            self.stats.given_up_urls += 1;
-            self.schedule(h, now);
-            return Ok(Completion {
-                fate: Fate::DroppedWithHost,
-                host_given_up: None,
-            });
-        }
+        let settled = host
+            .record
+            .settle(&lease.start, outcome, now, delay, policy);
         let mut host_given_up = None;
-        let fate = match outcome {
-            Outcome::Success => {
-                host.consecutive_errors = 0;
-                host.failing_since = None;
-                push_back_to(&mut host.next_allowed, later(now, delay));
-                self.stats.succeeded += 1;
-                Fate::Succeeded
+        if settled.gave_up_host {
+            self.stats.given_up_hosts += 1;
+            let on_disk = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
+            host_given_up = Some(host.queue.in_memory() as u64 + on_disk);
+        }
+        if outcome == Outcome::Skipped && host.record.next_allowed == lease.start.before.0 {
+            // Its heap entry, if any, waits for the instant given back: replace it.
+            host.entry = None;
+        }
+        let fate = settled.fate;
+        match fate {
+            Fate::Succeeded => self.stats.succeeded += 1,
+            Fate::Failed => self.stats.failed += 1,
+            Fate::Exhausted => self.stats.exhausted += 1,
+            Fate::DroppedWithHost => self.stats.given_up_urls += 1,
+            Fate::Retried { attempts } => {
+                self.stats.retries += 1;
+                let entry = Entry::new(lease.url, lease.from, lease.depth, attempts);
+                self.enqueue(h, entry, now);
             }
-            Outcome::Skipped => {
-                // Only if nothing moved the host's clock since this lease started: no later
-                // start, no failure's back-off, no new crawl delay.
-                let untouched = host.last_start == Some(lease.started)
-                    && host.next_allowed == Some(later(lease.started, delay));
-                if untouched {
-                    (host.next_allowed, host.last_start) = lease.before;
-                    // Its heap entry, if any, waits for the instant given back: replace it.
-                    host.entry = None;
-                }
-                self.stats.succeeded += 1;
-                Fate::Succeeded
-            }
-            Outcome::Failure { .. } | Outcome::ErrorAnswer { .. } => {
-                let (retry, retry_after, answered) = match outcome {
-                    Outcome::Failure { retry, retry_after } => (retry, retry_after, false),
-                    Outcome::ErrorAnswer { retry_after } => (true, retry_after, true),
-                    Outcome::Success | Outcome::Skipped => unreachable!("matched above"),
-                };
-                if !host.given_up {
-                    host.consecutive_errors = host.consecutive_errors.saturating_add(1);
-                    let failing_since = *host.failing_since.get_or_insert(now);
-                    let retry_after = retry_after.map(|after| after.min(policy.max_retry_after()));
-                    // A server that answers is not down: its broken pages wait the base
-                    // back-off (or its Retry-After), not one that doubles with each of them.
-                    let backoff = if answered {
-                        retry_after.unwrap_or(policy.backoff_base())
-                    } else {
-                        policy
-                            .backoff(host.consecutive_errors)
-                            .max(retry_after.unwrap_or_default())
-                    };
-                    let wait = delay.max(backoff);
-                    push_back_to(&mut host.next_allowed, later(now, wait));
-                    if host.consecutive_errors >= policy.max_consecutive_errors()
-                        && now.saturating_duration_since(failing_since) >= policy.give_up_after()
-                    {
-                        host.given_up = true;
-                        self.stats.given_up_hosts += 1;
-                        let on_disk = host.queue.spilled.as_ref().map_or(0, |s| s.urls);
-                        host_given_up = Some(host.queue.in_memory() as u64 + on_disk);
-                    }
-                }
-                if !retry {
-                    self.stats.failed += 1;
-                    Fate::Failed
-                } else if lease.attempts >= policy.max_attempts() {
-                    self.stats.exhausted += 1;
-                    Fate::Exhausted
-                } else if host.given_up {
-                    self.stats.given_up_urls += 1;
-                    Fate::DroppedWithHost
-                } else {
-                    self.stats.retries += 1;
-                    let attempts = lease.attempts + 1;
-                    let entry = Entry::new(lease.url, lease.from, lease.depth, attempts);
-                    self.enqueue(h, entry, now);
-                    Fate::Retried { attempts }
-                }
-            }
-        };
+        }
         self.schedule(h, now);
         Ok(Completion {
             fate,
@@ -770,14 +724,9 @@ impl HostQueues {
         self.hosts[h as usize].crawl_delay = delay;
         let delay_now = self.host_delay(h);
         let host = &mut self.hosts[h as usize];
-        let (Some(last_start), Some(next_allowed)) = (host.last_start, host.next_allowed) else {
-            return delay;
-        };
-        let spaced = later(last_start, delay_now);
-        if spaced > next_allowed {
-            host.next_allowed = Some(spaced);
+        if host.record.space_starts(delay_now) {
             // A host waiting in the heap under an earlier instant must move to the new one.
-            if let Some((at, _)) = host.entry
+            if let (Some((at, _)), Some(spaced)) = (host.entry, host.record.next_allowed)
                 && at < spaced
             {
                 self.schedule(h, at);
@@ -1007,12 +956,7 @@ impl HostQueues {
         // `pop` took the host's entry off the heap.
         host.entry = None;
         host.in_flight += 1;
-        let before = (host.next_allowed, host.last_start);
-        let given_up = host.given_up;
-        if !given_up {
-            host.last_start = Some(now);
-            host.next_allowed = Some(later(now, delay));
-        }
+        let start = host.record.start(now, delay, entry.attempts);
         if host.queue.is_empty() {
             self.stats.hosts_queued -= 1;
         }
@@ -1040,9 +984,7 @@ impl HostQueues {
             id,
             host: h,
             queues: self.id,
-            started: now,
-            before,
-            given_up,
+            start,
         };
         Ok(lease)
     }
@@ -1065,14 +1007,14 @@ impl HostQueues {
             return;
         }
         // A given-up host's URLs go out at once, to be recorded: no request, no delay.
-        let not_before = if host.given_up {
+        let not_before = if host.record.given_up {
             None
         } else {
-            host.next_allowed
+            host.record.next_allowed
         };
         if let Some((live, _)) = host.entry
             && not_before.is_none_or(|t| t <= live || t <= now)
-            && (!host.given_up || live <= now)
+            && (!host.record.given_up || live <= now)
         {
             // Its entry is still right (the host has been ready since `live`, or the new
             // "not before" is already past, as with no delay): keeping it keeps its place in
@@ -1090,23 +1032,6 @@ impl HostQueues {
                 .retain(|&Reverse((_, seq, h))| hosts[h as usize].holds(seq));
         }
     }
-}
-
-/// Moves `next_allowed` to `at`, unless it is already later.
-/// `t + d`, saturating near the largest `Instant` the platform represents instead of panicking
-/// as `+` does: the wait then ends as late as can be expressed, never earlier.
-fn later(t: Instant, d: Duration) -> Instant {
-    let mut d = d;
-    loop {
-        if let Some(at) = t.checked_add(d) {
-            return at;
-        }
-        d /= 2;
-    }
-}
-
-fn push_back_to(next_allowed: &mut Option<Instant>, at: Instant) {
-    *next_allowed = Some(next_allowed.map_or(at, |t| t.max(at)));
 }
 
 impl fmt::Debug for HostQueues {

@@ -14,7 +14,7 @@ use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
-use crate::scripts::Scripts;
+use crate::scripts::{self, FateCode, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Store, Stored};
 use crate::{Error, ErrorKind};
@@ -257,10 +257,7 @@ struct Step {
 struct Completing {
     token: u64,
     url: String,
-    /// The outcome's code (see the batch script).
-    code: u8,
-    /// Retry-After in ms, or -1.
-    retry_after: i64,
+    outcome: Outcome,
 }
 
 /// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
@@ -733,6 +730,19 @@ impl SharedFrontier {
         inner.admit(links).await.map(drop)
     }
 
+    /// The crawl's politeness, as this process sends it with its scripts.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) {
+    /// println!("{} attempts per URL", frontier.politeness().max_attempts());
+    /// # }
+    /// ```
+    pub fn politeness(&self) -> &Politeness {
+        &self.inner.politeness
+    }
+
     /// Leases this process holds that no worker has taken yet: a search for work takes
     /// leases for every idle worker, and the worker that searched should wake the others.
     ///
@@ -845,26 +855,12 @@ impl SharedFrontier {
             inner.let_go(&lease);
             return Err(err);
         }
-        let (code, retry_after) = match outcome {
-            Outcome::Success => (0, None),
-            Outcome::Skipped => (1, None),
-            Outcome::Failure {
-                retry: false,
-                retry_after,
-            } => (2, retry_after),
-            Outcome::Failure {
-                retry: true,
-                retry_after,
-            } => (3, retry_after),
-            Outcome::ErrorAnswer { retry_after } => (4, retry_after),
-        };
         let sent = links.len();
         let step = Step {
             lease: Some(Completing {
                 token: lease.token,
                 url: lease.url.as_str().to_owned(),
-                code,
-                retry_after: retry_after.map_or(-1, millis),
+                outcome,
             }),
             links,
         };
@@ -873,18 +869,13 @@ impl SharedFrontier {
         let [fate, next_attempt, given_up, admitted, refused] = answer?;
         inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
-        let fate = match fate {
-            -1 => {
+        let fate = match FateCode::fate(fate, next_attempt) {
+            Ok(Some(fate)) => fate,
+            Ok(None) => {
                 c.fenced.fetch_add(1, Ordering::Relaxed);
                 return Ok(None);
             }
-            0 => Fate::Succeeded,
-            1 => Fate::Failed,
-            2 => Fate::Retried {
-                attempts: u32::try_from(next_attempt).unwrap_or(u32::MAX),
-            },
-            3 => Fate::Exhausted,
-            _ => Fate::DroppedWithHost,
+            Err(err) => return Err(ErrorKind::Server(err).into()),
         };
         match fate {
             Fate::Succeeded => &c.succeeded,
@@ -974,12 +965,9 @@ impl SharedFrontier {
             .min(inner.politeness.max_crawl_delay())
             .max(own.unwrap_or(inner.politeness.delay()));
         let tag = inner.store.tag(inner.bucket_of(host));
-        let mut invocation = inner.scripts.crawl_delay.prepare_invoke();
-        invocation
-            .key(format!("{tag}:hosts"))
-            .arg(&tag)
-            .arg(host)
-            .arg(millis(delay));
+        let invocation = inner
+            .scripts
+            .crawl_delay_call(&tag, host, delay, &inner.politeness);
         inner.store.invoke::<i64>(&invocation).await.map(drop)
     }
 
@@ -1352,40 +1340,15 @@ impl Inner {
         bucket: u32,
         steps: &[(Step, Answer)],
     ) -> Result<(Vec<[i64; 5]>, i64), Error> {
-        let p = &self.politeness;
         let tag = self.store.tag(bucket);
-        let mut invocation = self.scripts.batch.prepare_invoke();
-        for key in [
-            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
-        ] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(p.connections_per_host())
-            .arg(self.schedule.text(bucket))
-            .arg(millis(p.delay()))
-            .arg(millis(p.backoff_base()))
-            .arg(millis(p.backoff_max()))
-            .arg(millis(p.max_retry_after()))
-            .arg(p.max_consecutive_errors())
-            .arg(millis(p.give_up_after()))
-            .arg(p.max_attempts())
-            .arg(self.request_id())
-            .arg(self.scope.per_host_budget().unwrap_or(0));
+        let mut invocation = self.scripts.batch_call(
+            &tag,
+            &self.politeness,
+            self.schedule.text(bucket),
+            &self.request_id(),
+            self.scope.per_host_budget().unwrap_or(0),
+        );
         for (step, _) in steps {
-            match &step.lease {
-                Some(c) => {
-                    invocation
-                        .arg(c.token)
-                        .arg(&c.url)
-                        .arg(c.code)
-                        .arg(c.retry_after);
-                }
-                None => {
-                    invocation.arg("-").arg("-").arg(0).arg(-1);
-                }
-            }
             // Links a copy of a frozen generation knows are seen, and not sent.
             let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {
@@ -1394,9 +1357,19 @@ impl Inner {
                     sent.push((link, probes));
                 }
             }
-            invocation.arg(sent.len());
+            let lease = step.lease.as_ref();
+            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.outcome));
+            let lease = lease.as_ref().map(|(t, url, o)| (t.as_str(), *url, *o));
+            scripts::completion(&mut invocation, lease, sent.len());
             for (link, probes) in sent {
-                link.args(&probes, &mut invocation);
+                scripts::link(
+                    &mut invocation,
+                    &probes[..],
+                    &link.host,
+                    link.depth,
+                    link.url.as_str(),
+                    link.from.as_deref(),
+                );
             }
         }
         let answer: Vec<i64> = self.store.invoke(&invocation).await?;
@@ -1620,19 +1593,13 @@ impl Inner {
     /// Leases from one bucket into the buffer.
     async fn lease_from(&self, bucket: u32, max: usize) -> Result<usize, Error> {
         let tag = self.store.tag(bucket);
-        let mut invocation = self.scripts.lease.prepare_invoke();
-        for key in [
-            "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
-        ] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(self.politeness.connections_per_host())
-            .arg(millis(self.politeness.delay()))
-            .arg(max)
-            .arg(millis(self.lease_time))
-            .arg(self.request_id());
+        let invocation = self.scripts.lease_call(
+            &tag,
+            &self.politeness,
+            max,
+            self.lease_time,
+            &self.request_id(),
+        );
         let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
         let int = |v: &redis::Value| match v {
@@ -1874,17 +1841,6 @@ impl Inner {
     }
 }
 
-impl Link {
-    fn args(&self, probes: &Probes, invocation: &mut redis::ScriptInvocation<'_>) {
-        invocation
-            .arg(&probes[..])
-            .arg(&self.host)
-            .arg(self.depth)
-            .arg(self.url.as_str())
-            .arg(self.from.as_deref().unwrap_or(""));
-    }
-}
-
 /// Counts one more of `reason`.
 fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
     *counts
@@ -1921,10 +1877,6 @@ fn new_pushed(layout: &Layout) -> Result<SeenSet, Error> {
         .false_positive_rate(layout.seen_rate / 10.0)
         .build()
         .map_err(|err| ErrorKind::BadLayout(format!("the local seen-test: {err}")).into())
-}
-
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Says each second that this process is present (and learns which buckets it owns),

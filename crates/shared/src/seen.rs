@@ -1,7 +1,7 @@
 //! The seen-test's client half: the sizes its generations grow by, and each URL's
 //! fingerprint.
 //!
-//! The seen-test lives in Redis (`scripts.lua` tests and sets it) as a growing cuckoo
+//! The seen-test lives in Redis (`scripts/common.lua` tests and sets it) as a growing cuckoo
 //! filter: each generation is a table of buckets of four fingerprint slots, and a URL may sit
 //! in either of two buckets. A Bloom filter needs some 44% more bits than the information it
 //! holds; a full cuckoo table at 94% load needs about 7% more than its fingerprints, which is
@@ -162,7 +162,7 @@ fn number(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b))
 }
 
-/// The other bucket a fingerprint may sit in, as `alt` of `scripts.lua` computes it.
+/// The other bucket a fingerprint may sit in, as `alt` of `scripts/common.lua` computes it.
 fn alt(i: u64, fp: u64, m: u64) -> u64 {
     let mix = (fp % (1 << 26)) * 40503 + (fp >> 26) * 7919;
     (mix % m + m - i % m) % m
@@ -248,7 +248,7 @@ impl FrozenGen {
     }
 
     /// Whether the URL of `probes` is in this generation, exactly as `contains` of
-    /// `scripts.lua` answers.
+    /// `scripts/common.lua` answers.
     fn holds(&self, probes: &Probes) -> bool {
         let (h, fp) = (number(&probes[..6]), number(&probes[6..12]));
         let m = self.chunks.len() as u64 * self.buckets;

@@ -382,19 +382,9 @@ pub(super) struct HostState {
     pub(super) queue: HostQueue,
     /// Leases of this host not yet completed.
     pub(super) in_flight: u32,
-    /// Failures since the last success; drives the back-off and giving up.
-    pub(super) consecutive_errors: u32,
-    /// When the first of those failures happened; `None` while the host is not failing.
-    pub(super) failing_since: Option<Instant>,
-    /// Set once the host has failed too often in a row for too long; for good, as nothing
-    /// tells the frontier that it came back. Its URLs are still handed out, flagged (see
-    /// [`Lease::host_given_up`](crate::Lease::host_given_up)), so that each gets a record.
-    pub(super) given_up: bool,
-    /// The earliest instant of the next lease start; `None` until the first lease.
-    pub(super) next_allowed: Option<Instant>,
-    /// When the last lease started, so that a longer `Crawl-delay` learnt while it is in
-    /// flight still spaces the next start from it.
-    pub(super) last_start: Option<Instant>,
+    /// When the host may be fetched next, and how its recent fetches went: the rules of
+    /// [`HostRecord`](super::HostRecord).
+    pub(super) record: super::HostRecord,
     /// The robots.txt `Crawl-delay`, already capped; zero when there is none.
     pub(super) crawl_delay: Duration,
     /// The host's own delay and connections, from the per-host policy; boxed, as most

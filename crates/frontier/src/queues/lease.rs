@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::Canonical;
 
@@ -42,12 +42,9 @@ pub struct Lease {
     pub(super) host: u32,
     /// The identity of the queues that issued the lease.
     pub(super) queues: u64,
-    /// When the lease started, and the host's next-allowed instant and last start before
-    /// it: what [`Outcome::Skipped`] puts back.
-    pub(super) started: Instant,
-    pub(super) before: (Option<Instant>, Option<Instant>),
-    /// The host had been given up when the lease started: see [`Lease::host_given_up`].
-    pub(super) given_up: bool,
+    /// What its start found and changed: what [`Outcome::Skipped`] puts back, and whether
+    /// the host had been given up (see [`Lease::host_given_up`]).
+    pub(super) start: super::Started,
 }
 
 impl Lease {
@@ -184,7 +181,7 @@ impl Lease {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn host_given_up(&self) -> bool {
-        self.given_up
+        self.start.given_up
     }
 }
 
@@ -241,9 +238,9 @@ pub enum Outcome {
     },
     /// The caller decided not to fetch the URL after all (robots.txt forbids it, say): no
     /// request reached the host, so the lease gives back the delay its start took, unless
-    /// something moved the host's clock since (another lease started, a failure's back-off,
-    /// a new crawl delay). The URL is done with, counted as a success; the host's error count
-    /// is left alone.
+    /// something moved the host's clock since (another lease started, or a failure backed
+    /// it off). The URL is done with, counted as a success; the host's error count is left
+    /// alone.
     Skipped,
 }
 

@@ -29,10 +29,10 @@ impl HostQueues {
         for (host, name) in self.hosts.iter().zip(names) {
             put_bytes(out, name.as_bytes());
             put_varint(out, host.crawl_delay.as_millis() as u64);
-            put_varint(out, host.consecutive_errors.into());
-            put_varint(out, host.given_up.into());
+            put_varint(out, host.record.errors_in_row.into());
+            put_varint(out, host.record.given_up.into());
             // 0 for none, else 1 + milliseconds left, rounded up so no wait gets shorter.
-            let wait = host.next_allowed.map_or(0, |t| {
+            let wait = host.record.next_allowed.map_or(0, |t| {
                 let left = t.saturating_duration_since(now);
                 1 + left.as_millis() as u64 + u64::from(left.subsec_nanos() % 1_000_000 > 0)
             });
@@ -140,12 +140,15 @@ impl HostQueues {
             queues.hosts.push(HostState {
                 queue,
                 in_flight: 0,
-                consecutive_errors,
-                // The clock is not kept: restarted, a failing host gets the whole time again.
-                failing_since: (consecutive_errors > 0).then_some(now),
-                given_up,
-                next_allowed,
-                last_start: None,
+                record: super::HostRecord {
+                    errors_in_row: consecutive_errors,
+                    // The clock is not kept: restarted, a failing host gets the whole time
+                    // again.
+                    failing_since: (consecutive_errors > 0).then_some(now),
+                    given_up,
+                    next_allowed,
+                    last_start: None,
+                },
                 crawl_delay: crawl_delay.min(queues.politeness.max_crawl_delay()),
                 own: Some(queues.politeness.host(name))
                     .filter(|own| !own.is_default())

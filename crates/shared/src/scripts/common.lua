@@ -1,21 +1,25 @@
--- The shared frontier's server side: the functions every script of crates/shared starts with.
--- Each script works on the keys of one bucket of hosts, all tagged with the bucket's hash tag,
--- so that on a Redis Cluster they live in one slot; KEYS holds the bucket's fixed keys, and
--- the per-host queues and seen-test chunks are named from the same tag (ARGV[1]).
+-- The shared frontier's server side: the functions every script of crates/shared starts with,
+-- after the prelude scripts.rs generates (the host-state field indices and defaults, the
+-- outcome and fate codes, `tag` and `now`). Each script works on the keys of one bucket of
+-- hosts, all tagged with the bucket's hash tag, so that on a Redis Cluster they live in one
+-- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test chunks are
+-- named from the same tag (ARGV[1]).
 --
--- Host state, one string per host in the `hosts` hash:
--- "active next delay errs since gaveup conns pages"
---   active: leases out; next: ms before which no lease starts; delay: the host's own delay
---   in ms (-1: the crawl's); errs: errors in a row; since: ms of the first of them; gaveup: 1
---   once the host is given up; conns: the host's own connection limit (-1: the crawl's);
---   pages: URLs admitted, counted only under a per-host page budget.
+-- Host state, one string per host in the `hosts` hash: its fields space-separated in the
+-- order of `HostField` (scripts.rs), read as h[NEXT] and so on:
+--   ACTIVE: leases out; NEXT: ms before which no lease starts (0: none yet); DELAY: the
+--   host's own delay in ms (-1: the crawl's); ERRS: errors in a row; SINCE: ms of the first
+--   of them; GAVEUP: 1 once the host is given up; CONNS: the host's own connection limit
+--   (-1: the crawl's); PAGES: URLs admitted, counted only under a per-host page budget;
+--   LAST: ms of the last lease start (0: none).
+-- These are frontier::HostRecord's fields, and the rules that change them (start_lease,
+-- settle, space_starts below) are HostRecord's: frontier's conformance table holds both
+-- stores to them.
 -- Queue entry: "attempts depth url[ from]" (attempts made before, 0 for a new URL; from: the
 -- page whose link led here, when known). URLs are canonical: they hold no space.
--- Lease: "host " and the entry, in the `leases` hash under its token; its deadline in `due`.
-
-local tag = ARGV[1]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Lease: "host start entry" in the `leases` hash under its token, start being
+-- "at:next:last:gaveup", what the lease's start found (frontier::Started); its deadline in
+-- `due`.
 
 local function split(s)
   local out = {}
@@ -23,20 +27,24 @@ local function split(s)
   return out
 end
 
--- A host's state as stored, or nil for a host never stored. A state written before the
--- connections (or pages) field existed reads it as the crawl's (as none).
+-- A host's state as stored, or nil for a host never stored. A field a state was written
+-- without (by an older version) reads as its default.
 local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
   if not s then return nil end
   local v = split(s)
-  for i = 1, 6 do v[i] = tonumber(v[i]) end
-  v[7] = tonumber(v[7]) or -1
-  v[8] = tonumber(v[8]) or 0
+  for i, default in ipairs(HOST_DEFAULTS) do v[i] = tonumber(v[i]) or default end
   return v
 end
 
+local function new_host()
+  local h = {}
+  for i, default in ipairs(HOST_DEFAULTS) do h[i] = default end
+  return h
+end
+
 local function host_state(hosts, host)
-  return stored_host(hosts, host) or {0, 0, -1, 0, 0, 0, -1, 0}
+  return stored_host(hosts, host) or new_host()
 end
 
 local function save_host(hosts, host, h)
@@ -47,20 +55,108 @@ local function queue_key(host)
   return tag .. ':q:' .. host
 end
 
--- Puts the host in the ready set at the instant its next lease may start, or takes it out:
--- a host is there exactly when it has a queued URL and a free connection.
+-- The host's connection limit: its own, or the crawl's.
 local function limit(h, conns)
-  if h[7] > 0 then return h[7] end
+  if h[CONNS] > 0 then return h[CONNS] end
   return conns
 end
 
+-- The host's delay now: its own (or its Crawl-delay), or the crawl's.
+local function delay_of(h, delay)
+  if h[DELAY] < 0 then return delay end
+  return h[DELAY]
+end
+
+-- Puts the host in the ready set at the instant its next lease may start, or takes it out:
+-- a host is there exactly when it has a queued URL and a free connection. A given-up host's
+-- URLs go out at once, to be recorded.
 local function reschedule(ready, host, h, conns)
-  if h[1] < limit(h, conns) and redis.call('LLEN', queue_key(host)) > 0 then
-    local at = h[2]
-    if h[6] == 1 then at = 0 end
+  if h[ACTIVE] < limit(h, conns) and redis.call('LLEN', queue_key(host)) > 0 then
+    local at = h[NEXT]
+    if h[GAVEUP] == 1 then at = 0 end
     redis.call('ZADD', ready, at, host)
   else
     redis.call('ZREM', ready, host)
+  end
+end
+
+-- A lease as stored: its host, its start (nil for a lease stored before starts were kept)
+-- and its queue entry.
+local function parse_lease(v)
+  local host, at, nxt, last, gaveup, entry =
+    string.match(v, '^(%S+) (%d+):(%d+):(%d+):(%d) (.*)$')
+  if host then
+    local start = {at = tonumber(at), next = tonumber(nxt), last = tonumber(last), gaveup = gaveup == '1'}
+    return host, start, entry
+  end
+  host, entry = string.match(v, '^(%S+) (.*)$')
+  return host, nil, entry
+end
+
+-- The host policy, as frontier::HostRecord and frontier::fate define it (see there for the
+-- rules and their reasons).
+
+-- HostRecord::start: starts a lease of host h now; answers the start as a lease stores it.
+local function start_lease(h, d)
+  local start = string.format('%d:%d:%d:%d', now, h[NEXT], h[LAST], h[GAVEUP])
+  if h[GAVEUP] ~= 1 then
+    h[LAST] = now
+    h[NEXT] = now + d
+  end
+  return start
+end
+
+-- fate: what becomes of a URL whose lease (attempt `attempts`) ended with `outcome`.
+local function fate_of(outcome, attempts, max_attempts, gaveup)
+  if outcome == OUTCOME_SUCCESS or outcome == OUTCOME_SKIPPED then return FATE_SUCCEEDED end
+  if outcome == OUTCOME_FAILURE then return FATE_FAILED end
+  if attempts >= max_attempts then return FATE_EXHAUSTED end
+  if gaveup then return FATE_DROPPED_WITH_HOST end
+  return FATE_RETRIED
+end
+
+-- HostRecord::settle: moves host h's clock for a lease's outcome, counts its errors, gives
+-- it up; answers the URL's fate and whether this gave the host up. `p` holds the crawl's
+-- politeness (ms): base, bmax, rmax, max_errs, give_up_after, max_attempts; retry_after is
+-- -1 for none.
+local function settle(h, start, outcome, retry_after, attempts, d, p)
+  -- Handed out only to be recorded: nothing was fetched, nothing to learn.
+  if start and start.gaveup then return FATE_DROPPED_WITH_HOST, false end
+  local gave_up = false
+  if outcome == OUTCOME_SUCCESS then
+    h[ERRS] = 0
+    h[SINCE] = 0
+    h[NEXT] = math.max(h[NEXT], now + d)
+  elseif outcome == OUTCOME_SKIPPED then
+    -- Only if nothing moved the host's clock since the lease started.
+    if start and h[LAST] == start.at and h[NEXT] == start.at + d then
+      h[NEXT], h[LAST] = start.next, start.last
+    end
+  elseif h[GAVEUP] ~= 1 then
+    h[ERRS] = h[ERRS] + 1
+    if h[SINCE] == 0 then h[SINCE] = now end
+    local ra = -1
+    if retry_after >= 0 then ra = math.min(retry_after, p.rmax) end
+    local backoff
+    if outcome == OUTCOME_ERROR_ANSWER then
+      if ra >= 0 then backoff = ra else backoff = p.base end
+    else
+      backoff = math.max(math.min(p.base * 2 ^ (h[ERRS] - 1), p.bmax), ra)
+    end
+    h[NEXT] = math.max(h[NEXT], now + math.max(d, backoff))
+    if h[ERRS] >= p.max_errs and now - h[SINCE] >= p.give_up_after then
+      h[GAVEUP] = 1
+      gave_up = true
+    end
+  end
+  return fate_of(outcome, attempts, p.max_attempts, h[GAVEUP] == 1), gave_up
+end
+
+-- HostRecord::space_starts: a longer delay learnt while a lease may be in flight spaces
+-- the next start from the last one.
+local function space_starts(h, d)
+  if h[LAST] > 0 and h[NEXT] > 0 and h[LAST] + d > h[NEXT] then
+    h[NEXT] = h[LAST] + d
   end
 end
 
@@ -340,7 +436,7 @@ local function get_host(hosts, host)
   if not h then
     h = stored_host(hosts, host)
     if not h then
-      h = {0, 0, -1, 0, 0, 0, -1, 0}
+      h = new_host()
       ctx.dirty[host] = true
       ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
     end
@@ -385,11 +481,11 @@ local function admit_links(seen, hosts, schedule, i, n, budget)
     local host = ARGV[i + 1]
     if test_and_set(seen, schedule, ARGV[i]) then
       local h = get_host(hosts, host)
-      if budget > 0 and h[8] >= budget then
+      if budget > 0 and h[PAGES] >= budget then
         refused = refused + 1
       else
         if budget > 0 then
-          h[8] = h[8] + 1
+          h[PAGES] = h[PAGES] + 1
           touch(host)
         end
         local entry = '0 ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3]

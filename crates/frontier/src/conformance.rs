@@ -1,0 +1,749 @@
+//! The host policy's conformance table: sequences of leases and outcomes on one host, with
+//! the delays, fates and give-ups the rules of [`HostRecord`](crate::HostRecord) make of
+//! them. Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
+//! this crate's tests) and the Redis store of `crates/shared` (run by its tests against a
+//! real `redis-server`). A rule one store forgets fails a case.
+//!
+//! Built with the `conformance` feature (and in this crate's tests).
+//!
+//! # Example
+//!
+//! ```
+//! use frontier::conformance::{CASES, Embedded, run};
+//!
+//! for case in CASES {
+//!     run(case, &mut Embedded::new(case))?;
+//! }
+//! # Ok::<(), String>(())
+//! ```
+
+use std::time::{Duration, Instant};
+
+use crate::{Canonicalizer, Fate, HostQueues, Lease, Outcome, Politeness, Pop};
+
+/// The host every case's URLs belong to, as [`Canonical::host_key`](crate::Canonical::host_key)
+/// spells it.
+pub const HOST: &str = "a.example";
+
+/// The politeness of a case, in milliseconds.
+///
+/// # Example
+///
+/// ```
+/// use frontier::conformance::Settings;
+///
+/// let polite = Settings::DEFAULT.politeness();
+/// assert_eq!(polite.delay().as_millis(), 1000);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// [`Politeness::delay`].
+    pub delay: u64,
+    /// [`Politeness::connections_per_host`].
+    pub connections: u32,
+    /// [`Politeness::backoff_base`].
+    pub backoff_base: u64,
+    /// [`Politeness::backoff_max`].
+    pub backoff_max: u64,
+    /// [`Politeness::max_retry_after`].
+    pub max_retry_after: u64,
+    /// [`Politeness::max_consecutive_errors`].
+    pub max_errors: u32,
+    /// [`Politeness::give_up_after`].
+    pub give_up_after: u64,
+    /// [`Politeness::max_attempts`].
+    pub max_attempts: u32,
+}
+
+impl Settings {
+    /// What a case changes nothing of: 1 s delay, one connection, back-off from 1 s to 8 s,
+    /// `Retry-After` up to 30 s, given up after 3 errors in a row over 10 s, 3 attempts.
+    pub const DEFAULT: Settings = Settings {
+        delay: 1000,
+        connections: 1,
+        backoff_base: 1000,
+        backoff_max: 8000,
+        max_retry_after: 30_000,
+        max_errors: 3,
+        give_up_after: 10_000,
+        max_attempts: 3,
+    };
+
+    /// The [`Politeness`] these settings make.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::conformance::Settings;
+    ///
+    /// let polite = Settings { max_attempts: 1, ..Settings::DEFAULT }.politeness();
+    /// assert_eq!(polite.max_attempts(), 1);
+    /// ```
+    pub fn politeness(&self) -> Politeness {
+        let ms = Duration::from_millis;
+        Politeness::builder()
+            .delay(ms(self.delay))
+            .connections_per_host(self.connections)
+            .backoff_base(ms(self.backoff_base))
+            .backoff_max(ms(self.backoff_max))
+            .max_retry_after(ms(self.max_retry_after))
+            .max_crawl_delay(ms(60_000))
+            .max_consecutive_errors(self.max_errors)
+            .give_up_after(ms(self.give_up_after))
+            .max_attempts(self.max_attempts)
+            .build()
+            .expect("the table's settings are valid")
+    }
+}
+
+/// One step of a case. Times are milliseconds from the case's start; leases are numbered
+/// from 0 in the order they were granted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Queue `n` more URLs of [`HOST`], numbered on from those queued before (from 0).
+    Push(u32),
+    /// Ask for a lease at `at`.
+    Lease {
+        /// When.
+        at: u64,
+        /// What the store must answer.
+        expect: Expect,
+    },
+    /// Complete lease `lease` with `outcome` at `at`.
+    Complete {
+        /// Which lease.
+        lease: usize,
+        /// What its fetch did.
+        outcome: Outcome,
+        /// When.
+        at: u64,
+        /// What must become of its URL.
+        fate: Fate,
+        /// `Some(n)` when this completion must give the host up, with `n` URLs queued.
+        gave_up: Option<u64>,
+    },
+    /// The host's delay becomes `delay` ms (a robots.txt `Crawl-delay`), while leases may be
+    /// in flight.
+    CrawlDelay(u64),
+}
+
+/// What a store must answer when asked for a lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A lease of URL number `url`, its attempt `attempts`, flagged given up or not.
+    Granted {
+        /// The URL's number.
+        url: u32,
+        /// The attempt the lease is.
+        attempts: u32,
+        /// Handed out only to be recorded: its host was given up.
+        given_up: bool,
+    },
+    /// No lease before `at`.
+    WaitUntil(u64),
+    /// No lease, and no instant to wait for: nothing queued, or every connection taken.
+    Nothing,
+}
+
+/// A case: settings and steps.
+#[derive(Clone, Copy, Debug)]
+pub struct Case {
+    /// What the case shows.
+    pub name: &'static str,
+    /// The politeness it runs with.
+    pub settings: Settings,
+    /// Its steps, in order.
+    pub steps: &'static [Step],
+}
+
+/// A store under test, driven by [`run`]. Every URL is of [`HOST`]; times are milliseconds
+/// from the case's start, the store's clock set to each step's.
+pub trait Store {
+    /// What the store hands out.
+    type Lease;
+
+    /// Queues `https://a.example/{n}`.
+    fn push(&mut self, n: u32) -> Result<(), String>;
+
+    /// Asks for a lease at `at`.
+    fn lease(&mut self, at: u64) -> Result<Leased<Self::Lease>, String>;
+
+    /// Completes a lease at `at`: the URL's fate, and `Some(n)` when this gave the host up.
+    fn complete(
+        &mut self,
+        lease: Self::Lease,
+        outcome: Outcome,
+        at: u64,
+    ) -> Result<(Fate, Option<u64>), String>;
+
+    /// Sets the host's delay to `delay` ms.
+    fn crawl_delay(&mut self, delay: u64) -> Result<(), String>;
+}
+
+/// A store's answer to [`Store::lease`].
+#[derive(Debug)]
+pub enum Leased<L> {
+    /// A lease, and what [`Expect::Granted`] checks of it.
+    Granted {
+        /// The lease, to complete later.
+        lease: L,
+        /// Its URL's number.
+        url: u32,
+        /// Its attempt.
+        attempts: u32,
+        /// Handed out for a given-up host.
+        given_up: bool,
+    },
+    /// None before `at` ms.
+    WaitUntil(u64),
+    /// None.
+    Nothing,
+}
+
+/// Runs one case against a store, fresh for it. `Err` names the case, the step and what
+/// differed.
+pub fn run<S: Store>(case: &Case, store: &mut S) -> Result<(), String> {
+    let mut leases: Vec<Option<S::Lease>> = Vec::new();
+    let mut pushed = 0;
+    for (i, step) in case.steps.iter().enumerate() {
+        let fail = |what: String| format!("{}: step {i} ({step:?}): {what}", case.name);
+        match *step {
+            Step::Push(n) => {
+                for _ in 0..n {
+                    store.push(pushed).map_err(fail)?;
+                    pushed += 1;
+                }
+            }
+            Step::Lease { at, expect } => {
+                let got = match store.lease(at).map_err(fail)? {
+                    Leased::Granted {
+                        lease,
+                        url,
+                        attempts,
+                        given_up,
+                    } => {
+                        leases.push(Some(lease));
+                        Expect::Granted {
+                            url,
+                            attempts,
+                            given_up,
+                        }
+                    }
+                    Leased::WaitUntil(at) => Expect::WaitUntil(at),
+                    Leased::Nothing => Expect::Nothing,
+                };
+                if got != expect {
+                    return Err(fail(format!("got {got:?}")));
+                }
+            }
+            Step::Complete {
+                lease,
+                outcome,
+                at,
+                fate,
+                gave_up,
+            } => {
+                let held = leases
+                    .get_mut(lease)
+                    .and_then(Option::take)
+                    .ok_or_else(|| fail("no such lease held".into()))?;
+                let got = store.complete(held, outcome, at).map_err(fail)?;
+                if got != (fate, gave_up) {
+                    return Err(fail(format!("got {got:?}")));
+                }
+            }
+            Step::CrawlDelay(delay) => store.crawl_delay(delay).map_err(fail)?,
+        }
+    }
+    Ok(())
+}
+
+/// The embedded store: [`HostQueues`] with a simulated clock.
+///
+/// # Example
+///
+/// ```
+/// use frontier::conformance::{CASES, Embedded, run};
+///
+/// run(&CASES[0], &mut Embedded::new(&CASES[0]))?;
+/// # Ok::<(), String>(())
+/// ```
+pub struct Embedded {
+    queues: HostQueues,
+    canon: Canonicalizer,
+    t0: Instant,
+}
+
+impl Embedded {
+    /// Queues with the case's politeness, their clock at the case's start.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::conformance::{CASES, Embedded};
+    ///
+    /// let store = Embedded::new(&CASES[0]);
+    /// # drop(store);
+    /// ```
+    pub fn new(case: &Case) -> Embedded {
+        Embedded {
+            queues: HostQueues::new(case.settings.politeness()),
+            canon: Canonicalizer::new(),
+            t0: Instant::now(),
+        }
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + Duration::from_millis(ms)
+    }
+}
+
+impl Store for Embedded {
+    type Lease = Lease;
+
+    fn push(&mut self, n: u32) -> Result<(), String> {
+        let url = self
+            .canon
+            .canonicalize(&format!("https://{HOST}/{n}"))
+            .map_err(|err| err.to_string())?;
+        let now = self.t0;
+        self.queues
+            .push(url, 0, now)
+            .map(drop)
+            .map_err(|err| err.to_string())
+    }
+
+    fn lease(&mut self, at: u64) -> Result<Leased<Lease>, String> {
+        Ok(
+            match self.queues.pop(self.at(at)).map_err(|e| e.to_string())? {
+                Pop::Lease(lease) => Leased::Granted {
+                    url: url_number(lease.url().as_str())?,
+                    attempts: lease.attempts(),
+                    given_up: lease.host_given_up(),
+                    lease,
+                },
+                Pop::WaitUntil(t) => {
+                    Leased::WaitUntil(t.duration_since(self.t0).as_millis() as u64)
+                }
+                Pop::Pending | Pop::Done => Leased::Nothing,
+            },
+        )
+    }
+
+    fn complete(
+        &mut self,
+        lease: Lease,
+        outcome: Outcome,
+        at: u64,
+    ) -> Result<(Fate, Option<u64>), String> {
+        let done = self
+            .queues
+            .complete(lease, outcome, self.at(at))
+            .map_err(|_| "a foreign lease".to_string())?;
+        Ok((done.fate, done.host_given_up))
+    }
+
+    fn crawl_delay(&mut self, delay: u64) -> Result<(), String> {
+        self.queues
+            .set_crawl_delay(HOST, Duration::from_millis(delay));
+        Ok(())
+    }
+}
+
+/// The number `n` of `https://a.example/{n}`.
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(frontier::conformance::url_number("https://a.example/7"), Ok(7));
+/// ```
+pub fn url_number(url: &str) -> Result<u32, String> {
+    url.rsplit('/')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("{url} is not a URL of the table"))
+}
+
+const fn ms(n: u64) -> Option<Duration> {
+    Some(Duration::from_millis(n))
+}
+
+const RETRY: Outcome = Outcome::Failure {
+    retry: true,
+    retry_after: None,
+};
+const FAIL: Outcome = Outcome::Failure {
+    retry: false,
+    retry_after: None,
+};
+const ANSWER: Outcome = Outcome::ErrorAnswer { retry_after: None };
+const OK: Outcome = Outcome::Success;
+
+const fn granted(url: u32, attempts: u32) -> Expect {
+    Expect::Granted {
+        url,
+        attempts,
+        given_up: false,
+    }
+}
+
+const fn given_up(url: u32, attempts: u32) -> Expect {
+    Expect::Granted {
+        url,
+        attempts,
+        given_up: true,
+    }
+}
+
+const fn lease(at: u64, expect: Expect) -> Step {
+    Step::Lease { at, expect }
+}
+
+const fn wait(at: u64, until: u64) -> Step {
+    Step::Lease {
+        at,
+        expect: Expect::WaitUntil(until),
+    }
+}
+
+const fn done(lease: usize, outcome: Outcome, at: u64, fate: Fate) -> Step {
+    Step::Complete {
+        lease,
+        outcome,
+        at,
+        fate,
+        gave_up: None,
+    }
+}
+
+const fn gives_up(lease: usize, outcome: Outcome, at: u64, fate: Fate, queued: u64) -> Step {
+    Step::Complete {
+        lease,
+        outcome,
+        at,
+        fate,
+        gave_up: Some(queued),
+    }
+}
+
+const D: Settings = Settings::DEFAULT;
+const TWO: Settings = Settings {
+    connections: 2,
+    ..Settings::DEFAULT
+};
+/// Given up at the first error.
+const FRAGILE: Settings = Settings {
+    max_errors: 1,
+    give_up_after: 0,
+    connections: 2,
+    ..Settings::DEFAULT
+};
+const fn retried(attempts: u32) -> Fate {
+    Fate::Retried { attempts }
+}
+
+/// The table.
+pub const CASES: &[Case] = &[
+    Case {
+        name: "a success waits the delay from its completion",
+        settings: D,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            done(0, OK, 300, Fate::Succeeded),
+            wait(500, 1300),
+            lease(1300, granted(1, 1)),
+            done(1, OK, 1300, Fate::Succeeded),
+            wait(1300, 2300),
+        ],
+    },
+    Case {
+        name: "a start spaces the next one by the delay, whatever the connections",
+        settings: TWO,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            wait(0, 1000),
+            lease(1000, granted(1, 1)),
+            lease(2500, Expect::Nothing),
+            done(0, OK, 2500, Fate::Succeeded),
+            wait(2500, 3500),
+        ],
+    },
+    Case {
+        name: "a skipped lease gives back the delay its start took",
+        settings: D,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            done(0, Outcome::Skipped, 10, Fate::Succeeded),
+            lease(10, granted(1, 1)),
+            done(1, OK, 20, Fate::Succeeded),
+            wait(20, 1020),
+        ],
+    },
+    Case {
+        name: "a skipped lease gives nothing back once another lease started",
+        settings: TWO,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            lease(1000, granted(1, 1)),
+            done(0, Outcome::Skipped, 1100, Fate::Succeeded),
+            wait(1100, 2000),
+        ],
+    },
+    Case {
+        name: "a skipped lease gives nothing back once a failure backed the host off",
+        settings: TWO,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            lease(1000, granted(1, 1)),
+            done(0, ANSWER, 1500, retried(2)),
+            done(1, Outcome::Skipped, 1600, Fate::Succeeded),
+            wait(1600, 2500),
+        ],
+    },
+    Case {
+        name: "failures back off, doubling, and a success resets the count",
+        settings: Settings {
+            give_up_after: 60_000,
+            ..D
+        },
+        steps: &[
+            Step::Push(6),
+            lease(0, granted(0, 1)),
+            done(0, RETRY, 0, retried(2)),
+            wait(0, 1000),
+            lease(1000, granted(1, 1)),
+            done(1, RETRY, 1000, retried(2)),
+            wait(1000, 3000),
+            lease(3000, granted(2, 1)),
+            done(2, FAIL, 3000, Fate::Failed),
+            wait(3000, 7000),
+            lease(7000, granted(3, 1)),
+            done(3, RETRY, 7000, retried(2)),
+            wait(7000, 15000),
+            lease(15000, granted(4, 1)),
+            // Capped at the back-off's maximum.
+            done(4, RETRY, 15000, retried(2)),
+            wait(15000, 23000),
+            lease(23000, granted(5, 1)),
+            done(5, OK, 23000, Fate::Succeeded),
+            lease(24000, granted(0, 2)),
+            done(6, RETRY, 24000, retried(3)),
+            wait(24000, 25000),
+        ],
+    },
+    Case {
+        name: "an error waits at least the delay, from its completion",
+        settings: Settings { delay: 5000, ..D },
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            done(0, RETRY, 3000, retried(2)),
+            wait(3000, 8000),
+            lease(8000, granted(1, 1)),
+            done(1, ANSWER, 9000, retried(2)),
+            wait(9000, 14_000),
+        ],
+    },
+    Case {
+        name: "a failure waits its Retry-After, capped",
+        settings: D,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            done(
+                0,
+                Outcome::Failure {
+                    retry: true,
+                    retry_after: ms(20_000),
+                },
+                0,
+                retried(2),
+            ),
+            wait(0, 20_000),
+            lease(20_000, granted(1, 1)),
+            done(
+                1,
+                Outcome::Failure {
+                    retry: false,
+                    retry_after: ms(90_000),
+                },
+                20_000,
+                Fate::Failed,
+            ),
+            wait(20_000, 50_000),
+        ],
+    },
+    Case {
+        name: "an error answer waits the base back-off or its Retry-After, never doubling",
+        settings: D,
+        steps: &[
+            Step::Push(4),
+            lease(0, granted(0, 1)),
+            done(0, ANSWER, 0, retried(2)),
+            wait(0, 1000),
+            lease(1000, granted(1, 1)),
+            done(1, ANSWER, 1500, retried(2)),
+            wait(1500, 2500),
+            lease(2500, granted(2, 1)),
+            done(
+                2,
+                Outcome::ErrorAnswer {
+                    retry_after: ms(5000),
+                },
+                2500,
+                retried(2),
+            ),
+            wait(2500, 7500),
+            lease(7500, granted(3, 1)),
+            // Capped too.
+            done(
+                3,
+                Outcome::ErrorAnswer {
+                    retry_after: ms(100_000),
+                },
+                7500,
+                retried(2),
+            ),
+            wait(7500, 37_500),
+        ],
+    },
+    Case {
+        name: "a retry goes to the back of the queue until its attempts run out",
+        settings: Settings {
+            max_attempts: 2,
+            ..D
+        },
+        steps: &[
+            Step::Push(2),
+            lease(0, granted(0, 1)),
+            done(0, RETRY, 0, retried(2)),
+            lease(1000, granted(1, 1)),
+            done(1, OK, 1000, Fate::Succeeded),
+            lease(2000, granted(0, 2)),
+            done(2, ANSWER, 2000, Fate::Exhausted),
+            lease(5000, Expect::Nothing),
+        ],
+    },
+    Case {
+        name: "a host is given up after errors in a row for long enough, its URLs handed out at once",
+        settings: Settings {
+            max_errors: 2,
+            give_up_after: 5000,
+            ..D
+        },
+        steps: &[
+            Step::Push(4),
+            lease(0, granted(0, 1)),
+            done(0, RETRY, 0, retried(2)),
+            lease(1000, granted(1, 1)),
+            // Two in a row, but not 5 s of them.
+            done(1, RETRY, 1000, retried(2)),
+            lease(3000, granted(2, 1)),
+            gives_up(2, RETRY, 6000, Fate::DroppedWithHost, 3),
+            lease(6000, given_up(3, 1)),
+            done(3, Outcome::Skipped, 6000, Fate::DroppedWithHost),
+            lease(6000, given_up(0, 2)),
+            // One connection, given up or not.
+            lease(6000, Expect::Nothing),
+            done(4, OK, 6000, Fate::DroppedWithHost),
+            lease(6000, given_up(1, 2)),
+            done(5, RETRY, 6000, Fate::DroppedWithHost),
+            lease(6000, Expect::Nothing),
+        ],
+    },
+    Case {
+        name: "one success in between starts the errors and their clock again",
+        settings: Settings {
+            max_errors: 2,
+            give_up_after: 5000,
+            ..D
+        },
+        steps: &[
+            Step::Push(5),
+            lease(0, granted(0, 1)),
+            done(0, FAIL, 0, Fate::Failed),
+            lease(1000, granted(1, 1)),
+            done(1, OK, 1000, Fate::Succeeded),
+            lease(6000, granted(2, 1)),
+            done(2, FAIL, 6000, Fate::Failed),
+            lease(7000, granted(3, 1)),
+            done(3, FAIL, 7000, Fate::Failed),
+            wait(7000, 9000),
+        ],
+    },
+    Case {
+        name: "a failure without a retry that gives the host up has failed",
+        settings: FRAGILE,
+        steps: &[
+            Step::Push(2),
+            lease(0, granted(0, 1)),
+            gives_up(0, FAIL, 0, Fate::Failed, 1),
+            lease(0, given_up(1, 1)),
+        ],
+    },
+    Case {
+        name: "a retry beyond the attempts that gives the host up is exhausted",
+        settings: Settings {
+            max_attempts: 1,
+            ..FRAGILE
+        },
+        steps: &[
+            Step::Push(2),
+            lease(0, granted(0, 1)),
+            gives_up(0, ANSWER, 0, Fate::Exhausted, 1),
+        ],
+    },
+    Case {
+        name: "leases out when their host is given up end by their own outcome",
+        settings: Settings {
+            connections: 4,
+            delay: 0,
+            ..FRAGILE
+        },
+        steps: &[
+            Step::Push(5),
+            lease(0, granted(0, 1)),
+            lease(0, granted(1, 1)),
+            lease(0, granted(2, 1)),
+            lease(0, granted(3, 1)),
+            gives_up(3, RETRY, 100, Fate::DroppedWithHost, 1),
+            done(0, OK, 200, Fate::Succeeded),
+            done(1, FAIL, 200, Fate::Failed),
+            done(2, ANSWER, 200, Fate::DroppedWithHost),
+            lease(200, given_up(4, 1)),
+        ],
+    },
+    Case {
+        name: "a longer crawl delay spaces the next start from the last one",
+        settings: TWO,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            Step::CrawlDelay(5000),
+            wait(100, 5000),
+            done(0, OK, 200, Fate::Succeeded),
+            wait(300, 5200),
+            lease(5200, granted(1, 1)),
+            wait(5200, 10_200),
+        ],
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_queues_pass_the_table() {
+        let failed: Vec<String> = CASES
+            .iter()
+            .filter_map(|case| run(case, &mut Embedded::new(case)).err())
+            .collect();
+        assert!(failed.is_empty(), "{failed:#?}");
+    }
+}

@@ -1,0 +1,183 @@
+//! The scripts against the host policy's conformance table (`frontier::conformance`), on a
+//! real `redis-server`, their clock set to each step's time.
+
+use frontier::conformance::{CASES, Case, HOST, Leased, Store, run, url_number};
+use frontier::{Fate, Outcome, Politeness};
+use redis::{Connection, Value};
+
+use super::{Clock, FateCode, Scripts, completion, link};
+use crate::seen::Schedule;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../tests/support/redis.rs"]
+mod support;
+
+/// The bucket every case runs in.
+const TAG: &str = "{conformance}";
+
+/// Where the cases' time starts, in the scripts' ms: a real date, so that tokens (which
+/// grow with the clock) look as they do in a crawl.
+const BASE: u64 = 1_764_000_000_000;
+
+struct Redis<'a> {
+    con: &'a mut Connection,
+    scripts: &'a Scripts,
+    politeness: Politeness,
+    schedule: Schedule,
+    requests: u64,
+}
+
+/// A lease as the tests hold it: its token and URL.
+struct Held {
+    token: String,
+    url: String,
+}
+
+impl Redis<'_> {
+    fn clock(&mut self, at: u64) -> Result<(), String> {
+        redis::cmd("SET")
+            .arg(format!("{TAG}:clock"))
+            .arg(BASE + at)
+            .exec(self.con)
+            .map_err(|err| err.to_string())
+    }
+
+    fn request(&mut self) -> String {
+        self.requests += 1;
+        format!("request-{}", self.requests)
+    }
+
+    /// One batch entry: a completion or a link alone. Answers its five numbers.
+    fn batch(
+        &mut self,
+        at: u64,
+        lease: Option<(&str, &str, Outcome)>,
+        url: Option<&str>,
+    ) -> Result<Vec<i64>, String> {
+        self.clock(at)?;
+        let request = self.request();
+        let mut call =
+            self.scripts
+                .batch_call(TAG, &self.politeness, self.schedule.text(0), &request, 0);
+        completion(&mut call, lease, usize::from(url.is_some()));
+        if let Some(url) = url {
+            let probes = self.schedule.probes(&[7; 16], url);
+            link(&mut call, &probes, HOST, 0, url, None);
+        }
+        let answer: Vec<i64> = call.invoke(self.con).map_err(|err| err.to_string())?;
+        Ok(answer[..5].to_vec())
+    }
+}
+
+impl Store for Redis<'_> {
+    type Lease = Held;
+
+    fn push(&mut self, n: u32) -> Result<(), String> {
+        let url = format!("https://{HOST}/{n}");
+        let answer = self.batch(0, None, Some(&url))?;
+        match answer[3] {
+            1 => Ok(()),
+            _ => Err(format!("{url} not admitted: {answer:?}")),
+        }
+    }
+
+    fn lease(&mut self, at: u64) -> Result<Leased<Held>, String> {
+        self.clock(at)?;
+        let request = self.request();
+        let call = self.scripts.lease_call(
+            TAG,
+            &self.politeness,
+            1,
+            std::time::Duration::from_secs(3600),
+            &request,
+        );
+        let answer: Vec<Value> = call.invoke(self.con).map_err(|err| err.to_string())?;
+        let text = |v: &Value| match v {
+            Value::BulkString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
+            Value::Int(n) => Ok(n.to_string()),
+            other => Err(format!("unexpected {other:?}")),
+        };
+        let number = |v: &Value| text(v)?.parse::<i64>().map_err(|err| err.to_string());
+        if answer.len() == 6 {
+            let ready = number(&answer[0])?;
+            return Ok(match u64::try_from(ready) {
+                Err(_) => Leased::Nothing,
+                Ok(ready) if ready > BASE + at => Leased::WaitUntil(ready - BASE),
+                Ok(ready) => return Err(format!("ready at {ready} but no lease")),
+            });
+        }
+        let [token, host, entry, given_up] = &answer[6..] else {
+            return Err(format!("unexpected answer {answer:?}"));
+        };
+        let (token, entry) = (text(token)?, text(entry)?);
+        if text(host)? != HOST {
+            return Err(format!("a lease of {host:?}"));
+        }
+        let mut parts = entry.split(' ');
+        let (Some(before), Some(_depth), Some(url)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(format!("unexpected entry {entry:?}"));
+        };
+        let before: u32 = before.parse().map_err(|_| format!("entry {entry:?}"))?;
+        Ok(Leased::Granted {
+            url: url_number(url)?,
+            attempts: before + 1,
+            given_up: number(given_up)? == 1,
+            lease: Held {
+                token,
+                url: url.to_string(),
+            },
+        })
+    }
+
+    fn complete(
+        &mut self,
+        lease: Held,
+        outcome: Outcome,
+        at: u64,
+    ) -> Result<(Fate, Option<u64>), String> {
+        let answer = self.batch(at, Some((&lease.token, &lease.url, outcome)), None)?;
+        let fate = FateCode::fate(answer[0], answer[1])?.ok_or("the lease is not held")?;
+        Ok((fate, u64::try_from(answer[2]).ok()))
+    }
+
+    fn crawl_delay(&mut self, delay: u64) -> Result<(), String> {
+        let call = self.scripts.crawl_delay_call(
+            TAG,
+            HOST,
+            std::time::Duration::from_millis(delay),
+            &self.politeness,
+        );
+        call.invoke::<i64>(self.con)
+            .map(drop)
+            .map_err(|err| err.to_string())
+    }
+}
+
+fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), String> {
+    redis::cmd("FLUSHALL")
+        .exec(con)
+        .map_err(|err| err.to_string())?;
+    let mut store = Redis {
+        con,
+        scripts,
+        politeness: case.settings.politeness(),
+        schedule: Schedule::new(10_000, 0.001, 1).map_err(|err| err.to_string())?,
+        requests: 0,
+    };
+    run(case, &mut store)
+}
+
+#[test]
+fn the_scripts_pass_the_table() {
+    let server = support::RedisServer::start();
+    let mut con = redis::Client::open(server.url())
+        .and_then(|client| client.get_connection())
+        .expect("a connection to the test's redis-server");
+    let scripts = Scripts::with_clock(Clock::Key);
+    let failed: Vec<String> = CASES
+        .iter()
+        .filter_map(|case| run_case(&mut con, &scripts, case).err())
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
