@@ -514,6 +514,141 @@ fn the_per_host_page_budget_holds_for_the_crawl_on_either_store() {
     assert!(stderr.contains("host budget"), "{stderr}");
 }
 
+/// Issue 21: the content-seen test was each process's own: a body one process had read was
+/// new to the next. The first process reads a mirror or two and stops; the second finishes
+/// the crawl, and takes every mirror it reads for a duplicate.
+#[test]
+fn a_body_read_by_one_process_is_a_duplicate_for_another() {
+    let (port, _) = crate::util::serve(|path| match path {
+        "/" => (
+            200,
+            "text/html",
+            (0..10)
+                .map(|i| format!("<a href=\"/m{i}/\">m</a>"))
+                .collect::<String>()
+                .into_bytes(),
+        ),
+        "/robots.txt" => (404, "text/plain", Vec::new()),
+        mirror if mirror.starts_with("/m") && mirror.ends_with('/') => (
+            200,
+            "text/html",
+            b"<p>the same page</p><a href=\"next\">next</a>".to_vec(),
+        ),
+        other => (200, "text/html", format!("<p>{other}</p>").into_bytes()),
+    });
+    let root = format!("http://127.0.0.1:{port}/");
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    // The root and two more: at least one mirror, as the root links to nothing else.
+    finish(start(
+        &redis.url(),
+        std::slice::from_ref(&root),
+        &outs[0],
+        &["--max-pages", "3"],
+    ));
+    let stderr = finish(start(&redis.url(), &[], &outs[1], &[]));
+    let mirrors = |out: &PathBuf| -> Vec<(String, bool)> {
+        std::fs::read_to_string(out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .filter(|r| r["url"].as_str().unwrap().ends_with('/') && r["url"] != root.as_str())
+            .map(|r| {
+                (
+                    r["url"].as_str().unwrap().to_owned(),
+                    r["duplicate"] == true,
+                )
+            })
+            .collect()
+    };
+    let (first, second) = (mirrors(&outs[0]), mirrors(&outs[1]));
+    assert!(
+        !first.is_empty() && !second.is_empty(),
+        "{first:?} {second:?}"
+    );
+    assert_eq!(first.len() + second.len(), 10, "{first:?} {second:?}");
+    let new: Vec<_> = first
+        .iter()
+        .chain(&second)
+        .filter(|(_, dup)| !dup)
+        .collect();
+    assert_eq!(new.len(), 1, "{first:?} {second:?}");
+    assert!(second.iter().all(|(_, dup)| *dup), "{second:?}");
+    // Their links followed all the same.
+    let counts = recorded(&outs);
+    for i in 0..10 {
+        assert!(
+            counts.contains_key(&format!("{root}m{i}/next")),
+            "{counts:?}"
+        );
+    }
+    assert!(stderr.contains("by a process of the crawl"), "{stderr}");
+}
+
+/// Issue 21: which URLs are sitemaps, and at which index level, was each process's own: a
+/// sitemap an index listed, leased by a process that had not read the index, was read as a
+/// page, and its pages were never reached. The first process reads the index given on its
+/// command line and stops; the second, given nothing, reads the sitemap the index listed.
+#[test]
+fn a_sitemap_is_one_whichever_process_leases_it() {
+    let (port, _) = crate::util::serve(|path| {
+        let xml = |body: String| (200, "application/xml", body.into_bytes());
+        let urls = |locs: &[String], tag: &str| {
+            let inner: String = locs
+                .iter()
+                .map(|l| format!("<{tag}><loc>{l}</loc></{tag}>"))
+                .collect();
+            inner
+        };
+        let root = |port: &str| format!("http://127.0.0.1:{port}");
+        match path {
+            "/robots.txt" => (404, "text/plain", Vec::new()),
+            index if index.starts_with("/index/") => {
+                let port = &index["/index/".len()..];
+                let child = vec![format!("{}/child/{port}", root(port))];
+                xml(format!(
+                    "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{}</sitemapindex>",
+                    urls(&child, "sitemap")
+                ))
+            }
+            child if child.starts_with("/child/") => {
+                let port = &child["/child/".len()..];
+                let pages: Vec<String> =
+                    (0..3).map(|i| format!("{}/page{i}", root(port))).collect();
+                xml(format!(
+                    "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{}</urlset>",
+                    urls(&pages, "url")
+                ))
+            }
+            _ => (200, "text/html", b"<p>a page</p>".to_vec()),
+        }
+    });
+    let redis = RedisServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let index = format!("http://127.0.0.1:{port}/index/{port}");
+    // Bodies that look like sitemaps are not taken for ones: only what a sitemap lists is.
+    let flags = ["--sitemaps", "false"];
+    let first = start(
+        &redis.url(),
+        &[],
+        &outs[0],
+        &[&flags[..], &["--sitemap", &index, "--max-pages", "1"]].concat(),
+    );
+    finish(first);
+    assert_eq!(urls_recorded(&outs[0]), vec![index.clone()]);
+    finish(start(&redis.url(), &[], &outs[1], &flags));
+    let counts = recorded(&outs);
+    for i in 0..3 {
+        let page = format!("http://127.0.0.1:{port}/page{i}");
+        assert!(
+            counts.contains_key(&page),
+            "{page} never reached: {counts:?}"
+        );
+    }
+}
+
 /// Issue 21: a seed's redirect to another host widened the scope of the process that saw it
 /// only: a running process that leased the target's pages dropped their links as out of
 /// scope. The target is in Redis before it is queued, and a process leasing a URL at depth 0

@@ -77,7 +77,9 @@ impl std::fmt::Debug for DigestText {
 /// target rate is the seen-test's (`frontier.seen_false_positive_rate`), and [`Self::stats`]
 /// tells how many such mistakes to expect so far.
 pub(crate) struct ContentSeen {
-    filter: AtomicScalableBloomFilter,
+    /// `None` in a crawl shared through Redis: the test is the shared frontier's
+    /// (`SharedFrontier::seen_body`), and this counts its answers.
+    filter: Option<AtomicScalableBloomFilter>,
     /// Bodies tested and their duplicates.
     pub(crate) tested: AtomicU64,
     pub(crate) duplicates: AtomicU64,
@@ -105,47 +107,73 @@ impl ContentSeen {
         false_positive_rate: f64,
     ) -> Result<ContentSeen, bloom::Error> {
         Ok(ContentSeen {
-            filter: AtomicScalableBloomFilter::new(initial_capacity, false_positive_rate)?,
+            filter: Some(AtomicScalableBloomFilter::new(
+                initial_capacity,
+                false_positive_rate,
+            )?),
+            ..ContentSeen::elsewhere()
+        })
+    }
+
+    /// The counts of a test kept elsewhere (the shared frontier's), given by [`Self::note`].
+    pub(crate) fn elsewhere() -> ContentSeen {
+        ContentSeen {
+            filter: None,
             tested: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             expected: Mutex::new(0.0),
-        })
+        }
+    }
+
+    /// Whether the test is kept elsewhere (see [`Self::elsewhere`]).
+    pub(crate) fn is_elsewhere(&self) -> bool {
+        self.filter.is_none()
+    }
+
+    /// Counts a body tested elsewhere.
+    pub(crate) fn note(&self, duplicate: bool) {
+        self.tested.fetch_add(1, Ordering::Relaxed);
+        if duplicate {
+            self.duplicates.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Whether a body with this digest was seen before; marks it seen. Of several threads
     /// testing the same new digest at once, exactly one is told it is new. A filter that
     /// cannot grow (memory) takes the body for new.
     pub(crate) fn seen_before(&self, digest: &Digest) -> bool {
-        self.tested.fetch_add(1, Ordering::Relaxed);
-        match self.filter.insert(digest.as_bytes()) {
+        let Some(filter) = &self.filter else {
+            return false;
+        };
+        let seen = match filter.insert(digest.as_bytes()) {
             Ok(true) => {
-                let items = self.filter.items();
+                let items = filter.items();
                 if items.is_multiple_of(SAMPLE_EVERY) {
-                    let rate = self.filter.estimated_false_positive_rate();
+                    let rate = filter.estimated_false_positive_rate();
                     *self.lock_expected() += SAMPLE_EVERY as f64 * rate;
                 }
                 false
             }
-            Ok(false) => {
-                self.duplicates.fetch_add(1, Ordering::Relaxed);
-                true
-            }
+            Ok(false) => true,
             Err(err) => {
                 tracing::warn!("content-seen test: {err}; the page is taken for new");
                 false
             }
-        }
+        };
+        self.note(seen);
+        seen
     }
 
     /// The counts, the filter's size, and the false duplicates to expect so far.
     pub(crate) fn stats(&self) -> ContentStats {
-        let items = self.filter.items();
         // The insertions since the last sample, at the rate now (which errs high).
-        let unsampled = (items % SAMPLE_EVERY) as f64 * self.filter.estimated_false_positive_rate();
+        let unsampled = self.filter.as_ref().map_or(0.0, |f| {
+            (f.items() % SAMPLE_EVERY) as f64 * f.estimated_false_positive_rate()
+        });
         ContentStats {
             tested: self.tested.load(Ordering::Relaxed),
             duplicates: self.duplicates.load(Ordering::Relaxed),
-            filter_bytes: self.filter.memory_bytes(),
+            filter_bytes: self.filter.as_ref().map_or(0, |f| f.memory_bytes()),
             expected_false_duplicates: *self.lock_expected() + unsampled,
         }
     }

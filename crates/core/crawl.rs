@@ -399,6 +399,10 @@ impl Crawler {
             n => n,
         };
         let content = config.crawl.content_seen.then(|| {
+            // A crawl shared through Redis has the shared frontier's (see `seen_body`).
+            if frontier.as_shared().is_some() {
+                return Some(ContentSeen::elsewhere());
+            }
             let f = &config.frontier;
             ContentSeen::new(f.seen_initial_capacity, f.seen_false_positive_rate)
                 .inspect_err(|err| tracing::warn!("no content-seen test: {err}"))
@@ -919,9 +923,8 @@ impl Crawler {
         let ok = (200..300).contains(&fetched.status);
         if ok
             && !fetched.body.is_empty()
-            && let Some(content) = &self.content
             && let Some(digest) = &digest
-            && content.seen_before(digest)
+            && self.seen_body(digest).await
         {
             result.duplicate = true;
             if !self.config.crawl.follow_duplicates {
@@ -929,7 +932,7 @@ impl Crawler {
                 return result;
             }
         }
-        if ok && let Some(nesting) = self.sitemap_nesting(url, fetched) {
+        if ok && let Some(nesting) = self.sitemap_nesting(url, fetched).await {
             // A sitemap cut at the body cap is read as far as it goes.
             result.links = self.read_sitemap(url, &fetched.body, depth, nesting).await;
             return result;
@@ -967,16 +970,77 @@ impl Crawler {
         result
     }
 
+    /// The content-seen test: whether a body was read before under another URL, in this
+    /// process's filter, or, in a crawl shared through Redis, by any of its processes.
+    async fn seen_body(&self, digest: &Digest) -> bool {
+        let Some(content) = &self.content else {
+            return false;
+        };
+        let Some(shared) = self.frontier.as_shared().filter(|_| content.is_elsewhere()) else {
+            return content.seen_before(digest);
+        };
+        let seen = shared
+            .seen_body(digest.as_bytes())
+            .await
+            .unwrap_or_else(|err| {
+                tracing::warn!("the content-seen test: {err}; the body is taken as new");
+                false
+            });
+        content.note(seen);
+        seen
+    }
+
     /// The index nesting of a response that is a sitemap: a URL known as one, or, with
     /// `crawl.sitemaps`, a body whose root is `<urlset>` or `<sitemapindex>` (then at 0).
     /// HTML pages of a crawl without sitemaps cost one atomic load.
-    fn sitemap_nesting(&self, url: &Url, fetched: &Fetched) -> Option<u8> {
-        self.sitemaps.nesting(url.as_str()).or_else(|| {
-            (self.sitemaps.enabled
-                && sitemap::may_be_sitemap(fetched.content_type.as_deref())
-                && sitemap::sniff(&fetched.body))
-            .then_some(0)
-        })
+    ///
+    /// In a crawl shared through Redis, a sitemap another process took is known there: a
+    /// body that looks like one asks for its level (one request, for sitemaps only).
+    async fn sitemap_nesting(&self, url: &Url, fetched: &Fetched) -> Option<u8> {
+        if let Some(level) = self.sitemaps.nesting(url.as_str()) {
+            return Some(level);
+        }
+        let looks = sitemap::may_be_sitemap(fetched.content_type.as_deref())
+            && sitemap::sniff(&fetched.body);
+        if !looks {
+            return None;
+        }
+        if let Some(shared) = self.frontier.as_shared()
+            && let Some(url) = self.sitemaps.canonicalize(url, url.as_str())
+        {
+            match shared.sitemap_level(&url).await {
+                Ok(Some(level)) => return Some(level),
+                Ok(None) => {}
+                Err(err) => tracing::warn!("asking whether {url} is a sitemap: {err}"),
+            }
+        }
+        self.sitemaps.enabled.then_some(0)
+    }
+
+    /// Takes `url` as a sitemap at `level`, in this process and, in a crawl shared through
+    /// Redis, for the crawl (where a host's cap is counted): whether to push it.
+    async fn mark_sitemap(&self, url: &Canonical, level: u8) -> bool {
+        if !self.sitemaps.mark(url, level) {
+            return false;
+        }
+        let Some(shared) = self.frontier.as_shared() else {
+            return true;
+        };
+        match shared.mark_sitemap(url, level, sitemap::MAX_PER_HOST).await {
+            Ok(shared::SitemapMark::Taken) => true,
+            // Pushed by the process that took it; known here at the level it was given.
+            Ok(shared::SitemapMark::Known) => false,
+            Ok(shared::SitemapMark::OverCap) => {
+                self.sitemaps.unmark(url);
+                self.sitemaps.refused.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+            Err(err) => {
+                // Pushed all the same: a sitemap read by this process only is not lost.
+                tracing::warn!("taking {url} as a sitemap of the crawl: {err}");
+                true
+            }
+        }
     }
 
     /// Reads a sitemap's entries and pushes them, a batch at a time, one link deeper than
@@ -1035,7 +1099,7 @@ impl Crawler {
             };
             // Marked before the push, so that no worker leases it unmarked.
             if let Some(level) = nesting
-                && !stats.mark(&target, level)
+                && !self.mark_sitemap(&target, level).await
             {
                 // Known already (an index listing itself), or over a bound (counted).
                 continue;
@@ -1053,6 +1117,11 @@ impl Crawler {
                 // Seen before, or out of scope: not fetched for this listing.
                 if nesting.is_some() {
                     stats.unmark(&target);
+                    if let Some(shared) = self.frontier.as_shared()
+                        && let Err(err) = shared.unmark_sitemap(&target).await
+                    {
+                        tracing::warn!("forgetting the sitemap {target}: {err}");
+                    }
                 }
                 if kept {
                     stats.take_lastmod(target.as_str());

@@ -372,6 +372,13 @@ fn run(cli: &Cli) -> Result<Ended> {
     // resume knows again those its last checkpoint knew.
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
         crawler.sitemaps.mark(&sitemap, 0);
+        // Known to the whole crawl, so that whichever process leases it reads it as one.
+        if let Some(shared) = crawler.frontier().as_shared() {
+            let marked = shared.mark_sitemap(&sitemap, 0, sitemap::MAX_PER_HOST);
+            if let Err(err) = runtime.block_on(marked) {
+                tracing::warn!("taking {sitemap} as a sitemap of the crawl: {err}");
+            }
+        }
     }
     if let Some(state) = &state
         && cli.resume

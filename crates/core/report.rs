@@ -340,16 +340,25 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
     if let Some(content) = &crawler.content {
         // This run's: a resumed crawl starts with an empty content-seen test.
         let c = content.stats();
-        let _ = writeln!(
-            s,
-            "  duplicates: {} of {} had been read before under another URL ({} of them \
-             expected to be new bodies wrongly taken for one); their fingerprints take {} of \
-             memory",
-            count(c.duplicates),
-            plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies"),
-            expected(c.expected_false_duplicates),
-            bytes(c.filter_bytes as u64)
-        );
+        let tested = plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies");
+        if content.is_elsewhere() {
+            let _ = writeln!(
+                s,
+                "  duplicates: {} of {tested} had been read before under another URL, by a \
+                 process of the crawl (the test is kept in Redis, with the seen-test)",
+                count(c.duplicates),
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "  duplicates: {} of {tested} had been read before under another URL ({} of \
+                 them expected to be new bodies wrongly taken for one); their fingerprints \
+                 take {} of memory",
+                count(c.duplicates),
+                expected(c.expected_false_duplicates),
+                bytes(c.filter_bytes as u64)
+            );
+        }
     }
     if let Some(shared) = crawler.frontier().as_shared() {
         let t = shared.last_totals();

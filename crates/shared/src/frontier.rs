@@ -1,6 +1,7 @@
 //! [`SharedFrontier`]: what a crawler process asks of a crawl kept in Redis.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -244,11 +245,28 @@ impl View {
     }
 }
 
+/// What [`SharedFrontier::mark_sitemap`] did.
+///
+/// # Example
+///
+/// See [`SharedFrontier::mark_sitemap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapMark {
+    /// Taken as a sitemap by this process: push it.
+    Taken,
+    /// Known as one already (pushed by whoever took it).
+    Known,
+    /// Its host has the most sitemaps it may: not taken.
+    OverCap,
+}
+
 /// One step of a bucket's batch: a lease to complete with its page's links of the bucket,
 /// or links alone.
 struct Step {
     lease: Option<Completing>,
     links: Vec<Link>,
+    /// A body's probes for the content-seen test (then no lease and no links).
+    body: Option<Probes>,
 }
 
 /// A lease to complete, as the batch script takes it: the URL goes with the token, so that a
@@ -863,6 +881,7 @@ impl SharedFrontier {
                 outcome,
             }),
             links,
+            body: None,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         inner.let_go(&lease);
@@ -946,6 +965,132 @@ impl SharedFrontier {
             answer?;
         }
         Ok(count)
+    }
+
+    /// Takes `url` as a sitemap of the crawl at index level `level` (0 for a sitemap listed
+    /// by robots.txt or given as a seed, one more for each index above it), unless it is
+    /// known already or its host has `max_per_host` sitemaps: so that the process that
+    /// leases it reads it as one, at its level, and a host's cap holds for the crawl.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/sitemap.xml")?;
+    /// if frontier.mark_sitemap(&sitemap, 0, 1000).await? == shared::SitemapMark::Taken {
+    ///     frontier.push_seeds(vec![sitemap.clone()]).await?;
+    /// }
+    /// assert_eq!(frontier.sitemap_level(&sitemap).await?, Some(0));
+    /// # Ok(()) }
+    /// ```
+    pub async fn mark_sitemap(
+        &self,
+        url: &Canonical,
+        level: u8,
+        max_per_host: u32,
+    ) -> Result<SitemapMark, Error> {
+        let inner = &self.inner;
+        let host = url.host_key();
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let mut invocation = inner.scripts.mark_sitemap.prepare_invoke();
+        invocation
+            .key(format!("{tag}:sitemaps"))
+            .key(format!("{tag}:sitemap-hosts"))
+            .arg(&tag)
+            .arg(url.as_str())
+            .arg(host)
+            .arg(level)
+            .arg(max_per_host)
+            .arg(&inner.id);
+        Ok(match inner.store.invoke::<i64>(&invocation).await? {
+            1 => SitemapMark::Taken,
+            0 => SitemapMark::Known,
+            _ => SitemapMark::OverCap,
+        })
+    }
+
+    /// Forgets a sitemap [marked](Self::mark_sitemap) whose push was not admitted (seen
+    /// before, or out of scope), so that it does not count against its host.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/s.xml")?;
+    /// frontier.mark_sitemap(&sitemap, 0, 1000).await?;
+    /// frontier.unmark_sitemap(&sitemap).await?;
+    /// assert_eq!(frontier.sitemap_level(&sitemap).await?, None);
+    /// # Ok(()) }
+    /// ```
+    pub async fn unmark_sitemap(&self, url: &Canonical) -> Result<(), Error> {
+        let inner = &self.inner;
+        let host = url.host_key();
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let mut invocation = inner.scripts.unmark_sitemap.prepare_invoke();
+        invocation
+            .key(format!("{tag}:sitemaps"))
+            .key(format!("{tag}:sitemap-hosts"))
+            .arg(&tag)
+            .arg(url.as_str())
+            .arg(host);
+        inner.store.invoke::<i64>(&invocation).await.map(drop)
+    }
+
+    /// The index level of `url` if a process of the crawl [took](Self::mark_sitemap) it as a
+    /// sitemap.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::mark_sitemap`].
+    pub async fn sitemap_level(&self, url: &Canonical) -> Result<Option<u8>, Error> {
+        let inner = &self.inner;
+        let tag = inner.store.tag(inner.bucket_of(url.host_key()));
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(format!("{tag}:sitemaps")).arg(url.as_str());
+        let stored: Option<String> = inner.store.query(&cmd).await?;
+        Ok(stored.and_then(|s| s.split(' ').next()?.parse().ok()))
+    }
+
+    /// The content-seen test of the whole crawl: whether a body with this digest (a SHA-1,
+    /// say) was read before by any process, marking it read. Of several processes asking
+    /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
+    /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
+    /// by the seen-test's false-positive rate), in the bucket the digest picks: no other
+    /// structure to size, and the request joins that bucket's next batch.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let digest = [0x5a; 20];
+    /// assert!(!frontier.seen_body(&digest).await?);
+    /// assert!(frontier.seen_body(&digest).await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn seen_body(&self, digest: &[u8]) -> Result<bool, Error> {
+        let inner = &self.inner;
+        let mut key = String::with_capacity(2 + 2 * digest.len());
+        // NUL opens no URL: a body's text never equals a URL's.
+        key.push_str("\0#");
+        for byte in digest {
+            let _ = write!(key, "{byte:02x}");
+        }
+        let bucket = {
+            let mut sip = SipHasher13::new_with_key(&inner.sip_key);
+            sip.write(key.as_bytes());
+            (sip.finish() % u64::from(inner.buckets)) as u32
+        };
+        let mut probes = inner.schedule.probes(&inner.sip_key, &key);
+        if inner.frozen.holds(bucket, &mut probes) {
+            return Ok(true);
+        }
+        let step = Step {
+            lease: None,
+            links: Vec::new(),
+            body: Some(probes),
+        };
+        let [_, _, _, new, _] = Arc::clone(inner).submit(bucket, step).await?;
+        Ok(new == 0)
     }
 
     /// Sets a host's robots.txt `Crawl-delay` (capped as the politeness settings say), for
@@ -1214,7 +1359,11 @@ impl Inner {
             let sent = links.len();
             let inner = Arc::clone(self);
             async move {
-                let step = Step { lease: None, links };
+                let step = Step {
+                    lease: None,
+                    links,
+                    body: None,
+                };
                 let [_, _, _, new, refused] = Arc::clone(&inner).submit(bucket, step).await?;
                 inner.count_admitted(sent, new, refused);
                 Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
@@ -1349,6 +1498,10 @@ impl Inner {
             self.scope.per_host_budget().unwrap_or(0),
         );
         for (step, _) in steps {
+            if let Some(probes) = &step.body {
+                scripts::body(&mut invocation, &probes[..]);
+                continue;
+            }
             // Links a copy of a frozen generation knows are seen, and not sent.
             let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {

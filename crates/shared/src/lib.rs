@@ -64,5 +64,5 @@ mod seen;
 mod store;
 
 pub use error::{Error, ErrorKind};
-pub use frontier::{Lease, Next, SharedFrontier, Totals};
+pub use frontier::{Lease, Next, SharedFrontier, SitemapMark, Totals};
 pub use store::{Layout, Store, Stored};

@@ -490,3 +490,70 @@ async fn a_removal_cut_short_is_finished_by_the_next() {
     assert!(store.remove().await.unwrap() > 0);
     assert_eq!(server.cli(&["DBSIZE"]).trim(), "0");
 }
+
+/// Issue 21: the content-seen test of a crawl, shared by its processes: of two processes
+/// reading the same bodies at once, exactly one takes each for new; its seen-test's URLs
+/// and the bodies' digests never meet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "bodies", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "bodies", Duration::from_secs(30)).await;
+    let digests: Vec<[u8; 20]> = (0..500u32)
+        .map(|i| {
+            let mut d = [0; 20];
+            d[..4].copy_from_slice(&i.to_be_bytes());
+            d
+        })
+        .collect();
+    let ask = |f: &SharedFrontier| {
+        let f = f.clone();
+        let digests = digests.clone();
+        tokio::spawn(async move {
+            let answers = futures_util::future::join_all(digests.iter().map(|d| f.seen_body(d)));
+            answers
+                .await
+                .into_iter()
+                .map(Result::unwrap)
+                .collect::<Vec<bool>>()
+        })
+    };
+    let (x, y) = (ask(&a), ask(&b));
+    let (x, y) = (x.await.unwrap(), y.await.unwrap());
+    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+        assert!(x != y, "digest {i}: {x} and {y}");
+    }
+    for digest in &digests[..10] {
+        assert!(a.seen_body(digest).await.unwrap());
+    }
+    // URLs pushed after are new all the same.
+    assert_eq!(a.push_seeds(urls(200)).await.unwrap(), 200);
+}
+
+/// Issue 21: sitemaps known to the crawl, with a host's cap held across processes; a mark
+/// sent again by the process that made it (its answer lost) is still its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sitemaps_are_known_to_the_crawl_and_capped_per_host_across_processes() {
+    use shared::SitemapMark::{Known, OverCap, Taken};
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "maps", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "maps", Duration::from_secs(30)).await;
+    let canon = Canonicalizer::new();
+    let map = |i: u32| {
+        canon
+            .canonicalize(&format!("http://h.example/s{i}.xml"))
+            .unwrap()
+    };
+    assert_eq!(a.mark_sitemap(&map(0), 1, 2).await.unwrap(), Taken);
+    assert_eq!(a.mark_sitemap(&map(0), 1, 2).await.unwrap(), Taken);
+    assert_eq!(b.mark_sitemap(&map(0), 0, 2).await.unwrap(), Known);
+    assert_eq!(b.sitemap_level(&map(0)).await.unwrap(), Some(1));
+    assert_eq!(b.mark_sitemap(&map(1), 0, 2).await.unwrap(), Taken);
+    assert_eq!(a.mark_sitemap(&map(2), 0, 2).await.unwrap(), OverCap);
+    // One not admitted gives its place back.
+    b.unmark_sitemap(&map(1)).await.unwrap();
+    b.unmark_sitemap(&map(1)).await.unwrap();
+    assert_eq!(a.sitemap_level(&map(1)).await.unwrap(), None);
+    assert_eq!(a.mark_sitemap(&map(2), 0, 2).await.unwrap(), Taken);
+    assert_eq!(a.mark_sitemap(&map(3), 0, 2).await.unwrap(), OverCap);
+}
