@@ -461,7 +461,7 @@ impl Store {
               return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')",
         );
         let mut invocation = script.key(self.procs_key());
-        invocation.arg(crate::frontier::PRESENT_FOR.as_millis() as u64);
+        invocation.arg(crate::frontier::presence::PRESENT_FOR.as_millis() as u64);
         let present: u64 = self.invoke(&invocation).await?;
         if present > 0 {
             return Err(ErrorKind::InUse(present).into());

@@ -1,0 +1,378 @@
+//! Batches: a page's links and its lease's completion go to Redis in the next batch script
+//! of their bucket, many pages to a round trip; admission's own counts, and the links this
+//! process remembers having sent.
+
+use super::*;
+
+/// The most links one batch script takes (a step with more goes alone).
+pub(super) const MAX_BATCH: usize = 1000;
+
+/// The most steps (completions, or links alone) one batch script takes.
+pub(super) const MAX_STEPS: usize = 128;
+
+/// One step of a bucket's batch: a lease to complete with its page's links of the bucket,
+/// or links alone.
+pub(super) struct Step {
+    pub(super) lease: Option<Completing>,
+    pub(super) links: Vec<Link>,
+    /// A body's probes for the content-seen test (then no lease and no links).
+    pub(super) body: Option<Probes>,
+}
+
+/// A lease to complete, as the batch script takes it: the URL goes with the token, so that a
+/// token handed out again (Redis rolled back to a snapshot older than the lease) completes
+/// nothing but the lease of that URL.
+pub(super) struct Completing {
+    pub(super) token: u64,
+    pub(super) url: String,
+    pub(super) outcome: Outcome,
+}
+
+/// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
+/// new links, and links the host's page budget refused (see the batch script).
+pub(super) type Answer = oneshot::Sender<Result<[i64; 5], Error>>;
+
+/// The steps waiting for a bucket's next batch, and whether a batch is in flight.
+#[derive(Default)]
+pub(super) struct Batch {
+    pub(super) waiting: Vec<(Step, Answer)>,
+    pub(super) flushing: bool,
+}
+
+/// A link on its way to Redis: its seen-test probes, host and entry.
+pub(super) struct Link {
+    pub(super) bucket: u32,
+    pub(super) probes: Probes,
+    pub(super) host: String,
+    pub(super) depth: u32,
+    pub(super) url: Canonical,
+    /// The page whose link this is, shared by its links; `None` for a seed.
+    pub(super) from: Option<Arc<str>>,
+}
+
+/// Counts one more of `reason`.
+pub(super) fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
+    *counts
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(reason)
+        .or_default() += 1;
+}
+
+impl Inner {
+    pub(super) fn count_drop(&self, reason: &'static str) {
+        bump(&self.counts.dropped, reason);
+    }
+
+    pub(super) fn count_invalid(&self, reason: &'static str) {
+        bump(&self.counts.invalid, reason);
+    }
+
+    /// Counts what a step's links became: new and queued, refused by the host's page
+    /// budget (new, but over it), or seen before.
+    pub(super) fn count_admitted(&self, sent: usize, new: i64, refused: i64) {
+        let new = u64::try_from(new).unwrap_or(0);
+        let refused = u64::try_from(refused).unwrap_or(0);
+        self.counts.new.fetch_add(new, Ordering::Relaxed);
+        for _ in 0..refused {
+            self.count_drop(frontier::DropReason::HostBudget.reason());
+        }
+        self.counts.seen.fetch_add(
+            (sent as u64).saturating_sub(new + refused),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Makes sure Redis holds the own politeness (`[[hosts]]` delay and connections) of the
+    /// links' hosts before their first links are admitted, so that a host's limits hold from
+    /// its first lease. One request per host with settings of its own, once per process.
+    pub(super) async fn set_policies(&self, links: &[Link]) -> Result<(), Error> {
+        let todo: Vec<(u32, String, HostPoliteness)> = {
+            let mut done = self.policies.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut todo = Vec::new();
+            for link in links {
+                if done.contains(&link.host) {
+                    continue;
+                }
+                done.insert(link.host.clone());
+                let own = self.politeness.host(&link.host);
+                if !own.is_default() {
+                    todo.push((link.bucket, link.host.clone(), own));
+                }
+            }
+            todo
+        };
+        let requests = todo.iter().map(|(bucket, host, own)| {
+            let tag = self.store.tag(*bucket);
+            let mut invocation = self.scripts.host_policy.prepare_invoke();
+            invocation
+                .key(format!("{tag}:hosts"))
+                .key(format!("{tag}:counts"))
+                .arg(&tag)
+                .arg(host)
+                .arg(own.delay.map_or(-1, millis))
+                .arg(own.connections.map_or(-1, i64::from));
+            async move { self.store.invoke::<i64>(&invocation).await }
+        });
+        let mut failed = None;
+        for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
+            if let Err(err) = result {
+                // Not held: asked again with the host's next links.
+                self.policies
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(host);
+                failed.get_or_insert(err);
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Notes links as admitted in Redis: this process sends them no more.
+    pub(super) fn remember(&self, links: &[Link]) {
+        let pushed = self.pushed.read().unwrap_or_else(PoisonError::into_inner);
+        for link in links {
+            // A filter that cannot grow (memory) only costs round trips: Redis still knows.
+            let _ = pushed.insert(&link.url);
+        }
+        self.forget(links);
+    }
+
+    /// Takes links off the list of those being sent: answered, or not sent after all (their
+    /// page is fetched again, and sends them again).
+    pub(super) fn forget(&self, links: &[Link]) {
+        let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+        for link in links {
+            sending.remove(link.url.as_str());
+        }
+    }
+
+    pub(super) fn link(&self, url: Canonical, depth: u32, from: Option<Arc<str>>) -> Link {
+        let host = url.host_key().to_owned();
+        Link {
+            bucket: self.bucket_of(&host),
+            probes: self.schedule.probes(&self.sip_key, url.as_str()),
+            host,
+            depth,
+            url,
+            from,
+        }
+    }
+
+    /// Admits links: a step (of at most [`MAX_BATCH`] links) of each bucket's next batch,
+    /// all at once. Answers how many were new.
+    pub(super) async fn admit(self: &Arc<Self>, links: Vec<Link>) -> Result<u64, Error> {
+        if links.is_empty() {
+            return Ok(0);
+        }
+        let mut by_bucket: HashMap<u32, Vec<Link>> = HashMap::new();
+        for link in links {
+            by_bucket.entry(link.bucket).or_default().push(link);
+        }
+        // A script blocks the server while it runs: a page's links are one step, a long
+        // seed list many of bounded size.
+        let mut steps = Vec::new();
+        for (bucket, mut links) in by_bucket {
+            while links.len() > MAX_BATCH {
+                let rest = links.split_off(MAX_BATCH);
+                steps.push((bucket, links));
+                links = rest;
+            }
+            steps.push((bucket, links));
+        }
+        let requests = steps.into_iter().map(|(bucket, links)| {
+            let sent = links.len();
+            let inner = Arc::clone(self);
+            async move {
+                let step = Step {
+                    lease: None,
+                    links,
+                    body: None,
+                };
+                let [_, _, _, new, refused] = Arc::clone(&inner).submit(bucket, step).await?;
+                inner.count_admitted(sent, new, refused);
+                Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
+            }
+        });
+        let mut new = 0;
+        for answer in join_all(requests).await {
+            new += answer?;
+        }
+        Ok(new)
+    }
+
+    /// Adds a step to its bucket's next batch and waits for the answer. The first step of a
+    /// bucket with no batch in flight starts a task that sends batches until none waits:
+    /// steps that come while one is in flight go together in the next (group commit, no
+    /// timer), so a busy bucket costs one script for many pages.
+    pub(super) async fn submit(
+        self: Arc<Self>,
+        bucket: u32,
+        step: Step,
+    ) -> Result<[i64; 5], Error> {
+        let (answer, answered) = oneshot::channel();
+        let start = {
+            let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+            let batch = batches.entry(bucket).or_default();
+            batch.waiting.push((step, answer));
+            !std::mem::replace(&mut batch.flushing, true)
+        };
+        if start {
+            tokio::spawn(Arc::clone(&self).flush(bucket));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(ErrorKind::Server("a batch was dropped unanswered".into()).into())
+        })
+    }
+
+    /// Sends the waiting steps of a bucket, batch after batch, until none waits.
+    pub(super) async fn flush(self: Arc<Self>, bucket: u32) {
+        loop {
+            let steps = {
+                let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+                let batch = batches.entry(bucket).or_default();
+                if batch.waiting.is_empty() {
+                    batch.flushing = false;
+                    return;
+                }
+                let mut links = 0;
+                let mut take = 0;
+                for (step, _) in &batch.waiting {
+                    if take > 0 && (links + step.links.len() > MAX_BATCH || take == MAX_STEPS) {
+                        break;
+                    }
+                    links += step.links.len();
+                    take += 1;
+                }
+                batch.waiting.drain(..take).collect::<Vec<_>>()
+            };
+            // Links sent before Redis is found to have gone back are not to be remembered
+            // after: their answer may come from the state that was lost.
+            let forgets = self.forgets.load(Ordering::Relaxed);
+            let result = self.send_batch(bucket, &steps).await;
+            match result {
+                Ok((answers, generations)) => {
+                    let remember = self.forgets.load(Ordering::Relaxed) == forgets;
+                    let bytes = |index| self.schedule.bytes(bucket, index);
+                    if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
+                        tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
+                    }
+                    for ((step, answer), got) in steps.into_iter().zip(answers) {
+                        if remember {
+                            self.remember(&step.links);
+                        } else {
+                            self.forget(&step.links);
+                        }
+                        let _ = answer.send(Ok(got));
+                    }
+                }
+                Err(err) => {
+                    for (step, answer) in steps {
+                        self.forget(&step.links);
+                        let _ = answer.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Copies generation `index` of a bucket's seen-test, which no script writes any more.
+    pub(super) async fn copy_generation(self: Arc<Self>, bucket: u32, index: usize) {
+        let copy = self.read_generation(bucket, index).await;
+        // Not copied: URLs are looked up in Redis, and the copy is tried again later.
+        self.frozen.add(bucket, index, copy.ok());
+    }
+
+    pub(super) async fn read_generation(
+        &self,
+        bucket: u32,
+        index: usize,
+    ) -> Result<FrozenGen, Error> {
+        let tag = self.store.tag(bucket);
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(format!("{tag}:seen"))
+            .arg(format!("g{index}"))
+            .arg("bits")
+            .arg(format!("v{index}"));
+        let (geometry, bits, stash): (Option<String>, Option<u32>, Option<String>) =
+            self.store.query(&cmd).await?;
+        let bad = || ErrorKind::BadLayout(format!("generation {index} of bucket {tag} is missing"));
+        let geometry = geometry.ok_or_else(bad)?;
+        let chunks = Generation::parse(&geometry).ok_or_else(bad)?.chunks;
+        let reads: Vec<redis::Cmd> = (0..chunks)
+            .map(|c| {
+                let mut cmd = redis::cmd("GET");
+                cmd.arg(format!("{tag}:s{index}:{c}"));
+                cmd
+            })
+            .collect();
+        let chunks: Vec<Option<Vec<u8>>> = self.store.query_each(&reads).await?;
+        FrozenGen::new(
+            &geometry,
+            bits.ok_or_else(bad)?,
+            stash.as_deref(),
+            chunks.into_iter().map(Option::unwrap_or_default).collect(),
+        )
+    }
+
+    /// One batch script: its steps' completions and links, in order. Answers each step's
+    /// five numbers, and how many generations the bucket's seen-test has (-1: not read).
+    pub(super) async fn send_batch(
+        &self,
+        bucket: u32,
+        steps: &[(Step, Answer)],
+    ) -> Result<(Vec<[i64; 5]>, i64), Error> {
+        let tag = self.store.tag(bucket);
+        let mut invocation = self.scripts.batch_call(
+            &tag,
+            &self.politeness,
+            self.schedule.text(bucket),
+            &self.request_id(),
+            self.scope.per_host_budget().unwrap_or(0),
+        );
+        for (step, _) in steps {
+            if let Some(probes) = &step.body {
+                scripts::body(&mut invocation, &probes[..]);
+                continue;
+            }
+            // Links a copy of a frozen generation knows are seen, and not sent.
+            let mut sent = Vec::with_capacity(step.links.len());
+            for link in &step.links {
+                let mut probes = link.probes;
+                if !self.frozen.holds(bucket, &mut probes) {
+                    sent.push((link, probes));
+                }
+            }
+            let lease = step.lease.as_ref();
+            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.outcome));
+            let lease = lease.as_ref().map(|(t, url, o)| (t.as_str(), *url, *o));
+            scripts::completion(&mut invocation, lease, sent.len());
+            for (link, probes) in sent {
+                scripts::link(
+                    &mut invocation,
+                    &probes[..],
+                    &link.host,
+                    link.depth,
+                    link.url.as_str(),
+                    link.from.as_deref(),
+                );
+            }
+        }
+        let answer: Vec<i64> = self.store.invoke(&invocation).await?;
+        if answer.len() != steps.len() * 5 + 6 {
+            return Err(ErrorKind::Server(format!(
+                "unexpected answer to a batch of {}: {} numbers",
+                steps.len(),
+                answer.len()
+            ))
+            .into());
+        }
+        let (answers, view) = answer.split_at(steps.len() * 5);
+        self.see(bucket, [view[0], view[1], view[2], view[3], view[4]]);
+        let answers = answers
+            .chunks(5)
+            .map(|a| [a[0], a[1], a[2], a[3], a[4]])
+            .collect();
+        Ok((answers, view[5]))
+    }
+}

@@ -1,0 +1,285 @@
+//! What the crawl knows besides its queues, kept in Redis for every process: seeds and their
+//! redirects, robots.txt files, sitemaps, bodies read (the content-seen test), crawl delays.
+
+use super::*;
+
+/// What [`SharedFrontier::mark_sitemap`] did.
+///
+/// # Example
+///
+/// See [`SharedFrontier::mark_sitemap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SitemapMark {
+    /// Taken as a sitemap by this process: push it.
+    Taken,
+    /// Known as one already (pushed by whoever took it).
+    Known,
+    /// Its host has the most sitemaps it may: not taken.
+    OverCap,
+}
+
+impl SharedFrontier {
+    /// Makes `url`, a seed's redirect target, a seed of the scope: its host (or domain) joins
+    /// this process's scope, and the crawl's list of redirect targets, which processes that
+    /// join later put in their scope ([`Stored::redirect_targets`]), never among the seeds a
+    /// user gave.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let moved = frontier::Canonicalizer::new().canonicalize("https://www.example.com/")?;
+    /// frontier.add_seed(&moved).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_seed(&self, url: &Canonical) -> Result<(), Error> {
+        self.inner.scope.add_seed(url);
+        self.inner
+            .store
+            .add_redirect_targets(&[url.as_str().to_owned()])
+            .await
+    }
+
+    /// What the crawl knows of a robots.txt (`key`: `scheme://host:port` of host `host`), as
+    /// a process stored it ([`SharedFrontier::put_robots`]): how long ago it was stored (by
+    /// this machine's clock against that process's stamp) and its text. So that a host's robots.txt is
+    /// fetched once for the crawl, not once per process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let key = "https://example.com";
+    /// if frontier.robots(key, "example.com").await?.is_none()
+    ///     && frontier.claim_robots(key, "example.com", std::time::Duration::from_secs(60)).await?
+    /// {
+    ///     // Fetch it, then:
+    ///     frontier.put_robots(key, "example.com", b"200\nUser-agent: *\nDisallow: /private").await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn robots(
+        &self,
+        key: &str,
+        host: &str,
+    ) -> Result<Option<(Duration, Vec<u8>)>, Error> {
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(self.inner.robots_key(host)).arg(key);
+        let stored: Option<Vec<u8>> = self.inner.store.query(&cmd).await?;
+        Ok(stored.and_then(|s| {
+            // Bytes, as sent: a file need not be UTF-8.
+            let space = s.iter().position(|&b| b == b' ')?;
+            let at: u64 = std::str::from_utf8(&s[..space]).ok()?.parse().ok()?;
+            let age = Duration::from_millis(crate::store::unix_millis().saturating_sub(at));
+            Some((age, s[space + 1..].to_vec()))
+        }))
+    }
+
+    /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
+    /// it now; the others wait for what it stores. A process that dies holding the claim
+    /// holds it until `ttl` passes.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::robots`].
+    pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
+        // A claim already this process's is its own: a claim sent again after its answer was
+        // lost must not take this process for another and wait for itself.
+        let mut invocation = self.inner.scripts.claim_robots.prepare_invoke();
+        invocation.key(format!("{}:{key}", self.inner.robots_key(host)));
+        invocation.arg(&self.inner.id).arg(millis(ttl).max(1));
+        let claimed: i64 = self.inner.store.invoke(&invocation).await?;
+        Ok(claimed == 1)
+    }
+
+    /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
+    /// process's clock, and lets go of the claim on it.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::robots`].
+    pub async fn put_robots(&self, key: &str, host: &str, text: &[u8]) -> Result<(), Error> {
+        let at = crate::store::unix_millis();
+        let robots = self.inner.robots_key(host);
+        let mut value = format!("{at} ").into_bytes();
+        value.extend_from_slice(text);
+        let mut set = redis::cmd("HSET");
+        set.arg(&robots).arg(key).arg(value);
+        let mut release = redis::cmd("DEL");
+        release.arg(format!("{robots}:{key}"));
+        self.inner.store.query::<i64>(&set).await?;
+        self.inner.store.query::<i64>(&release).await.map(drop)
+    }
+
+    /// Lets go of the claim on a robots.txt without storing anything (its fetch had no
+    /// answer): the others fetch it themselves rather than wait for the claim to pass.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// frontier.release_robots("https://example.com", "example.com").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_robots(&self, key: &str, host: &str) -> Result<(), Error> {
+        let mut release = redis::cmd("DEL");
+        release.arg(format!("{}:{key}", self.inner.robots_key(host)));
+        self.inner.store.query::<i64>(&release).await.map(drop)
+    }
+
+    /// Takes `url` as a sitemap of the crawl at index level `level` (0 for a sitemap listed
+    /// by robots.txt or given as a seed, one more for each index above it), unless it is
+    /// known already or its host has `max_per_host` sitemaps: so that the process that
+    /// leases it reads it as one, at its level, and a host's cap holds for the crawl.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/sitemap.xml")?;
+    /// if frontier.mark_sitemap(&sitemap, 0, 1000).await? == shared::SitemapMark::Taken {
+    ///     frontier.push_seeds(vec![sitemap.clone()]).await?;
+    /// }
+    /// assert_eq!(frontier.sitemap_level(&sitemap).await?, Some(0));
+    /// # Ok(()) }
+    /// ```
+    pub async fn mark_sitemap(
+        &self,
+        url: &Canonical,
+        level: u8,
+        max_per_host: u32,
+    ) -> Result<SitemapMark, Error> {
+        let inner = &self.inner;
+        let host = url.host_key();
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let mut invocation = inner.scripts.mark_sitemap.prepare_invoke();
+        invocation
+            .key(format!("{tag}:sitemaps"))
+            .key(format!("{tag}:sitemap-hosts"))
+            .arg(&tag)
+            .arg(url.as_str())
+            .arg(host)
+            .arg(level)
+            .arg(max_per_host)
+            .arg(&inner.id);
+        Ok(match inner.store.invoke::<i64>(&invocation).await? {
+            1 => SitemapMark::Taken,
+            0 => SitemapMark::Known,
+            _ => SitemapMark::OverCap,
+        })
+    }
+
+    /// Forgets a sitemap [marked](Self::mark_sitemap) whose push was not admitted (seen
+    /// before, or out of scope), so that it does not count against its host.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/s.xml")?;
+    /// frontier.mark_sitemap(&sitemap, 0, 1000).await?;
+    /// frontier.unmark_sitemap(&sitemap).await?;
+    /// assert_eq!(frontier.sitemap_level(&sitemap).await?, None);
+    /// # Ok(()) }
+    /// ```
+    pub async fn unmark_sitemap(&self, url: &Canonical) -> Result<(), Error> {
+        let inner = &self.inner;
+        let host = url.host_key();
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let mut invocation = inner.scripts.unmark_sitemap.prepare_invoke();
+        invocation
+            .key(format!("{tag}:sitemaps"))
+            .key(format!("{tag}:sitemap-hosts"))
+            .arg(&tag)
+            .arg(url.as_str())
+            .arg(host);
+        inner.store.invoke::<i64>(&invocation).await.map(drop)
+    }
+
+    /// The index level of `url` if a process of the crawl [took](Self::mark_sitemap) it as a
+    /// sitemap.
+    ///
+    /// # Example
+    ///
+    /// See [`SharedFrontier::mark_sitemap`].
+    pub async fn sitemap_level(&self, url: &Canonical) -> Result<Option<u8>, Error> {
+        let inner = &self.inner;
+        let tag = inner.store.tag(inner.bucket_of(url.host_key()));
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(format!("{tag}:sitemaps")).arg(url.as_str());
+        let stored: Option<String> = inner.store.query(&cmd).await?;
+        Ok(stored.and_then(|s| s.split(' ').next()?.parse().ok()))
+    }
+
+    /// The content-seen test of the whole crawl: whether a body with this digest (a SHA-1,
+    /// say) was read before by any process, marking it read. Of several processes asking
+    /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
+    /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
+    /// by the seen-test's false-positive rate), in the bucket the digest picks: no other
+    /// structure to size, and the request joins that bucket's next batch.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let digest = [0x5a; 20];
+    /// assert!(!frontier.seen_body(&digest).await?);
+    /// assert!(frontier.seen_body(&digest).await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn seen_body(&self, digest: &[u8]) -> Result<bool, Error> {
+        let inner = &self.inner;
+        let mut key = String::with_capacity(2 + 2 * digest.len());
+        // NUL opens no URL: a body's text never equals a URL's.
+        key.push_str("\0#");
+        for byte in digest {
+            let _ = write!(key, "{byte:02x}");
+        }
+        let bucket = {
+            let mut sip = SipHasher13::new_with_key(&inner.sip_key);
+            sip.write(key.as_bytes());
+            (sip.finish() % u64::from(inner.buckets)) as u32
+        };
+        let mut probes = inner.schedule.probes(&inner.sip_key, &key);
+        if inner.frozen.holds(bucket, &mut probes) {
+            return Ok(true);
+        }
+        let step = Step {
+            lease: None,
+            links: Vec::new(),
+            body: Some(probes),
+        };
+        let [_, _, _, new, _] = Arc::clone(inner).submit(bucket, step).await?;
+        Ok(new == 0)
+    }
+
+    /// Sets a host's robots.txt `Crawl-delay` (capped as the politeness settings say), for
+    /// every process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// frontier.set_crawl_delay("example.com", std::time::Duration::from_secs(5)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_delay(&self, host: &str, delay: Duration) -> Result<(), Error> {
+        let inner = &self.inner;
+        let own = inner.politeness.host(host).delay;
+        let delay = delay
+            .min(inner.politeness.max_crawl_delay())
+            .max(own.unwrap_or(inner.politeness.delay()));
+        let tag = inner.store.tag(inner.bucket_of(host));
+        let invocation = inner
+            .scripts
+            .crawl_delay_call(&tag, host, delay, &inner.politeness);
+        inner.store.invoke::<i64>(&invocation).await.map(drop)
+    }
+}
+
+impl Inner {
+    /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
+    pub(super) fn robots_key(&self, host: &str) -> String {
+        format!("{}:robots", self.store.tag(self.bucket_of(host)))
+    }
+}

@@ -1,0 +1,345 @@
+//! Presence and the end: the heartbeat that says this process is present and renews its
+//! leases, the crawl's counts and the check that it is over, and what a process does when
+//! it finds Redis went back to an older state.
+
+use super::*;
+
+/// How often a process says it is present and learns who else is (and, every fifth time,
+/// reads the crawl's totals).
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// A process not heard of for this long owns no bucket.
+pub(crate) const PRESENT_FOR: Duration = Duration::from_secs(5);
+
+/// A process finding no work checks whether the crawl is over (reading every bucket twice)
+/// at once, then after waits that double from the shortest to the longest until it gets a
+/// lease again: one idle while others finish the crawl's last hosts would otherwise read
+/// every bucket many times a second.
+pub(super) const IDLE_CHECK_MIN: Duration = Duration::from_millis(50);
+
+pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
+
+/// Says each second that this process is present (and learns which buckets it owns),
+/// reads the crawl's totals every fifth second, and renews this process's leases every
+/// third of their time, until the frontier is dropped.
+pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
+    let mut last_renew = Instant::now();
+    for beat in 0u64.. {
+        {
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            if let Err(err) = inner.present().await {
+                tracing::debug!("saying this process is present: {err}");
+            }
+            inner.check_epoch().await;
+            inner.widen_scope().await;
+        }
+        tokio::time::sleep(HEARTBEAT).await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        if beat % 5 == 0
+            && let Ok(totals) = inner.read_totals().await
+        {
+            *inner
+                .counts
+                .totals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = totals;
+        }
+        if last_renew.elapsed() < inner.lease_time / 3 {
+            continue;
+        }
+        last_renew = Instant::now();
+        let mut by_bucket: HashMap<u32, Vec<u64>> = HashMap::new();
+        for &(bucket, token) in inner
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+        {
+            by_bucket.entry(bucket).or_default().push(token);
+        }
+        let renewals = by_bucket.into_iter().map(|(bucket, tokens)| {
+            let inner = &inner;
+            async move {
+                let tag = inner.store.tag(bucket);
+                let mut invocation = inner.scripts.renew.prepare_invoke();
+                invocation
+                    .key(format!("{tag}:leases"))
+                    .key(format!("{tag}:due"))
+                    .arg(&tag)
+                    .arg(millis(inner.lease_time))
+                    .arg(tokens);
+                inner.store.invoke::<i64>(&invocation).await
+            }
+        });
+        for result in join_all(renewals).await {
+            if let Err(err) = result {
+                tracing::warn!("renewing leases: {err}");
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Notes what a script said of a bucket: [ready-at, server now, queued, leased, ops].
+    /// A bucket whose count of changes went down is older than what this process saw of
+    /// it: Redis went back to an older state (see [`Inner::went_back`]).
+    pub(super) fn see(&self, bucket: u32, view: [i64; 5]) {
+        let [ready_at, server_now, queued, leased, ops] = view;
+        // Answers of scripts in flight together may come in another order than they ran:
+        // only one that ran later by the server's clock, with fewer changes, shows that
+        // Redis went back; a clock a second behind is another server.
+        let went_back = {
+            let mut seen = self.ops_seen.lock().unwrap_or_else(PoisonError::into_inner);
+            let (earlier_ops, earlier_at) = seen[bucket as usize];
+            let back =
+                (server_now > earlier_at && ops < earlier_ops) || server_now + 1_000 < earlier_at;
+            if server_now >= earlier_at || back {
+                seen[bucket as usize] = (ops, server_now);
+            }
+            back.then(|| {
+                format!("bucket {bucket} had {earlier_ops} changes, and {ops} at a later instant")
+            })
+        };
+        if let Some(why) = went_back {
+            self.went_back(why);
+        }
+        let now = Instant::now();
+        let ready = (ready_at >= 0).then(|| {
+            now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
+        });
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let view = &mut views[bucket as usize];
+        view.ready = ready;
+        view.queued = queued;
+        view.leased = leased;
+        view.heard = Some(now);
+    }
+
+    /// Redis went back to an older state: restarted from an older snapshot, or failed over
+    /// to a replica that lagged. What this process remembers of the crawl may be newer than
+    /// the crawl: links it sent (and would not send again) and copies of seen-test
+    /// generations may hold URLs the crawl has forgotten. Both go; the crawl's epoch is
+    /// bumped so that the other processes learn it at their next heartbeat, and do the same.
+    pub(super) fn went_back(&self, why: String) {
+        self.forget_sent();
+        tracing::warn!(
+            "Redis went back to an older state ({why}: a restart from an older snapshot, or a \
+             failover): this process forgets the links it sent; pages the crawl lost are \
+             fetched again"
+        );
+        let store = self.store.clone();
+        tokio::spawn(async move {
+            if let Err(err) = store.bump_epoch().await {
+                tracing::debug!("telling the other processes that Redis went back: {err}");
+            }
+        });
+    }
+
+    /// Forgets the links sent, the copies of frozen generations and the hosts whose
+    /// politeness it set (see [`Inner::went_back`]).
+    pub(super) fn forget_sent(&self) {
+        self.forgets.fetch_add(1, Ordering::Relaxed);
+        match new_pushed(&self.layout) {
+            Ok(fresh) => *self.pushed.write().unwrap_or_else(PoisonError::into_inner) = fresh,
+            Err(err) => tracing::warn!("{err}"),
+        }
+        self.frozen.clear();
+        self.policies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    /// Puts the seeds' redirect targets other processes met in this process's scope (not
+    /// among its trusted seeds: that is the caller's SSRF guard's business, which never sees
+    /// them).
+    pub(super) async fn widen_scope(&self) {
+        let known = self.redirect_targets.load(Ordering::Relaxed);
+        let Ok(Some(targets)) = self.store.redirect_targets_beyond(known).await else {
+            return;
+        };
+        for target in &targets {
+            if let Ok(url) = self.canon.canonicalize(target) {
+                self.scope.add_seed(&url);
+            }
+        }
+        self.redirect_targets
+            .store(targets.len(), Ordering::Relaxed);
+    }
+
+    /// Reads the crawl's epoch; a change since the last read (up, or down with Redis) means
+    /// a process found that Redis went back: this one forgets what it sent too.
+    pub(super) async fn check_epoch(&self) {
+        let Ok(epoch) = self.store.epoch().await else {
+            return;
+        };
+        let known = self.epoch.swap(epoch, Ordering::Relaxed);
+        if known >= 0 && known != epoch {
+            self.forget_sent();
+            tracing::warn!(
+                "another process found that Redis went back to an older state: this process \
+                 forgets the links it sent; pages the crawl lost are fetched again"
+            );
+        }
+    }
+
+    pub(super) async fn read_totals(&self) -> Result<Totals, Error> {
+        self.read_counts().await.map(|(totals, _)| totals)
+    }
+
+    /// The crawl's totals, and which buckets have URLs queued or leased.
+    pub(super) async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
+        let reads: Vec<redis::Cmd> = (0..self.buckets)
+            .map(|b| {
+                let mut cmd = redis::cmd("HMGET");
+                cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
+                    "seen",
+                    "queued",
+                    "leased",
+                    "done",
+                    "reaped",
+                    "given_up_hosts",
+                    "hosts",
+                    "bits",
+                    "generations",
+                    "ops",
+                    "host_budget",
+                ]);
+                cmd
+            })
+            .collect();
+        let answers = self.store.query_each::<Vec<Option<i64>>>(&reads).await?;
+        let mut totals = Totals::default();
+        let mut busy = Vec::with_capacity(self.buckets as usize);
+        for answer in answers {
+            let v: Vec<u64> = answer
+                .into_iter()
+                .map(|n| u64::try_from(n.unwrap_or(0)).unwrap_or(0))
+                .collect();
+            let [
+                seen,
+                queued,
+                leased,
+                done,
+                reaped,
+                given_up_hosts,
+                hosts,
+                bits,
+                generations,
+                ops,
+                host_budget,
+            ] = v[..]
+            else {
+                return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
+            };
+            busy.push(queued > 0 || leased > 0);
+            totals.seen += seen;
+            totals.queued += queued;
+            totals.leased += leased;
+            totals.done += done;
+            totals.reaped += reaped;
+            totals.given_up_hosts += given_up_hosts;
+            totals.hosts += hosts;
+            totals.seen_bits += bits;
+            totals.seen_generations = totals.seen_generations.max(generations);
+            totals.ops += ops;
+            totals.host_budget += host_budget;
+        }
+        Ok((totals, busy))
+    }
+
+    /// Says this process is present and takes the buckets it owns: each bucket goes to the
+    /// process present whose id hashes highest with it (rendezvous hashing), so that a
+    /// process coming or going moves only its share.
+    pub(super) async fn present(&self) -> Result<(), Error> {
+        let mut invocation = self.scripts.present.prepare_invoke();
+        invocation
+            .key(self.store.procs_key())
+            .arg("")
+            .arg(&self.id)
+            .arg(millis(PRESENT_FOR))
+            .arg(millis(PRESENT_FOR * 60));
+        let present: Vec<String> = self.store.invoke(&invocation).await?;
+        let owned = owned(&self.id, &present, self.buckets, &self.sip_key);
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        for (view, owned) in views.iter_mut().zip(owned) {
+            view.owned = owned;
+        }
+        Ok(())
+    }
+
+    /// Says this process has left, so that its buckets go to the others now rather than
+    /// when it is no longer counted present.
+    pub(super) async fn leave(&self) {
+        let mut cmd = redis::cmd("ZREM");
+        cmd.arg(self.store.procs_key()).arg(&self.id);
+        if let Err(err) = self.store.query::<i64>(&cmd).await {
+            tracing::debug!("saying this process left: {err}");
+        }
+    }
+
+    /// Whether nothing is queued or leased anywhere: two reads of every bucket, with
+    /// nothing queued or leased and no change between them, prove that at one instant
+    /// between the two the whole crawl held no work, and none can appear after.
+    pub(super) async fn is_over(&self) -> Result<bool, Error> {
+        if !self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            return Ok(false);
+        }
+        if self.over.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        {
+            let now = Instant::now();
+            let mut check = self
+                .idle_check
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let (next, wait) = &mut *check;
+            if *next > now {
+                return Ok(false);
+            }
+            *wait = (*wait * 2).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX);
+            *next = now + *wait;
+        }
+        let (first, busy) = self.read_counts().await?;
+        if first.queued > 0 || first.leased > 0 {
+            self.forget_views(&busy);
+            return Ok(false);
+        }
+        let second = self.read_totals().await?;
+        *self
+            .counts
+            .totals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = second;
+        let over = second == first;
+        if over && !self.over.swap(true, Ordering::Relaxed) {
+            // Told to a later run of the same command, which would otherwise crawl nothing.
+            if let Err(err) = self.store.mark_finished().await {
+                tracing::debug!("marking the crawl finished: {err}");
+            }
+            self.leave().await;
+        }
+        Ok(over)
+    }
+
+    /// Makes the `busy` buckets due for a poll: the crawl has work there this process's
+    /// views did not show.
+    pub(super) fn forget_views(&self, busy: &[bool]) {
+        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        for (view, &busy) in views.iter_mut().zip(busy) {
+            if busy {
+                view.heard = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! The search for work: which buckets this process owns, when each is due to be asked
+//! again (its [`View`]), and the lease script that fills the buffer for idle workers.
+
+use super::*;
+
+/// Buckets polled at once when a process looks for work.
+pub(super) const POLL_WIDTH: usize = 8;
+
+/// Each script's answer says when its bucket's next host is ready, and a process asks the
+/// bucket for leases then. Other processes change a bucket unseen: their completions free a
+/// host's connection, their links give an empty bucket work. So, while it looks for work, a
+/// process asks again a bucket with work but no host ready or waiting (all at their
+/// connection limit) after this long...
+pub(super) const REPOLL: Duration = Duration::from_millis(100);
+
+/// ...a bucket that had no work when last heard of after this long (a process whose links
+/// give it work hears so in its script's answer, and asks it then)...
+pub(super) const REPOLL_EMPTY: Duration = Duration::from_millis(1000);
+
+/// ...and a bucket whose next host waits for its delay after this long: only another
+/// process's links to a new host can make it ready sooner than it said.
+pub(super) const REPOLL_WAITING: Duration = Duration::from_millis(1000);
+
+/// Each bucket has an owner among the processes present, which asks it for leases the
+/// instant it is ready; the others ask this much later, if still ready by what they know.
+/// So a host ready at an instant is asked for by one process, not by every idle one, and
+/// another takes it when its owner has no worker free. A bucket that gave a process all the
+/// leases it asked for has more ready than its owner takes: that process asks again at once.
+pub(super) const STEAL_LAG: Duration = Duration::from_millis(50);
+
+/// The most leases one script hands out.
+pub(super) const LEASE_BATCH: usize = 64;
+
+/// The fewest leases a script is asked for: from a bucket not known to have URLs queued, or
+/// when few workers are idle, a few more than needed save the next ones a round trip, and
+/// hold little from other processes.
+pub(super) const LEASE_MIN: usize = 4;
+
+/// What this process knows of one bucket, from the last script that answered for it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct View {
+    /// When its first host may be leased (None: no host is ready or waiting).
+    pub(super) ready: Option<Instant>,
+    pub(super) queued: i64,
+    pub(super) leased: i64,
+    /// When it was last heard of; None: never.
+    pub(super) heard: Option<Instant>,
+    /// Whether this process owns it: asks it for leases the instant it is ready.
+    pub(super) owned: bool,
+    /// Whether it gave this process all the leases last asked of it: more are likely ready,
+    /// which its owner has no worker free for.
+    pub(super) plenty: bool,
+}
+
+impl View {
+    /// When this process may ask for the bucket's ready host, if one is ready or waiting.
+    pub(super) fn ready_for_me(&self) -> Option<Instant> {
+        let lag = if self.owned || self.plenty {
+            Duration::ZERO
+        } else {
+            STEAL_LAG
+        };
+        self.ready.map(|at| at + lag)
+    }
+}
+
+/// Counts a lease as with a worker until dropped: when the worker completes it or gives it
+/// back, or drops it.
+#[derive(Debug)]
+pub(super) struct Working(pub(super) Arc<AtomicUsize>);
+
+impl Working {
+    pub(super) fn new(count: &Arc<AtomicUsize>) -> Working {
+        count.fetch_add(1, Ordering::Relaxed);
+        Working(Arc::clone(count))
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Which of `buckets` process `me` owns among `present` (itself counted present): those
+/// for which its id hashes highest (rendezvous hashing).
+pub(super) fn owned(me: &str, present: &[String], buckets: u32, key: &[u8; 16]) -> Vec<bool> {
+    let rank = |id: &str, bucket: u32| {
+        let mut sip = SipHasher13::new_with_key(key);
+        sip.write(id.as_bytes());
+        sip.write_u32(bucket);
+        sip.finish()
+    };
+    (0..buckets)
+        .map(|bucket| {
+            let mine = rank(me, bucket);
+            present
+                .iter()
+                .all(|other| other == me || rank(other, bucket) < mine)
+        })
+        .collect()
+}
+
+impl Inner {
+    pub(super) fn take_buffered(&self) -> Option<Lease> {
+        let mut lease = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()?;
+        lease.working = Some(Working::new(&self.working));
+        Some(lease)
+    }
+
+    /// Asks the buckets most likely to have work for leases: those ready by now, and those
+    /// not heard of for a while. Answers how many buckets were asked, and how many leases
+    /// came.
+    pub(super) async fn poll(&self) -> Result<(usize, usize), Error> {
+        let now = Instant::now();
+        let n = self.buckets as usize;
+        let start = self.cursor.load(Ordering::Relaxed);
+        let buffered = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        // Leases for every idle worker, not only those asking now: the others wait for a
+        // time, and a search for each would cost a round trip where one does.
+        let idle = self
+            .workers
+            .saturating_sub(self.working.load(Ordering::Relaxed) + buffered)
+            .max(1);
+        let chosen: Vec<(u32, usize)> = {
+            let views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+            let due: Vec<usize> = (0..n)
+                .map(|i| (start + i) % n)
+                .filter(|&b| {
+                    let v = views[b];
+                    let repoll = if v.ready.is_some() {
+                        REPOLL_WAITING
+                    } else if v.queued > 0 || v.leased > 0 {
+                        REPOLL
+                    } else {
+                        REPOLL_EMPTY
+                    };
+                    v.ready_for_me().is_some_and(|at| at <= now)
+                        || v.heard
+                            .is_none_or(|heard| now.duration_since(heard) >= repoll)
+                })
+                .take(POLL_WIDTH)
+                .collect();
+            // The idle workers' share of each bucket last heard to have URLs queued; a few
+            // from each of the others, in case.
+            let with_work = due.iter().filter(|&&b| views[b].queued > 0).count();
+            let share = idle
+                .div_ceil(with_work.max(1))
+                .clamp(LEASE_MIN, LEASE_BATCH);
+            due.into_iter()
+                .map(|b| {
+                    let want = if views[b].queued > 0 {
+                        share
+                    } else {
+                        LEASE_MIN
+                    };
+                    (b as u32, want)
+                })
+                .collect()
+        };
+        if let Some(&(last, _)) = chosen.last() {
+            self.cursor.store(last as usize + 1, Ordering::Relaxed);
+        }
+        let asked = chosen.len();
+        let answers = join_all(
+            chosen
+                .into_iter()
+                .map(|(bucket, want)| self.lease_from(bucket, want)),
+        )
+        .await;
+        let mut got = 0;
+        for answer in answers {
+            got += answer?;
+        }
+        if got > 0 {
+            *self
+                .idle_check
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = (now, Duration::ZERO);
+        }
+        Ok((asked, got))
+    }
+
+    /// Leases from one bucket into the buffer.
+    pub(super) async fn lease_from(&self, bucket: u32, max: usize) -> Result<usize, Error> {
+        let tag = self.store.tag(bucket);
+        let invocation = self.scripts.lease_call(
+            &tag,
+            &self.politeness,
+            max,
+            self.lease_time,
+            &self.request_id(),
+        );
+        let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
+        let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
+        let int = |v: &redis::Value| match v {
+            redis::Value::Int(n) => Ok(*n),
+            // Tokens come as text: formatted as integers, never as floats, in the script.
+            redis::Value::BulkString(b) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(bad),
+            _ => Err(bad()),
+        };
+        let text = |v: &redis::Value| match v {
+            redis::Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| bad()),
+            _ => Err(bad()),
+        };
+        if answer.len() < 6 || !(answer.len() - 6).is_multiple_of(4) {
+            return Err(bad());
+        }
+        let view = [
+            int(&answer[0])?,
+            int(&answer[1])?,
+            int(&answer[2])?,
+            int(&answer[3])?,
+            int(&answer[4])?,
+        ];
+        self.see(bucket, view);
+        let mut leases = Vec::new();
+        for group in answer[6..].chunks(4) {
+            let token = u64::try_from(int(&group[0])?).map_err(|_| bad())?;
+            let entry = text(&group[2])?;
+            let given_up = int(&group[3])? == 1;
+            let mut parts = entry.splitn(4, ' ');
+            let (Some(attempts), Some(depth), Some(url)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(bad());
+            };
+            let referrer = parts.next().map(str::to_owned);
+            let attempts: u32 = attempts.parse().map_err(|_| bad())?;
+            let depth: u32 = depth.parse().map_err(|_| bad())?;
+            // Canonical already when pushed: parsing again gives it back as it was.
+            let url = match self.canon.canonicalize(url) {
+                Ok(url) => url,
+                Err(_) => return Err(bad()),
+            };
+            leases.push(Lease {
+                url,
+                referrer,
+                depth,
+                attempts: attempts + 1,
+                given_up,
+                bucket,
+                token,
+                working: None,
+            });
+        }
+        // A URL out of this process's scope was in another's: a seed's redirect target it
+        // met a moment ago, or a page of one. This process's scope takes the targets in
+        // before it judges the page's links.
+        let outside = leases.iter().any(|lease| {
+            self.scope.check(&lease.url, lease.depth) == Err(frontier::DropReason::OutOfScope)
+        });
+        if outside {
+            self.widen_scope().await;
+        }
+        let got = leases.len();
+        self.views.lock().unwrap_or_else(PoisonError::into_inner)[bucket as usize].plenty =
+            got == max;
+        self.counts.leases.fetch_add(got as u64, Ordering::Relaxed);
+        {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            for lease in &leases {
+                held.insert((lease.bucket, lease.token), ());
+                pending.insert(lease.url.as_str().to_owned(), Vec::new());
+            }
+        }
+        self.buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(leases);
+        Ok(got)
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {
+        let key = [3; 16];
+        let ids: Vec<String> = (0..4).map(|i| format!("process-{i}")).collect();
+        let of_all: Vec<Vec<bool>> = ids.iter().map(|me| owned(me, &ids, 64, &key)).collect();
+        for bucket in 0..64 {
+            assert_eq!(
+                of_all.iter().filter(|o| o[bucket]).count(),
+                1,
+                "bucket {bucket}"
+            );
+        }
+        assert!(of_all.iter().all(|o| o.iter().filter(|&&b| b).count() >= 4));
+        // Alone (or not yet in the list it read): everything.
+        assert!(owned("process-9", &[], 64, &key).iter().all(|&b| b));
+        // Process 3 leaves: the others keep what they had and share its buckets.
+        let rest = &ids[..3];
+        for (me, before) in rest.iter().zip(&of_all) {
+            let after = owned(me, rest, 64, &key);
+            for bucket in 0..64 {
+                assert!(!before[bucket] || after[bucket]);
+                assert_eq!(
+                    after[bucket],
+                    before[bucket] || (of_all[3][bucket] && after[bucket])
+                );
+            }
+        }
+    }
+}
