@@ -66,3 +66,8 @@ mod store;
 pub use error::{Error, ErrorKind};
 pub use frontier::{Lease, Next, SharedFrontier, SitemapMark, Totals};
 pub use store::{Layout, Store, Stored};
+
+/// Compiles the README's example as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
