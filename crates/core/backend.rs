@@ -6,6 +6,9 @@
 //! `async` and answers with owned values, so that the shared one, whose answers come over a
 //! network, fits the same calls: no caller holds a lock of the backend's or assumes an answer
 //! comes at once.
+//!
+//! A lease carries the backend that issued it, and is completed or given back through it
+//! ([`Lease::complete`], [`Lease::abandon`]): a lease cannot reach another backend.
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -26,10 +29,10 @@ pub(crate) fn now() -> Instant {
 
 /// Where the crawl's URLs live: what is seen, queued and leased.
 pub(crate) enum Backend {
-    /// This process's own frontier: boxed, as it is large and the backend is made once.
-    Local(Box<Local>),
+    /// This process's own frontier.
+    Local(Arc<Local>),
     /// A crawl shared through Redis.
-    Shared(Remote),
+    Shared(Arc<Remote>),
 }
 
 /// The shared frontier, and what this process still has on its way to it.
@@ -76,13 +79,22 @@ impl std::fmt::Display for JournalError {
     }
 }
 
-/// A URL a worker may fetch now, until it completes or abandons it.
-#[derive(Debug)]
+/// A URL a worker may fetch now, until it completes or abandons it, with the backend that
+/// issued it.
 pub(crate) enum Lease {
     /// A lease of the local frontier.
-    Local(frontier::Lease),
+    Local(frontier::Lease, Arc<Local>),
     /// A lease of the shared frontier.
-    Shared(shared::Lease),
+    Shared(shared::Lease, Arc<Remote>),
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Lease::Local(lease, _) => lease.fmt(f),
+            Lease::Shared(lease, _) => lease.fmt(f),
+        }
+    }
 }
 
 /// What a worker is to do next.
@@ -99,27 +111,128 @@ pub(crate) enum Next {
 }
 
 impl Lease {
+    /// Gives back a lease with the outcome of its fetch, and runs `then` with what became
+    /// of it, as one step: a checkpoint sees both or neither. `then` writes the record.
+    pub(crate) async fn complete<R>(
+        self,
+        outcome: Outcome,
+        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
+    ) -> Option<R> {
+        match self {
+            Lease::Shared(lease, remote) => {
+                let remote = &*remote;
+                // Whatever Redis says, these end the URL: its record is written first, so
+                // that a process killed between the two repeats the fetch (its lease comes
+                // back) rather than loses the record of a URL Redis holds as done.
+                let certain = frontier::known_fate(
+                    outcome,
+                    lease.attempts(),
+                    remote.frontier.politeness(),
+                    lease.host_given_up(),
+                );
+                if let Some(fate) = certain {
+                    // Taken first: nothing is awaited between the record and the task that
+                    // completes it, so a worker cancelled here has written no record, and
+                    // its lease goes back (the semaphore is never closed: always a permit).
+                    let mut waiting = GiveBackOnDrop {
+                        remote,
+                        lease: Some(lease),
+                    };
+                    let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
+                    let lease = waiting.lease.take()?;
+                    let written = then(Ok(Completion::new(fate, None)));
+                    let frontier = remote.frontier.clone();
+                    let landed = Arc::clone(&remote.landed);
+                    remote.background.spawn(async move {
+                        let url = lease.url().to_string();
+                        if let Err(err) = frontier.complete(lease, outcome).await {
+                            tracing::error!(
+                                "completing {url}: {err}; it comes back to the crawl when its \
+                                 lease expires"
+                            );
+                        }
+                        drop(permit);
+                        landed.notify_waiters();
+                    });
+                    return Some(written);
+                }
+                let url = lease.url().to_string();
+                match remote.frontier.complete(lease, outcome).await {
+                    Ok(Some(completion)) => Some(then(Ok(completion))),
+                    Ok(None) => {
+                        tracing::warn!(
+                            "a lease expired before its fetch completed (is lease_time too \
+                             short?); another process fetches the URL again"
+                        );
+                        None
+                    }
+                    Err(err) => {
+                        tracing::error!(
+                            "completing {url}: {err}; it comes back to the crawl when its \
+                             lease expires"
+                        );
+                        None
+                    }
+                }
+            }
+            lease => lease.complete_now(outcome, then),
+        }
+    }
+
+    /// [`complete`](Self::complete) without awaiting anything: for a worker unwinding from a
+    /// panic, which cannot await.
+    pub(crate) fn complete_now<R>(
+        self,
+        outcome: Outcome,
+        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
+    ) -> Option<R> {
+        match self {
+            Lease::Local(lease, local) => {
+                let _step = local.gate.read().unwrap_or_else(PoisonError::into_inner);
+                Some(then(local.frontier.complete(lease, outcome, now())))
+            }
+            Lease::Shared(lease, remote) => {
+                // Unwinding from a panic, which cannot await: the lease goes back (or
+                // expires) and another try writes the record.
+                remote.spawn_abandon(lease);
+                None
+            }
+        }
+    }
+
+    /// Gives back a lease whose fetch did not happen: its URL is queued again, and no record
+    /// is written. Does not await: a worker being cancelled gives its lease back this way.
+    pub(crate) fn abandon(self) -> Result<(), frontier::ForeignLease> {
+        match self {
+            Lease::Local(lease, local) => local.frontier.abandon(lease, now()),
+            Lease::Shared(lease, remote) => {
+                remote.spawn_abandon(lease);
+                Ok(())
+            }
+        }
+    }
+
     /// The URL to fetch.
     pub(crate) fn url(&self) -> &Canonical {
         match self {
-            Lease::Local(lease) => lease.url(),
-            Lease::Shared(lease) => lease.url(),
+            Lease::Local(lease, _) => lease.url(),
+            Lease::Shared(lease, _) => lease.url(),
         }
     }
 
     /// Links followed from a seed.
     pub(crate) fn depth(&self) -> u32 {
         match self {
-            Lease::Local(lease) => lease.depth(),
-            Lease::Shared(lease) => lease.depth(),
+            Lease::Local(lease, _) => lease.depth(),
+            Lease::Shared(lease, _) => lease.depth(),
         }
     }
 
     /// Which try this is, 1 for the first.
     pub(crate) fn attempts(&self) -> u32 {
         match self {
-            Lease::Local(lease) => lease.attempts(),
-            Lease::Shared(lease) => lease.attempts(),
+            Lease::Local(lease, _) => lease.attempts(),
+            Lease::Shared(lease, _) => lease.attempts(),
         }
     }
 
@@ -127,16 +240,16 @@ impl Lease {
     /// that listed it); `None` for a seed, or when not known.
     pub(crate) fn referrer(&self) -> Option<&str> {
         match self {
-            Lease::Local(lease) => lease.referrer(),
-            Lease::Shared(lease) => lease.referrer(),
+            Lease::Local(lease, _) => lease.referrer(),
+            Lease::Shared(lease, _) => lease.referrer(),
         }
     }
 
     /// Whether the URL is handed out only to be recorded: its host was given up.
     pub(crate) fn host_given_up(&self) -> bool {
         match self {
-            Lease::Local(lease) => lease.host_given_up(),
-            Lease::Shared(lease) => lease.host_given_up(),
+            Lease::Local(lease, _) => lease.host_given_up(),
+            Lease::Shared(lease, _) => lease.host_given_up(),
         }
     }
 }
@@ -144,7 +257,7 @@ impl Lease {
 impl Backend {
     /// The embedded frontier as a backend.
     pub(crate) fn local(frontier: Frontier) -> Backend {
-        Backend::Local(Box::new(Local {
+        Backend::Local(Arc::new(Local {
             frontier,
             gate: RwLock::new(()),
         }))
@@ -152,12 +265,12 @@ impl Backend {
 
     /// The shared frontier as a backend, for `workers` fetch workers.
     pub(crate) fn shared(frontier: shared::SharedFrontier, workers: usize) -> Backend {
-        Backend::Shared(Remote {
+        Backend::Shared(Arc::new(Remote {
             frontier,
             background: TaskTracker::new(),
             sending: Arc::new(Semaphore::new(workers.max(1))),
             landed: Arc::new(Notify::new()),
-        })
+        }))
     }
 
     /// What the crawl wakes its waiting workers with when a lease completes: a host may
@@ -282,14 +395,16 @@ impl Backend {
     pub(crate) async fn next(&self) -> Result<Next, Error> {
         match self {
             Backend::Local(local) => Ok(match local.frontier.pop(now())? {
-                Pop::Lease(lease) => Next::Lease(Lease::Local(lease)),
+                Pop::Lease(lease) => Next::Lease(Lease::Local(lease, Arc::clone(local))),
                 Pop::WaitUntil(at) => Next::WaitUntil(at),
                 Pop::Pending => Next::Pending,
                 Pop::Done => Next::Done,
             }),
             Backend::Shared(remote) => {
                 Ok(match remote.frontier.next().await.map_err(shared_error)? {
-                    shared::Next::Lease(lease) => Next::Lease(Lease::Shared(lease)),
+                    shared::Next::Lease(lease) => {
+                        Next::Lease(Lease::Shared(lease, Arc::clone(remote)))
+                    }
                     shared::Next::WaitUntil(at) => Next::WaitUntil(at),
                     shared::Next::Done => Next::Done,
                 })
@@ -303,110 +418,6 @@ impl Backend {
         match self {
             Backend::Local(_) => false,
             Backend::Shared(remote) => remote.frontier.buffered() > 0,
-        }
-    }
-
-    /// Gives back a lease with the outcome of its fetch, and runs `then` with what became
-    /// of it, as one step: a checkpoint sees both or neither. `then` writes the record.
-    pub(crate) async fn complete<R>(
-        &self,
-        lease: Lease,
-        outcome: Outcome,
-        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
-    ) -> Option<R> {
-        match (self, lease) {
-            (Backend::Shared(remote), Lease::Shared(lease)) => {
-                // Whatever Redis says, these end the URL: its record is written first, so
-                // that a process killed between the two repeats the fetch (its lease comes
-                // back) rather than loses the record of a URL Redis holds as done.
-                let certain = frontier::known_fate(
-                    outcome,
-                    lease.attempts(),
-                    remote.frontier.politeness(),
-                    lease.host_given_up(),
-                );
-                if let Some(fate) = certain {
-                    // Taken first: nothing is awaited between the record and the task that
-                    // completes it, so a worker cancelled here has written no record, and
-                    // its lease goes back (the semaphore is never closed: always a permit).
-                    let mut waiting = GiveBackOnDrop {
-                        remote,
-                        lease: Some(lease),
-                    };
-                    let permit = Arc::clone(&remote.sending).acquire_owned().await.ok();
-                    let lease = waiting.lease.take()?;
-                    let written = then(Ok(Completion::new(fate, None)));
-                    let frontier = remote.frontier.clone();
-                    let landed = Arc::clone(&remote.landed);
-                    remote.background.spawn(async move {
-                        let url = lease.url().to_string();
-                        if let Err(err) = frontier.complete(lease, outcome).await {
-                            tracing::error!(
-                                "completing {url}: {err}; it comes back to the crawl when its \
-                                 lease expires"
-                            );
-                        }
-                        drop(permit);
-                        landed.notify_waiters();
-                    });
-                    return Some(written);
-                }
-                let url = lease.url().to_string();
-                match remote.frontier.complete(lease, outcome).await {
-                    Ok(Some(completion)) => Some(then(Ok(completion))),
-                    Ok(None) => {
-                        tracing::warn!(
-                            "a lease expired before its fetch completed (is lease_time too \
-                             short?); another process fetches the URL again"
-                        );
-                        None
-                    }
-                    Err(err) => {
-                        tracing::error!(
-                            "completing {url}: {err}; it comes back to the crawl when its \
-                             lease expires"
-                        );
-                        None
-                    }
-                }
-            }
-            (backend, lease) => backend.complete_now(lease, outcome, then),
-        }
-    }
-
-    /// [`complete`](Self::complete) without awaiting anything: for a worker unwinding from a
-    /// panic, which cannot await.
-    pub(crate) fn complete_now<R>(
-        &self,
-        lease: Lease,
-        outcome: Outcome,
-        then: impl FnOnce(Result<Completion, frontier::ForeignLease>) -> R,
-    ) -> Option<R> {
-        match (self, lease) {
-            (Backend::Local(local), Lease::Local(lease)) => {
-                let _step = local.gate.read().unwrap_or_else(PoisonError::into_inner);
-                Some(then(local.frontier.complete(lease, outcome, now())))
-            }
-            (Backend::Shared(remote), Lease::Shared(lease)) => {
-                // Unwinding from a panic, which cannot await: the lease goes back (or
-                // expires) and another try writes the record.
-                remote.spawn_abandon(lease);
-                None
-            }
-            _ => unreachable!("a backend completes only its own leases"),
-        }
-    }
-
-    /// Gives back a lease whose fetch did not happen: its URL is queued again, and no record
-    /// is written. Does not await: a worker being cancelled gives its lease back this way.
-    pub(crate) fn abandon(&self, lease: Lease) -> Result<(), frontier::ForeignLease> {
-        match (self, lease) {
-            (Backend::Local(local), Lease::Local(lease)) => local.frontier.abandon(lease, now()),
-            (Backend::Shared(remote), Lease::Shared(lease)) => {
-                remote.spawn_abandon(lease);
-                Ok(())
-            }
-            _ => unreachable!("a backend abandons only its own leases"),
         }
     }
 

@@ -675,7 +675,7 @@ impl Crawler {
 
     /// Puts a lease back in line without a try.
     fn abandon(&self, lease: Lease) {
-        if let Err(err) = self.frontier.abandon(lease) {
+        if let Err(err) = lease.abandon() {
             tracing::error!("{err}");
         }
     }
@@ -1159,7 +1159,7 @@ impl Crawler {
     }
 
     /// Writes the record of a lease that has been completed, if its URL is done with: what
-    /// [`Backend::complete`] runs with the completion, as one step with it.
+    /// [`Lease::complete`](crate::backend::Lease::complete) runs with the completion, as one step with it.
     fn record(
         &self,
         lease: &LeaseFacts,
@@ -1369,9 +1369,8 @@ impl Visit<'_> {
         let facts = LeaseFacts::of(&lease);
         let crawler = self.crawler;
         let (started, fetched_at) = (self.started, self.fetched_at);
-        crawler
-            .frontier
-            .complete(lease, outcome, |completion| {
+        lease
+            .complete(outcome, |completion| {
                 crawler.record(&facts, completion, result, started, fetched_at);
             })
             .await;
@@ -1392,7 +1391,7 @@ impl Drop for Visit<'_> {
             };
             let facts = LeaseFacts::of(&lease);
             let (started, fetched_at) = (self.started, self.fetched_at);
-            crawler.frontier.complete_now(lease, outcome, |completion| {
+            lease.complete_now(outcome, |completion| {
                 let result = Attempt::error(ErrorKind::Internal);
                 crawler.record(&facts, completion, result, started, fetched_at);
             });
