@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use testweb::{HostConfig, SiteConfig};
 
-use crate::redis_server::RedisServer;
+use crate::redis_server::{RedisCluster, RedisServer};
 use crate::util::{Site, fast, ms, page_request_times, urls_recorded, wait_or_kill};
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
@@ -387,7 +387,7 @@ fn a_replica_promoted_mid_crawl_loses_no_page() {
 #[test]
 fn many_buckets_far_away_still_end() {
     let redis = RedisServer::start();
-    // A round trip of 4 ms: a sweep of 2,048 buckets, 8 at a time, takes over a second.
+    // A round trip of 4 ms: a sweep of 4,096 buckets, 8 at a time, takes two seconds.
     let proxy = crate::redis_server::DelayProxy::start(redis.port, ms(2));
     let site = site(4, 10, ms(1));
     let tmp = tempfile::tempdir().unwrap();
@@ -396,14 +396,60 @@ fn many_buckets_far_away_still_end() {
         &proxy.url(),
         &site.web.roots(),
         &outs,
-        &["--redis-buckets", "2048"],
+        &["--redis-buckets", "4096"],
     );
     finish_all(children);
+    let ended = std::time::SystemTime::now();
     let counts = recorded(&outs);
     assert_eq!(
         counts.keys().cloned().collect::<BTreeSet<_>>(),
         site.web.expected_pages()
     );
+    // Within seconds of the last record: the check that the crawl is over reads every
+    // bucket twice, 4,096 of them 4 ms away.
+    let last_record = outs
+        .iter()
+        .map(|out| std::fs::metadata(out).unwrap().modified().unwrap())
+        .max()
+        .unwrap();
+    let after = ended.duration_since(last_record).unwrap_or_default();
+    assert!(
+        after < Duration::from_secs(15),
+        "ended {after:?} after its last record"
+    );
+}
+
+/// Issue 22: a process whose link to Redis stalls (connections open, nothing going through)
+/// for longer than its leases last: the other process takes its leases back when they
+/// expire and fetches them, and the stalled one's completions, arriving late, are refused.
+/// Nothing is lost, and both end.
+#[test]
+fn a_process_stalled_longer_than_its_leases_loses_nothing() {
+    let redis = RedisServer::start();
+    let proxy = crate::redis_server::DelayProxy::start(redis.port, Duration::ZERO);
+    // 200 pages 20 ms apart on each of 4 hosts: some 4 s of crawling.
+    let site = site(4, 200, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let extra = [
+        "--lease-time",
+        "2s",
+        "--delay",
+        "20ms",
+        "--concurrency",
+        "8",
+    ];
+    let stalled = start(&proxy.url(), &site.web.roots(), &outs[0], &extra);
+    let direct = start(&redis.url(), &site.web.roots(), &outs[1], &extra);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while urls_recorded(&outs[0]).len() < 20 {
+        assert!(Instant::now() < deadline, "the first process wrote nothing");
+        std::thread::sleep(ms(5));
+    }
+    proxy.stall(Duration::from_secs(4));
+    let stderr = finish_all(vec![stalled, direct]);
+    assert_every_page_recorded(&site, &outs);
+    assert!(stderr.contains("came back"), "no lease came back: {stderr}");
 }
 
 /// Issue 22: a script that ran but whose answer was lost (a timeout, a dropped connection)
@@ -892,4 +938,54 @@ fn the_redis_password_is_never_printed_nor_stored() {
         "the crawl's record was read: {dump}"
     );
     assert!(!dump.contains("S3cretPw"), "{dump}");
+}
+
+/// Issue 22: slots moved between a cluster's masters mid-crawl (`redis-cli --cluster
+/// reshard`). A script run while its bucket's slot was half moved read the keys not moved
+/// yet as empty on the new master, or failed half-way on the old one with its first writes
+/// made (Redis does not roll a script back). Scripts now refuse to run while their slot is
+/// moving (`TRYAGAIN`, waited out like a blip), before any write, so every page gets its
+/// record and the reshard completes.
+#[test]
+fn a_reshard_mid_crawl_loses_no_page() {
+    let cluster = RedisCluster::start();
+    let site = site(16, 150, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    // 150 pages 40 ms apart on each host: the crawl lasts some 6 s, the reshards with it.
+    let extra = ["--delay", "40ms", "--concurrency", "16"];
+    let children = start_all(&cluster.url(), &site.web.roots(), &outs, &extra);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while urls_recorded(&outs[0]).len() + urls_recorded(&outs[1]).len() < 100 {
+        assert!(Instant::now() < deadline, "nothing recorded");
+        std::thread::sleep(ms(5));
+    }
+    let id = |i: usize| cluster.nodes[i].cli(&["CLUSTER", "MYID"]).trim().to_owned();
+    let entry = format!("127.0.0.1:{}", cluster.nodes[0].port);
+    let recorded_now = || urls_recorded(&outs[0]).len() + urls_recorded(&outs[1]).len();
+    for (from, to) in [(0, 1), (1, 2)] {
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "reshard", &entry, "--cluster-from", &id(from)])
+            .args(["--cluster-to", &id(to), "--cluster-slots", "2000"])
+            .arg("--cluster-yes")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && !said.contains("ERR"),
+            "reshard: {said}"
+        );
+        let done = recorded_now();
+        assert!(
+            done < 2400,
+            "the crawl was over before the reshard was: {done}"
+        );
+    }
+    let stderr = finish_all(children);
+    assert_every_page_recorded(&site, &outs);
+    let counts = recorded(&outs);
+    assert!(
+        counts.values().all(|&n| n == 1),
+        "a page recorded twice: {stderr}"
+    );
 }

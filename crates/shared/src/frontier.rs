@@ -245,6 +245,8 @@ struct Inner {
     search: tokio::sync::Mutex<()>,
     /// Where the next search starts, so that every bucket is polled in turn.
     cursor: AtomicUsize,
+    /// Buckets asked for leases so far, by every search.
+    polled: AtomicUsize,
     /// Leases held by this process, by bucket and token: renewed until completed.
     held: Mutex<HashMap<(u32, u64), ()>>,
     /// The links of each page leased to this process, sent when it is completed: those to
@@ -356,12 +358,13 @@ impl SharedFrontier {
             .unwrap_or(0)
             .to_be_bytes();
         }
+        let cluster = store.is_cluster();
         let inner = Arc::new(Inner {
             store,
             id: format!("{}-{:016x}", std::process::id(), u64::from_be_bytes(id)),
             idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
             over: AtomicBool::new(false),
-            scripts: Scripts::new(),
+            scripts: Scripts::new(cluster),
             buckets: layout.buckets,
             schedule: Schedule::new(
                 layout.seen_initial_capacity,
@@ -381,6 +384,7 @@ impl SharedFrontier {
             buffer: Mutex::new(VecDeque::new()),
             search: tokio::sync::Mutex::new(()),
             cursor: AtomicUsize::new(0),
+            polled: AtomicUsize::new(0),
             held: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             pushed: RwLock::new(pushed),
@@ -567,33 +571,38 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn next(&self) -> Result<Next, Error> {
         let inner = &self.inner;
+        // Buckets asked by every search since this call began: a sweep of many buckets far
+        // away (thousands, a round trip of milliseconds) outlasts the time after which the
+        // first ones are due again, so the search stops once as many as there are have been
+        // asked, by this worker or the others searching with it.
+        let asked_before = inner.polled.load(Ordering::Relaxed);
         loop {
             if let Some(lease) = inner.take_buffered() {
                 return Ok(Next::Lease(lease));
             }
-            let _searching = inner.search.lock().await;
-            if let Some(lease) = inner.take_buffered() {
-                return Ok(Next::Lease(lease));
-            }
-            // Over for good (see is_over): the workers that waited for this lock are told at
-            // once, rather than each after a sweep of every bucket.
-            if inner.over.load(Ordering::Relaxed) {
-                return Ok(Next::Done);
-            }
-            // Until a lease comes, or every bucket has been asked lately and none is ready,
-            // or this search asked as many buckets as there are: a sweep of many buckets far
-            // away (thousands, a round trip of milliseconds) outlasts the time after which the
-            // first ones are due again, and would go on for ever.
-            let (mut got, mut asked_here) = (0, 0);
-            loop {
-                let (asked, leased) = inner.poll().await?;
-                got += leased;
-                asked_here += asked;
-                if got > 0 || asked == 0 || asked_here >= inner.buckets as usize {
-                    break;
+            // One round of a search at a time, the lock held for that round only: a worker
+            // waiting for it takes the leases a round brought as soon as it ends, rather than
+            // after a whole sweep.
+            let asked = {
+                let _searching = inner.search.lock().await;
+                if let Some(lease) = inner.take_buffered() {
+                    return Ok(Next::Lease(lease));
                 }
-            }
-            if got > 0 {
+                // Over for good (see is_over): the workers that waited for this lock are
+                // told at once, rather than each after a sweep of every bucket.
+                if inner.over.load(Ordering::Relaxed) {
+                    return Ok(Next::Done);
+                }
+                let (asked, leased) = inner.poll().await?;
+                if leased > 0 {
+                    continue;
+                }
+                asked
+            };
+            // Until every bucket has been asked lately and none is ready, or the searches
+            // asked as many buckets as there are.
+            let asked_since = inner.polled.load(Ordering::Relaxed) - asked_before;
+            if asked > 0 && asked_since < inner.buckets as usize {
                 continue;
             }
             let now = Instant::now();

@@ -263,6 +263,11 @@ impl Store {
         format!("{}:procs", self.name)
     }
 
+    /// Whether the store is a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.conn, Conn::Cluster(_))
+    }
+
     /// The key prefix of bucket `b`: its hash tag, so that every key of it is in one slot.
     pub(crate) fn tag(&self, bucket: u32) -> String {
         format!("{{{}:{bucket}}}", self.name)

@@ -170,6 +170,7 @@ impl Inner {
             self.cursor.store(last as usize + 1, Ordering::Relaxed);
         }
         let asked = chosen.len();
+        self.polled.fetch_add(asked, Ordering::Relaxed);
         let answers = join_all(
             chosen
                 .into_iter()

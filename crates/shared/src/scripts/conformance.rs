@@ -174,7 +174,7 @@ fn the_scripts_pass_the_table() {
     let mut con = redis::Client::open(server.url())
         .and_then(|client| client.get_connection())
         .expect("a connection to the test's redis-server");
-    let scripts = Scripts::with_clock(Clock::Key);
+    let scripts = Scripts::with_clock(Clock::Key, false);
     let failed: Vec<String> = CASES
         .iter()
         .filter_map(|case| run_case(&mut con, &scripts, case).err())

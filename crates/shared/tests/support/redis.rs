@@ -204,11 +204,16 @@ impl RedisCluster {
 /// machine meets. Bytes keep their order; a connection's two directions are independent,
 /// so pipelined requests overlap as they would on a real link. Runs until the test ends.
 /// Its upstream can be changed ([`DelayProxy::switch_to`]): new connections go there, as
-/// a failover moves a service's address to another server.
+/// a failover moves a service's address to another server. It can stall
+/// ([`DelayProxy::stall`]): connections stay open and nothing goes through for a while, as
+/// when a link between machines drops packets.
 pub struct DelayProxy {
     /// Its port on 127.0.0.1.
     pub port: u16,
     upstream: std::sync::Arc<std::sync::atomic::AtomicU16>,
+    /// Until when nothing goes through: milliseconds after `epoch`.
+    stalled_until: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    epoch: Instant,
 }
 
 impl DelayProxy {
@@ -217,6 +222,9 @@ impl DelayProxy {
         let port = listener.local_addr().unwrap().port();
         let upstream = std::sync::Arc::new(std::sync::atomic::AtomicU16::new(upstream));
         let target = std::sync::Arc::clone(&upstream);
+        let stalled_until = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stall = std::sync::Arc::clone(&stalled_until);
+        let epoch = Instant::now();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -230,11 +238,24 @@ impl DelayProxy {
                     (client.try_clone().unwrap(), server.try_clone().unwrap()),
                     (server, client),
                 ] {
-                    delay_one_way(from, to, one_way);
+                    delay_one_way(from, to, one_way, (epoch, std::sync::Arc::clone(&stall)));
                 }
             }
         });
-        DelayProxy { port, upstream }
+        DelayProxy {
+            port,
+            upstream,
+            stalled_until,
+            epoch,
+        }
+    }
+
+    /// Lets nothing through, either way, for `time` from now: bytes read meanwhile go on
+    /// after it, in order.
+    pub fn stall(&self, time: Duration) {
+        let until = (self.epoch.elapsed() + time).as_millis() as u64;
+        self.stalled_until
+            .store(until, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Sends new connections to `port` from now on.
@@ -249,9 +270,15 @@ impl DelayProxy {
     }
 }
 
-/// Copies `from` to `to`, each chunk `delay` after it was read: a reader thread stamps the
+/// Copies `from` to `to`, each chunk `delay` after it was read, and none while the proxy is
+/// stalled (until `stall`'s milliseconds after its instant): a reader thread stamps the
 /// chunks, a writer thread waits out each stamp.
-fn delay_one_way(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+fn delay_one_way(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    delay: Duration,
+    stall: (Instant, std::sync::Arc<std::sync::atomic::AtomicU64>),
+) {
     let (send, receive) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::spawn(move || {
         let mut buf = vec![0; 64 * 1024];
@@ -270,10 +297,16 @@ fn delay_one_way(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
         }
     });
     std::thread::spawn(move || {
+        let (epoch, stalled_until) = stall;
         for (due, bytes) in receive {
-            let now = Instant::now();
-            if due > now {
-                std::thread::sleep(due - now);
+            loop {
+                let stalled = stalled_until.load(std::sync::atomic::Ordering::Relaxed);
+                let until = due.max(epoch + Duration::from_millis(stalled));
+                let now = Instant::now();
+                if until <= now {
+                    break;
+                }
+                std::thread::sleep((until - now).min(Duration::from_millis(10)));
             }
             if to.write_all(&bytes).is_err() {
                 break;
