@@ -755,7 +755,7 @@ impl fmt::Debug for AtomicBloomFilter {
 
 /// Loom models that need the filter's internals: items chosen by where their probes land, so
 /// the two-stripe path and opposite lock orders are certain to be explored.
-/// Run: `RUSTFLAGS="--cfg loom" cargo test -p bloom --release --lib loom`.
+/// Run: `RUSTFLAGS="--cfg loom" cargo test -p politecrawl-bloom --release --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;

@@ -4,10 +4,10 @@
 //!
 //! ```text
 //! redis-server --port 6399 --save "" &
-//! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 100
+//! cargo run --release -p politecrawl-frontier-redis --example memory -- redis://127.0.0.1:6399 1000000 100
 //! # the seen-test's first generations sized otherwise (redis.seen_initial_capacity, 65,536
 //! # by default): a fourth argument
-//! cargo run --release -p shared --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
+//! cargo run --release -p politecrawl-frontier-redis --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
 //! ```
 
 use std::time::Duration;
