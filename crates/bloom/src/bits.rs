@@ -66,12 +66,24 @@ pub(crate) mod sealed {
         /// The modelled rate after `items` distinct items.
         fn rate_at(&self, items: u64) -> f64;
 
-        /// Whether the size is a power of two, the condition for folding.
-        fn power_of_two(&self) -> bool;
-        /// The geometry of half the size, when it can be folded again.
-        fn halved(&self) -> Option<Self>;
-        /// Half as many units, each pair ORed into one as [`halved`](Self::halved) places it.
+        /// What a fold halves: bits (standard) or blocks (blocked).
+        fn fold_size(&self) -> u64;
+        /// The smallest [`fold_size`](Self::fold_size) that folds again.
+        const MIN_FOLD_SIZE: u64;
+        /// This geometry with half the [`fold_size`](Self::fold_size).
+        fn halve(&self) -> Self;
+        /// Half as many units, each pair ORed into one as [`halve`](Self::halve) places it.
         fn fold(units: &[Self::Unit]) -> Vec<Self::Unit>;
+
+        /// Whether the size is a power of two, the condition for folding.
+        fn power_of_two(&self) -> bool {
+            self.fold_size().is_power_of_two()
+        }
+
+        /// The geometry of half the size, when it can be folded again.
+        fn halved(&self) -> Option<Self> {
+            (self.power_of_two() && self.fold_size() >= Self::MIN_FOLD_SIZE).then(|| self.halve())
+        }
     }
 }
 

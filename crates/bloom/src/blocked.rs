@@ -309,15 +309,17 @@ impl sealed::Layout for Blocked {
         sizing::blocked_false_positive_rate(self.bits(), items, self.hashes, self.blocks_per_key)
     }
 
-    fn power_of_two(&self) -> bool {
-        self.blocks.is_power_of_two()
+    const MIN_FOLD_SIZE: u64 = 2;
+
+    fn fold_size(&self) -> u64 {
+        self.blocks
     }
 
-    fn halved(&self) -> Option<Self> {
-        (self.blocks.is_power_of_two() && self.blocks >= 2).then_some(Blocked {
+    fn halve(&self) -> Self {
+        Blocked {
             blocks: self.blocks / 2,
             ..*self
-        })
+        }
     }
 
     fn fold(blocks: &[Block]) -> Vec<Block> {

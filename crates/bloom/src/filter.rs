@@ -327,8 +327,31 @@ fn half_fill_items(bits: u64, hashes: u32) -> u64 {
 
 /// The [`Filter`] methods a filter type already has under the same names, signatures and
 /// meanings, forwarded to them (inherent methods come first in method lookup, so the calls
-/// below are not recursive).
+/// below are not recursive); then `insert_hash` and `capacity`, by whether it is of fixed size
+/// (its own insert cannot fail; capacity at half fill) or scalable.
 macro_rules! forward_filter_methods {
+    (fixed) => {
+        forward_filter_methods!();
+
+        fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
+            Ok(Self::insert_hash(self, hash))
+        }
+
+        fn capacity(&self) -> u64 {
+            half_fill_items(self.bits(), self.hashes())
+        }
+    };
+    (scalable) => {
+        forward_filter_methods!();
+
+        fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
+            Self::insert_hash(self, hash)
+        }
+
+        fn capacity(&self) -> u64 {
+            Self::capacity(self)
+        }
+    };
     () => {
         fn hash(&self, item: impl AsRef<[u8]>) -> ItemHash {
             self.hash(item)
@@ -365,68 +388,28 @@ macro_rules! forward_filter_methods {
 }
 
 impl<L: Layout> Filter for Bloom<L> {
-    forward_filter_methods!();
-
-    fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
-        Ok(Bloom::insert_hash(self, hash))
-    }
-
-    fn capacity(&self) -> u64 {
-        half_fill_items(self.bits(), self.hashes())
-    }
+    forward_filter_methods!(fixed);
 }
 
 impl Filter for CountingBloomFilter {
-    forward_filter_methods!();
-
-    fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
-        Ok(CountingBloomFilter::insert_hash(self, hash))
-    }
-
-    fn capacity(&self) -> u64 {
-        half_fill_items(self.bits(), self.hashes())
-    }
+    forward_filter_methods!(fixed);
 }
 
 impl Filter for AtomicBloomFilter {
-    forward_filter_methods!();
+    forward_filter_methods!(fixed);
+}
 
-    fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
-        Ok(AtomicBloomFilter::insert_hash(self, hash))
-    }
+impl Filter for ScalableBloomFilter {
+    forward_filter_methods!(scalable);
+}
 
-    fn capacity(&self) -> u64 {
-        half_fill_items(self.bits(), self.hashes())
-    }
+impl Filter for AtomicScalableBloomFilter {
+    forward_filter_methods!(scalable);
 }
 
 impl SharedFilter for AtomicBloomFilter {
     fn insert_shared(&self, item: impl AsRef<[u8]>) -> Result<bool> {
         Ok(AtomicBloomFilter::insert(self, item))
-    }
-}
-
-impl Filter for ScalableBloomFilter {
-    forward_filter_methods!();
-
-    fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
-        ScalableBloomFilter::insert_hash(self, hash)
-    }
-
-    fn capacity(&self) -> u64 {
-        ScalableBloomFilter::capacity(self)
-    }
-}
-
-impl Filter for AtomicScalableBloomFilter {
-    forward_filter_methods!();
-
-    fn insert_hash(&mut self, hash: ItemHash) -> Result<bool> {
-        AtomicScalableBloomFilter::insert_hash(self, hash)
-    }
-
-    fn capacity(&self) -> u64 {
-        AtomicScalableBloomFilter::capacity(self)
     }
 }
 

@@ -155,15 +155,17 @@ impl sealed::Layout for Standard {
         sizing::false_positive_rate(self.bits, items, self.hashes)
     }
 
-    fn power_of_two(&self) -> bool {
-        self.bits.is_power_of_two()
+    const MIN_FOLD_SIZE: u64 = 128;
+
+    fn fold_size(&self) -> u64 {
+        self.bits
     }
 
-    fn halved(&self) -> Option<Self> {
-        (self.bits.is_power_of_two() && self.bits >= 128).then_some(Standard {
+    fn halve(&self) -> Self {
+        Standard {
             bits: self.bits / 2,
             ..*self
-        })
+        }
     }
 
     fn fold(words: &[u64]) -> Vec<u64> {
