@@ -294,6 +294,7 @@ impl sealed::Layout for Blocked {
         self.contains(hash, |block, word| blocks[block].0[word])
     }
 
+    #[inline(always)]
     fn prefetch(&self, hash: ItemHash, blocks: &[Block]) {
         prefetch(&blocks[self.first_block(hash)]);
         if self.blocks_per_key == 2 {

@@ -139,6 +139,7 @@ impl sealed::Layout for Standard {
         true
     }
 
+    #[inline(always)]
     fn prefetch(&self, hash: ItemHash, words: &[u64]) {
         // A negative lookup stops after about two probes at the optimal fill.
         let first = probe_position(hash.h1(), self.bits);

@@ -23,8 +23,8 @@ const SAMPLE_EVERY: u64 = 4_096;
 /// The filter is any [`bloom::SharedFilter`]: when several threads push the same new URL at
 /// once, exactly one of them is told it is new. By default, and from [`SeenSet::builder`], it
 /// is [`bloom::AtomicScalableBloomFilter`], which grows as URLs arrive, so the rate holds for
-/// any crawl size. Its key is random unless configured: a keyed hash stops
-/// hostile pages from crafting URLs that collide in the filter.
+/// any crawl size. Its key is random unless configured: a keyed hash stops hostile pages from
+/// crafting URLs that collide in the filter.
 ///
 /// # Example
 ///
@@ -235,6 +235,12 @@ impl<F: SharedFilter> SeenSet<F> {
     /// filter.insert("https://example.com/")?;
     /// let seen = frontier::SeenSet::from_filter(filter);
     /// assert_eq!(seen.stats().urls, 1);
+    ///
+    /// // Any bloom::SharedFilter: here a fixed-size one, for a crawl of known size.
+    /// let fixed = frontier::SeenSet::from_filter(bloom::AtomicBloomFilter::new(100, 1e-6)?);
+    /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/").unwrap();
+    /// assert!(fixed.insert(&url)?);
+    /// assert!(fixed.contains(&url));
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn from_filter(filter: F) -> Self {
