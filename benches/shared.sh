@@ -30,7 +30,7 @@ redis=
 proxy=
 trap 'kill $server $redis $proxy 2>/dev/null || true; rm -rf "$work"' EXIT
 
-cargo build --release --quiet -p crawler -p testweb
+cargo build --release --quiet -p politecrawl -p politecrawl-testweb
 bin=target/release
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

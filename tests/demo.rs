@@ -23,7 +23,7 @@ fn the_readme_demo_works_as_pasted() {
     assert!(
         bin.join("testweb").exists(),
         "the testweb binary is not built: run the tests with `cargo test --workspace`, as \
-         README.md says, or `cargo build -p testweb` first"
+         README.md says, or `cargo build -p politecrawl-testweb` first"
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("target")).unwrap();

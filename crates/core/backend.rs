@@ -37,7 +37,7 @@ pub(crate) enum Backend {
 
 /// The shared frontier, and what this process still has on its way to it.
 pub(crate) struct Remote {
-    frontier: shared::SharedFrontier,
+    frontier: frontier_redis::SharedFrontier,
     /// Completions (their records written) and leases given back, sent while the workers
     /// fetch on: a worker does not wait a round trip, or a batch behind one, between two
     /// fetches. Waited for when the crawl ends.
@@ -85,7 +85,7 @@ pub(crate) enum Lease {
     /// A lease of the local frontier.
     Local(frontier::Lease, Arc<Local>),
     /// A lease of the shared frontier.
-    Shared(shared::Lease, Arc<Remote>),
+    Shared(frontier_redis::Lease, Arc<Remote>),
 }
 
 impl std::fmt::Debug for Lease {
@@ -264,7 +264,7 @@ impl Backend {
     }
 
     /// The shared frontier as a backend, for `workers` fetch workers.
-    pub(crate) fn shared(frontier: shared::SharedFrontier, workers: usize) -> Backend {
+    pub(crate) fn shared(frontier: frontier_redis::SharedFrontier, workers: usize) -> Backend {
         Backend::Shared(Arc::new(Remote {
             frontier,
             background: TaskTracker::new(),
@@ -284,7 +284,7 @@ impl Backend {
     }
 
     /// The shared frontier, if the crawl is shared.
-    pub(crate) fn as_shared(&self) -> Option<&shared::SharedFrontier> {
+    pub(crate) fn as_shared(&self) -> Option<&frontier_redis::SharedFrontier> {
         match self {
             Backend::Local(_) => None,
             Backend::Shared(remote) => Some(&remote.frontier),
@@ -402,11 +402,11 @@ impl Backend {
             }),
             Backend::Shared(remote) => {
                 Ok(match remote.frontier.next().await.map_err(shared_error)? {
-                    shared::Next::Lease(lease) => {
+                    frontier_redis::Next::Lease(lease) => {
                         Next::Lease(Lease::Shared(lease, Arc::clone(remote)))
                     }
-                    shared::Next::WaitUntil(at) => Next::WaitUntil(at),
-                    shared::Next::Done => Next::Done,
+                    frontier_redis::Next::WaitUntil(at) => Next::WaitUntil(at),
+                    frontier_redis::Next::Done => Next::Done,
                 })
             }
         }
@@ -500,7 +500,7 @@ impl Backend {
 /// send a completion.
 struct GiveBackOnDrop<'a> {
     remote: &'a Remote,
-    lease: Option<shared::Lease>,
+    lease: Option<frontier_redis::Lease>,
 }
 
 impl Drop for GiveBackOnDrop<'_> {
@@ -514,7 +514,7 @@ impl Drop for GiveBackOnDrop<'_> {
 impl Remote {
     /// Gives a lease back from code that cannot await (a worker being cancelled or
     /// unwinding): a task does it; if it fails, the lease expires all the same.
-    fn spawn_abandon(&self, lease: shared::Lease) {
+    fn spawn_abandon(&self, lease: frontier_redis::Lease) {
         let frontier = self.frontier.clone();
         self.background.spawn(async move {
             if let Err(err) = frontier.abandon(lease).await {
@@ -524,7 +524,7 @@ impl Remote {
     }
 }
 
-fn shared_error(err: shared::Error) -> Error {
+fn shared_error(err: frontier_redis::Error) -> Error {
     Error::Shared(err)
 }
 
@@ -535,7 +535,7 @@ pub(crate) enum Error {
     /// The embedded frontier's.
     Local(FrontierError),
     /// The shared frontier's.
-    Shared(shared::Error),
+    Shared(frontier_redis::Error),
 }
 
 impl From<FrontierError> for Error {

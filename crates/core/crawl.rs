@@ -1027,10 +1027,10 @@ impl Crawler {
             return true;
         };
         match shared.mark_sitemap(url, level, sitemap::MAX_PER_HOST).await {
-            Ok(shared::SitemapMark::Taken) => true,
+            Ok(frontier_redis::SitemapMark::Taken) => true,
             // Pushed by the process that took it; known here at the level it was given.
-            Ok(shared::SitemapMark::Known) => false,
-            Ok(shared::SitemapMark::OverCap) => {
+            Ok(frontier_redis::SitemapMark::Known) => false,
+            Ok(frontier_redis::SitemapMark::OverCap) => {
                 self.sitemaps.unmark(url);
                 self.sitemaps.refused.fetch_add(1, Ordering::Relaxed);
                 false

@@ -253,7 +253,7 @@ fn run(cli: &Cli) -> Result<Ended> {
         (Some((store, stored)), _) => {
             let scope = scope_rules(&config, &scope_seeds)?;
             let _entered = runtime.enter();
-            let frontier = shared::SharedFrontier::new(
+            let frontier = frontier_redis::SharedFrontier::new(
                 store,
                 &stored,
                 canon,
@@ -964,7 +964,7 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
     }
     let r = config.redis.clone();
     let shown = frontier::redact_url(&r.url);
-    let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
+    let store = frontier_redis::Store::connect(&r.url, &r.crawl_name).await?;
     // A crawl this process waited for was not there before it started: finished since, it is
     // not a finished crawl run again.
     let mut waited = false;
@@ -983,11 +983,11 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
             ),
         },
         None => {
-            let layout = shared::Layout {
+            let layout = frontier_redis::Layout {
                 buckets: r.buckets,
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
-                ..shared::Layout::default()
+                ..frontier_redis::Layout::default()
             };
             let stored = config
                 .storable(&format!("in Redis ({}:meta)", r.crawl_name))
@@ -1071,7 +1071,7 @@ async fn join_shared(cli: &Cli, config: &mut Config, seeds: &mut Vec<String>) ->
 const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
-async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>> {
+async fn wait_for_crawl(store: &frontier_redis::Store) -> Result<Option<frontier_redis::Stored>> {
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -1085,7 +1085,7 @@ async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>>
 /// What joining a shared crawl found.
 enum Joined {
     /// A crawl to work on (boxed: far larger than the other variant).
-    Crawl(Box<(shared::Store, shared::Stored)>),
+    Crawl(Box<(frontier_redis::Store, frontier_redis::Stored)>),
     /// The crawl had finished, and this command brings no seed new to it.
     Finished,
 }
@@ -1144,7 +1144,7 @@ fn remove_crawl(runtime: &tokio::runtime::Runtime, config: &Config) -> Result<()
     }
     let shown = frontier::redact_url(&r.url);
     runtime.block_on(async {
-        let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
+        let store = frontier_redis::Store::connect(&r.url, &r.crawl_name).await?;
         if store.load().await?.is_none() {
             bail!(
                 "no crawl named {:?} on {shown}: nothing to remove",

@@ -1,7 +1,7 @@
 //! Measured false-positive rate and memory of this crate's filters against [`fastbloom`] and
 //! [`bloomfilter`], printed as a markdown table.
 //!
-//! Run with `cargo bench -p bloom --bench accuracy` (a plain program, not criterion; about 90 s
+//! Run with `cargo bench -p politecrawl-bloom --bench accuracy` (a plain program, not criterion; about 90 s
 //! on one core).
 //!
 //! For each target rate p in {1e-2, 1e-4, 1e-6}, every filter is built for n = 1,000,000

@@ -1,8 +1,8 @@
 //! Throughput of insert and lookup, per key, for this crate's filters against [`fastbloom`] and
 //! [`bloomfilter`].
 //!
-//! Run with `cargo bench -p bloom --bench filters`; pass criterion options after `--`, e.g.
-//! `cargo bench -p bloom --bench filters -- blocked` to run only matching benchmarks or
+//! Run with `cargo bench -p politecrawl-bloom --bench filters`; pass criterion options after `--`, e.g.
+//! `cargo bench -p politecrawl-bloom --bench filters -- blocked` to run only matching benchmarks or
 //! `-- --quick` for a short run. Set `BLOOM_BENCH_SMALL_ONLY=1` to skip the large size (which
 //! is also skipped when criterion runs the benchmarks as tests, `cargo test --benches`).
 //!

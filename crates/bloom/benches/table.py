@@ -2,7 +2,7 @@
 """Prints the `filters` benchmark results as a markdown table: ns per key, from criterion's
 saved estimates (target/criterion), plus the ratios the README quotes.
 
-Run after `cargo bench -p bloom --bench filters`:
+Run after `cargo bench -p politecrawl-bloom --bench filters`:
     python3 crates/bloom/benches/table.py
 """
 import json

@@ -1,7 +1,7 @@
 //! Shrinking filters for transfer: the false-positive rate after each fold, and compressed
 //! sizes against the plain serialized form and Mitzenmacher's entropy bound.
 //!
-//! Run with `cargo bench -p bloom --bench transfer` (a few seconds). Keys are 17-byte
+//! Run with `cargo bench -p politecrawl-bloom --bench transfer` (a few seconds). Keys are 17-byte
 //! deterministic items; the filters use a fixed key, so the tables are reproducible.
 
 use bloom::{BloomFilter, compress, decompress, entropy_bits};

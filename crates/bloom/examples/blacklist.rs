@@ -23,8 +23,8 @@
 //! Run:
 //!
 //! ```sh
-//! cargo run --release -p bloom --example blacklist
-//! cargo run --release -p bloom --example blacklist -- --spam 1000000 --fp-rate 1e-4
+//! cargo run --release -p politecrawl-bloom --example blacklist
+//! cargo run --release -p politecrawl-bloom --example blacklist -- --spam 1000000 --fp-rate 1e-4
 //! ```
 //!
 //! Flags (numbers may contain `_`, e.g. `3_000_000`):
@@ -105,7 +105,7 @@ fn live_bytes() -> u64 {
 const USAGE: &str = "\
 blacklist: a Bloom-filter spam blacklist plus a whitelist of its known false positives.
 
-usage: cargo run --release -p bloom --example blacklist -- [FLAGS]
+usage: cargo run --release -p politecrawl-bloom --example blacklist -- [FLAGS]
 
   --spam N       blacklisted addresses (default 3000000)
   --legit N      known legitimate addresses, and as many fresh ones (default 1000000)

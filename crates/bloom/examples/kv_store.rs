@@ -23,8 +23,8 @@
 //! Run:
 //!
 //! ```sh
-//! cargo run --release -p bloom --example kv_store
-//! cargo run --release -p bloom --example kv_store -- --keys 1000000 --absent-ratio 0.9
+//! cargo run --release -p politecrawl-bloom --example kv_store
+//! cargo run --release -p politecrawl-bloom --example kv_store -- --keys 1000000 --absent-ratio 0.9
 //! ```
 //!
 //! Flags (numbers may contain `_`, e.g. `1_000_000`):
@@ -64,7 +64,7 @@ const FILTER_KEY: [u8; 16] = *b"kv-store-example";
 const USAGE: &str = "\
 kv_store: a Bloom filter in front of an on-disk sorted table; absent keys skip the disk.
 
-usage: cargo run --release -p bloom --example kv_store -- [FLAGS]
+usage: cargo run --release -p politecrawl-bloom --example kv_store -- [FLAGS]
 
   --keys N            keys in the store (default 200000)
   --lookups N         lookups in the workload (default 200000)

@@ -29,9 +29,9 @@
 //! Run:
 //!
 //! ```sh
-//! cargo run --release -p bloom --example url_intersect
-//! cargo run --release -p bloom --example url_intersect -- --memory-mb 1.64
-//! cargo run --release -p bloom --example url_intersect -- --a a.txt --b b.txt --out both.txt
+//! cargo run --release -p politecrawl-bloom --example url_intersect
+//! cargo run --release -p politecrawl-bloom --example url_intersect -- --memory-mb 1.64
+//! cargo run --release -p politecrawl-bloom --example url_intersect -- --a a.txt --b b.txt --out both.txt
 //! ```
 //!
 //! Flags:
@@ -78,7 +78,7 @@ const FINGERPRINT_KEY: [u8; 16] = *b"url-fingerprint!";
 const USAGE: &str = "\
 url_intersect: the URLs present in both of two files, exactly, within a memory budget.
 
-usage: cargo run --release -p bloom --example url_intersect -- [FLAGS]
+usage: cargo run --release -p politecrawl-bloom --example url_intersect -- [FLAGS]
 
   --a FILE         first input, one URL per line   (both --a and --b, or neither:
   --b FILE         second input                     then the input is generated)

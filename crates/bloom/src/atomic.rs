@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 
-use crate::blocked::{Geometry, Probe, block_contains};
+use crate::blocked::{Blocked, Probe, block_contains};
 use crate::builder::Builder;
 use crate::error::Result;
 use crate::format::{self, Layout};
@@ -77,7 +77,7 @@ struct Counts {
 /// ```
 pub struct AtomicBloomFilter {
     blocks: Vec<AtomicBlock>,
-    geometry: Geometry,
+    geometry: Blocked,
     hasher: ItemHasher,
     stripes: Box<[Stripe]>,
 }
@@ -148,7 +148,7 @@ impl AtomicBloomFilter {
 
     fn from_parts(
         blocks: Vec<AtomicBlock>,
-        geometry: Geometry,
+        geometry: Blocked,
         hasher: ItemHasher,
         counts: Counts,
     ) -> Self {
@@ -728,7 +728,7 @@ impl Builder<AtomicBloomFilter> {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn build(self) -> Result<AtomicBloomFilter> {
-        let geometry = Geometry::new(self.blocked_size()?);
+        let geometry = Blocked::new(self.blocked_size()?);
         let blocks = storage::zeroed_with(
             storage::units(geometry.blocks, geometry.bits())?,
             AtomicBlock::default,
@@ -755,7 +755,7 @@ impl fmt::Debug for AtomicBloomFilter {
 
 /// Loom models that need the filter's internals: items chosen by where their probes land, so
 /// the two-stripe path and opposite lock orders are certain to be explored.
-/// Run: `RUSTFLAGS="--cfg loom" cargo test -p bloom --release --lib loom`.
+/// Run: `RUSTFLAGS="--cfg loom" cargo test -p politecrawl-bloom --release --lib loom`.
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
@@ -776,7 +776,7 @@ mod loom_tests {
 
     /// An item whose first block is `first` and second is the other one.
     fn item_with_first_block(first: usize) -> String {
-        let geometry = Geometry {
+        let geometry = Blocked {
             blocks: 2,
             hashes: 4,
             blocks_per_key: 2,

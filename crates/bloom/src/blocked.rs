@@ -1,22 +1,31 @@
-//! The cache-line blocked layout and the single-threaded filter built on it.
+//! The cache-line blocked layout, shared by the single-threaded and the atomic filters.
 
-use std::fmt;
-use std::io::{Read, Write};
+use std::io::Read;
 
+use crate::bits::{Bloom, Layout, sealed};
 use crate::builder::Builder;
-use crate::error::{ErrorKind, Result};
-use crate::format::{self, Header, Layout};
-use crate::hash::{ItemHash, ItemHasher, hash_group, mix64, reduce};
+use crate::error::Result;
+use crate::format::{self, Header};
+use crate::hash::{ItemHash, mix64, reduce};
 use crate::sizing::{self, BLOCK_BITS, BlockedParams, split_probes};
-use crate::storage::{self, BATCH, Block, prefetch};
+use crate::storage::{Block, prefetch};
 
 /// Fibonacci hashing's multiplier (2^64 / golden ratio, odd): each multiplication scrambles the
 /// top bits, which pick the next probe inside a block.
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// Blocks, probes and their split: everything needed to place an item.
+/// The cache-line blocked layout of a [`Bloom`] filter: blocks, probes and their split,
+/// everything needed to place an item.
+///
+/// # Example
+///
+/// ```
+/// let filter: bloom::Bloom<bloom::Blocked> = bloom::Bloom::new(1_000, 1e-6)?;
+/// assert_eq!(filter.blocks_per_key(), 2);
+/// # Ok::<(), bloom::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Geometry {
+pub struct Blocked {
     pub(crate) blocks: u64,
     pub(crate) hashes: u32,
     pub(crate) blocks_per_key: u32,
@@ -30,9 +39,9 @@ pub(crate) struct Probe {
     pub(crate) count: usize,
 }
 
-impl Geometry {
+impl Blocked {
     pub(crate) fn new(params: BlockedParams) -> Self {
-        Geometry {
+        Blocked {
             blocks: params.bits / BLOCK_BITS,
             hashes: params.hashes,
             blocks_per_key: params.blocks_per_key,
@@ -132,7 +141,7 @@ impl Geometry {
 
     pub(crate) fn header(&self, key: [u8; 16], items: u64) -> Header {
         Header {
-            layout: Layout::Blocked,
+            layout: format::Layout::Blocked,
             key,
             bits: self.bits(),
             hashes: self.hashes,
@@ -142,7 +151,7 @@ impl Geometry {
     }
 
     pub(crate) fn from_header(header: &Header) -> Self {
-        Geometry {
+        Blocked {
             blocks: header.bits / BLOCK_BITS,
             hashes: header.hashes,
             blocks_per_key: header.blocks_per_key,
@@ -223,439 +232,106 @@ pub(crate) fn block_contains(block: &[u64; 8], mask: &[u64; 8]) -> bool {
 /// assert!(seen.contains("https://example.com/"));
 /// # Ok::<(), bloom::Error>(())
 /// ```
-#[derive(PartialEq, Eq)]
-pub struct BlockedBloomFilter {
-    blocks: Vec<Block>,
-    geometry: Geometry,
-    hasher: ItemHasher,
-    /// Inserts that reported a new item.
-    items: u64,
-    /// Bits set to one, kept up to date on insert.
-    ones: u64,
+pub type BlockedBloomFilter = Bloom<Blocked>;
+
+impl Layout for Blocked {}
+
+impl sealed::Layout for Blocked {
+    type Unit = Block;
+
+    const NAME: &'static str = "BlockedBloomFilter";
+
+    fn from_builder<F>(builder: &Builder<F>) -> Result<Self> {
+        Ok(Blocked::new(builder.blocked_size()?))
+    }
+
+    fn from_header(header: &Header) -> Self {
+        Blocked::from_header(header)
+    }
+
+    fn check_decoded(_: &Header, _: &[Block]) -> Result<()> {
+        // Every bit of every block is inside the filter.
+        Ok(())
+    }
+
+    fn header(&self, key: [u8; 16], items: u64) -> Header {
+        Blocked::header(self, key, items)
+    }
+
+    fn read<R: Read>(input: &mut R) -> Result<(Header, Vec<Block>)> {
+        format::read(input, format::Layout::Blocked, Block)
+    }
+
+    fn bits(&self) -> u64 {
+        Blocked::bits(self)
+    }
+
+    fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    fn units(&self) -> u64 {
+        self.blocks
+    }
+
+    fn words(block: &Block) -> impl Iterator<Item = u64> {
+        block.0.into_iter()
+    }
+
+    fn combine(mine: &mut Block, theirs: &Block, op: fn(u64, u64) -> u64) {
+        for (m, t) in mine.0.iter_mut().zip(theirs.0) {
+            *m = op(*m, t);
+        }
+    }
+
+    #[inline(always)]
+    fn set(&self, hash: ItemHash, blocks: &mut [Block]) -> u64 {
+        Blocked::set(self, hash, blocks)
+    }
+
+    #[inline(always)]
+    fn test(&self, hash: ItemHash, blocks: &[Block]) -> bool {
+        self.contains(hash, |block, word| blocks[block].0[word])
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, hash: ItemHash, blocks: &[Block]) {
+        prefetch(&blocks[self.first_block(hash)]);
+        if self.blocks_per_key == 2 {
+            prefetch(&blocks[self.second_block(hash)]);
+        }
+    }
+
+    fn estimated_rate(&self, ones: u64) -> f64 {
+        Blocked::estimated_rate(self, ones)
+    }
+
+    fn rate_at(&self, items: u64) -> f64 {
+        sizing::blocked_false_positive_rate(self.bits(), items, self.hashes, self.blocks_per_key)
+    }
+
+    const MIN_FOLD_SIZE: u64 = 2;
+
+    fn fold_size(&self) -> u64 {
+        self.blocks
+    }
+
+    fn halve(&self) -> Self {
+        Blocked {
+            blocks: self.blocks / 2,
+            ..*self
+        }
+    }
+
+    fn fold(blocks: &[Block]) -> Vec<Block> {
+        blocks
+            .chunks_exact(2)
+            .map(|pair| Block(core::array::from_fn(|w| pair[0].0[w] | pair[1].0[w])))
+            .collect()
+    }
 }
 
 impl BlockedBloomFilter {
-    /// A filter sized for `expected_items` at `false_positive_rate`, with a random key; bits,
-    /// hashes and blocks per item from [`blocked_params`](crate::blocked_params).
-    ///
-    /// # Errors
-    ///
-    /// A rate outside (0, 1) or NaN, zero items, or a size beyond [`MAX_BITS`](crate::MAX_BITS).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::new(1_000, 0.01)?;
-    /// assert_eq!(filter.blocks_per_key(), 1);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn new(expected_items: usize, false_positive_rate: f64) -> Result<Self> {
-        Self::builder(expected_items, false_positive_rate).build()
-    }
-
-    /// A filter of `bits` (rounded up to whole 512-bit blocks) and `hashes` probes per item in
-    /// one block, with a random key. Use [`builder_with_bits`](Self::builder_with_bits) for two
-    /// blocks per item.
-    ///
-    /// # Errors
-    ///
-    /// Zero bits or hashes, more than [`MAX_BITS`](crate::MAX_BITS) bits or
-    /// [`MAX_HASHES`](crate::MAX_HASHES) hashes.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::with_bits(1000, 6)?;
-    /// assert_eq!(filter.bits(), 1024);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn with_bits(bits: u64, hashes: u32) -> Result<Self> {
-        Self::builder_with_bits(bits, hashes).build()
-    }
-
-    /// A builder sized for `expected_items` at `false_positive_rate`.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::builder(1_000, 1e-3)
-    ///     .key([1; 16])
-    ///     .blocks_per_key(2)
-    ///     .build()?;
-    /// assert_eq!(filter.blocks_per_key(), 2);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn builder(expected_items: usize, false_positive_rate: f64) -> Builder<Self> {
-        Builder::for_rate(expected_items, false_positive_rate)
-    }
-
-    /// A builder for `bits` (rounded up to whole blocks) and `hashes` probes per item.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::builder_with_bits(4096, 8)
-    ///     .blocks_per_key(2)
-    ///     .build()?;
-    /// assert_eq!((filter.bits(), filter.hashes()), (4096, 8));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn builder_with_bits(bits: u64, hashes: u32) -> Builder<Self> {
-        Builder::for_bits(bits, hashes)
-    }
-
-    /// Hashes an item with this filter's key, for [`insert_hash`](Self::insert_hash) and
-    /// [`contains_hash`](Self::contains_hash).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// let h = filter.hash("item");
-    /// filter.insert_hash(h);
-    /// assert!(filter.contains_hash(h));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn hash(&self, item: impl AsRef<[u8]>) -> ItemHash {
-        self.hasher.hash(item.as_ref())
-    }
-
-    /// Adds an item; returns `true` if it was not present before (test and set in one pass).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// assert!(filter.insert(b"a"));
-    /// assert!(!filter.insert(b"a"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert(&mut self, item: impl AsRef<[u8]>) -> bool {
-        let h = self.hash(item);
-        self.insert_hash(h)
-    }
-
-    /// Whether the item may be present: `false` is certain, `true` is wrong at the filter's
-    /// false-positive rate.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// filter.insert("a");
-    /// assert!(filter.contains("a"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn contains(&self, item: impl AsRef<[u8]>) -> bool {
-        self.contains_hash(self.hash(item))
-    }
-
-    /// [`insert`](Self::insert) for an item already hashed with this filter's key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// assert!(filter.insert_hash(filter.hash("a")));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn insert_hash(&mut self, hash: ItemHash) -> bool {
-        let newly_set = self.geometry.set(hash, &mut self.blocks);
-        self.ones += newly_set;
-        let new = newly_set > 0;
-        self.items += u64::from(new);
-        new
-    }
-
-    /// [`contains`](Self::contains) for an item already hashed with this filter's key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// assert!(!filter.contains_hash(filter.hash("a")));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    #[inline]
-    pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        self.geometry
-            .contains(hash, |block, word| self.blocks[block].0[word])
-    }
-
-    fn prefetch_blocks(&self, hash: ItemHash) {
-        prefetch(&self.blocks[self.geometry.first_block(hash)]);
-        if self.geometry.blocks_per_key == 2 {
-            prefetch(&self.blocks[self.geometry.second_block(hash)]);
-        }
-    }
-
-    /// Inserts many items, writing into `inserted` whether each was new; `inserted` is cleared
-    /// first.
-    ///
-    /// Hashes a group of items and prefetches all their blocks before touching any, so the
-    /// cache misses of a filter far larger than the CPU cache overlap instead of queueing.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// let mut inserted = Vec::new();
-    /// filter.insert_batch(&["a", "b", "a"], &mut inserted);
-    /// assert_eq!(inserted, [true, true, false]);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn insert_batch<T: AsRef<[u8]>>(&mut self, items: &[T], inserted: &mut Vec<bool>) {
-        inserted.clear();
-        inserted.reserve(items.len());
-        for group in items.chunks(BATCH) {
-            let hashes = hash_group(&self.hasher, group);
-            for &h in &hashes[..group.len()] {
-                self.prefetch_blocks(h);
-            }
-            for &h in &hashes[..group.len()] {
-                inserted.push(self.insert_hash(h));
-            }
-        }
-    }
-
-    /// Looks up many items, writing into `found` whether each may be present; `found` is
-    /// cleared first. Prefetches like [`insert_batch`](Self::insert_batch).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// filter.insert("a");
-    /// let mut found = Vec::new();
-    /// filter.contains_batch(&["a", "b"], &mut found);
-    /// assert_eq!(found, [true, false]);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn contains_batch<T: AsRef<[u8]>>(&self, items: &[T], found: &mut Vec<bool>) {
-        found.clear();
-        found.reserve(items.len());
-        for group in items.chunks(BATCH) {
-            let hashes = hash_group(&self.hasher, group);
-            for &h in &hashes[..group.len()] {
-                self.prefetch_blocks(h);
-            }
-            found.extend(hashes[..group.len()].iter().map(|&h| self.contains_hash(h)));
-        }
-    }
-
-    /// Removes every item, keeping the size and key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// filter.insert("a");
-    /// filter.clear();
-    /// assert!(!filter.contains("a"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn clear(&mut self) {
-        self.blocks.fill(Block::default());
-        self.items = 0;
-        self.ones = 0;
-    }
-
-    fn check_compatible(&self, other: &Self) -> Result<()> {
-        if self.geometry != other.geometry {
-            return Err(
-                ErrorKind::Incompatible("different bits, hashes or blocks per item").into(),
-            );
-        }
-        if self.key() != other.key() {
-            return Err(ErrorKind::Incompatible("different keys").into());
-        }
-        Ok(())
-    }
-
-    /// Adds every item of `other` (bitwise OR), exactly as if all had been inserted here.
-    /// [`items`](Self::items) becomes the estimate from the set bits.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Incompatible`] unless both filters have the same geometry and key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut a = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
-    /// let mut b = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
-    /// a.insert("x");
-    /// b.insert("y");
-    /// a.union(&b)?;
-    /// assert!(a.contains("x") && a.contains("y"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn union(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (m, t) in mine.0.iter_mut().zip(theirs.0) {
-                *m |= t;
-            }
-        }
-        self.recount();
-        Ok(())
-    }
-
-    /// Keeps only what both filters hold (bitwise AND); every item inserted into both is
-    /// still found.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Incompatible`] unless both filters have the same geometry and key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut a = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
-    /// let mut b = bloom::BlockedBloomFilter::builder(100, 0.01).key([1; 16]).build()?;
-    /// a.insert("both");
-    /// b.insert("both");
-    /// b.insert("only b");
-    /// a.intersect(&b)?;
-    /// assert!(a.contains("both"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn intersect(&mut self, other: &Self) -> Result<()> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks.iter_mut().zip(&other.blocks) {
-            for (m, t) in mine.0.iter_mut().zip(theirs.0) {
-                *m &= t;
-            }
-        }
-        self.recount();
-        Ok(())
-    }
-
-    fn recount(&mut self) {
-        self.ones = self
-            .blocks
-            .iter()
-            .flat_map(|b| b.0)
-            .map(|w| u64::from(w.count_ones()))
-            .sum();
-        let estimate = sizing::estimated_items(self.bits(), self.hashes(), self.ones);
-        self.items = (estimate.round() as u64).min(self.ones);
-    }
-
-    /// Halves the filter for transfer, keeping key, hashes and blocks per item: block `j` of
-    /// the result is the OR of blocks `2j` and `2j + 1`. Block indices are the top bits of a
-    /// 64-bit value, so with a power-of-two block count every item's blocks halve with it and
-    /// it is still found; the rate becomes that of a filter half the size.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::CannotFold`] unless the block count is a power of two, at least 2.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::with_bits(1 << 16, 6)?;
-    /// filter.insert("a");
-    /// let half = filter.fold()?;
-    /// assert_eq!(half.bits(), 1 << 15);
-    /// assert!(half.contains("a"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn fold(&self) -> Result<Self> {
-        if !self.geometry.blocks.is_power_of_two() || self.geometry.blocks < 2 {
-            return Err(ErrorKind::CannotFold.into());
-        }
-        let blocks = self
-            .blocks
-            .chunks_exact(2)
-            .map(|pair| Block(core::array::from_fn(|w| pair[0].0[w] | pair[1].0[w])))
-            .collect();
-        let mut folded = BlockedBloomFilter {
-            blocks,
-            geometry: Geometry {
-                blocks: self.geometry.blocks / 2,
-                ..self.geometry
-            },
-            hasher: self.hasher.clone(),
-            items: self.items,
-            ones: 0,
-        };
-        folded.ones = folded
-            .blocks
-            .iter()
-            .flat_map(|b| b.0)
-            .map(|w| u64::from(w.count_ones()))
-            .sum();
-        folded.items = folded.items.min(folded.ones);
-        Ok(folded)
-    }
-
-    /// The smallest fold whose estimated rate at the current fill is at most `max_rate`; this
-    /// filter itself (cloned) when even one fold would exceed it.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::CannotFold`] unless the block count is a power of two;
-    /// [`ErrorKind::InvalidFalsePositiveRate`] unless `0 < max_rate < 1`.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::with_bits(1 << 20, 6)?;
-    /// for i in 0..1_000u32 {
-    ///     filter.insert(i.to_le_bytes());
-    /// }
-    /// let small = filter.fold_to_rate(0.01)?;
-    /// assert!(small.bits() <= 1 << 14);
-    /// assert!(small.estimated_false_positive_rate() <= 0.01);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn fold_to_rate(&self, max_rate: f64) -> Result<Self> {
-        if !(max_rate > 0.0 && max_rate < 1.0) {
-            return Err(ErrorKind::InvalidFalsePositiveRate(max_rate).into());
-        }
-        if !self.geometry.blocks.is_power_of_two() {
-            return Err(ErrorKind::CannotFold.into());
-        }
-        let mut best = self.clone();
-        while best.geometry.blocks >= 2 {
-            let folded = best.fold()?;
-            if folded.estimated_false_positive_rate() > max_rate {
-                break;
-            }
-            best = folded;
-        }
-        Ok(best)
-    }
-
-    /// The number of bits `m`, a multiple of 512.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// assert_eq!(bloom::BlockedBloomFilter::with_bits(512, 4)?.bits(), 512);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn bits(&self) -> u64 {
-        self.geometry.bits()
-    }
-
-    /// Probes per item, across all of its blocks.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// assert_eq!(bloom::BlockedBloomFilter::with_bits(512, 4)?.hashes(), 4);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn hashes(&self) -> u32 {
-        self.geometry.hashes
-    }
-
     /// Blocks each item touches: 1, or 2 for low target rates.
     ///
     /// # Example
@@ -665,242 +341,7 @@ impl BlockedBloomFilter {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn blocks_per_key(&self) -> u32 {
-        self.geometry.blocks_per_key
-    }
-
-    /// The SipHash key.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::builder(10, 0.1).key([9; 16]).build()?;
-    /// assert_eq!(filter.key(), [9; 16]);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn key(&self) -> [u8; 16] {
-        self.hasher.key()
-    }
-
-    /// The number of inserts that reported a new item.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// filter.insert("a");
-    /// filter.insert("a");
-    /// assert_eq!(filter.items(), 1);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn items(&self) -> u64 {
-        self.items
-    }
-
-    /// The number of bits set to one.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::with_bits(1 << 16, 4)?;
-    /// filter.insert("a");
-    /// assert!((1..=4).contains(&filter.set_bits()));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn set_bits(&self) -> u64 {
-        self.ones
-    }
-
-    /// The fraction of bits set.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// assert_eq!(bloom::BlockedBloomFilter::new(10, 0.01)?.fill_ratio(), 0.0);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn fill_ratio(&self) -> f64 {
-        self.ones as f64 / self.bits() as f64
-    }
-
-    /// The number of distinct items inserted, estimated from the set bits (Swamidass and
-    /// Baldi; see [`estimated_items`](crate::estimated_items)).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(10_000, 0.01)?;
-    /// for i in 0..5_000u32 {
-    ///     filter.insert(i.to_le_bytes());
-    /// }
-    /// assert!((filter.estimated_items() - 5_000.0).abs() < 150.0);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn estimated_items(&self) -> f64 {
-        sizing::estimated_items(self.bits(), self.hashes(), self.ones)
-    }
-
-    /// The false-positive rate now: the block model of
-    /// [`blocked_false_positive_rate`](crate::blocked_false_positive_rate) at the estimated
-    /// item count. (`(X / m)^k` would understate it: blocks fill unevenly.)
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(10_000, 0.01)?;
-    /// for i in 0..10_000u32 {
-    ///     filter.insert(i.to_le_bytes());
-    /// }
-    /// let rate = filter.estimated_false_positive_rate();
-    /// assert!(rate > 0.007 && rate < 0.013, "{rate}");
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn estimated_false_positive_rate(&self) -> f64 {
-        self.geometry.estimated_rate(self.ones)
-    }
-
-    /// The expected rate once `items` distinct items are in, from the block model.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::new(1_000, 0.01)?;
-    /// assert!(filter.false_positive_rate_at(1_000) <= 0.01);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn false_positive_rate_at(&self, items: u64) -> f64 {
-        let g = self.geometry;
-        sizing::blocked_false_positive_rate(g.bits(), items, g.hashes, g.blocks_per_key)
-    }
-
-    /// Heap bytes held by the blocks.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// assert_eq!(bloom::BlockedBloomFilter::with_bits(1 << 20, 7)?.memory_bytes(), 1 << 17);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn memory_bytes(&self) -> usize {
-        self.blocks.len() * size_of::<Block>()
-    }
-
-    /// The serialized form; the same bytes an [`AtomicBloomFilter`](crate::AtomicBloomFilter)
-    /// with the same contents produces, so either can read the other's.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let mut filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// filter.insert("a");
-    /// let copy = bloom::BlockedBloomFilter::from_bytes(&filter.to_bytes())?;
-    /// assert_eq!(copy, filter);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(format::encoded_len(Layout::Blocked, self.bits()));
-        self.write_to(&mut out)
-            .expect("writing to a Vec cannot fail");
-        out
-    }
-
-    /// Writes the serialized form to `out`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the writer fails.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// let mut out = Vec::new();
-    /// filter.write_to(&mut out)?;
-    /// assert_eq!(out, filter.to_bytes());
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn write_to<W: Write>(&self, mut out: W) -> Result<()> {
-        let header = self.geometry.header(self.key(), self.items);
-        format::write(&mut out, &header, self.blocks.iter().flat_map(|b| b.0))
-    }
-
-    /// Decodes a filter from exactly the bytes [`to_bytes`](Self::to_bytes) produced.
-    ///
-    /// # Errors
-    ///
-    /// As [`BloomFilter::from_bytes`](crate::BloomFilter::from_bytes).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let bytes = bloom::BlockedBloomFilter::new(100, 0.01)?.to_bytes();
-    /// assert!(bloom::BlockedBloomFilter::from_bytes(&bytes).is_ok());
-    /// assert!(bloom::BloomFilter::from_bytes(&bytes).is_err()); // wrong layout
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let (header, blocks) = format::read_exact_slice(bytes, Layout::Blocked, Block)?;
-        Self::from_decoded(&header, blocks)
-    }
-
-    /// Reads one serialized filter from `input`, leaving the reader just after it.
-    ///
-    /// # Errors
-    ///
-    /// As [`BloomFilter::read_from`](crate::BloomFilter::read_from).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// let bytes = filter.to_bytes();
-    /// assert_eq!(bloom::BlockedBloomFilter::read_from(bytes.as_slice())?, filter);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn read_from<R: Read>(mut input: R) -> Result<Self> {
-        let (header, blocks) = format::read(&mut input, Layout::Blocked, Block)?;
-        Self::from_decoded(&header, blocks)
-    }
-
-    fn from_decoded(header: &Header, blocks: Vec<Block>) -> Result<Self> {
-        let ones = blocks
-            .iter()
-            .flat_map(|b| b.0)
-            .map(|w| u64::from(w.count_ones()))
-            .sum();
-        format::check_items(header, ones)?;
-        Ok(BlockedBloomFilter {
-            blocks,
-            geometry: Geometry::from_header(header),
-            hasher: ItemHasher::with_key(header.key),
-            items: header.items,
-            ones,
-        })
-    }
-
-    pub(crate) fn into_parts(self) -> (Vec<Block>, Geometry, ItemHasher, u64, u64) {
-        (
-            self.blocks,
-            self.geometry,
-            self.hasher,
-            self.items,
-            self.ones,
-        )
-    }
-
-    pub(crate) fn from_parts(
-        blocks: Vec<Block>,
-        geometry: Geometry,
-        hasher: ItemHasher,
-        items: u64,
-        ones: u64,
-    ) -> Self {
-        BlockedBloomFilter {
-            blocks,
-            geometry,
-            hasher,
-            items,
-            ones,
-        }
+        self.layout().blocks_per_key
     }
 }
 
@@ -919,65 +360,5 @@ impl Builder<BlockedBloomFilter> {
     /// ```
     pub fn blocks_per_key(self, blocks: u32) -> Self {
         self.set_blocks_per_key(blocks)
-    }
-
-    /// Builds the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomFilter::new`], [`ErrorKind::InvalidBlocksPerKey`](crate::ErrorKind::InvalidBlocksPerKey)
-    /// or [`ErrorKind::OutOfMemory`](crate::ErrorKind::OutOfMemory).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::BlockedBloomFilter::builder(1_000, 0.01).build()?;
-    /// assert!(filter.bits() >= 9_586);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn build(self) -> Result<BlockedBloomFilter> {
-        let geometry = Geometry::new(self.blocked_size()?);
-        let blocks = storage::zeroed(
-            storage::units(geometry.blocks, geometry.bits())?,
-            Block::default(),
-        )?;
-        Ok(BlockedBloomFilter::from_parts(
-            blocks,
-            geometry,
-            self.hasher(),
-            0,
-            0,
-        ))
-    }
-}
-
-impl Clone for BlockedBloomFilter {
-    /// A copy with its own blocks, allocated like a new filter's.
-    ///
-    /// ```
-    /// let mut a = bloom::BlockedBloomFilter::new(100, 0.01)?;
-    /// let b = a.clone();
-    /// a.insert("x");
-    /// assert!(!b.contains("x"));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    fn clone(&self) -> Self {
-        BlockedBloomFilter {
-            blocks: storage::copy(&self.blocks),
-            hasher: self.hasher.clone(),
-            ..*self
-        }
-    }
-}
-
-impl fmt::Debug for BlockedBloomFilter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockedBloomFilter")
-            .field("bits", &self.bits())
-            .field("hashes", &self.geometry.hashes)
-            .field("blocks_per_key", &self.geometry.blocks_per_key)
-            .field("items", &self.items)
-            .field("set_bits", &self.ones)
-            .finish_non_exhaustive()
     }
 }

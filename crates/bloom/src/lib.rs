@@ -13,6 +13,11 @@
 //! * [`CountingBloomFilter`]: 4-bit (or 8-bit) counters instead of bits, so items can be
 //!   removed; saturated counters stick, so removal never causes a false negative.
 //!
+//! The [`Filter`] trait is what they all share (insert, lookup, item count, capacity, estimated
+//! rate, the format), so code can be generic over the filter; [`SharedFilter`] adds the
+//! thread-safe insert of the atomic ones. [`BloomFilter`] and [`BlockedBloomFilter`] are one
+//! type, [`Bloom`], over two [`Layout`]s.
+//!
 //! Every filter hashes items with keyed SipHash-1-3 (128-bit output, random key unless you
 //! give one), computes positions in 64 bits (filters beyond 2^32 bits are exact) and
 //! serializes to a versioned, checksummed, little-endian format. The standard and blocked
@@ -48,11 +53,13 @@
 //! version 1.
 
 mod atomic;
+mod bits;
 mod blocked;
 mod builder;
 mod compress;
 mod counting;
 mod error;
+mod filter;
 mod format;
 mod hash;
 mod scalable;
@@ -62,18 +69,20 @@ mod storage;
 mod sync;
 
 pub use atomic::AtomicBloomFilter;
-pub use blocked::BlockedBloomFilter;
+pub use bits::{Bloom, Layout};
+pub use blocked::{Blocked, BlockedBloomFilter};
 pub use builder::Builder;
 pub use compress::{compress, decompress, entropy_bits};
 pub use counting::CountingBloomFilter;
 pub use error::{Error, ErrorKind, Result};
+pub use filter::{Filter, SharedFilter};
 pub use hash::{ItemHash, ItemHasher};
 pub use scalable::{AtomicScalableBloomFilter, ScalableBloomFilter, ScalableBuilder};
 pub use sizing::{
     BLOCK_BITS, BlockedParams, MAX_BITS, MAX_HASHES, blocked_false_positive_rate, blocked_params,
     capacity, estimated_items, false_positive_rate, optimal_bits, optimal_hashes,
 };
-pub use standard::BloomFilter;
+pub use standard::{BloomFilter, Standard};
 
 /// Compiles and runs the README's examples as doc tests.
 #[cfg(doctest)]

@@ -560,12 +560,8 @@ impl ScalableBloomFilter {
     /// assert!(bloom::ScalableBloomFilter::from_bytes(&bytes[1..]).is_err());
     /// # Ok::<(), bloom::Error>(())
     /// ```
-    pub fn from_bytes(mut bytes: &[u8]) -> Result<Self> {
-        let filter = Self::read_from(&mut bytes)?;
-        if !bytes.is_empty() {
-            return Err(ErrorKind::TrailingBytes(bytes.len()).into());
-        }
-        Ok(filter)
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        <Self as crate::Filter>::from_bytes(bytes)
     }
 
     /// Reads one serialized filter from `input`, leaving the reader just after it.

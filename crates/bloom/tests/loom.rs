@@ -1,7 +1,7 @@
 //! Model checking of the atomic filter's exactly-once insert with loom: every interleaving of
 //! the threads below is explored, not just the ones a real machine happens to produce.
 //!
-//! Run with: `RUSTFLAGS="--cfg loom" cargo test -p bloom --release --test loom`
+//! Run with: `RUSTFLAGS="--cfg loom" cargo test -p politecrawl-bloom --release --test loom`
 //! (CI does, in its own target directory).
 
 #![cfg(loom)]

@@ -1,5 +1,5 @@
 //! Admission, and admission with the queues, per URL. Run with
-//! `cargo bench -p frontier --bench admission`. Canonicalization is not included: the workers
+//! `cargo bench -p politecrawl-frontier --bench admission`. Canonicalization is not included: the workers
 //! do it when they extract links.
 //!
 //! * `seen_link`: admitting links already seen, the common case (most links a crawler

@@ -1,6 +1,6 @@
 //! Throughput of canonicalization, per URL.
 //!
-//! Run with `cargo bench -p frontier --bench canon` (`-- --quick` for a short run).
+//! Run with `cargo bench -p politecrawl-frontier --bench canon` (`-- --quick` for a short run).
 //!
 //! * `canonical`: URLs already in canonical form, the common case for links on a
 //!   well-behaved site: the parser's work plus a pass over the path and query that changes

@@ -2,7 +2,7 @@
 //! with a journal admits `JOURNAL_URLS` new URLs over 1,000 hosts, leases and completes them
 //! all, syncing the journal every 2,500 completions (100 ms at 25,000 pages/s); then a new
 //! frontier opens the last checkpoint (taken at the start) and replays the whole journal, as
-//! `--resume` does after a crash. Prints a table. Run with `cargo bench -p frontier --bench
+//! `--resume` does after a crash. Prints a table. Run with `cargo bench -p politecrawl-frontier --bench
 //! journal` (2 million URLs: 4 million entries); `JOURNAL_URLS` changes the run.
 
 use std::env;

@@ -1,6 +1,6 @@
 //! The per-host queues without politeness getting in the way (no delay, eight connections per
 //! host): what pushing and leasing cost the frontier itself. Run with
-//! `cargo bench -p frontier --bench queues`.
+//! `cargo bench -p politecrawl-frontier --bench queues`.
 //!
 //! One million canonical URLs over 10,000 hosts. `push` queues them all into empty queues;
 //! `pop_complete` leases each and completes it at once with a success, until the queues are

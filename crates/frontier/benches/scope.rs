@@ -1,6 +1,6 @@
 //! Cost of the scope and trap rules, per URL checked: `check` runs on every extracted link.
 //!
-//! Run with `cargo bench -p frontier --bench scope` (`-- --quick` for a short run).
+//! Run with `cargo bench -p politecrawl-frontier --bench scope` (`-- --quick` for a short run).
 //!
 //! * `in_scope/no_patterns`: links on a seed host that pass every rule, the common case: a
 //!   host lookup, the depth, and the path's segments.

@@ -1,6 +1,6 @@
 //! Bounded memory: push many distinct URLs over many hosts through a spilling [`Frontier`],
 //! then lease and complete them all, and report throughput, peak memory and disk use as a
-//! table. Run with `cargo bench -p frontier --bench spill` (20 million URLs over 200,000
+//! table. Run with `cargo bench -p politecrawl-frontier --bench spill` (20 million URLs over 200,000
 //! hosts, a few minutes); `SPILL_URLS`, `SPILL_HOSTS`, `SPILL_BUDGET_MB` and
 //! `SPILL_INITIAL_CAPACITY` change the run.
 //!

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use bloom::AtomicScalableBloomFilter;
+use bloom::{AtomicScalableBloomFilter, SharedFilter};
 
 use crate::Canonical;
 
@@ -20,10 +20,11 @@ const SAMPLE_EVERY: u64 = 4_096;
 /// such mistakes is a setting (default 1e-6), and [`SeenStats`] reports the filter's estimated
 /// rate and the expected number of URLs dropped that way so far.
 ///
-/// The filter is [`bloom::AtomicScalableBloomFilter`]: it grows as URLs arrive, so the rate
-/// holds for any crawl size, and when several threads push the same new URL at once, exactly
-/// one of them is told it is new. Its key is random unless configured: a keyed hash stops
-/// hostile pages from crafting URLs that collide in the filter.
+/// The filter is any [`bloom::SharedFilter`]: when several threads push the same new URL at
+/// once, exactly one of them is told it is new. By default, and from [`SeenSet::builder`], it
+/// is [`bloom::AtomicScalableBloomFilter`], which grows as URLs arrive, so the rate holds for
+/// any crawl size. Its key is random unless configured: a keyed hash stops hostile pages from
+/// crafting URLs that collide in the filter.
 ///
 /// # Example
 ///
@@ -37,8 +38,8 @@ const SAMPLE_EVERY: u64 = 4_096;
 /// assert!(seen.contains(&url));
 /// # Ok::<(), bloom::Error>(())
 /// ```
-pub struct SeenSet {
-    filter: AtomicScalableBloomFilter,
+pub struct SeenSet<F = AtomicScalableBloomFilter> {
+    filter: F,
     /// Admissions so far; drives the sampling of the false-drop estimate.
     admitted: AtomicU64,
     /// Expected wrongly dropped URLs up to the last sample.
@@ -190,73 +191,6 @@ impl SeenSet {
         SeenSetBuilder::default()
     }
 
-    /// Wraps an existing filter, for instance one restored from a checkpoint.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let filter = bloom::AtomicScalableBloomFilter::new(100, 1e-6)?;
-    /// filter.insert("https://example.com/")?;
-    /// let seen = frontier::SeenSet::from_filter(filter);
-    /// assert_eq!(seen.stats().urls, 1);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn from_filter(filter: AtomicScalableBloomFilter) -> Self {
-        let admitted = filter.items();
-        let expected = admitted as f64 * filter.estimated_false_positive_rate();
-        SeenSet {
-            filter,
-            admitted: AtomicU64::new(admitted),
-            expected_false_drops: Mutex::new(expected),
-        }
-    }
-
-    /// Marks a URL as seen; `Ok(true)` if it was not seen before. Of several threads inserting
-    /// the same new URL at once, exactly one gets `Ok(true)`.
-    ///
-    /// # Errors
-    ///
-    /// When the filter must grow and cannot (size limit or memory): the URL is then not marked,
-    /// and the caller should count it as an error, never as seen.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let seen = frontier::SeenSet::builder().initial_capacity(10).build()?;
-    /// let canon = frontier::Canonicalizer::new();
-    /// for i in 0..100 {
-    ///     let url = canon.canonicalize(&format!("https://example.com/{i}")).unwrap();
-    ///     assert!(seen.insert(&url)?);
-    /// }
-    /// assert!(seen.stats().sub_filters > 1);
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn insert(&self, url: &Canonical) -> Result<bool, bloom::Error> {
-        let new = self.filter.insert(url.as_bytes())?;
-        if new {
-            let admitted = self.admitted.fetch_add(1, Ordering::Relaxed) + 1;
-            if admitted.is_multiple_of(SAMPLE_EVERY) {
-                let rate = self.filter.estimated_false_positive_rate();
-                *self.lock_expected() += SAMPLE_EVERY as f64 * rate;
-            }
-        }
-        Ok(new)
-    }
-
-    /// Whether a URL may have been seen (`false` is certain).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// let seen = frontier::SeenSet::builder().initial_capacity(10).build()?;
-    /// let url = frontier::Canonicalizer::new().canonicalize("http://a.example/").unwrap();
-    /// assert!(!seen.contains(&url));
-    /// # Ok::<(), bloom::Error>(())
-    /// ```
-    pub fn contains(&self, url: &Canonical) -> bool {
-        self.filter.contains(url.as_bytes())
-    }
-
     /// The filter's size, accuracy and the expected number of wrongly dropped URLs.
     ///
     /// # Example
@@ -289,6 +223,81 @@ impl SeenSet {
             expected_wrongly_dropped: *self.lock_expected() + unsampled,
         }
     }
+}
+
+impl<F: SharedFilter> SeenSet<F> {
+    /// Wraps an existing filter, for instance one restored from a checkpoint.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let filter = bloom::AtomicScalableBloomFilter::new(100, 1e-6)?;
+    /// filter.insert("https://example.com/")?;
+    /// let seen = frontier::SeenSet::from_filter(filter);
+    /// assert_eq!(seen.stats().urls, 1);
+    ///
+    /// // Any bloom::SharedFilter: here a fixed-size one, for a crawl of known size.
+    /// let fixed = frontier::SeenSet::from_filter(bloom::AtomicBloomFilter::new(100, 1e-6)?);
+    /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/").unwrap();
+    /// assert!(fixed.insert(&url)?);
+    /// assert!(fixed.contains(&url));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn from_filter(filter: F) -> Self {
+        let admitted = filter.items();
+        let expected = admitted as f64 * filter.estimated_false_positive_rate();
+        SeenSet {
+            filter,
+            admitted: AtomicU64::new(admitted),
+            expected_false_drops: Mutex::new(expected),
+        }
+    }
+
+    /// Marks a URL as seen; `Ok(true)` if it was not seen before. Of several threads inserting
+    /// the same new URL at once, exactly one gets `Ok(true)`.
+    ///
+    /// # Errors
+    ///
+    /// When the filter must grow and cannot (size limit or memory): the URL is then not marked,
+    /// and the caller should count it as an error, never as seen.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let seen = frontier::SeenSet::builder().initial_capacity(10).build()?;
+    /// let canon = frontier::Canonicalizer::new();
+    /// for i in 0..100 {
+    ///     let url = canon.canonicalize(&format!("https://example.com/{i}")).unwrap();
+    ///     assert!(seen.insert(&url)?);
+    /// }
+    /// assert!(seen.stats().sub_filters > 1);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn insert(&self, url: &Canonical) -> Result<bool, bloom::Error> {
+        let new = self.filter.insert_shared(url.as_bytes())?;
+        if new {
+            let admitted = self.admitted.fetch_add(1, Ordering::Relaxed) + 1;
+            if admitted.is_multiple_of(SAMPLE_EVERY) {
+                let rate = self.filter.estimated_false_positive_rate();
+                *self.lock_expected() += SAMPLE_EVERY as f64 * rate;
+            }
+        }
+        Ok(new)
+    }
+
+    /// Whether a URL may have been seen (`false` is certain).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let seen = frontier::SeenSet::builder().initial_capacity(10).build()?;
+    /// let url = frontier::Canonicalizer::new().canonicalize("http://a.example/").unwrap();
+    /// assert!(!seen.contains(&url));
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn contains(&self, url: &Canonical) -> bool {
+        self.filter.contains(url.as_bytes())
+    }
 
     /// The underlying filter: to checkpoint it (`write_to`) or inspect it.
     ///
@@ -303,7 +312,7 @@ impl SeenSet {
     /// assert_eq!(restored.stats().urls, 0);
     /// # Ok::<(), bloom::Error>(())
     /// ```
-    pub fn filter(&self) -> &AtomicScalableBloomFilter {
+    pub fn filter(&self) -> &F {
         &self.filter
     }
 
@@ -314,7 +323,7 @@ impl SeenSet {
     }
 
     /// A seen-set from a checkpoint's filter and [`counters`](Self::counters).
-    pub(crate) fn restore(filter: AtomicScalableBloomFilter, admitted: u64, expected: f64) -> Self {
+    pub(crate) fn restore(filter: F, admitted: u64, expected: f64) -> Self {
         SeenSet {
             filter,
             admitted: AtomicU64::new(admitted),

@@ -4,7 +4,7 @@
 //! (At commit d2dc2cf it also runs html5gum steered by the crate's tree simulation; the
 //! crate's README has the numbers of all five, and why the hand-written tokenizer stays.)
 //!
-//! `cargo bench -p links --bench compare` (`-- quick` for fewer rounds). The contenders run
+//! `cargo bench -p politecrawl-links --bench compare` (`-- quick` for fewer rounds). The contenders run
 //! interleaved (A B C A B C ...) in one process, so that load from other processes on the
 //! machine falls on all of them alike; the medians and, above all, their ratios are the
 //! result. Not criterion: criterion runs one function at a time.

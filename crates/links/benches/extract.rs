@@ -1,4 +1,4 @@
-//! Link extraction per page: `cargo bench -p links --bench extract`.
+//! Link extraction per page: `cargo bench -p politecrawl-links --bench extract`.
 //!
 //! Two deterministic pages: a typical ~8.5 KB article page with 30 links (10 relative child
 //! links, 20 absolute) amid head boilerplate, navigation markup, an inline script and style,

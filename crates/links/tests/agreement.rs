@@ -187,7 +187,7 @@ fn differences(soups: u64, foreign: Foreign) -> [usize; 4] {
 /// (d) of the README's comparison: on soups with SVG, MathML, `<template>`, `<select>`,
 /// `<noscript>` and `<plaintext>`, how often each tokenizer finds a different set of links
 /// than the browser-grade oracle, all pieces mixed and then one foreign piece kind at a
-/// time. Prints the table the README quotes (`cargo test -p links --test integration
+/// time. Prints the table the README quotes (`cargo test -p politecrawl-links --test integration
 /// agreement_with -- --nocapture`), and asserts that the hand-written tokenizer differs
 /// least, and no more than it did when the README was written.
 #[test]

@@ -47,8 +47,8 @@ use search::*;
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
-/// if let shared::Next::Lease(lease) = frontier.next().await? {
+/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+/// if let frontier_redis::Next::Lease(lease) = frontier.next().await? {
 ///     println!("fetch {} (try {})", lease.url(), lease.attempts());
 ///     frontier.complete(lease, frontier::Outcome::Success).await?;
 /// }
@@ -74,7 +74,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: shared::Lease) { println!("{}", lease.url()); }
+    /// # fn f(lease: frontier_redis::Lease) { println!("{}", lease.url()); }
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
@@ -86,7 +86,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: shared::Lease) { println!("{:?}", lease.referrer()); }
+    /// # fn f(lease: frontier_redis::Lease) { println!("{:?}", lease.referrer()); }
     /// ```
     pub fn referrer(&self) -> Option<&str> {
         self.referrer.as_deref()
@@ -97,7 +97,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: shared::Lease) { assert!(lease.depth() < 2000); }
+    /// # fn f(lease: frontier_redis::Lease) { assert!(lease.depth() < 2000); }
     /// ```
     pub fn depth(&self) -> u32 {
         self.depth
@@ -108,7 +108,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: shared::Lease) { assert!(lease.attempts() >= 1); }
+    /// # fn f(lease: frontier_redis::Lease) { assert!(lease.attempts() >= 1); }
     /// ```
     pub fn attempts(&self) -> u32 {
         self.attempts
@@ -119,7 +119,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: shared::Lease) { if lease.host_given_up() { println!("not fetched"); } }
+    /// # fn f(lease: frontier_redis::Lease) { if lease.host_given_up() { println!("not fetched"); } }
     /// ```
     pub fn host_given_up(&self) -> bool {
         self.given_up
@@ -131,11 +131,11 @@ impl Lease {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
 /// match frontier.next().await? {
-///     shared::Next::Lease(lease) => frontier.abandon(lease).await?,
-///     shared::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
-///     shared::Next::Done => println!("nothing queued or leased anywhere"),
+///     frontier_redis::Next::Lease(lease) => frontier.abandon(lease).await?,
+///     frontier_redis::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+///     frontier_redis::Next::Done => println!("nothing queued or leased anywhere"),
 /// }
 /// # Ok(()) }
 /// ```
@@ -154,7 +154,7 @@ pub enum Next {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
 /// let totals = frontier.totals().await?;
 /// println!("{} seen, {} queued, {} leased, {} done", totals.seen, totals.queued, totals.leased, totals.done);
 /// # Ok(()) }
@@ -198,11 +198,11 @@ pub struct Totals {
 /// use frontier::{Canonicalizer, Politeness, ScopeRules};
 ///
 /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(shared::Layout::default(), "", &[]).await?;
+/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(frontier_redis::Layout::default(), "", &[]).await?;
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
-/// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
+/// let frontier = frontier_redis::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
 ///     Politeness::default(), Duration::from_secs(30), 16)?;
 /// frontier.push_seeds(vec![seed]).await?;
 /// # Ok(()) }
@@ -413,7 +413,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: shared::SharedFrontier) { println!("{} requests", frontier.store().requests()); }
+    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} requests", frontier.store().requests()); }
     /// ```
     pub fn store(&self) -> &Store {
         &self.inner.store
@@ -440,7 +440,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
     /// let new = frontier.push_canonical(url, Some("https://example.com/"), 1).await?;
     /// # Ok(()) }
@@ -472,7 +472,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let page = frontier::Url::parse("https://example.com/")?;
     /// frontier.push_links(&page, &page, &["/a".into(), "/b".into()], 1).await?;
     /// # Ok(()) }
@@ -533,7 +533,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: shared::SharedFrontier) {
+    /// # fn f(frontier: frontier_redis::SharedFrontier) {
     /// println!("{} attempts per URL", frontier.politeness().max_attempts());
     /// # }
     /// ```
@@ -547,8 +547,8 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
-    /// if let shared::Next::Lease(lease) = frontier.next().await? {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+    /// if let frontier_redis::Next::Lease(lease) = frontier.next().await? {
     ///     if frontier.buffered() > 0 {
     ///         println!("more leases are here for other workers");
     ///     }
@@ -732,7 +732,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
     /// let given_back = frontier.give_back_buffered().await?;
     /// println!("{given_back} leases given back");
     /// # Ok(()) }
@@ -775,7 +775,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: shared::SharedFrontier) { println!("{} queued", frontier.stats().queues.queued); }
+    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} queued", frontier.stats().queues.queued); }
     /// ```
     pub fn stats(&self) -> FrontierStats {
         let c = &self.inner.counts;
@@ -826,7 +826,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: shared::SharedFrontier) { println!("{} done", frontier.last_totals().done); }
+    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} done", frontier.last_totals().done); }
     /// ```
     pub fn last_totals(&self) -> Totals {
         *self
@@ -842,7 +842,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: shared::SharedFrontier) { assert_eq!(frontier.fenced(), 0); }
+    /// # fn f(frontier: frontier_redis::SharedFrontier) { assert_eq!(frontier.fenced(), 0); }
     /// ```
     pub fn fenced(&self) -> u64 {
         self.inner.counts.fenced.load(Ordering::Relaxed)

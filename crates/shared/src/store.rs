@@ -32,9 +32,9 @@ enum Conn {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), shared::Error> {
-/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}", &[]).await?;
+/// # async fn f() -> Result<(), frontier_redis::Error> {
+/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(frontier_redis::Layout::default(), "{\"delay\":1}", &[]).await?;
 /// assert_eq!(crawl.layout.buckets, 64);
 /// # Ok(()) }
 /// ```
@@ -64,7 +64,7 @@ pub struct Stored {
 /// # Example
 ///
 /// ```
-/// let layout = shared::Layout { buckets: 16, ..shared::Layout::default() };
+/// let layout = frontier_redis::Layout { buckets: 16, ..frontier_redis::Layout::default() };
 /// assert_eq!(layout.seen_rate, 1e-6);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -102,8 +102,8 @@ impl Default for Layout {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), shared::Error> {
-/// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+/// # async fn f() -> Result<(), frontier_redis::Error> {
+/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
 /// match store.load().await? {
 ///     Some(crawl) => println!("joining a crawl of {} seeds", crawl.seeds.len()),
 ///     None => println!("no crawl named docs yet"),
@@ -133,7 +133,7 @@ impl Store {
     ///
     /// ```no_run
     /// # async fn f() {
-    /// let err = shared::Store::connect("redis://127.0.0.1:1", "crawl").await.err().unwrap();
+    /// let err = frontier_redis::Store::connect("redis://127.0.0.1:1", "crawl").await.err().unwrap();
     /// assert!(err.to_string().contains("redis://127.0.0.1:1"));
     /// # }
     /// ```
@@ -221,8 +221,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// assert_eq!(store.name(), "docs");
     /// # Ok(()) }
     /// ```
@@ -235,8 +235,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let before = store.requests();
     /// store.load().await?;
     /// assert!(store.requests() > before);
@@ -278,8 +278,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "nothing-here").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "nothing-here").await?;
     /// assert!(store.load().await?.is_none());
     /// # Ok(()) }
     /// ```
@@ -301,11 +301,11 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let seeds = ["https://example.com/".to_owned()];
-    /// let first = store.create(shared::Layout::default(), "A", &seeds).await?;
-    /// let again = store.create(shared::Layout::default(), "B", &[]).await?;
+    /// let first = store.create(frontier_redis::Layout::default(), "A", &seeds).await?;
+    /// let again = store.create(frontier_redis::Layout::default(), "B", &[]).await?;
     /// assert_eq!(again.settings, "A");
     /// assert_eq!(again.seeds, seeds);
     /// assert_eq!(first.layout.key, again.layout.key);
@@ -352,8 +352,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.add_seeds(&["https://example.com/".to_owned()]).await?;
     /// # Ok(()) }
     /// ```
@@ -380,8 +380,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.mark_finished().await?;
     /// assert!(store.load().await?.unwrap().finished.is_some());
     /// # Ok(()) }
@@ -408,8 +408,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let before = store.epoch().await?;
     /// store.bump_epoch().await?;
     /// assert_ne!(store.epoch().await?, before);
@@ -449,8 +449,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let removed = store.remove().await?;
     /// println!("{removed} keys removed");
     /// assert!(store.load().await?.is_none());
@@ -564,8 +564,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.add_redirect_targets(&["https://www.example.com/".to_owned()]).await?;
     /// # Ok(()) }
     /// ```
@@ -584,8 +584,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), shared::Error> {
-    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// if let Some(targets) = store.redirect_targets_beyond(0).await? {
     ///     println!("{} hosts joined the scope", targets.len());
     /// }

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use frontier::{Canonical, Canonicalizer, Outcome, Politeness, ScopeRules};
-use shared::{Layout, Next, SharedFrontier, Store};
+use frontier_redis::{Layout, Next, SharedFrontier, Store};
 use support::redis::{RedisCluster, RedisServer};
 
 fn urls(n: usize) -> Vec<Canonical> {
@@ -534,7 +534,7 @@ async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
 /// sent again by the process that made it (its answer lost) is still its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_are_known_to_the_crawl_and_capped_per_host_across_processes() {
-    use shared::SitemapMark::{Known, OverCap, Taken};
+    use frontier_redis::SitemapMark::{Known, OverCap, Taken};
     let server = RedisServer::start();
     let a = frontier(&server.url(), "maps", Duration::from_secs(30)).await;
     let b = frontier(&server.url(), "maps", Duration::from_secs(30)).await;

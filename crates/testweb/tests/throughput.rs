@@ -2,7 +2,7 @@
 //! pages of about 8.5 KB, 30 links each). Not run by default:
 //!
 //! ```text
-//! cargo test -p testweb --release --test throughput -- --ignored --nocapture
+//! cargo test -p politecrawl-testweb --release --test throughput -- --ignored --nocapture
 //! ```
 //!
 //! The server runs on a single-threaded runtime in its own thread; a client thread keeps

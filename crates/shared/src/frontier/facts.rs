@@ -27,7 +27,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let moved = frontier::Canonicalizer::new().canonicalize("https://www.example.com/")?;
     /// frontier.add_seed(&moved).await?;
     /// # Ok(()) }
@@ -48,7 +48,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
     /// let key = "https://example.com";
     /// if frontier.robots(key, "example.com").await?.is_none()
     ///     && frontier.claim_robots(key, "example.com", std::time::Duration::from_secs(60)).await?
@@ -117,7 +117,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
     /// frontier.release_robots("https://example.com", "example.com").await?;
     /// # Ok(()) }
     /// ```
@@ -135,9 +135,9 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/sitemap.xml")?;
-    /// if frontier.mark_sitemap(&sitemap, 0, 1000).await? == shared::SitemapMark::Taken {
+    /// if frontier.mark_sitemap(&sitemap, 0, 1000).await? == frontier_redis::SitemapMark::Taken {
     ///     frontier.push_seeds(vec![sitemap.clone()]).await?;
     /// }
     /// assert_eq!(frontier.sitemap_level(&sitemap).await?, Some(0));
@@ -175,7 +175,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let sitemap = frontier::Canonicalizer::new().canonicalize("https://example.com/s.xml")?;
     /// frontier.mark_sitemap(&sitemap, 0, 1000).await?;
     /// frontier.unmark_sitemap(&sitemap).await?;
@@ -221,7 +221,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
     /// let digest = [0x5a; 20];
     /// assert!(!frontier.seen_body(&digest).await?);
     /// assert!(frontier.seen_body(&digest).await?);
@@ -259,7 +259,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
     /// frontier.set_crawl_delay("example.com", std::time::Duration::from_secs(5)).await?;
     /// # Ok(()) }
     /// ```
