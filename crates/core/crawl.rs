@@ -921,53 +921,74 @@ impl Crawler {
             }
         }
         let ok = (200..300).contains(&fetched.status);
-        if ok
-            && !fetched.body.is_empty()
-            && let Some(digest) = &digest
-            && self.seen_body(digest).await
-        {
-            result.duplicate = true;
-            if !self.config.crawl.follow_duplicates {
-                // Its links were followed from the first copy: not extracted again.
-                return result;
+        let tested = ok && !fetched.body.is_empty();
+        let seen_before = async {
+            match &digest {
+                Some(digest) if tested => self.seen_body(digest).await,
+                _ => false,
             }
+        };
+        if self.config.crawl.follow_duplicates {
+            // The answer is the record's only: the links are followed either way, so a test
+            // kept in Redis adds no round trip before them.
+            let (duplicate, (links, canonical)) =
+                tokio::join!(seen_before, self.follow_links(depth, url, fetched, ok));
+            (result.duplicate, result.links, result.canonical) = (duplicate, links, canonical);
+        } else if seen_before.await {
+            // Its links were followed from the first copy: not extracted again.
+            result.duplicate = true;
+        } else {
+            (result.links, result.canonical) = self.follow_links(depth, url, fetched, ok).await;
         }
+        result
+    }
+
+    /// Pushes the links of a 2xx (`ok`) sitemap or HTML page: how many it has, and its
+    /// canonical URL, if it names one.
+    async fn follow_links(
+        &self,
+        depth: u32,
+        url: &Url,
+        fetched: &Fetched,
+        ok: bool,
+    ) -> (u64, Option<String>) {
         if ok && let Some(nesting) = self.sitemap_nesting(url, fetched).await {
             // A sitemap cut at the body cap is read as far as it goes.
-            result.links = self.read_sitemap(url, &fetched.body, depth, nesting).await;
-            return result;
+            return (
+                self.read_sitemap(url, &fetched.body, depth, nesting).await,
+                None,
+            );
         }
         let html = fetch::is_html(fetched.content_type.as_deref())
             || (fetched.content_type.is_none() && fetch::sniff_html(&fetched.body));
-        if ok && html && !fetched.too_large {
-            let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
-            // Frames not followed are found all the same.
-            let unfollowed_frames = if self.config.extract.follow_frames {
-                0
-            } else {
-                extracted.frames
-            };
-            let found =
-                extracted.links.len() + extracted.nofollow + extracted.over_cap + unfollowed_frames;
-            result.links = found as u64;
-            self.stats.links.fetch_add(found as u64, Ordering::Relaxed);
-            self.stats
-                .nofollow
-                .fetch_add(extracted.nofollow as u64, Ordering::Relaxed);
-            self.stats
-                .over_cap
-                .fetch_add(extracted.over_cap as u64, Ordering::Relaxed);
-            if extracted.frames > 0 {
-                self.stats
-                    .frames
-                    .fetch_add(extracted.frames as u64, Ordering::Relaxed);
-            }
-            result.canonical = extracted.canonical;
-            // The trap rules compare links with this page, not with its `<base href>`.
-            self.push(url, &extracted.base, &extracted.links, depth + 1)
-                .await;
+        if !(ok && html && !fetched.too_large) {
+            return (0, None);
         }
-        result
+        let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
+        // Frames not followed are found all the same.
+        let unfollowed_frames = if self.config.extract.follow_frames {
+            0
+        } else {
+            extracted.frames
+        };
+        let found =
+            extracted.links.len() + extracted.nofollow + extracted.over_cap + unfollowed_frames;
+        self.stats.links.fetch_add(found as u64, Ordering::Relaxed);
+        self.stats
+            .nofollow
+            .fetch_add(extracted.nofollow as u64, Ordering::Relaxed);
+        self.stats
+            .over_cap
+            .fetch_add(extracted.over_cap as u64, Ordering::Relaxed);
+        if extracted.frames > 0 {
+            self.stats
+                .frames
+                .fetch_add(extracted.frames as u64, Ordering::Relaxed);
+        }
+        // The trap rules compare links with this page, not with its `<base href>`.
+        self.push(url, &extracted.base, &extracted.links, depth + 1)
+            .await;
+        (found as u64, extracted.canonical)
     }
 
     /// The content-seen test: whether a body was read before under another URL, in this
