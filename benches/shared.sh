@@ -12,6 +12,7 @@
 #                                           # a host, one connection; bound by politeness
 #   RTT_MS=4 benches/shared.sh              # Redis 4 ms away (round trip): the crawlers reach
 #                                           # it through benches/delay_proxy.py
+#   CRAWLER_ARGS="--content-seen false" benches/shared.sh   # more flags for every crawler
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -24,6 +25,7 @@ CONCURRENCY=${CONCURRENCY:-16}
 CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
 RTT_MS=${RTT_MS:-0}
+read -r -a crawler_args <<<"${CRAWLER_ARGS:-}"
 work=$(mktemp -d)
 server=
 redis=
@@ -64,7 +66,7 @@ for n in $PROCESSES; do
     for i in $(seq "$n"); do
         "$bin/crawler" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
             --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
-            --output "$work/records.$i" 2>"$work/stderr.$i" &
+            --output "$work/records.$i" "${crawler_args[@]}" 2>"$work/stderr.$i" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid"; done

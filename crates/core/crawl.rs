@@ -1,9 +1,10 @@
 //! The crawl: fetch workers pulling leases from the frontier, and what they do with each.
 //!
-//! `fetch.concurrency` tasks each loop: take a lease (or wait for the instant the frontier
+//! [`worker_tasks`] tasks each loop: take a lease (or wait for the instant the frontier
 //! names, or for a lease to complete), check robots.txt, fetch, extract and push links,
 //! complete the lease, and write the URL's record once its fate is final. Everything they ask
-//! of the frontier goes through [`Backend`], the one seam to it.
+//! of the frontier goes through [`Backend`], the one seam to it. At most `fetch.concurrency`
+//! of them fetch at once.
 //!
 //! Stopping: [`Crawler::run`] takes a [`Shutdown`]. Its `stop` token ends the taking of
 //! leases (workers finish the one they hold); its `abort` token cancels the workers at once,
@@ -97,6 +98,8 @@ pub(crate) struct Crawler {
     /// Which URL each worker is on, and since when: for the progress line to name a fetch
     /// that takes long.
     pub(crate) in_flight: InFlight,
+    /// `fetch.concurrency` permits, one held by each fetch in flight (see [`worker_tasks`]).
+    fetching: tokio::sync::Semaphore,
 }
 
 /// The URL each worker is on and since when. One slot per worker: marking one costs an
@@ -124,11 +127,28 @@ pub(crate) struct Slow {
     pub(crate) others: usize,
 }
 
+/// How many worker tasks a crawl runs: `fetch.concurrency`, and, in a crawl shared through
+/// Redis, half as many more. A shared crawl's page waits a round trip to Redis after its
+/// fetch (the content-seen test): the extra tasks fetch meanwhile, so that a Redis
+/// milliseconds away does not idle the fetches, which stay at most `fetch.concurrency`.
+pub(crate) fn worker_tasks(concurrency: usize, shared: bool) -> usize {
+    if shared {
+        concurrency + concurrency.div_ceil(2)
+    } else {
+        concurrency
+    }
+}
+
 impl InFlight {
     pub(crate) fn new(workers: usize) -> InFlight {
         InFlight {
             slots: (0..workers).map(|_| Mutex::default()).collect(),
         }
+    }
+
+    /// The worker tasks it has a slot for.
+    pub(crate) fn workers(&self) -> usize {
+        self.slots.len()
     }
 
     /// Marks `worker` as on `url` since `at`, until the returned mark is dropped (the visit
@@ -393,7 +413,8 @@ impl Crawler {
         seed_redirects: SeedRedirects,
     ) -> Self {
         let wake = frontier.wake();
-        let workers = config.fetch.concurrency;
+        let fetches = config.fetch.concurrency;
+        let workers = worker_tasks(fetches, frontier.as_shared().is_some());
         let budget = match config.crawl.max_pages {
             0 => u64::MAX,
             n => n,
@@ -437,6 +458,7 @@ impl Crawler {
             started: Instant::now(),
             seed_redirects,
             in_flight: InFlight::new(workers),
+            fetching: tokio::sync::Semaphore::new(fetches),
         }
     }
 
@@ -525,7 +547,7 @@ impl Crawler {
     /// (error `internal`), and the others go on.
     pub(crate) async fn run(self: &Arc<Self>, shutdown: Shutdown) {
         let mut workers = JoinSet::new();
-        for worker in 0..self.config.fetch.concurrency {
+        for worker in 0..self.in_flight.workers() {
             let crawler = Arc::clone(self);
             workers.spawn(async move { crawler.work(worker).await });
         }
@@ -793,11 +815,14 @@ impl Crawler {
             }
         }
         let keep_headers = self.warc.is_some();
-        match self
-            .fetcher
-            .get(&url, self.config.fetch.max_body_bytes, keep_headers)
-            .await
-        {
+        let fetched = {
+            // Never closed: always a permit.
+            let _fetching = self.fetching.acquire().await.ok();
+            self.fetcher
+                .get(&url, self.config.fetch.max_body_bytes, keep_headers)
+                .await
+        };
+        match fetched {
             Err(FetchError {
                 kind: ErrorKind::SsrfBlocked,
                 ..

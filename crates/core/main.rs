@@ -260,9 +260,12 @@ fn run(cli: &Cli) -> Result<Ended> {
                 scope,
                 politeness(&config, &hosts)?,
                 config.redis.lease_time,
-                config.fetch.concurrency,
+                crawl::worker_tasks(config.fetch.concurrency, true),
             )?;
-            backend::Backend::shared(frontier, config.fetch.concurrency)
+            backend::Backend::shared(
+                frontier,
+                crawl::worker_tasks(config.fetch.concurrency, true),
+            )
         }
         (None, Some(builder)) => {
             let seen = (

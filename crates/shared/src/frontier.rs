@@ -37,6 +37,7 @@ pub(crate) mod presence;
 mod search;
 
 use batch::*;
+use facts::Bodies;
 pub use facts::SitemapMark;
 use presence::*;
 use search::*;
@@ -245,8 +246,12 @@ struct Inner {
     search: tokio::sync::Mutex<()>,
     /// Where the next search starts, so that every bucket is polled in turn.
     cursor: AtomicUsize,
+    /// A search ahead is under way (see [`Inner::search_ahead`]).
+    searching_ahead: AtomicBool,
     /// Buckets asked for leases so far, by every search.
     polled: AtomicUsize,
+    /// The store's count of server changes as last seen (see [`Inner::check_server`]).
+    server_changes: AtomicU64,
     /// Leases held by this process, by bucket and token: renewed until completed.
     held: Mutex<HashMap<(u32, u64), ()>>,
     /// The links of each page leased to this process, sent when it is completed: those to
@@ -277,6 +282,8 @@ struct Inner {
     policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
     batches: Mutex<HashMap<u32, Batch>>,
+    /// Each bucket's next content-seen test.
+    bodies: Mutex<HashMap<u32, Bodies>>,
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     sending: Mutex<HashSet<String>>,
@@ -359,6 +366,7 @@ impl SharedFrontier {
             .to_be_bytes();
         }
         let cluster = store.is_cluster();
+        let server_changes = store.server_changes();
         let inner = Arc::new(Inner {
             store,
             id: format!("{}-{:016x}", std::process::id(), u64::from_be_bytes(id)),
@@ -384,7 +392,9 @@ impl SharedFrontier {
             buffer: Mutex::new(VecDeque::new()),
             search: tokio::sync::Mutex::new(()),
             cursor: AtomicUsize::new(0),
+            searching_ahead: AtomicBool::new(false),
             polled: AtomicUsize::new(0),
+            server_changes: AtomicU64::new(server_changes),
             held: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             pushed: RwLock::new(pushed),
@@ -395,6 +405,7 @@ impl SharedFrontier {
             forgets: AtomicU64::new(0),
             redirect_targets: AtomicUsize::new(0),
             batches: Mutex::new(HashMap::new()),
+            bodies: Mutex::new(HashMap::new()),
             policies: Mutex::new(HashSet::new()),
             sending: Mutex::new(HashSet::new()),
             counts: Counts::default(),
@@ -485,6 +496,7 @@ impl SharedFrontier {
         depth: u32,
     ) -> Result<(), Error> {
         let inner = &self.inner;
+        inner.check_server();
         let from: Arc<str> = Arc::from(page.as_str());
         let mut links = Vec::with_capacity(hrefs.len());
         for href in hrefs {
@@ -578,6 +590,7 @@ impl SharedFrontier {
         let asked_before = inner.polled.load(Ordering::Relaxed);
         loop {
             if let Some(lease) = inner.take_buffered() {
+                inner.search_ahead();
                 return Ok(Next::Lease(lease));
             }
             // One round of a search at a time, the lock held for that round only: a worker
@@ -593,7 +606,7 @@ impl SharedFrontier {
                 if inner.over.load(Ordering::Relaxed) {
                     return Ok(Next::Done);
                 }
-                let (asked, leased) = inner.poll().await?;
+                let (asked, leased) = inner.poll(0).await?;
                 if leased > 0 {
                     continue;
                 }
@@ -666,7 +679,6 @@ impl SharedFrontier {
                 outcome,
             }),
             links,
-            body: None,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         inner.let_go(&lease);

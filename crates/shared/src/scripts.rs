@@ -258,6 +258,7 @@ pub(crate) struct Scripts {
     pub(crate) claim_robots: Script,
     pub(crate) mark_sitemap: Script,
     pub(crate) unmark_sitemap: Script,
+    pub(crate) content: Script,
 }
 
 impl Scripts {
@@ -280,6 +281,7 @@ impl Scripts {
             claim_robots: Script::new(include_str!("scripts/claim_robots.lua")),
             mark_sitemap: with(include_str!("scripts/mark_sitemap.lua")),
             unmark_sitemap: with(include_str!("scripts/unmark_sitemap.lua")),
+            content: with(include_str!("scripts/content.lua")),
         }
     }
 
@@ -378,18 +380,6 @@ pub(crate) fn completion(
         }
     }
     invocation.arg(links);
-}
-
-/// Adds a batch entry that tests and sets a body's digest in the content-seen test: its
-/// answer's fourth number is 1 when the body is new.
-pub(crate) fn body(invocation: &mut ScriptInvocation<'_>, probes: &[u8]) {
-    invocation
-        .arg("#")
-        .arg("-")
-        .arg(0)
-        .arg(-1)
-        .arg(1)
-        .arg(probes);
 }
 
 /// Adds a link to a batch entry: its seen-test probes, host, depth, URL and referrer.

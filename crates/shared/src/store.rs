@@ -122,6 +122,18 @@ pub struct Store {
     /// server answers again. Shared by the clones, so that a blip is one line, not one per
     /// request waiting it out.
     troubled: Arc<AtomicBool>,
+    /// The server's identity (its run id and replication id) as last read, on one server:
+    /// another one after a blip means a restart or a replica promoted, whose state may be
+    /// older than what the processes remember.
+    server: Arc<tokio::sync::Mutex<Option<String>>>,
+    /// How many times the identity changed.
+    server_changes: Arc<AtomicU64>,
+    /// A request failed for want of the server: its identity is read again before the next.
+    recheck: Arc<AtomicBool>,
+    /// When this store connected, and when (in ms after that) the server last answered
+    /// again after a blip.
+    connected: tokio::time::Instant,
+    recovered: Arc<AtomicU64>,
 }
 
 impl Store {
@@ -193,9 +205,62 @@ impl Store {
             name: name.to_owned(),
             requests: Arc::new(AtomicU64::new(0)),
             troubled: Arc::new(AtomicBool::new(false)),
+            server: Arc::new(tokio::sync::Mutex::new(None)),
+            server_changes: Arc::new(AtomicU64::new(0)),
+            recheck: Arc::new(AtomicBool::new(true)),
+            connected: tokio::time::Instant::now(),
+            recovered: Arc::new(AtomicU64::new(0)),
         };
+        store.check_server().await;
         store.refuse_eviction().await?;
         Ok(store)
+    }
+
+    /// Milliseconds since this store connected, from 1.
+    fn since_connected(&self) -> u64 {
+        1 + self.connected.elapsed().as_millis() as u64
+    }
+
+    /// How many times the server turned out to be another one (restarted, or a replica
+    /// promoted in its place) since this store connected: its state may then be older than
+    /// what the processes remember (see `SharedFrontier`).
+    pub(crate) fn server_changes(&self) -> u64 {
+        self.server_changes.load(Ordering::Relaxed)
+    }
+
+    /// Reads the server's identity if a request failed since it was last read, and counts
+    /// a change. On a cluster, whose nodes each have their own, nothing: a failover there
+    /// shows in the buckets' counts of changes only.
+    async fn check_server(&self) {
+        let Conn::Single(conn) = &self.conn else {
+            return;
+        };
+        let mut known = self.server.lock().await;
+        if !self.recheck.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut conn = conn.clone();
+        let Ok(info) = redis::cmd("INFO")
+            .arg("server")
+            .arg("replication")
+            .query_async::<String>(&mut conn)
+            .await
+        else {
+            return;
+        };
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let id = format!("{} {}", field("run_id"), field("master_replid"));
+        if known.as_ref().is_some_and(|k| *k != id) {
+            self.server_changes.fetch_add(1, Ordering::Relaxed);
+        }
+        *known = Some(id);
+        self.recheck.store(false, Ordering::Relaxed);
     }
 
     /// A server that evicts keys when full would drop queued URLs and seen-test bits
@@ -721,18 +786,27 @@ impl Store {
         let started = tokio::time::Instant::now();
         let mut wait = Duration::from_millis(50);
         loop {
+            if self.recheck.load(Ordering::Relaxed) {
+                self.check_server().await;
+            }
             self.requests.fetch_add(1, Ordering::Relaxed);
+            let sent = self.since_connected();
             let result = send(self.conn.clone()).await;
             let err = match result {
                 Ok(value) => {
                     // The first request through after a blip says so, for all of them.
                     if self.troubled.swap(false, Ordering::Relaxed) {
+                        self.recovered
+                            .store(self.since_connected(), Ordering::Relaxed);
                         tracing::warn!("Redis at {} answers again", self.url);
                     }
                     return Ok(value);
                 }
                 Err(err) => err,
             };
+            // A request sent before the server answered again fails with the blip it was
+            // sent in: retried, but not a new blip to tell of.
+            let straggler = sent <= self.recovered.load(Ordering::Relaxed);
             let out_of_memory = err.code() == Some("OOM");
             let transient = out_of_memory
                 || err.is_io_error()
@@ -744,6 +818,9 @@ impl Store {
                 );
             if !transient {
                 return Err(ErrorKind::Server(err.to_string()).into());
+            }
+            if !out_of_memory {
+                self.recheck.store(true, Ordering::Relaxed);
             }
             if started.elapsed() > RETRY_FOR {
                 return Err(if out_of_memory {
@@ -757,7 +834,7 @@ impl Store {
                 .into());
             }
             // One line per blip for the whole process, however many requests wait it out.
-            if !self.troubled.swap(true, Ordering::Relaxed) {
+            if !straggler && !self.troubled.swap(true, Ordering::Relaxed) {
                 if out_of_memory {
                     tracing::warn!(
                         "Redis at {} is full (maxmemory): pausing until it has room",

@@ -231,12 +231,19 @@ async fn one_search_takes_leases_for_every_idle_worker() {
                 Next::Lease(lease) => leases.push(lease),
                 other => panic!("round {round}: URLs are queued, got {other:?}"),
             }
-            if leases.len() == 1 {
-                // The first worker's search brought leases for the fifteen others.
-                assert_eq!(frontier.buffered(), workers - 1, "round {round}");
+            if round == 0 && leases.len() == 1 {
+                // The first worker's search brought leases for the fifteen others, and a
+                // search ahead may have brought a quarter of the workers' worth more.
+                let buffered = frontier.buffered();
+                let ahead = workers / 4;
+                assert!(
+                    (workers - 1..=workers - 1 + ahead).contains(&buffered),
+                    "{buffered} buffered"
+                );
             }
         }
-        assert_eq!(frontier.buffered(), 0);
+        // No more than the search ahead keeps waiting.
+        assert!(frontier.buffered() <= workers / 4);
         // Completed, they free their workers, and the next search takes as many again.
         for lease in leases {
             frontier.complete(lease, Outcome::Success).await.unwrap();

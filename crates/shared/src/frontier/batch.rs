@@ -15,8 +15,6 @@ pub(super) const MAX_STEPS: usize = 128;
 pub(super) struct Step {
     pub(super) lease: Option<Completing>,
     pub(super) links: Vec<Link>,
-    /// A body's probes for the content-seen test (then no lease and no links).
-    pub(super) body: Option<Probes>,
 }
 
 /// A lease to complete, as the batch script takes it: the URL goes with the token, so that a
@@ -162,6 +160,7 @@ impl Inner {
     /// Admits links: a step (of at most [`MAX_BATCH`] links) of each bucket's next batch,
     /// all at once. Answers how many were new.
     pub(super) async fn admit(self: &Arc<Self>, links: Vec<Link>) -> Result<u64, Error> {
+        self.check_server();
         if links.is_empty() {
             return Ok(0);
         }
@@ -184,11 +183,7 @@ impl Inner {
             let sent = links.len();
             let inner = Arc::clone(self);
             async move {
-                let step = Step {
-                    lease: None,
-                    links,
-                    body: None,
-                };
+                let step = Step { lease: None, links };
                 let [_, _, _, new, refused] = Arc::clone(&inner).submit(bucket, step).await?;
                 inner.count_admitted(sent, new, refused);
                 Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
@@ -331,10 +326,6 @@ impl Inner {
             self.scope.per_host_budget().unwrap_or(0),
         );
         for (step, _) in steps {
-            if let Some(probes) = &step.body {
-                scripts::body(&mut invocation, &probes[..]);
-                continue;
-            }
             // Links a copy of a frozen generation knows are seen, and not sent.
             let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {

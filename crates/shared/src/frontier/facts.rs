@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// Bodies waiting for their bucket's next content-seen script, and whether one is under way.
+#[derive(Default)]
+pub(super) struct Bodies {
+    waiting: Vec<(Probes, oneshot::Sender<Result<bool, Error>>)>,
+    flushing: bool,
+}
+
 /// What [`SharedFrontier::mark_sitemap`] did.
 ///
 /// # Example
@@ -216,7 +223,8 @@ impl SharedFrontier {
     /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
     /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
     /// by the seen-test's false-positive rate), in the bucket the digest picks: no other
-    /// structure to size, and the request joins that bucket's next batch.
+    /// structure to size. The bodies asked for while a bucket's test is under way go
+    /// together in its next script.
     ///
     /// # Example
     ///
@@ -244,13 +252,19 @@ impl SharedFrontier {
         if inner.frozen.holds(bucket, &mut probes) {
             return Ok(true);
         }
-        let step = Step {
-            lease: None,
-            links: Vec::new(),
-            body: Some(probes),
+        let (answer, answered) = oneshot::channel();
+        let start = {
+            let mut bodies = inner.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+            let waiting = bodies.entry(bucket).or_default();
+            waiting.waiting.push((probes, answer));
+            !std::mem::replace(&mut waiting.flushing, true)
         };
-        let [_, _, _, new, _] = Arc::clone(inner).submit(bucket, step).await?;
-        Ok(new == 0)
+        if start {
+            tokio::spawn(Arc::clone(inner).flush_bodies(bucket));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(ErrorKind::Server("a content-seen test was dropped unanswered".into()).into())
+        })
     }
 
     /// Sets a host's robots.txt `Crawl-delay` (capped as the politeness settings say), for
@@ -278,6 +292,56 @@ impl SharedFrontier {
 }
 
 impl Inner {
+    /// Sends the bodies waiting for a bucket's content-seen test, a script at a time, until
+    /// none waits.
+    pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
+        loop {
+            let bodies: Vec<_> = {
+                let mut all = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+                let waiting = all.entry(bucket).or_default();
+                if waiting.waiting.is_empty() {
+                    waiting.flushing = false;
+                    return;
+                }
+                let take = waiting.waiting.len().min(MAX_BATCH);
+                waiting.waiting.drain(..take).collect()
+            };
+            let tag = self.store.tag(bucket);
+            let mut invocation = self.scripts.content.prepare_invoke();
+            for key in ["seen", "counts", "replies0", "replies1"] {
+                invocation.key(format!("{tag}:{key}"));
+            }
+            invocation
+                .arg(&tag)
+                .arg(self.schedule.text(bucket))
+                .arg(self.request_id());
+            for (probes, _) in &bodies {
+                invocation.arg(&probes[..]);
+            }
+            let answer: Result<Vec<i64>, Error> = self.store.invoke(&invocation).await;
+            match answer {
+                Ok(answer) if answer.len() == bodies.len() + 1 => {
+                    let generations = answer[bodies.len()];
+                    let bytes = |index| self.schedule.bytes(bucket, index);
+                    if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
+                        tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
+                    }
+                    for ((_, send), new) in bodies.into_iter().zip(answer) {
+                        let _ = send.send(Ok(new == 0));
+                    }
+                }
+                other => {
+                    let err = other.err().unwrap_or_else(|| {
+                        ErrorKind::Server("unexpected answer to a content-seen test".into()).into()
+                    });
+                    for (_, send) in bodies {
+                        let _ = send.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
+    }
+
     /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
     pub(super) fn robots_key(&self, host: &str) -> String {
         format!("{}:robots", self.store.tag(self.bucket_of(host)))

@@ -88,6 +88,7 @@ impl Inner {
     /// A bucket whose count of changes went down is older than what this process saw of
     /// it: Redis went back to an older state (see [`Inner::went_back`]).
     pub(super) fn see(&self, bucket: u32, view: [i64; 5]) {
+        self.check_server();
         let [ready_at, server_now, queued, leased, ops] = view;
         // Answers of scripts in flight together may come in another order than they ran:
         // only one that ran later by the server's clock, with fewer changes, shows that
@@ -119,18 +120,39 @@ impl Inner {
         view.heard = Some(now);
     }
 
+    /// Redis is another server than when this process last looked (restarted, or a replica
+    /// promoted in its place): what it holds may be older than what this process sent, so
+    /// it is treated as gone back. Read before the links a page leads to are filtered by what
+    /// was sent: a page fetched again after a failover pushes all its links again.
+    pub(super) fn check_server(&self) {
+        let now = self.store.server_changes();
+        if self.server_changes.swap(now, Ordering::Relaxed) != now {
+            tracing::warn!(
+                "Redis is another server than before (restarted, or a replica promoted): its \
+                 state may be older than what this process sent, so it forgets the links it \
+                 sent; pages the crawl lost are fetched again"
+            );
+            self.forget_and_tell();
+        }
+    }
+
     /// Redis went back to an older state: restarted from an older snapshot, or failed over
     /// to a replica that lagged. What this process remembers of the crawl may be newer than
     /// the crawl: links it sent (and would not send again) and copies of seen-test
     /// generations may hold URLs the crawl has forgotten. Both go; the crawl's epoch is
     /// bumped so that the other processes learn it at their next heartbeat, and do the same.
     pub(super) fn went_back(&self, why: String) {
-        self.forget_sent();
         tracing::warn!(
             "Redis went back to an older state ({why}: a restart from an older snapshot, or a \
              failover): this process forgets the links it sent; pages the crawl lost are \
              fetched again"
         );
+        self.forget_and_tell();
+    }
+
+    /// Forgets what this process sent, and bumps the crawl's epoch so that the others do.
+    fn forget_and_tell(&self) {
+        self.forget_sent();
         let store = self.store.clone();
         tokio::spawn(async move {
             if let Err(err) = store.bump_epoch().await {

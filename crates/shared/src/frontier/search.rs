@@ -112,10 +112,39 @@ impl Inner {
         Some(lease)
     }
 
+    /// Keeps a few leases waiting for the workers that will finish next: when the buffer
+    /// runs low, one round of a search in the background (unless one is under way), so that
+    /// a worker finishing a page seldom waits a round trip for its next. A quarter of the
+    /// workers' worth: few enough that a process does not hold URLs the others' idle workers
+    /// could fetch.
+    pub(super) fn search_ahead(self: &Arc<Self>) {
+        let ahead = (self.workers / 4).max(1);
+        let buffered = self
+            .buffer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        if buffered >= ahead
+            || self.over.load(Ordering::Relaxed)
+            || self.searching_ahead.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let inner = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Ok(_searching) = inner.search.try_lock()
+                && let Err(err) = inner.poll(ahead).await
+            {
+                tracing::debug!("searching ahead for work: {err}");
+            }
+            inner.searching_ahead.store(false, Ordering::Relaxed);
+        });
+    }
+
     /// Asks the buckets most likely to have work for leases: those ready by now, and those
     /// not heard of for a while. Answers how many buckets were asked, and how many leases
     /// came.
-    pub(super) async fn poll(&self) -> Result<(usize, usize), Error> {
+    pub(super) async fn poll(&self, ahead: usize) -> Result<(usize, usize), Error> {
         let now = Instant::now();
         let n = self.buckets as usize;
         let start = self.cursor.load(Ordering::Relaxed);
@@ -125,9 +154,9 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
             .len();
         // Leases for every idle worker, not only those asking now: the others wait for a
-        // time, and a search for each would cost a round trip where one does.
-        let idle = self
-            .workers
+        // time, and a search for each would cost a round trip where one does; and `ahead`
+        // more, for the workers that will finish soon.
+        let idle = (self.workers + ahead)
             .saturating_sub(self.working.load(Ordering::Relaxed) + buffered)
             .max(1);
         let chosen: Vec<(u32, usize)> = {

@@ -6,11 +6,8 @@
 -- max, longest Retry-After, errors in a row to give up, time failing to give up, attempts
 -- (all times in ms), request id, pages per host (0: no limit), then entries: token and its
 -- URL (`-` and `-` for links alone), outcome (an OUTCOME_ code), Retry-After (-1 for none),
--- the number of links, and the links in groups of five (probes host depth url from); or a
--- body's digest for the content-seen test: `#`, `-`, 0, -1, 1, and its probes (the seen-test
--- holds bodies' fingerprints beside URLs', hashed apart: see SharedFrontier::seen_body).
--- Answers five numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone or
--- a body,
+-- the number of links, and the links in groups of five (probes host depth url from).
+-- Answers five numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
 -- FATE_NOT_HELD when the lease is not held: it expired and went back to the crawl, or the
 -- token is another URL's after a rollback), next attempt, URLs waiting on a host given up
 -- now (-1 for none), new links, links the host's page budget refused; then the bucket's view
@@ -44,13 +41,8 @@ local tokens = {}
 do
   local i = 13
   while i + 4 <= #ARGV do
-    local n = tonumber(ARGV[i + 4])
-    if ARGV[i] == '#' then
-      i = i + 5 + n
-    else
-      if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-      i = i + 5 + 5 * n
-    end
+    if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
+    i = i + 5 + 5 * tonumber(ARGV[i + 4])
   end
 end
 local held = {}
@@ -106,22 +98,11 @@ while i + 4 <= #ARGV do
   end
   local n = tonumber(ARGV[i + 4])
   i = i + 5
-  local new, refused = 0, 0
-  if token == '#' then
-    -- A body's digest: a second run must answer as the first, not "seen".
-    awaited = true
-    if not seen_state then seen_state = load_seen(seen, schedule) end
-    for j = 0, n - 1 do
-      if test_and_set(seen, schedule, ARGV[i + j]) then new = new + 1 end
-    end
-    i = i + n
-  else
-    -- The page's links first: they are new whatever became of its lease.
-    new, refused = admit_links(seen, hosts, schedule, i, n, budget)
-    i = i + 5 * n
-  end
+  -- The page's links first: they are new whatever became of its lease.
+  local new, refused = admit_links(seen, hosts, schedule, i, n, budget)
+  i = i + 5 * n
   local fate, next_attempt, given_up = FATE_LINKS_ALONE, 0, -1
-  if token ~= '-' and token ~= '#' then
+  if token ~= '-' then
     fate, next_attempt, given_up = complete_one(token, leased_url, outcome, retry_after)
   end
   answer[#answer + 1] = fate

@@ -1,0 +1,36 @@
+-- CONTENT: the crawl's content-seen test: tests and sets bodies' digests in the seen-test of
+-- one bucket, their fingerprints beside the URLs' (hashed from a text no URL can be, so the
+-- two meet only at the seen-test's false-positive rate), many bodies a script.
+-- KEYS: seen, counts, replies0, replies1. ARGV: tag, the seen-test's schedule, a request id
+-- (empty when no reply is to be kept), then each body's probes.
+-- Answers 1 for each body new and 0 for each read before, then the seen-test's generations.
+-- Sent again with its request id, it answers what the first run did.
+local seen, counts = KEYS[1], KEYS[2]
+local replies = {KEYS[3], KEYS[4]}
+local request = ARGV[3]
+if request ~= '' then
+  local kept = kept_reply(replies, request)
+  if kept then
+    local answer = {}
+    for v in string.gmatch(kept, '%S+') do answer[#answer + 1] = tonumber(v) end
+    return answer
+  end
+end
+local schedule = ARGV[2]
+seen_state = load_seen(seen, schedule)
+local answer = {}
+for i = 4, #ARGV do
+  if test_and_set(seen, schedule, ARGV[i]) then
+    answer[#answer + 1] = 1
+  else
+    answer[#answer + 1] = 0
+  end
+end
+redis.call('HSET', seen, 'fill', seen_state.fill)
+if seen_state.added > 0 then
+  redis.call('HINCRBY', counts, 'bits', seen_state.added)
+  redis.call('HSET', counts, 'generations', seen_state.count)
+end
+answer[#answer + 1] = seen_state.count
+if request ~= '' then keep_reply(replies, request, table.concat(answer, ' ')) end
+return answer
