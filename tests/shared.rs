@@ -82,15 +82,19 @@ fn finish_all(children: Vec<Child>) -> String {
     children.into_iter().map(finish).collect()
 }
 
-/// Every page the site expects has a record in one of `outs` (some may have two).
-fn assert_every_page_recorded(site: &Site, outs: &[PathBuf]) {
+/// The pages the site expects that have no record in any of `outs`.
+fn missing_pages(site: &Site, outs: &[PathBuf]) -> Vec<String> {
     let counts = recorded(outs);
-    let missing: Vec<String> = site
-        .web
+    site.web
         .expected_pages()
         .into_iter()
         .filter(|page| !counts.contains_key(page))
-        .collect();
+        .collect()
+}
+
+/// Every page the site expects has a record in one of `outs` (some may have two).
+fn assert_every_page_recorded(site: &Site, outs: &[PathBuf]) {
+    let missing = missing_pages(site, outs);
     assert!(
         missing.is_empty(),
         "{} never recorded, e.g. {:?}",
@@ -381,13 +385,7 @@ fn a_replica_promoted_mid_crawl_loses_no_page() {
     proxy.switch_to(replica.port);
     master.kill();
     let stderr = finish_all(children);
-    let counts = recorded(&outs);
-    let missing: Vec<String> = site
-        .web
-        .expected_pages()
-        .into_iter()
-        .filter(|page| !counts.contains_key(page))
-        .collect();
+    let missing = missing_pages(&site, &outs);
     assert!(missing.is_empty(), "{missing:?} never recorded; {stderr}");
 }
 
