@@ -381,6 +381,16 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
                 String::new()
             }
         );
+        let late = shared.fenced();
+        if late > 0 {
+            // Each said in a warning when it happened; the count, for the whole run.
+            let _ = writeln!(
+                s,
+                "  {} of this process's came too late: their leases had expired, and \
+                 another process fetches their URLs again",
+                plural(late, "completion", "completions")
+            );
+        }
     }
     if resumed {
         let _ = writeln!(s, "since the crawl began, earlier runs included:");

@@ -785,12 +785,47 @@ fn drop_counts_count_what_check_reports() {
     assert!(debug.contains("\"out_of_scope\": 2"), "{debug}");
 }
 
+/// The crawler's workers share one set of rules, one budget and one set of counts: four
+/// threads charging the same hosts at once admit exactly the budget of each, and every
+/// refusal is counted once.
 #[test]
 fn rules_budget_and_counts_can_be_shared_between_threads() {
-    fn shared<T: Send + Sync>() {}
-    shared::<ScopeRules>();
-    shared::<HostBudget>();
-    shared::<DropCounts>();
+    let rules = seeded(&["https://example.com/"])
+        .per_host_budget(Some(100))
+        .build()
+        .unwrap();
+    let budget = rules.host_budget();
+    let counts = DropCounts::new();
+    let canon = Canonicalizer::new();
+    let admitted = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for thread in 0..4 {
+            let (rules, budget, counts, canon, admitted) =
+                (&rules, &budget, &counts, &canon, &admitted);
+            s.spawn(move || {
+                for i in 0..100 {
+                    for host in ["example.com", "other.example"] {
+                        let url = canon
+                            .canonicalize(&format!("https://{host}/{thread}/{i}"))
+                            .unwrap();
+                        match rules
+                            .check(&url, 1)
+                            .and_then(|()| budget.charge(url.host_key()))
+                        {
+                            Ok(()) => {
+                                admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            Err(reason) => counts.count(reason),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(admitted.into_inner(), 100);
+    assert_eq!(budget.charged("example.com"), 100);
+    assert_eq!(counts.get(DropReason::HostBudget), 300);
+    assert_eq!(counts.get(DropReason::OutOfScope), 400);
 }
 
 // ---- Properties. ----
@@ -863,8 +898,8 @@ proptest! {
             .max_repeated_segment(u32::MAX)
             .build()
             .unwrap();
-        if let Ok(url) = Canonicalizer::new().canonicalize(&format!("http://example.com/{tail}")) {
-            prop_assert_eq!(rules.check(&url, u32::MAX), Ok(()));
-        }
+        let url = Canonicalizer::new().canonicalize(&format!("http://example.com/{tail}"));
+        prop_assume!(url.is_ok());
+        prop_assert_eq!(rules.check(&url.unwrap(), u32::MAX), Ok(()));
     }
 }
