@@ -67,6 +67,15 @@ fn leases_came_back(stderr: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Waits (a minute at most, else fails saying `what`) until `done` holds.
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(ms(2));
+    }
+}
+
 /// Where each of `n` processes writes its records, in `dir`.
 fn record_files(dir: &Path, n: usize) -> Vec<PathBuf> {
     (0..n).map(|i| dir.join(format!("{i}.jsonl"))).collect()
@@ -244,12 +253,10 @@ fn a_process_killed_mid_crawl_loses_nothing() {
     let extra = ["--lease-time", "2s", "--concurrency", &concurrency];
     let mut victim = start(&redis.url(), &site.web.roots(), &outs[0], &extra);
     let survivor = start(&redis.url(), &site.web.roots(), &outs[1], &extra);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while urls_recorded(&outs[0]).len() < 100 {
-        assert!(Instant::now() < deadline, "the first process wrote nothing");
+    wait_until("the first process wrote nothing", || {
         assert!(victim.try_wait().unwrap().is_none(), "it ended early");
-        std::thread::sleep(ms(5));
-    }
+        urls_recorded(&outs[0]).len() >= 100
+    });
     victim.kill().unwrap(); // SIGKILL
     victim.wait().unwrap();
     let stderr = finish(survivor);
@@ -304,11 +311,7 @@ fn a_redis_restart_mid_crawl_is_waited_out() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("0.jsonl");
     let child = start(&redis.url(), &site.web.roots(), &out, &[]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while urls_recorded(&out).len() < 100 {
-        assert!(Instant::now() < deadline, "nothing recorded");
-        std::thread::sleep(ms(5));
-    }
+    wait_until("nothing recorded", || urls_recorded(&out).len() >= 100);
     redis.restart();
     let stderr = finish(child);
     // One line for the blip, not one per worker waiting it out (issue 22).
@@ -341,20 +344,9 @@ fn a_redis_rolled_back_to_an_older_snapshot_loses_no_page() {
         &["--lease-time", "2s"],
     );
     let requests = || site.web.requests().len();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let wait_for = |n: usize| {
-        while requests() < n {
-            assert!(
-                Instant::now() < deadline,
-                "the crawl stalled at {}",
-                requests()
-            );
-            std::thread::sleep(ms(2));
-        }
-    };
-    wait_for(600);
+    wait_until("the crawl stalled", || requests() >= 600);
     redis.cli(&["SAVE"]);
-    wait_for(1_500);
+    wait_until("the crawl stalled", || requests() >= 1_500);
     redis.crash_and_restart();
     finish_all(children);
     assert_every_page_recorded(&site, &outs);
@@ -386,11 +378,7 @@ fn a_replica_promoted_mid_crawl_loses_no_page() {
         &outs,
         &["--lease-time", "2s"],
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while site.web.requests().len() < 1_200 {
-        assert!(Instant::now() < deadline, "the crawl stalled");
-        std::thread::sleep(ms(2));
-    }
+    wait_until("the crawl stalled", || site.web.requests().len() >= 1_200);
     // A failover: the replica promoted, the address moved to it, the old master gone (in
     // that order, so that no new connection reaches the dead master's port, which another
     // test's server may take).
@@ -464,11 +452,9 @@ fn a_process_stalled_longer_than_its_leases_loses_nothing() {
     // The first alone until it has leases of every host; then the other joins, and the
     // first's link stalls.
     let stalled = start(&proxy.url(), &site.web.roots(), &outs[0], &extra);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while urls_recorded(&outs[0]).len() < 5 {
-        assert!(Instant::now() < deadline, "the first process wrote nothing");
-        std::thread::sleep(ms(5));
-    }
+    wait_until("the first process wrote nothing", || {
+        urls_recorded(&outs[0]).len() >= 5
+    });
     let direct = start(&redis.url(), &site.web.roots(), &outs[1], &extra);
     proxy.stall(Duration::from_secs(5));
     let stderr = finish_all(vec![stalled, direct]);
@@ -982,14 +968,10 @@ fn a_reshard_mid_crawl_loses_no_page() {
     // 150 pages 40 ms apart on each host: the crawl lasts some 6 s, the reshards with it.
     let extra = ["--delay", "40ms", "--concurrency", "16"];
     let children = start_all(&cluster.url(), &site.web.roots(), &outs, &extra);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while urls_recorded(&outs[0]).len() + urls_recorded(&outs[1]).len() < 100 {
-        assert!(Instant::now() < deadline, "nothing recorded");
-        std::thread::sleep(ms(5));
-    }
+    let recorded_now = || urls_recorded(&outs[0]).len() + urls_recorded(&outs[1]).len();
+    wait_until("nothing recorded", || recorded_now() >= 100);
     let id = |i: usize| cluster.nodes[i].cli(&["CLUSTER", "MYID"]).trim().to_owned();
     let entry = format!("127.0.0.1:{}", cluster.nodes[0].port);
-    let recorded_now = || urls_recorded(&outs[0]).len() + urls_recorded(&outs[1]).len();
     for (round, (from, to)) in [(0, 1), (1, 2)].into_iter().enumerate() {
         let out = Command::new("redis-cli")
             .args(["--cluster", "reshard", &entry, "--cluster-from", &id(from)])
