@@ -2,8 +2,8 @@
 //! record: its layout, its settings, its seeds.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -134,6 +134,15 @@ pub struct Store {
     /// again after a blip.
     connected: tokio::time::Instant,
     recovered: Arc<AtomicU64>,
+    /// On a cluster, its client and the connection requests go through, made anew after a
+    /// request times out: during a reshard the cluster client can be left waiting on a
+    /// connection that no longer answers, every request timing out until it is replaced.
+    cluster: Option<
+        Arc<(
+            redis::cluster::ClusterClient,
+            std::sync::Mutex<ClusterConnection>,
+        )>,
+    >,
 }
 
 impl Store {
@@ -189,15 +198,17 @@ impl Store {
             .query_async(&mut single)
             .await
             .map_err(unreachable)?;
-        let conn = if info.contains("cluster_enabled:1") {
-            let cluster = redis::cluster::ClusterClient::builder(vec![url])
+        let (conn, cluster) = if info.contains("cluster_enabled:1") {
+            let client = redis::cluster::ClusterClient::builder(vec![url])
                 .connection_timeout(Duration::from_secs(3))
                 .response_timeout(Duration::from_secs(30))
                 .build()
                 .map_err(unreachable)?;
-            Conn::Cluster(cluster.get_async_connection().await.map_err(unreachable)?)
+            let conn = client.get_async_connection().await.map_err(unreachable)?;
+            let cluster = Arc::new((client, std::sync::Mutex::new(conn.clone())));
+            (Conn::Cluster(conn), Some(cluster))
         } else {
-            Conn::Single(single)
+            (Conn::Single(single), None)
         };
         let store = Store {
             conn,
@@ -210,10 +221,25 @@ impl Store {
             recheck: Arc::new(AtomicBool::new(true)),
             connected: tokio::time::Instant::now(),
             recovered: Arc::new(AtomicU64::new(0)),
+            cluster,
         };
         store.check_server().await;
         store.refuse_eviction().await?;
         Ok(store)
+    }
+
+    /// The connection a request goes through: on a cluster, the newest made.
+    fn connection(&self) -> Conn {
+        match &self.cluster {
+            Some(cluster) => Conn::Cluster(
+                cluster
+                    .1
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            ),
+            None => self.conn.clone(),
+        }
     }
 
     /// Milliseconds since this store connected, from 1.
@@ -791,7 +817,7 @@ impl Store {
             }
             self.requests.fetch_add(1, Ordering::Relaxed);
             let sent = self.since_connected();
-            let result = send(self.conn.clone()).await;
+            let result = send(self.connection()).await;
             let err = match result {
                 Ok(value) => {
                     // The first request through after a blip says so, for all of them.
@@ -821,6 +847,12 @@ impl Store {
             }
             if !out_of_memory {
                 self.recheck.store(true, Ordering::Relaxed);
+            }
+            if err.is_timeout()
+                && let Some(cluster) = &self.cluster
+                && let Ok(fresh) = cluster.0.get_async_connection().await
+            {
+                *cluster.1.lock().unwrap_or_else(PoisonError::into_inner) = fresh;
             }
             if started.elapsed() > RETRY_FOR {
                 return Err(if out_of_memory {
