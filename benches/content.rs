@@ -1,20 +1,15 @@
 //! The cost per page of a body's digest and of the content-seen test: `cargo bench --bench
 //! content`.
 //!
-//! Measures `crates/core/content.rs` itself (included as a module: the crawler is a binary)
-//! on bodies of 8.5 KB, the benchmark site's page size: the SHA-1 and its base32 text (once
-//! per response), and the Bloom filter's test-and-set (once per non-empty 2xx body), on a
-//! filter sized as the crawler sizes it by default (1,000,000 bodies, 1e-6).
+//! Measures the crawler's own `content` module on bodies of 8.5 KB, the benchmark site's
+//! page size: the SHA-1 and its base32 text (once per response), and the Bloom filter's
+//! test-and-set (once per non-empty 2xx body), on a filter sized as the crawler sizes it by default (1,000,000 bodies, 1e-6).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-#[path = "../crates/core/content.rs"]
-#[allow(dead_code, unused_imports)] // Only part of the module is used here, and not its tests.
-mod content;
-
-use content::{ContentSeen, Digest};
+use crawler::content::{ContentSeen, Digest};
 
 /// An 8.5 KB page of HTML-like text, made different by `n`.
 fn body(n: u64) -> Vec<u8> {

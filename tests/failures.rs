@@ -134,7 +134,7 @@ fn a_host_failing_for_long_is_given_up_with_a_record_for_every_url() {
     let untried: Vec<&&Value> = given_up.iter().filter(|r| r["attempts"] == 0).collect();
     assert!(!untried.is_empty());
     assert!(untried.iter().all(|r| r["status"].is_null()));
-    let requested = log.lock().unwrap().clone();
+    let requested = log.paths();
     for record in untried {
         let url = record["url"].as_str().unwrap();
         let path = &url[url.find("/p/").unwrap()..];
@@ -162,10 +162,7 @@ fn crawl_unreachable(seed: &str) -> (crate::util::Crawl, Duration) {
 /// and exited 0, naming neither DNS nor the connection.
 #[test]
 fn an_unreachable_seed_is_known_in_seconds_says_why_and_exits_3() {
-    let refused = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let refused = crate::util::refused_port();
     // Plain HTTP where TLS is expected: the handshake fails.
     let (plain, _log) = serve(|_| (200, "text/html", b"<p>not TLS</p>".to_vec()));
     let cases = [
@@ -206,10 +203,7 @@ fn an_unreachable_seed_is_known_in_seconds_says_why_and_exits_3() {
 /// A crawl where some page answered exits 0, however many others failed.
 #[test]
 fn a_crawl_with_an_answer_exits_0_and_names_the_hosts_it_could_not_reach() {
-    let refused = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let refused = crate::util::refused_port();
     let (port, _log) = serve(|path| match path {
         "/robots.txt" => (404, "text/plain", Vec::new()),
         _ => (200, "text/html", b"<p>fine</p>".to_vec()),

@@ -4,7 +4,7 @@ use crate::util::{Site, crawl, fast, serve};
 
 /// A site with an endless calendar (`/cal/N` links to `/cal/N+1` and to a page in a path
 /// that repeats itself), a page with 200,000 links, and a few good pages.
-fn trap_site() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+fn trap_site() -> (u16, crate::util::Requests) {
     serve(|path| {
         let html = |body: String| (200, "text/html", body.into_bytes());
         if path == "/" {
@@ -92,7 +92,7 @@ fn traps_end_with(name: &str, profile: &[String], last_month: u32) {
     let month = |n: u32| url(&format!("/cal/{n}"));
     assert!(run.records.contains_key(&month(last_month)), "{name}");
     assert!(!run.records.contains_key(&month(last_month + 1)), "{name}");
-    let requested = log.lock().unwrap().clone();
+    let requested = log.paths();
     let calendar = requested.iter().filter(|p| p.starts_with("/cal/")).count();
     assert_eq!(calendar as u32, last_month + 1, "{name}");
     // The self-repeating paths are dropped as traps, never requested.
@@ -208,7 +208,7 @@ fn hostile_robots_txt_files_neither_stop_nor_fool_the_crawl() {
         assert!(run.output.status.success(), "{name}: {}", run.stderr());
         let public = run.record(&format!("http://127.0.0.1:{port}/public"));
         assert_eq!(public["status"], 200, "{name}");
-        let requested = log.lock().unwrap().clone();
+        let requested = log.paths();
         if name != "binary" {
             assert!(
                 !requested.contains(&"/private".to_owned()),

@@ -3,74 +3,12 @@
 //! host included; robots.txt obeyed or not per host; `--explain-host`; bad entries and
 //! missing secrets refused before anything is written.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::sync::{Arc, Mutex};
+use crate::util::{self, Answer, Requests, crawl, crawl_with_env, fast};
 
-use crate::util::{crawl, crawl_with_env, fast};
-
-/// One request as a server saw it: its path and headers (names lowercased).
-#[derive(Clone, Debug)]
-struct Request {
-    path: String,
-    headers: BTreeMap<String, String>,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).map(String::as_str)
-    }
-}
-
-type Log = Arc<Mutex<Vec<Request>>>;
-
-/// An answer: status, headers, body.
-type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
-
-/// An HTTP/1.1 server on 127.0.0.1 that logs every request with its headers; `page(path)`
-/// answers each. Returns its port and its log.
-fn server(page: impl Fn(&str) -> Answer + Send + 'static) -> (u16, Log) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let log: Log = Arc::default();
-    let requests = Arc::clone(&log);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            if reader.read_line(&mut line).is_err() {
-                continue;
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let mut headers = BTreeMap::new();
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).map_or(true, |n| n <= 2) {
-                    break;
-                }
-                if let Some((name, value)) = header.trim_end().split_once(':') {
-                    headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-                }
-            }
-            requests.lock().unwrap().push(Request {
-                path: path.clone(),
-                headers,
-            });
-            let (status, extra, body) = page(&path);
-            let mut head = format!("HTTP/1.1 {status} X\r\n");
-            for (name, value) in extra {
-                head.push_str(&format!("{name}: {value}\r\n"));
-            }
-            head.push_str(&format!(
-                "content-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            ));
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(&body);
-        }
-    });
-    (port, log)
+/// A test server whose `page(path)` answers each request; every request is logged with its
+/// headers.
+fn server(page: impl Fn(&str) -> Answer + Send + 'static) -> (u16, Requests) {
+    util::server(move |request| page(&request.path))
 }
 
 fn html(body: String) -> Answer {
@@ -101,10 +39,6 @@ fn args_with(config: &str, more: &[&str]) -> Vec<String> {
     args[at + 1] = config.to_owned();
     args.extend(more.iter().map(|s| s.to_string()));
     args
-}
-
-fn requests(log: &Log) -> Vec<Request> {
-    log.lock().unwrap().clone()
 }
 
 /// Host A has basic credentials (from the environment) and a header of its own, host B a
@@ -182,7 +116,7 @@ bearer_token_file = {token:?}
     );
 
     let basic = format!("Basic {}", data_encoding::BASE64.encode(b"bot:a-secret"));
-    let a_requests = requests(&a_log);
+    let a_requests = a_log.all();
     let paths: Vec<&str> = a_requests.iter().map(|r| r.path.as_str()).collect();
     for path in ["/robots.txt", "/", "/a2", "/go"] {
         assert!(paths.contains(&path), "{path} not requested: {paths:?}");
@@ -193,7 +127,7 @@ bearer_token_file = {token:?}
         assert_eq!(r.header("x-global"), Some("g"), "{r:?}");
         assert_eq!(r.header("x-b"), None, "{r:?}");
     }
-    let b_requests = requests(&b_log);
+    let b_requests = b_log.all();
     assert!(b_requests.iter().any(|r| r.path == "/b2"), "{b_requests:?}");
     // Its entry does not say http://: its token is not sent in the clear, and one warning
     // says so.
@@ -211,7 +145,7 @@ bearer_token_file = {token:?}
         run.stderr()
     );
     assert!(!run.stderr().contains("127.0.0.1:{a}: credentials"));
-    let c_requests = requests(&c_log);
+    let c_requests = c_log.all();
     assert!(
         c_requests.iter().any(|r| r.path == "/landing"),
         "{c_requests:?}"
@@ -253,8 +187,8 @@ fn cookies_go_back_only_to_the_host_that_set_them() {
         "--seed".to_owned(),
         format!("http://127.0.0.1:{b}/"),
     ];
-    let cookie_of = |log: &Log, path: &str| {
-        let all = requests(log);
+    let cookie_of = |log: &Requests, path: &str| {
+        let all = log.all();
         let r = all
             .iter()
             .find(|r| r.path == path)
@@ -262,8 +196,8 @@ fn cookies_go_back_only_to_the_host_that_set_them() {
         r.header("cookie").map(str::to_owned)
     };
     let run_with = |config: &str, more: &[&str]| {
-        a_log.lock().unwrap().clear();
-        b_log.lock().unwrap().clear();
+        a_log.clear();
+        b_log.clear();
         let mut args = args_with(config, more);
         args.extend(seeds.iter().cloned());
         let run = crawl(&args);
@@ -333,9 +267,9 @@ fn robots_txt_is_obeyed_or_not_per_host() {
         run.record(&format!("http://127.0.0.1:{other}/"))["error"],
         "robots_denied"
     );
-    let own_paths: Vec<String> = requests(&own_log).into_iter().map(|r| r.path).collect();
+    let own_paths: Vec<String> = own_log.all().into_iter().map(|r| r.path).collect();
     assert_eq!(own_paths, ["/"]);
-    let other_paths: Vec<String> = requests(&other_log).into_iter().map(|r| r.path).collect();
+    let other_paths: Vec<String> = other_log.all().into_iter().map(|r| r.path).collect();
     assert_eq!(other_paths, ["/robots.txt"]);
 }
 
@@ -546,7 +480,7 @@ fn secrets_are_refused_where_they_would_be_stored_and_never_printed() {
     assert!(run.output.status.success(), "{}", run.stderr());
     assert_eq!(run.record(seed)["status"], 200);
     let expected = format!("Basic {}", data_encoding::BASE64.encode(b"bot:Pr0xyPw"));
-    let sent = requests(&proxy_log);
+    let sent = proxy_log.all();
     assert!(!sent.is_empty());
     for r in &sent {
         assert_eq!(

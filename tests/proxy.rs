@@ -1,11 +1,9 @@
-use std::sync::{Arc, Mutex};
-
 use crate::util::{crawl, fast, serve};
 
 /// A forward HTTP proxy on loopback that is also the origin of `a.example`: requests to a
 /// proxy name their target in absolute form (`GET http://a.example/ HTTP/1.1`), which the
 /// test server hands over as the path, and logs.
-fn proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
+fn proxy() -> (u16, crate::util::Requests) {
     serve(|target| match target {
         "http://a.example/" => (
             200,
@@ -44,7 +42,7 @@ fn an_explicit_proxy_carries_the_requests_and_the_guard_still_judges_them() {
         run.record("http://169.254.169.254/latest/")["error"],
         "ssrf_blocked"
     );
-    let requested = log.lock().unwrap().clone();
+    let requested = log.paths();
     assert!(
         requested.contains(&"http://a.example/robots.txt".to_owned()),
         "{requested:?}"
@@ -75,7 +73,7 @@ fn a_proxy_in_the_environment_is_not_used() {
     assert!(!hung);
     // a.example does not resolve here: nothing could be fetched.
     assert_eq!(output.status.code(), Some(3));
-    assert!(log.lock().unwrap().is_empty());
+    assert!(log.paths().is_empty());
 }
 
 /// A proxy that is not a proxy URL is refused by name.

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use testweb::{HostConfig, SiteConfig};
 
-use crate::util::{Site, crawl, fast, ms, urls_recorded as records};
+use crate::util::{Site, crawl, fast, interrupt, ms, urls_recorded as records, wait_until};
 
 #[test]
 fn a_crawl_killed_with_sigkill_resumes_and_loses_nothing() {
@@ -182,15 +182,10 @@ fn ctrl_c_finishes_the_fetches_in_flight_checkpoints_and_exits_0() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while site.web.requests().len() < 30 && Instant::now() < deadline {
-        std::thread::sleep(ms(5));
-    }
-    let interrupted = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupted.success());
+    wait_until("the crawl made no request", || {
+        site.web.requests().len() >= 30
+    });
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
@@ -260,15 +255,10 @@ fn ctrl_c_without_a_state_dir_says_the_queued_urls_are_lost_and_how_to_keep_them
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while site.web.requests().len() < 30 && Instant::now() < deadline {
-        std::thread::sleep(ms(5));
-    }
-    let interrupted = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(interrupted.success());
+    wait_until("the crawl made no request", || {
+        site.web.requests().len() >= 30
+    });
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
@@ -327,25 +317,17 @@ fn a_second_ctrl_c_quits_at_once_and_leaves_no_spill_files() {
         all
     });
     // Wait for the root's links to be queued (spilled), then interrupt twice.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while site.web.requests().len() < 3 && Instant::now() < deadline {
-        std::thread::sleep(ms(5));
-    }
-    let interrupt = || {
-        let status = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
-    interrupt();
+    wait_until("the crawl made no request", || {
+        site.web.requests().len() >= 3
+    });
+    interrupt(&child);
     while let Ok(line) = heard.recv_timeout(Duration::from_secs(30)) {
         if line.contains("stopping") {
             break;
         }
     }
     let asked = Instant::now();
-    interrupt();
+    interrupt(&child);
     let status = child.wait().unwrap();
     let stderr = reader.join().unwrap();
     // At once: not after the 3 s fetches in flight, nor the 60 s grace.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use testweb::{HostConfig, SiteConfig};
 
 use crate::redis_server::{RedisCluster, RedisServer};
-use crate::util::{Site, fast, ms, page_request_times, urls_recorded, wait_or_kill};
+use crate::util::{Site, fast, ms, page_request_times, urls_recorded, wait_or_kill, wait_until};
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
 fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
@@ -65,15 +65,6 @@ fn leases_came_back(stderr: &str) -> u64 {
         })
         .max()
         .unwrap_or(0)
-}
-
-/// Waits (a minute at most, else fails saying `what`) until `done` holds.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(ms(2));
-    }
 }
 
 /// Where each of `n` processes writes its records, in `dir`.

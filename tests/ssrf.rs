@@ -4,7 +4,7 @@ use crate::util::{self, crawl, fast};
 
 /// A server on 127.0.0.1 whose root links to a cloud metadata address and to itself under
 /// the name `localhost`; it logs the paths asked for.
-fn serve() -> (u16, Arc<Mutex<Vec<String>>>) {
+fn serve() -> (u16, util::Requests) {
     let port = Arc::new(Mutex::new(0u16));
     let own = Arc::clone(&port);
     let (bound, log) = util::serve(move |path| {
@@ -45,7 +45,7 @@ fn links_from_pages_to_private_addresses_are_not_fetched() {
     ] {
         assert_eq!(run.record(&url)["error"], "ssrf_blocked", "{url}");
     }
-    assert_eq!(*log.lock().unwrap(), ["/"], "only the seed was requested");
+    assert_eq!(log.paths(), ["/"], "only the seed was requested");
     let stderr = run.stderr();
     assert!(stderr.contains("3 ssrf_blocked"), "{stderr}");
     // Regression (issue 23): the records said nothing of why, and the summary's hosts not
@@ -103,5 +103,5 @@ fn the_guard_can_be_lifted_for_intranet_crawls() {
         run.record(&format!("http://localhost:{port}/secret"))["status"],
         200
     );
-    assert!(log.lock().unwrap().contains(&"/secret".to_owned()));
+    assert!(log.paths().contains(&"/secret".to_owned()));
 }

@@ -47,5 +47,7 @@ mod warc;
 mod journal;
 // --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
 mod resume;
+// The modules of crates/core import one another without a cycle.
+mod layering;
 // Several processes sharing one crawl through Redis: once each, politeness, SIGKILL, restarts.
 mod shared;

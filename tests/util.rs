@@ -191,28 +191,54 @@ pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// A minimal HTTP/1.1 server on 127.0.0.1 for pages testweb does not make: `page(path)`
-/// gives the status, content type (for a 3xx status: the `Location`; empty: no such header)
-/// and body of each request. Returns the port and the log of requested paths.
-pub(crate) fn serve(
-    page: impl Fn(&str) -> (u16, &'static str, Vec<u8>) + Send + 'static,
-) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    serve_with_headers(move |path| {
-        let (status, content_type, body) = page(path);
-        (status, content_type, Vec::new(), body)
-    })
+/// One request as a test server saw it: its path and headers (names lowercased).
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    pub(crate) path: String,
+    pub(crate) headers: BTreeMap<String, String>,
 }
 
-/// `serve`, with more headers (name and value) for each answer.
-pub(crate) fn serve_with_headers(
-    page: impl Fn(&str) -> (u16, &'static str, Vec<(&'static str, String)>, Vec<u8>) + Send + 'static,
-) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+impl Request {
+    /// A header's value, by its lowercase name.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+/// An answer of a test server: status, headers (name and value), body.
+pub(crate) type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);
+
+/// What a test server was asked, in order. Cheap to clone (shared).
+#[derive(Clone, Default)]
+pub(crate) struct Requests(std::sync::Arc<std::sync::Mutex<Vec<Request>>>);
+
+impl Requests {
+    /// Every request so far.
+    pub(crate) fn all(&self) -> Vec<Request> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The paths asked for so far.
+    pub(crate) fn paths(&self) -> Vec<String> {
+        self.all().into_iter().map(|r| r.path).collect()
+    }
+
+    /// Forgets the requests so far.
+    pub(crate) fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+/// The one hand-written HTTP/1.1 test server, on 127.0.0.1, for what testweb does not serve:
+/// `page` answers each request (one per connection), and every request is logged with its
+/// headers. Returns its port and its log.
+pub(crate) fn server(page: impl Fn(&Request) -> Answer + Send + 'static) -> (u16, Requests) {
     use std::io::{BufRead, BufReader, Write};
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let paths = std::sync::Arc::clone(&log);
+    let log = Requests::default();
+    let requests = log.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -222,38 +248,85 @@ pub(crate) fn serve_with_headers(
                 continue;
             }
             let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-            let mut header = String::new();
-            while reader
-                .read_line(&mut header)
-                .map(|n| n > 2)
-                .unwrap_or(false)
-            {
-                header.clear();
+            let mut headers = BTreeMap::new();
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).map_or(true, |n| n <= 2) {
+                    break;
+                }
+                if let Some((name, value)) = header.trim_end().split_once(':') {
+                    headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+                }
             }
-            paths.lock().unwrap().push(path.clone());
-            let (status, content_type, extra, body) = page(&path);
-            let header = if (300..400).contains(&status) {
-                "location"
-            } else {
-                "content-type"
-            };
-            let mut header = if content_type.is_empty() {
-                String::new()
-            } else {
-                format!("{header}: {content_type}\r\n")
-            };
+            let request = Request { path, headers };
+            requests.0.lock().unwrap().push(request.clone());
+            let (status, extra, body) = page(&request);
+            let mut head = format!("HTTP/1.1 {status} X\r\n");
             for (name, value) in extra {
-                header.push_str(&format!("{name}: {value}\r\n"));
+                head.push_str(&format!("{name}: {value}\r\n"));
             }
-            let head = format!(
-                "HTTP/1.1 {status} X\r\n{header}content-length: {}\r\nconnection: close\r\n\r\n",
+            head.push_str(&format!(
+                "content-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
-            );
+            ));
             let _ = stream.write_all(head.as_bytes());
             let _ = stream.write_all(&body);
         }
     });
     (port, log)
+}
+
+/// [`server`] for the common case: `page(path)` gives the status, the content type (for a
+/// 3xx status: the `Location`; empty: no such header) and the body.
+pub(crate) fn serve(
+    page: impl Fn(&str) -> (u16, &'static str, Vec<u8>) + Send + 'static,
+) -> (u16, Requests) {
+    serve_with_headers(move |path| {
+        let (status, content_type, body) = page(path);
+        (status, content_type, Vec::new(), body)
+    })
+}
+
+/// [`serve`], with more headers (name and value) for each answer.
+pub(crate) fn serve_with_headers(
+    page: impl Fn(&str) -> (u16, &'static str, Vec<(&'static str, String)>, Vec<u8>) + Send + 'static,
+) -> (u16, Requests) {
+    server(move |request| {
+        let (status, content_type, mut extra, body) = page(&request.path);
+        if !content_type.is_empty() {
+            let name = if (300..400).contains(&status) {
+                "location"
+            } else {
+                "content-type"
+            };
+            extra.insert(0, (name, content_type.to_owned()));
+        }
+        (status, extra, body)
+    })
+}
+
+/// A loopback port nothing listens on: connections to it are refused.
+pub(crate) fn refused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Waits (a minute at most, else fails saying `what`) until `done` holds.
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(ms(2));
+    }
+}
+
+/// Sends Ctrl-C (SIGINT) to a crawler process, as a user at its terminal would.
+pub(crate) fn interrupt(child: &std::process::Child) {
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -INT {}", child.id());
 }
 
 /// The URLs of the records in a records file, in order (a torn last line skipped, as a

@@ -15,7 +15,7 @@ use crate::config::{self, Config, Progress, Scope};
 /// flags. Durations take a unit: 250ms, 1s, 10m, 1h.
 #[derive(Debug, Parser)]
 #[command(name = "crawler", version, about, long_about = None, max_term_width = 100)]
-pub(crate) struct Cli {
+pub struct Cli {
     /// A URL to start from (repeatable).
     #[arg(long = "seed", value_name = "URL")]
     pub(crate) seeds: Vec<String>,

@@ -485,7 +485,8 @@ impl Config {
         })
     }
 
-    /// Checks values that parse but make no sense, naming the key.
+    /// Checks values that parse but make no sense, naming the key. `[[hosts]]` and
+    /// `fetch.headers` are compiled, and so checked, by `HostRules::new`.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
         if !self.redis.url.is_empty() {
@@ -567,7 +568,7 @@ impl Config {
             }
         }
         if !self.output.metrics.is_empty()
-            && let Err(why) = crate::metrics::address(&self.output.metrics)
+            && let Err(why) = metrics_address(&self.output.metrics)
         {
             return bad("output.metrics", &why);
         }
@@ -581,9 +582,22 @@ impl Config {
         if self.frontier.seen_initial_capacity == 0 {
             return bad("frontier.seen_initial_capacity", "must be at least 1");
         }
-        // Patterns, headers and which credentials: everything but reading the secrets, which
-        // `HostRules::new` does.
-        crate::hosts::HostRules::check(self).map_err(ConfigError)
+        Ok(())
+    }
+}
+
+/// The address `--metrics` serves on: `HOST:PORT`, or a bare port (`9898`, `:9898`) on the
+/// loopback address, so that metrics are not served to the network unless asked.
+pub(crate) fn metrics_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<std::net::SocketAddr>() {
+        return Ok(addr);
+    }
+    match text.trim_start_matches(':').parse::<u16>() {
+        Ok(port) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => Err(format!(
+            "{text:?} is not an address: give HOST:PORT (127.0.0.1:9898) or a port (9898)"
+        )),
     }
 }
 
@@ -1121,6 +1135,16 @@ mod tests {
             let err = config.validate().unwrap_err().to_string();
             assert!(err.starts_with("politeness.contact"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_bare_metrics_port_is_served_on_loopback() {
+        let address = |text| metrics_address(text).map(|addr| addr.to_string());
+        assert_eq!(address("9898").unwrap(), "127.0.0.1:9898");
+        assert_eq!(address(":9898").unwrap(), "127.0.0.1:9898");
+        assert_eq!(address("[::1]:7").unwrap(), "[::1]:7");
+        assert_eq!(address("0.0.0.0:80").unwrap(), "0.0.0.0:80");
+        assert!(address("localhost").unwrap_err().contains("HOST:PORT"));
     }
 
     #[test]

@@ -1,8 +1,7 @@
 //! What a body is: its digest (the records' `digest`, WARC's `WARC-Payload-Digest`), and the
 //! content-seen test (Mercator's): whether a body was read before under another URL.
 //!
-//! Self-contained (std, `sha1`, `data-encoding`, `bloom`), so that `benches/content.rs`
-//! measures this very file.
+//! Public, so that `benches/content.rs` measures it as the crawler runs it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -15,21 +14,38 @@ use sha1::{Digest as _, Sha1};
 const SAMPLE_EVERY: u64 = 1_024;
 
 /// The SHA-1 of a body, as read (decompressed, and cut at the cap if it was).
+///
+/// ```
+/// let digest = crawler::content::Digest::of(b"<html>...</html>");
+/// println!("{}", digest.text().as_str());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Digest([u8; 20]);
+pub struct Digest([u8; 20]);
 
 /// The longest text form: `sha1:` and 32 base32 characters.
 const TEXT_LEN: usize = 5 + 32;
 
 impl Digest {
     /// The digest of `body`.
-    pub(crate) fn of(body: &[u8]) -> Digest {
+    ///
+    /// ```
+    /// use crawler::content::Digest;
+    /// assert_eq!(Digest::of(b"abc"), Digest::of_parts(&[b"a", b"bc"]));
+    /// assert_ne!(Digest::of(b"abc"), Digest::of(b"abd"));
+    /// ```
+    pub fn of(body: &[u8]) -> Digest {
         Digest(Sha1::digest(body).into())
     }
 
     /// The digest of several pieces read as one: a WARC record's block (HTTP head and
     /// body) without first copying them into one buffer.
-    pub(crate) fn of_parts(parts: &[&[u8]]) -> Digest {
+    ///
+    /// ```
+    /// use crawler::content::Digest;
+    /// let head = b"HTTP/1.1 200 OK\r\n\r\n";
+    /// assert_eq!(Digest::of_parts(&[head, b"body"]), Digest::of(b"HTTP/1.1 200 OK\r\n\r\nbody"));
+    /// ```
+    pub fn of_parts(parts: &[&[u8]]) -> Digest {
         let mut hasher = Sha1::new();
         for part in parts {
             hasher.update(part);
@@ -38,13 +54,23 @@ impl Digest {
     }
 
     /// The raw 20 bytes: the content-seen test's fingerprint.
-    pub(crate) fn as_bytes(&self) -> &[u8; 20] {
+    ///
+    /// ```
+    /// // SHA-1 of the empty string begins da39a3ee.
+    /// assert_eq!(crawler::content::Digest::of(b"").as_bytes()[..4], [0xda, 0x39, 0xa3, 0xee]);
+    /// ```
+    pub fn as_bytes(&self) -> &[u8; 20] {
         &self.0
     }
 
     /// `sha1:` and the digest in base32 (RFC 4648, upper case, no padding: 20 bytes are 32
     /// characters), as WARC files carry it and `warcio` checks it.
-    pub(crate) fn text(&self) -> DigestText {
+    ///
+    /// ```
+    /// let text = crawler::content::Digest::of(b"").text();
+    /// assert_eq!(text.as_str(), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    /// ```
+    pub fn text(&self) -> DigestText {
         let mut text = [0; TEXT_LEN];
         text[..5].copy_from_slice(b"sha1:");
         data_encoding::BASE32_NOPAD.encode_mut(&self.0, &mut text[5..]);
@@ -54,10 +80,20 @@ impl Digest {
 
 /// A digest's text form, without an allocation.
 #[derive(Clone, Copy)]
-pub(crate) struct DigestText([u8; TEXT_LEN]);
+///
+/// ```
+/// let text = crawler::content::Digest::of(b"page").text();
+/// assert!(text.as_str().starts_with("sha1:"));
+/// ```
+pub struct DigestText([u8; TEXT_LEN]);
 
 impl DigestText {
-    pub(crate) fn as_str(&self) -> &str {
+    /// The text: `sha1:` and 32 base32 characters.
+    ///
+    /// ```
+    /// assert_eq!(crawler::content::Digest::of(b"x").text().as_str().len(), 37);
+    /// ```
+    pub fn as_str(&self) -> &str {
         // Built from ASCII only: `sha1:` and the base32 alphabet.
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
@@ -76,7 +112,14 @@ impl std::fmt::Debug for DigestText {
 /// duplicate (its links are still followed, unless `crawl.follow_duplicates` is off). The filter's
 /// target rate is the seen-test's (`frontier.seen_false_positive_rate`), and [`Self::stats`]
 /// tells how many such mistakes to expect so far.
-pub(crate) struct ContentSeen {
+///
+/// ```
+/// use crawler::content::{ContentSeen, Digest};
+/// let seen = ContentSeen::new(1_000, 1e-6).unwrap();
+/// assert!(!seen.seen_before(&Digest::of(b"<p>a page</p>")));
+/// assert!(seen.seen_before(&Digest::of(b"<p>a page</p>")));
+/// ```
+pub struct ContentSeen {
     /// `None` in a crawl shared through Redis: the test is the shared frontier's
     /// (`SharedFrontier::seen_body`), and this counts its answers.
     filter: Option<AtomicScalableBloomFilter>,
@@ -89,20 +132,39 @@ pub(crate) struct ContentSeen {
 
 /// What the content-seen test can tell of itself, for the summary.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct ContentStats {
+///
+/// ```
+/// use crawler::content::{ContentSeen, Digest};
+/// let seen = ContentSeen::new(1_000, 1e-6).unwrap();
+/// seen.seen_before(&Digest::of(b"a"));
+/// seen.seen_before(&Digest::of(b"a"));
+/// let stats = seen.stats();
+/// assert_eq!((stats.tested, stats.duplicates), (2, 1));
+/// ```
+pub struct ContentStats {
     /// Bodies tested.
-    pub(crate) tested: u64,
+    pub tested: u64,
     /// Of those, the ones seen before.
-    pub(crate) duplicates: u64,
+    pub duplicates: u64,
     /// Heap bytes of the filter.
-    pub(crate) filter_bytes: usize,
+    pub filter_bytes: usize,
     /// The expected number of new bodies wrongly taken for duplicates so far.
-    pub(crate) expected_false_duplicates: f64,
+    pub expected_false_duplicates: f64,
 }
 
 impl ContentSeen {
     /// A filter for `initial_capacity` bodies before it grows, at `false_positive_rate`.
-    pub(crate) fn new(
+    ///
+    /// # Errors
+    ///
+    /// A rate outside (0, 1), or a capacity of 0 or too large for one filter.
+    ///
+    /// ```
+    /// use crawler::content::ContentSeen;
+    /// assert!(ContentSeen::new(1_000_000, 1e-6).is_ok());
+    /// assert!(ContentSeen::new(1_000, 1.5).is_err());
+    /// ```
+    pub fn new(
         initial_capacity: usize,
         false_positive_rate: f64,
     ) -> Result<ContentSeen, bloom::Error> {
@@ -141,7 +203,15 @@ impl ContentSeen {
     /// Whether a body with this digest was seen before; marks it seen. Of several threads
     /// testing the same new digest at once, exactly one is told it is new. A filter that
     /// cannot grow (memory) takes the body for new.
-    pub(crate) fn seen_before(&self, digest: &Digest) -> bool {
+    ///
+    /// ```
+    /// use crawler::content::{ContentSeen, Digest};
+    /// let seen = ContentSeen::new(100, 1e-9).unwrap();
+    /// let page = Digest::of(b"the same body under two URLs");
+    /// assert!(!seen.seen_before(&page));
+    /// assert!(seen.seen_before(&page));
+    /// ```
+    pub fn seen_before(&self, digest: &Digest) -> bool {
         let Some(filter) = &self.filter else {
             return false;
         };
@@ -165,7 +235,12 @@ impl ContentSeen {
     }
 
     /// The counts, the filter's size, and the false duplicates to expect so far.
-    pub(crate) fn stats(&self) -> ContentStats {
+    ///
+    /// ```
+    /// let seen = crawler::content::ContentSeen::new(1_000, 1e-6).unwrap();
+    /// assert!(seen.stats().filter_bytes > 0);
+    /// ```
+    pub fn stats(&self) -> ContentStats {
         // The insertions since the last sample, at the rate now (which errs high).
         let unsampled = self.filter.as_ref().map_or(0.0, |f| {
             (f.items() % SAMPLE_EVERY) as f64 * f.estimated_false_positive_rate()

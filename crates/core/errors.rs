@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// The kinds a record's `error` can take; README.md's "Output" table lists them, and a test
+/// The kinds a record's `error` can take; docs/guide.md's "Output" table lists them, and a test
 /// checks that it lists exactly these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -37,7 +37,7 @@ pub(crate) enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Every kind, in the order README.md lists them.
+    /// Every kind, in the order docs/guide.md lists them.
     #[cfg(test)]
     pub(crate) const ALL: [ErrorKind; 12] = [
         ErrorKind::Dns,
@@ -91,21 +91,21 @@ mod tests {
         }
     }
 
-    /// The README's table of the `error` field is the contract users read: it must list
+    /// The guide's table of the `error` field is the contract users read: it must list
     /// exactly the kinds records carry.
     #[test]
-    fn the_readme_lists_exactly_the_error_kinds() {
-        let readme = include_str!("../../README.md");
+    fn the_guide_lists_exactly_the_error_kinds() {
+        let readme = include_str!("../../docs/guide.md");
         let row = readme
             .lines()
             .find(|line| line.starts_with("| `error` |"))
-            .expect("README.md has a row for the error field");
+            .expect("docs/guide.md has a row for the error field");
         let listed: Vec<&str> = row
             .split('`')
             .skip(3) // "| ", "error", " | ..." : the kinds are the odd pieces after these
             .step_by(2)
             .collect();
         let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
-        assert_eq!(listed, kinds, "README.md's error row: {row}");
+        assert_eq!(listed, kinds, "docs/guide.md's error row: {row}");
     }
 }

@@ -92,7 +92,7 @@ struct Rule {
     /// The entry's `match` begins with `http://`: its credentials may go over plain http.
     plain_http: bool,
     headers: Vec<(HeaderName, HeaderValue)>,
-    /// `None` without credentials, and when checking without reading secrets.
+    /// `None` without credentials.
     credentials: Option<Credentials>,
 }
 
@@ -132,27 +132,10 @@ impl fmt::Display for Source {
     }
 }
 
-/// Whether to read the secrets while compiling.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Secrets {
-    Read,
-    Skip,
-}
-
 impl HostRules {
     /// Compiles the entries and reads their secrets. Errors name the entry (or
     /// `fetch.headers`) and what to fix.
     pub(crate) fn new(config: &Config) -> Result<HostRules, String> {
-        Self::compile(config, Secrets::Read)
-    }
-
-    /// Checks everything [`new`](Self::new) checks but the secrets themselves: for
-    /// validating a config before anything is read or written.
-    pub(crate) fn check(config: &Config) -> Result<(), String> {
-        Self::compile(config, Secrets::Skip).map(drop)
-    }
-
-    fn compile(config: &Config, secrets: Secrets) -> Result<HostRules, String> {
         let mut headers = HeaderMap::new();
         for (name, value) in &config.fetch.headers {
             let (name, value) =
@@ -165,8 +148,7 @@ impl HostRules {
         let mut exact = HashMap::new();
         let mut domains = HashMap::new();
         for (i, entry) in config.hosts.iter().enumerate() {
-            let rule = Rule::compile(entry, secrets)
-                .map_err(|why| format!("{}: {why}", name(i, entry)))?;
+            let rule = Rule::compile(entry).map_err(|why| format!("{}: {why}", name(i, entry)))?;
             let (map, key) = match &rule.pattern {
                 Pattern::Host { host, port: None } => (&mut exact, host.clone()),
                 Pattern::Host {
@@ -450,7 +432,7 @@ impl HostRules {
 }
 
 impl Rule {
-    fn compile(entry: &HostEntry, secrets: Secrets) -> Result<Rule, String> {
+    fn compile(entry: &HostEntry) -> Result<Rule, String> {
         let text = entry.pattern.trim();
         let (plain_http, text) = match text.strip_prefix("http://") {
             Some(rest) => (true, rest),
@@ -476,7 +458,7 @@ impl Rule {
             }
             headers.push((name, value));
         }
-        let credentials = credentials(entry, secrets)?;
+        let credentials = credentials(entry)?;
         Ok(Rule {
             entry: entry.clone(),
             pattern,
@@ -594,8 +576,8 @@ fn managed(name: &HeaderName) -> Option<&'static str> {
     })
 }
 
-/// The entry's credentials, checked, and read unless `secrets` says to skip them.
-fn credentials(entry: &HostEntry, secrets: Secrets) -> Result<Option<Credentials>, String> {
+/// The entry's credentials, checked and read.
+fn credentials(entry: &HostEntry) -> Result<Option<Credentials>, String> {
     let basic = entry.basic_user.is_some()
         || entry.basic_password_env.is_some()
         || entry.basic_password_file.is_some();
@@ -651,9 +633,6 @@ fn credentials(entry: &HostEntry, secrets: Secrets) -> Result<Option<Credentials
     } else {
         return Ok(None);
     };
-    if secrets == Secrets::Skip {
-        return Ok(None);
-    }
     let secret = read_secret(&source).map_err(|why| match &source {
         Source::Env(_) => format!("{key}_env: {why}"),
         Source::File(_) => format!("{key}_file: {why}"),
@@ -989,12 +968,6 @@ mod tests {
                 assert!(err.starts_with("[[hosts]] #"), "{err}");
             }
         }
-        // Checking alone reads no secret.
-        let unread = config(
-            "[[hosts]]\nmatch = \"a.example\"\nbearer_token_env = \"CRAWLER_TEST_SURELY_UNSET\"\n",
-        );
-        assert!(HostRules::check(&unread).is_ok());
-        assert!(unread.validate().is_ok());
     }
 
     #[test]

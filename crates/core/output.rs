@@ -10,7 +10,7 @@ use serde::{Serialize, Serializer};
 use crate::errors::ErrorKind;
 
 /// One URL's outcome, as written. Field names and meanings are the output contract (see
-/// README.md, "Output").
+/// docs/guide.md, "Output").
 #[derive(Debug, Serialize)]
 pub(crate) struct Record<'a> {
     /// The canonical URL fetched.

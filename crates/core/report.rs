@@ -3,8 +3,7 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,12 +11,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::config::{self, Output};
-use crate::crawl::{Crawler, Slow};
-
-/// How long a URL is in flight before the progress line names it: longer than a page takes
-/// on a working network, shorter than the timeouts (10 s to connect, 30 s in all), so that a
-/// crawl that seems stuck says on what.
-const SLOW: Duration = Duration::from_secs(5);
+use crate::snapshot::{FailedHost, SLOW, Slow, Snapshot};
 
 /// The live bar's layout: `{wide_msg}` takes the terminal's width left after the spinner and
 /// the time, and truncates the status, so the line never wraps (a wrapped line is redrawn
@@ -53,7 +47,25 @@ impl std::io::Write for LogWriter {
 /// Whether the logs are coloured: only on a terminal, and never with `NO_COLOR` set to
 /// anything but the empty string (<https://no-color.org>), so that a log redirected to a file
 /// or read by a program holds no escape codes.
-pub(crate) fn colour() -> bool {
+/// Sends the logs (`tracing`, filtered by `RUST_LOG`, `warn` by default) to standard error,
+/// around the progress display, coloured on a terminal that allows it.
+///
+/// ```no_run
+/// crawler::log_to_stderr();
+/// tracing::warn!("printed on standard error");
+/// ```
+pub fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(|| LogWriter)
+        .with_ansi(colour())
+        .init();
+}
+
+fn colour() -> bool {
     colour_for(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR"),
@@ -95,7 +107,10 @@ impl Printer {
 impl Progress {
     /// Starts showing progress as `output.progress` asks: a live bar on a terminal, or a
     /// status line every `output.status_interval`.
-    pub(crate) fn start(crawler: &Arc<Crawler>, output: &Output) -> Progress {
+    pub(crate) fn start(
+        snapshot: impl Fn() -> Snapshot + Send + 'static,
+        output: &Output,
+    ) -> Progress {
         let records_to_stdout =
             output.file.as_os_str().is_empty() || output.file == std::path::Path::new("-");
         let mode = display_mode(
@@ -104,7 +119,6 @@ impl Progress {
             records_to_stdout && std::io::stdout().is_terminal(),
         );
         let (stop, mut stopped) = oneshot::channel();
-        let crawler = Arc::clone(crawler);
         let interval = output.status_interval.max(Duration::from_millis(100));
         let mut printer = Printer { bar: None };
         let task = match mode {
@@ -119,7 +133,7 @@ impl Progress {
                 *LIVE_BAR.lock().unwrap_or_else(PoisonError::into_inner) = Some(bar.clone());
                 Some(tokio::spawn(async move {
                     loop {
-                        bar.set_message(Status::of(&crawler).to_string());
+                        bar.set_message(Status::of(&snapshot()).to_string());
                         bar.tick();
                         tokio::select! {
                             _ = &mut stopped => break,
@@ -137,7 +151,7 @@ impl Progress {
                 loop {
                     tokio::select! {
                         _ = &mut stopped => break,
-                        () = tokio::time::sleep(interval) => eprintln!("{}", Status::of(&crawler)),
+                        () = tokio::time::sleep(interval) => eprintln!("{}", Status::of(&snapshot())),
                     }
                 }
             })),
@@ -200,23 +214,16 @@ struct Status {
 }
 
 impl Status {
-    /// The crawler's numbers now.
-    fn of(crawler: &Crawler) -> Status {
-        let stats = &crawler.stats;
-        let pages = stats.records.load(Ordering::Relaxed);
-        let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
-        let queues = crawler.frontier().stats().queues;
+    /// The crawl's numbers in `snapshot`.
+    fn of(snapshot: &Snapshot) -> Status {
+        let queues = &snapshot.frontier.queues;
         Status {
-            pages,
-            rate: pages as f64 / seconds,
+            pages: snapshot.records,
+            rate: snapshot.records as f64 / snapshot.seconds(),
             queued: queues.queued,
             in_flight: queues.in_flight,
-            errors: stats
-                .errors
-                .lock()
-                .map(|e| e.values().sum())
-                .unwrap_or_default(),
-            slow: crawler.in_flight.slow(crate::backend::now(), SLOW),
+            errors: snapshot.error_count(),
+            slow: snapshot.slow.clone(),
         }
     }
 }
@@ -260,12 +267,10 @@ pub(crate) struct Ending {
 /// The final summary. This run's counts come from the crawler; the URLs', the hosts' and the
 /// seen-test's from the frontier, which, `resumed` from a checkpoint, counts since the crawl
 /// began: the summary then says which is which.
-pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
+pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
     let resumed = ending.resumed;
-    let stats = &crawler.stats;
-    let frontier = crawler.frontier().stats();
-    let seconds = crawler.elapsed().as_secs_f64().max(1e-3);
-    let pages = stats.records.load(Ordering::Relaxed);
+    let seconds = snapshot.seconds();
+    let pages = snapshot.records;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -273,75 +278,66 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
         if resumed { "this run: " } else { "" },
         plural(pages, "URL", "URLs"),
         rate(pages as f64 / seconds),
-        bytes(stats.bytes.load(Ordering::Relaxed))
+        bytes(snapshot.bytes)
     );
-    if crawler.reached_max_pages() {
-        let _ = writeln!(s, "  {}", max_pages_line(crawler, ending));
+    if snapshot.reached_max_pages {
+        let _ = writeln!(s, "  {}", max_pages_line(snapshot, ending));
     }
     let classes = ["with no answer", "1xx", "2xx", "3xx", "4xx", "5xx"];
     let by_class: Vec<String> = classes
         .iter()
-        .zip(&stats.by_class)
-        .filter_map(|(name, n)| {
-            let n = n.load(Ordering::Relaxed);
-            (n > 0).then(|| format!("{} {name}", count(n)))
-        })
+        .zip(&snapshot.by_class)
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| format!("{} {name}", count(*n)))
         .collect();
     let _ = writeln!(s, "  by status: {}", join_or_none(&by_class));
     // The error names are the records' `error` values, to find them in the records.
-    let errors: Vec<String> = stats
+    let errors: Vec<String> = snapshot
         .errors
-        .lock()
-        .map(|e| {
-            e.iter()
-                .map(|(k, n)| format!("{} {k}", count(*n)))
-                .collect()
-        })
-        .unwrap_or_default();
+        .iter()
+        .map(|(k, n)| format!("{} {k}", count(*n)))
+        .collect();
     let _ = writeln!(
         s,
         "  errors: {}; {}",
         join_or_none(&errors),
-        plural(stats.retries.load(Ordering::Relaxed), "retry", "retries")
+        plural(snapshot.retries, "retry", "retries")
     );
-    let over_cap = stats.over_cap.load(Ordering::Relaxed);
+    let links = &snapshot.links;
     // Named only when it cut some page short: the key is then the thing to know.
-    let over_cap = match over_cap {
+    let over_cap = match links.over_cap {
         0 => String::new(),
         n => format!(
             ", {} not followed because their page had more than \
              extract.max_links_per_page ({})",
             count(n),
-            count(crawler.config().extract.max_links_per_page as u64)
+            count(snapshot.max_links_per_page as u64)
         ),
     };
     let _ = writeln!(
         s,
         "  links: {} found ({} of frames), {} not followed because of nofollow{over_cap}",
-        count(stats.links.load(Ordering::Relaxed)),
-        count(stats.frames.load(Ordering::Relaxed)),
-        count(stats.nofollow.load(Ordering::Relaxed)),
+        count(links.found),
+        count(links.frames),
+        count(links.nofollow),
     );
-    let sitemaps = &crawler.sitemaps;
-    let read = sitemaps.fetched.load(Ordering::Relaxed);
-    let refused = sitemaps.refused.load(Ordering::Relaxed);
+    let sitemaps = &snapshot.sitemaps;
     // Only for crawls that met sitemaps: most summaries are of sites without one.
-    if read > 0 || refused > 0 {
+    if sitemaps.read > 0 || sitemaps.refused > 0 {
         let _ = writeln!(
             s,
             "  sitemaps: {} read, listing {}; {} dropped (past the protocol's limits, too \
              long, not URLs); {} not taken (nested too deep, or too many)",
-            count(read),
-            plural(sitemaps.listed.load(Ordering::Relaxed), "URL", "URLs"),
-            plural(sitemaps.dropped.load(Ordering::Relaxed), "entry", "entries"),
-            plural(refused, "sitemap", "sitemaps")
+            count(sitemaps.read),
+            plural(sitemaps.listed, "URL", "URLs"),
+            plural(sitemaps.dropped, "entry", "entries"),
+            plural(sitemaps.refused, "sitemap", "sitemaps")
         );
     }
-    if let Some(content) = &crawler.content {
+    if let Some(c) = &snapshot.duplicates {
         // This run's: a resumed crawl starts with an empty content-seen test.
-        let c = content.stats();
         let tested = plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies");
-        if content.is_elsewhere() {
+        if c.in_redis {
             let _ = writeln!(
                 s,
                 "  duplicates: {} of {tested} had been read before under another URL, by a \
@@ -360,41 +356,43 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
             );
         }
     }
-    if let Some(shared) = crawler.frontier().as_shared() {
-        let t = shared.last_totals();
-        let requests = shared.store().requests();
+    if let Some(shared) = &snapshot.shared {
+        let t = &shared.totals;
         let _ = writeln!(
             s,
             "  whole crawl {:?}, all its processes: {} done, {} seen, {} queued, {} leased; \
              {} came back from processes that stopped; this process sent {}{}",
-            shared.store().name(),
+            shared.name,
             plural(t.done, "URL", "URLs"),
             count(t.seen),
             count(t.queued),
             count(t.leased),
             plural(t.reaped, "lease", "leases"),
-            plural(requests, "Redis request", "Redis requests"),
+            plural(shared.requests, "Redis request", "Redis requests"),
             // A process that recorded nothing still asked for work: no ratio to give.
             if pages > 0 {
-                format!(", {:.2} per URL recorded", requests as f64 / pages as f64)
+                format!(
+                    ", {:.2} per URL recorded",
+                    shared.requests as f64 / pages as f64
+                )
             } else {
                 String::new()
             }
         );
-        let late = shared.fenced();
-        if late > 0 {
+        if shared.late > 0 {
             // Each said in a warning when it happened; the count, for the whole run.
             let _ = writeln!(
                 s,
                 "  {} of this process's came too late: their leases had expired, and \
                  another process fetches their URLs again",
-                plural(late, "completion", "completions")
+                plural(shared.late, "completion", "completions")
             );
         }
     }
     if resumed {
         let _ = writeln!(s, "since the crawl began, earlier runs included:");
     }
+    let frontier = &snapshot.frontier;
     let a = &frontier.admission;
     let dropped: Vec<String> = a
         .dropped
@@ -428,9 +426,9 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
     let seen = &a.seen_set;
     // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter; the
     // local one a Bloom filter that adds a larger one each time it fills.
-    let (memory, filter) = match crawler.frontier() {
-        crate::backend::Backend::Shared(_) => ("Redis memory", "a cuckoo filter"),
-        _ => ("memory", "a Bloom filter"),
+    let (memory, filter) = match snapshot.shared {
+        Some(_) => ("Redis memory", "a cuckoo filter"),
+        None => ("memory", "a Bloom filter"),
     };
     let grown = match seen.sub_filters {
         0 | 1 => String::new(),
@@ -464,10 +462,9 @@ pub(crate) fn summary(crawler: &Crawler, ending: Ending) -> String {
 }
 
 /// What stopping at `crawl.max_pages` did, and what becomes of the URLs left queued.
-fn max_pages_line(crawler: &Crawler, ending: Ending) -> String {
-    let limit = crawler.config().crawl.max_pages;
-    let queued = crawler.frontier().stats().queues.queued;
-    let left = match (queued, crawler.frontier().as_shared().is_some()) {
+fn max_pages_line(snapshot: &Snapshot, ending: Ending) -> String {
+    let queued = snapshot.frontier.queues.queued;
+    let left = match (queued, snapshot.shared.is_some()) {
         (0, _) => "nothing was left queued".to_owned(),
         (n, true) => format!(
             "the {} left queued stay in Redis for this crawl's other processes, or the next \
@@ -487,7 +484,7 @@ fn max_pages_line(crawler: &Crawler, ending: Ending) -> String {
     format!(
         "stopped: crawl.max_pages (--max-pages) is {}, and that many URLs have their record; \
          {left}",
-        count(limit)
+        count(snapshot.max_pages)
     )
 }
 
@@ -526,9 +523,8 @@ fn join_or_none(items: &[String]) -> String {
 
 /// The hosts no record of which had an answer, and why, at most `MAX_FAILED_HOSTS` of them:
 /// empty when every host answered at least once.
-pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
+pub(crate) fn failed_hosts(failed: &[FailedHost]) -> String {
     const MAX_FAILED_HOSTS: usize = 10;
-    let failed = crawler.stats.failed_hosts();
     let mut s = String::new();
     if failed.is_empty() {
         return s;
@@ -558,7 +554,7 @@ pub(crate) fn failed_hosts(crawler: &Crawler) -> String {
 }
 
 /// Why a host could not be crawled: its last error, and the detail when there is one.
-fn why_failed(host: &crate::crawl::FailedHost) -> String {
+fn why_failed(host: &FailedHost) -> String {
     if host.detail.is_empty() {
         host.error.to_string()
     } else {

@@ -425,8 +425,8 @@ proptest! {
     }
 }
 
-/// Cases for the `fuzz_` harnesses: `FUZZ_CASES` when set (to fuzz longer, see the workspace
-/// README), else `default`.
+/// Cases for the `fuzz_` harnesses: `FUZZ_CASES` when set (to fuzz longer, see the workspace's
+/// docs/testing.md), else `default`.
 fn fuzz_cases(default: u32) -> u32 {
     std::env::var("FUZZ_CASES")
         .ok()

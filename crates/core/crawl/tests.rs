@@ -9,7 +9,11 @@ use std::time::Duration;
 use frontier::{Frontier, Politeness, ScopeMode, ScopeRules};
 use serde_json::Value;
 
+use frontier::Canonicalizer;
+use url::Url;
+
 use super::*;
+use crate::fetch::{FetchError, Fetched};
 
 /// What a fake page does when fetched.
 #[derive(Clone)]

@@ -4,8 +4,8 @@ use links::Options;
 
 use crate::util::{Rng, run_with};
 
-/// Cases for the `fuzz_` tests: `FUZZ_CASES` when set (to fuzz longer, see the workspace
-/// README), else `default`.
+/// Cases for the `fuzz_` tests: `FUZZ_CASES` when set (to fuzz longer, see the workspace's
+/// docs/testing.md), else `default`.
 fn fuzz_cases(default: u32) -> u32 {
     std::env::var("FUZZ_CASES")
         .ok()

@@ -1,0 +1,305 @@
+//! One lease's visit: the SSRF guard, robots.txt, the fetch, the WARC record; then
+//! [`follow`](super::follow) and the lease's completion with its [`record`](super::record).
+//! A visit that panics or is cancelled still gives its lease back.
+
+use std::sync::atomic::Ordering;
+use std::time::{Instant, SystemTime};
+
+use frontier::Outcome;
+use url::Url;
+
+use crate::backend::{self, Lease};
+use crate::content::Digest;
+use crate::errors::ErrorKind;
+use crate::fetch::FetchError;
+use crate::robots::{self, Rules};
+use crate::sitemap::{self};
+use crate::warc::Exchange;
+
+use super::*;
+
+/// The depth of the sitemaps robots.txt lists: one link from the host, as if its root linked
+/// to them, so that `crawl.max_depth = 0` (exactly the seeds) reads none.
+pub(super) const ROBOTS_SITEMAP_DEPTH: u32 = 1;
+
+/// Why the SSRF guard refused `url`, and how to let the crawl fetch it, for the record's
+/// `error_detail` and the summary's hosts not crawled.
+pub(super) fn ssrf_detail(url: &Url) -> String {
+    use std::net::IpAddr;
+    let host = url.host_str().unwrap_or_default();
+    let why = match url.host() {
+        Some(url::Host::Ipv4(ip)) => format!("{ip} is {}", address_kind(IpAddr::V4(ip))),
+        Some(url::Host::Ipv6(ip)) => format!("{ip} is {}", address_kind(IpAddr::V6(ip))),
+        _ => format!("{host} resolves to an address that is not public"),
+    };
+    format!(
+        "{why}, and links to such addresses are not fetched (the seeds' hosts excepted); \
+         --allow-private-addresses true (fetch.allow_private_addresses) allows them"
+    )
+}
+
+/// What kind of address the guard refuses `ip` as, in words.
+pub(super) fn address_kind(ip: std::net::IpAddr) -> &'static str {
+    use std::net::IpAddr;
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        _ if ip.is_loopback() => "a loopback address (this machine)",
+        _ if ip.is_unspecified() => "the unspecified address",
+        _ if ip.is_multicast() => "a multicast address",
+        IpAddr::V4(v4) if v4.is_private() => "a private address",
+        IpAddr::V4(v4) if v4.is_link_local() => "a link-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xfe00 == 0xfc00 => "a unique-local address",
+        IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80 => "a link-local address",
+        _ => "not a public address",
+    }
+}
+
+/// A lease being worked on. If the work panics, dropping this gives the lease back as a
+/// failure with a record, so that its host's connection is freed and the crawl can end: a
+/// lease that is simply lost would keep the frontier from ever being done. If the work is
+/// cancelled, the lease is abandoned: queued again, without a record.
+pub(super) struct Visit<'c> {
+    crawler: &'c Crawler,
+    lease: Option<Lease>,
+    started: Instant,
+    /// When the try started, for the record.
+    fetched_at: SystemTime,
+}
+
+impl Visit<'_> {
+    fn lease(&self) -> &Lease {
+        self.lease
+            .as_ref()
+            .expect("the lease is held until finished")
+    }
+
+    fn take(&mut self) -> Lease {
+        self.lease.take().expect("the lease is held until finished")
+    }
+
+    /// Completes the lease and, when its URL is done with, writes its record.
+    async fn finish(mut self, outcome: Outcome, result: Attempt<'_>) {
+        let lease = self.take();
+        let facts = LeaseFacts::of(&lease);
+        let crawler = self.crawler;
+        let (started, fetched_at) = (self.started, self.fetched_at);
+        lease
+            .complete(outcome, |completion| {
+                crawler.record(&facts, completion, result, started, fetched_at);
+            })
+            .await;
+    }
+}
+
+impl Drop for Visit<'_> {
+    fn drop(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let crawler = self.crawler;
+        if std::thread::panicking() {
+            tracing::error!("a fetch worker panicked on {}", lease.url());
+            let outcome = Outcome::Failure {
+                retry: false,
+                retry_after: None,
+            };
+            let facts = LeaseFacts::of(&lease);
+            let (started, fetched_at) = (self.started, self.fetched_at);
+            lease.complete_now(outcome, |completion| {
+                let result = Attempt::error(ErrorKind::Internal);
+                crawler.record(&facts, completion, result, started, fetched_at);
+            });
+        } else {
+            // Cancelled (the crawl stopped after its grace period): no fetch ended, so no
+            // record; the URL goes back in line, and a checkpoint holds it as queued.
+            crawler.abandon(lease);
+        }
+        crawler.wake.notify_waiters();
+    }
+}
+
+impl Crawler {
+    /// Everything done with one lease, by worker number `worker`.
+    pub(super) async fn visit(&self, worker: usize, lease: Lease) {
+        let started = backend::now();
+        let _in_flight = self.in_flight.start(worker, lease.url().as_str(), started);
+        let mut visit = Visit {
+            crawler: self,
+            lease: Some(lease),
+            started,
+            fetched_at: SystemTime::now(),
+        };
+        if visit.lease().host_given_up() {
+            // Handed out only to be recorded: the frontier gave its host up.
+            let why = "its host failed for too long and was given up; not fetched";
+            return visit
+                .finish(
+                    Outcome::Skipped,
+                    Attempt::failed(ErrorKind::HostGivenUp, why.to_owned()),
+                )
+                .await;
+        }
+        let url = visit.lease().url().as_url().clone();
+        if !self.guard.allows_url(&url).await {
+            // Our policy, not the host's failure, and no request was made: no back-off, no
+            // retry, and the host's delay is not spent.
+            let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+            return visit.finish(Outcome::Skipped, result).await;
+        }
+        if self
+            .hosts
+            .for_host(visit.lease().url().host_key())
+            .obey_robots
+        {
+            let host = visit.lease().url().host_key().to_owned();
+            let robots::Answer {
+                rules,
+                known,
+                fetched_here: fresh,
+            } = self
+                .robots
+                .rules(&*self.fetcher, &self.guard, &host, &url, visit.started)
+                .await;
+            // Leases that waited for the robots.txt another lease of the host was fetching
+            // started before its rules were known.
+            let waited = !fresh && visit.started < known;
+            if let Some(delay) = rules.crawl_delay()
+                && fresh
+            {
+                self.frontier.set_crawl_delay(&host, delay).await;
+            }
+            if fresh
+                && self.sitemaps.enabled
+                && let Rules::Parsed(robot) = &*rules
+                && !robot.sitemaps.is_empty()
+            {
+                // Once per fetch of the host's robots.txt; a sitemap seen before is dropped
+                // by the seen-test, so a robots.txt fetched again reads none twice.
+                let listed: Vec<sitemap::Entry> = robot
+                    .sitemaps
+                    .iter()
+                    .map(|loc| sitemap::Entry {
+                        loc: loc.clone(),
+                        lastmod: None,
+                    })
+                    .collect();
+                let robots_txt = url.join("/robots.txt").ok();
+                let from = robots_txt.as_ref().map(Url::as_str);
+                self.push_listed(&url, from, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
+                    .await;
+            }
+            let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
+            if waited && (rules.crawl_delay().is_some() || failed) {
+                // Back in line: to start when the Crawl-delay allows, or, when robots.txt
+                // could not be had, after the back-off the fetching lease's failure sets,
+                // so that it counts as one error of the host, not one per connection.
+                self.abandon(visit.take());
+                self.give_back_budget();
+                return;
+            }
+            match &*rules {
+                Rules::Unreachable(status) => {
+                    let retry = Outcome::ErrorAnswer {
+                        retry_after: Some(self.robots.unreachable_ttl()),
+                    };
+                    let why = format!("robots.txt answered {status}");
+                    let result = Attempt::failed(ErrorKind::RobotsUnreachable, why);
+                    return visit.finish(retry, result).await;
+                }
+                Rules::Unanswered(err) => {
+                    // The host cannot be reached: the page's own fetch would fail the same.
+                    let retry = Outcome::Failure {
+                        retry: true,
+                        retry_after: None,
+                    };
+                    let why = format!("fetching robots.txt: {}", err.detail);
+                    return visit.finish(retry, Attempt::failed(err.kind, why)).await;
+                }
+                _ => {}
+            }
+            if !rules.allows(&url) {
+                // No request made for the page: the host's delay is not spent on it, so that
+                // thousands of disallowed links do not take thousands of delays. Unless this
+                // lease fetched robots.txt, which was a request.
+                let outcome = if fresh {
+                    Outcome::Success
+                } else {
+                    Outcome::Skipped
+                };
+                return visit
+                    .finish(outcome, Attempt::error(ErrorKind::RobotsDenied))
+                    .await;
+            }
+        }
+        let keep_headers = self.warc.is_some();
+        let fetched = {
+            // Never closed: always a permit.
+            let _fetching = self.fetching.acquire().await.ok();
+            self.fetcher
+                .get(&url, self.config.fetch.max_body_bytes, keep_headers)
+                .await
+        };
+        match fetched {
+            Err(FetchError {
+                kind: ErrorKind::SsrfBlocked,
+                ..
+            }) => {
+                // The resolver's refusal: the name resolved to a public address for the
+                // check before, and to a non-public one for the connection.
+                let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+                visit.finish(Outcome::Skipped, result).await;
+            }
+            Err(err) => {
+                let retry = Outcome::Failure {
+                    // A malformed answer would be as malformed again.
+                    retry: err.kind != ErrorKind::Http,
+                    retry_after: None,
+                };
+                visit
+                    .finish(retry, Attempt::failed(err.kind, err.detail))
+                    .await;
+            }
+            Ok(fetched) => {
+                // Once per body, for the record, the WARC file and the content-seen test; not
+                // at all when none of them wants it (`output.digest` off, no WARC, no test).
+                let digest = self
+                    .wants_digest
+                    .then(|| heavy(fetched.body.len(), || Digest::of(&fetched.body)));
+                let outcome = match fetched.status {
+                    429 | 500..=599 => Outcome::ErrorAnswer {
+                        retry_after: fetched.retry_after,
+                    },
+                    _ => Outcome::Success,
+                };
+                if let (Some(warc), Some(headers), Some(digest)) =
+                    (&self.warc, &fetched.headers, digest)
+                {
+                    let exchange = Exchange {
+                        url: &url,
+                        user_agent: &self.config.politeness.user_agent,
+                        status: fetched.status,
+                        headers,
+                        body: &fetched.body,
+                        truncated: fetched.too_large,
+                        digest,
+                        fetched_at: visit.fetched_at,
+                    };
+                    if let Err(err) = heavy(fetched.body.len(), || warc.write(&exchange)) {
+                        // Not done with: back in line, for a resumed crawl to fetch again.
+                        tracing::error!("writing the WARC file: {err}; stopping");
+                        self.sink_failed.store(true, Ordering::Relaxed);
+                        self.stop();
+                        self.abandon(visit.take());
+                        return;
+                    }
+                }
+                let depth = visit.lease().depth();
+                let result = self.follow(depth, &url, &fetched, digest).await;
+                visit.finish(outcome, result).await;
+            }
+        }
+    }
+}
