@@ -15,7 +15,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Pop, Push,
+    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Push,
 };
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::task::TaskTracker;
@@ -85,7 +85,7 @@ pub(crate) enum Lease {
     /// A lease of the local frontier.
     Local(frontier::Lease, Arc<Local>),
     /// A lease of the shared frontier.
-    Shared(frontier_redis::Lease, Arc<Remote>),
+    Shared(frontier_redis::SharedLease, Arc<Remote>),
 }
 
 impl std::fmt::Debug for Lease {
@@ -97,18 +97,8 @@ impl std::fmt::Debug for Lease {
     }
 }
 
-/// What a worker is to do next.
-#[derive(Debug)]
-pub(crate) enum Next {
-    /// Fetch this.
-    Lease(Lease),
-    /// Ask again at this instant, or when a lease completes, whichever is first.
-    WaitUntil(Instant),
-    /// Ask again when a lease completes: nothing can be leased before.
-    Pending,
-    /// Nothing is queued or leased anywhere: the crawl is over.
-    Done,
-}
+/// What a worker is to do next: the frontier's answer, with a lease of either store.
+pub(crate) type Next = frontier::Next<Lease>;
 
 impl Lease {
     /// Gives back a lease with the outcome of its fetch, and runs `then` with what became
@@ -394,21 +384,16 @@ impl Backend {
     /// The next lease, or when to ask again.
     pub(crate) async fn next(&self) -> Result<Next, Error> {
         match self {
-            Backend::Local(local) => Ok(match local.frontier.pop(now())? {
-                Pop::Lease(lease) => Next::Lease(Lease::Local(lease, Arc::clone(local))),
-                Pop::WaitUntil(at) => Next::WaitUntil(at),
-                Pop::Pending => Next::Pending,
-                Pop::Done => Next::Done,
-            }),
-            Backend::Shared(remote) => {
-                Ok(match remote.frontier.next().await.map_err(shared_error)? {
-                    frontier_redis::Next::Lease(lease) => {
-                        Next::Lease(Lease::Shared(lease, Arc::clone(remote)))
-                    }
-                    frontier_redis::Next::WaitUntil(at) => Next::WaitUntil(at),
-                    frontier_redis::Next::Done => Next::Done,
-                })
-            }
+            Backend::Local(local) => Ok(local
+                .frontier
+                .pop(now())?
+                .map(|lease| Lease::Local(lease, Arc::clone(local)))),
+            Backend::Shared(remote) => Ok(remote
+                .frontier
+                .next()
+                .await
+                .map_err(shared_error)?
+                .map(|lease| Lease::Shared(lease, Arc::clone(remote)))),
         }
     }
 
@@ -500,7 +485,7 @@ impl Backend {
 /// send a completion.
 struct GiveBackOnDrop<'a> {
     remote: &'a Remote,
-    lease: Option<frontier_redis::Lease>,
+    lease: Option<frontier_redis::SharedLease>,
 }
 
 impl Drop for GiveBackOnDrop<'_> {
@@ -514,7 +499,7 @@ impl Drop for GiveBackOnDrop<'_> {
 impl Remote {
     /// Gives a lease back from code that cannot await (a worker being cancelled or
     /// unwinding): a task does it; if it fails, the lease expires all the same.
-    fn spawn_abandon(&self, lease: frontier_redis::Lease) {
+    fn spawn_abandon(&self, lease: frontier_redis::SharedLease) {
         let frontier = self.frontier.clone();
         self.background.spawn(async move {
             if let Err(err) = frontier.abandon(lease).await {

@@ -38,7 +38,7 @@ mod worker;
 
 pub(crate) use follow::SeedRedirects;
 pub(crate) use record::Stats;
-use record::{Attempt, LeaseFacts};
+use record::{Draft, LeaseRecord};
 pub(crate) use worker::InFlight;
 
 /// How long a crawl told to quit at once waits for the completions it is still sending.
@@ -123,7 +123,7 @@ const HEAVY_BYTES: usize = 256 << 10;
 /// Runs CPU-heavy work on `bytes` of a page: off the async worker's thread when they are
 /// many, so that the other tasks of the thread move on meanwhile (a multi-threaded runtime
 /// only; tests run a single thread, where it runs in place).
-fn heavy<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
+fn cpu_bound<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let threaded = Handle::try_current()
         .is_ok_and(|runtime| runtime.runtime_flavor() == RuntimeFlavor::MultiThread);

@@ -61,9 +61,9 @@ pub(crate) async fn drive(
                 }
                 let queued = crawler.frontier().stats().queues.queued;
                 let kept = match (crawler.frontier(), checkpoint.is_some()) {
-                    (backend::Backend::Shared(_), _) => Kept::Redis,
-                    (_, true) => Kept::StateDir,
-                    (_, false) => Kept::Nowhere,
+                    (backend::Backend::Shared(_), _) => KeptIn::Redis,
+                    (_, true) => KeptIn::StateDir,
+                    (_, false) => KeptIn::Nowhere,
                 };
                 progress.println(&stopping_message(config.state.shutdown_grace, kept, queued));
                 shutdown.stop.cancel();
@@ -161,7 +161,7 @@ impl Interrupts {
 
 /// Where the queued URLs are kept when a crawl stops.
 #[derive(Clone, Copy)]
-enum Kept {
+enum KeptIn {
     /// In the state directory's checkpoint.
     StateDir,
     /// In Redis, with the shared crawl.
@@ -172,15 +172,15 @@ enum Kept {
 
 /// What Ctrl-C prints: how long fetches in flight have, and what becomes of the queued URLs,
 /// which only a state directory or a shared crawl keeps.
-fn stopping_message(grace: std::time::Duration, kept: Kept, queued: u64) -> String {
+fn stopping_message(grace: std::time::Duration, kept: KeptIn, queued: u64) -> String {
     let mut message = format!(
         "crawler: stopping; fetches in flight have {grace:?} to finish. Ctrl-C again to quit now."
     );
-    if let Kept::StateDir = kept {
+    if let KeptIn::StateDir = kept {
         message.push_str(
             "\ncrawler: the queued URLs go into the checkpoint: --resume goes on with them.",
         );
-    } else if let Kept::Redis = kept {
+    } else if let KeptIn::Redis = kept {
         message.push_str(
             "\ncrawler: the queued URLs stay in Redis with the shared crawl, and this \
              process's leases go back to it (at once, or when their lease_time ends): the other \
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn ctrl_c_without_a_state_dir_says_the_queue_is_lost_and_how_to_keep_it() {
         let grace = std::time::Duration::from_secs(10);
-        let message = stopping_message(grace, Kept::Nowhere, 12_345);
+        let message = stopping_message(grace, KeptIn::Nowhere, 12_345);
         assert!(
             message.contains("12,345 queued URLs will be lost"),
             "{message}"
@@ -220,9 +220,9 @@ mod tests {
         assert!(message.contains("--state-dir DIR"), "{message}");
         assert!(message.contains("--resume"), "{message}");
         assert!(message.contains("Ctrl-C again to quit now"), "{message}");
-        let message = stopping_message(grace, Kept::StateDir, 12_345);
+        let message = stopping_message(grace, KeptIn::StateDir, 12_345);
         assert!(!message.contains("lost"), "{message}");
-        let message = stopping_message(grace, Kept::Redis, 12_345);
+        let message = stopping_message(grace, KeptIn::Redis, 12_345);
         assert!(!message.contains("lost"), "{message}");
         assert!(message.contains("stay in Redis"), "{message}");
     }

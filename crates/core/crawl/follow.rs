@@ -87,8 +87,8 @@ impl Crawler {
         url: &Url,
         fetched: &'a Fetched,
         digest: Option<Digest>,
-    ) -> Attempt<'a> {
-        let mut result = Attempt {
+    ) -> Draft<'a> {
+        let mut result = Draft {
             status: Some(fetched.status),
             error: fetched.too_large.then_some(ErrorKind::TooLarge),
             detail: fetched.too_large.then(|| {
@@ -185,7 +185,7 @@ impl Crawler {
         if !(ok && html && !fetched.too_large) {
             return (0, None);
         }
-        let extracted = heavy(fetched.body.len(), || self.extract(url, fetched));
+        let extracted = cpu_bound(fetched.body.len(), || self.extract(url, fetched));
         // Frames not followed are found all the same.
         let unfollowed_frames = if self.config.extract.follow_frames {
             0
@@ -298,7 +298,7 @@ impl Crawler {
         let mut reader = sitemap::Reader::new(body);
         let mut listed = 0;
         loop {
-            let batch = heavy(body.len(), || {
+            let batch = cpu_bound(body.len(), || {
                 let mut batch = Vec::new();
                 while batch.len() < SITEMAP_BATCH
                     && let Some(entry) = reader.next_entry()

@@ -131,8 +131,9 @@ impl Stats {
     }
 }
 
-/// What an attempt at a URL produced, before the frontier says whether it is final.
-pub(super) struct Attempt<'a> {
+/// A draft of a URL's record: what an attempt at it produced, before the frontier says whether
+/// the attempt is final (a retry gets no record).
+pub(super) struct Draft<'a> {
     pub(super) status: Option<u16>,
     pub(super) error: Option<ErrorKind>,
     /// What exactly failed, in words (the OS error, the resolver's answer).
@@ -150,10 +151,10 @@ pub(super) struct Attempt<'a> {
     pub(super) duplicate: bool,
 }
 
-impl Attempt<'_> {
+impl Draft<'_> {
     /// No answer, for a reason the kind says all of.
     pub(super) fn error(kind: ErrorKind) -> Self {
-        Attempt {
+        Draft {
             status: None,
             error: Some(kind),
             detail: None,
@@ -170,15 +171,15 @@ impl Attempt<'_> {
 
     /// No answer, with what exactly failed.
     pub(super) fn failed(kind: ErrorKind, detail: String) -> Self {
-        Attempt {
+        Draft {
             detail: Some(detail),
-            ..Attempt::error(kind)
+            ..Draft::error(kind)
         }
     }
 }
 
 /// What a record needs of a lease, kept when the lease goes back to the frontier.
-pub(super) struct LeaseFacts {
+pub(super) struct LeaseRecord {
     url: String,
     host: String,
     /// Tries made: the lease's attempt number, unless it was handed out only to be
@@ -189,9 +190,9 @@ pub(super) struct LeaseFacts {
     from: Option<String>,
 }
 
-impl LeaseFacts {
+impl LeaseRecord {
     pub(super) fn of(lease: &Lease) -> Self {
-        LeaseFacts {
+        LeaseRecord {
             url: lease.url().as_str().to_owned(),
             host: lease.url().host_key().to_owned(),
             attempts: lease.attempts() - u32::from(lease.host_given_up()),
@@ -206,9 +207,9 @@ impl Crawler {
     /// [`Lease::complete`](crate::backend::Lease::complete) runs with the completion, as one step with it.
     pub(super) fn record(
         &self,
-        lease: &LeaseFacts,
+        lease: &LeaseRecord,
         completion: Result<frontier::Completion, frontier::ForeignLease>,
-        mut result: Attempt<'_>,
+        mut result: Draft<'_>,
         started: Instant,
         fetched_at: SystemTime,
     ) {

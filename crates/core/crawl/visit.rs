@@ -81,9 +81,9 @@ impl Visit<'_> {
     }
 
     /// Completes the lease and, when its URL is done with, writes its record.
-    async fn finish(mut self, outcome: Outcome, result: Attempt<'_>) {
+    async fn finish(mut self, outcome: Outcome, result: Draft<'_>) {
         let lease = self.take();
-        let facts = LeaseFacts::of(&lease);
+        let facts = LeaseRecord::of(&lease);
         let crawler = self.crawler;
         let (started, fetched_at) = (self.started, self.fetched_at);
         lease
@@ -106,10 +106,10 @@ impl Drop for Visit<'_> {
                 retry: false,
                 retry_after: None,
             };
-            let facts = LeaseFacts::of(&lease);
+            let facts = LeaseRecord::of(&lease);
             let (started, fetched_at) = (self.started, self.fetched_at);
             lease.complete_now(outcome, |completion| {
-                let result = Attempt::error(ErrorKind::Internal);
+                let result = Draft::error(ErrorKind::Internal);
                 crawler.record(&facts, completion, result, started, fetched_at);
             });
         } else {
@@ -138,7 +138,7 @@ impl Crawler {
             return visit
                 .finish(
                     Outcome::Skipped,
-                    Attempt::failed(ErrorKind::HostGivenUp, why.to_owned()),
+                    Draft::failed(ErrorKind::HostGivenUp, why.to_owned()),
                 )
                 .await;
         }
@@ -146,7 +146,7 @@ impl Crawler {
         if !self.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
-            let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+            let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
             return visit.finish(Outcome::Skipped, result).await;
         }
         if self
@@ -206,7 +206,7 @@ impl Crawler {
                         retry_after: Some(self.robots.unreachable_ttl()),
                     };
                     let why = format!("robots.txt answered {status}");
-                    let result = Attempt::failed(ErrorKind::RobotsUnreachable, why);
+                    let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
                     return visit.finish(retry, result).await;
                 }
                 Rules::Unanswered(err) => {
@@ -216,7 +216,7 @@ impl Crawler {
                         retry_after: None,
                     };
                     let why = format!("fetching robots.txt: {}", err.detail);
-                    return visit.finish(retry, Attempt::failed(err.kind, why)).await;
+                    return visit.finish(retry, Draft::failed(err.kind, why)).await;
                 }
                 _ => {}
             }
@@ -230,7 +230,7 @@ impl Crawler {
                     Outcome::Skipped
                 };
                 return visit
-                    .finish(outcome, Attempt::error(ErrorKind::RobotsDenied))
+                    .finish(outcome, Draft::error(ErrorKind::RobotsDenied))
                     .await;
             }
         }
@@ -249,7 +249,7 @@ impl Crawler {
             }) => {
                 // The resolver's refusal: the name resolved to a public address for the
                 // check before, and to a non-public one for the connection.
-                let result = Attempt::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
+                let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
                 visit.finish(Outcome::Skipped, result).await;
             }
             Err(err) => {
@@ -259,7 +259,7 @@ impl Crawler {
                     retry_after: None,
                 };
                 visit
-                    .finish(retry, Attempt::failed(err.kind, err.detail))
+                    .finish(retry, Draft::failed(err.kind, err.detail))
                     .await;
             }
             Ok(fetched) => {
@@ -267,7 +267,7 @@ impl Crawler {
                 // at all when none of them wants it (`output.digest` off, no WARC, no test).
                 let digest = self
                     .wants_digest
-                    .then(|| heavy(fetched.body.len(), || Digest::of(&fetched.body)));
+                    .then(|| cpu_bound(fetched.body.len(), || Digest::of(&fetched.body)));
                 let outcome = match fetched.status {
                     429 | 500..=599 => Outcome::ErrorAnswer {
                         retry_after: fetched.retry_after,
@@ -287,7 +287,7 @@ impl Crawler {
                         digest,
                         fetched_at: visit.fetched_at,
                     };
-                    if let Err(err) = heavy(fetched.body.len(), || warc.write(&exchange)) {
+                    if let Err(err) = cpu_bound(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
                         tracing::error!("writing the WARC file: {err}; stopping");
                         self.sink_failed.store(true, Ordering::Relaxed);

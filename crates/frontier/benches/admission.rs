@@ -16,7 +16,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 use std::time::Instant;
 
 use frontier::{
-    Admission, Canonical, Canonicalizer, HostQueues, Outcome, Politeness, Pop, ScopeMode,
+    Admission, Canonical, Canonicalizer, HostQueues, Next, Outcome, Politeness, ScopeMode,
     ScopeRules, SeenSet, Verdict,
 };
 
@@ -101,7 +101,7 @@ fn new_url_push_pop(c: &mut Criterion) {
                         queues.push(url, 1, now).unwrap();
                     }
                 }
-                while let Pop::Lease(lease) = queues.pop(now).unwrap() {
+                while let Next::Lease(lease) = queues.pop(now).unwrap() {
                     black_box(
                         queues
                             .complete(lease, Outcome::Success, now)

@@ -8,7 +8,7 @@
 use std::env;
 use std::time::{Duration, Instant};
 
-use frontier::{Frontier, FrontierBuilder, Outcome, Politeness, Pop, ScopeMode, ScopeRules};
+use frontier::{Frontier, FrontierBuilder, Next, Outcome, Politeness, ScopeMode, ScopeRules};
 
 fn setting(name: &str, default: u64) -> u64 {
     env::var(name)
@@ -60,7 +60,7 @@ fn crawl(frontier: &Frontier, urls: u64) -> (Duration, u64) {
         if i % 2 == 1 {
             for _ in 0..queued.min(2) {
                 queued -= 1;
-                let Pop::Lease(lease) = frontier.pop(now).expect("pop") else {
+                let Next::Lease(lease) = frontier.pop(now).expect("pop") else {
                     panic!("a lease, not {:?}", frontier.pop(now))
                 };
                 frontier

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use frontier::{Canonical, Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+use frontier::{Canonical, Canonicalizer, HostQueues, Next, Outcome, Politeness};
 
 const URLS: usize = 1_000_000;
 const HOSTS: usize = 10_000;
@@ -69,7 +69,7 @@ fn queues(c: &mut Criterion) {
         b.iter_batched(
             || filled(&urls, now),
             |mut queues| {
-                while let Pop::Lease(lease) = queues.pop(now).unwrap() {
+                while let Next::Lease(lease) = queues.pop(now).unwrap() {
                     black_box(lease.url());
                     let done = queues.complete(lease, Outcome::Success, now);
                     black_box(done.expect("own lease"));

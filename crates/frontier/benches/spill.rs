@@ -13,7 +13,7 @@ use std::env;
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Frontier, Outcome, Politeness, Pop, Push, ScopeMode, ScopeRules, SeenSet, SpillSettings,
+    Frontier, Next, Outcome, Politeness, Push, ScopeMode, ScopeRules, SeenSet, SpillSettings,
 };
 
 fn setting(name: &str, default: u64) -> u64 {
@@ -103,13 +103,13 @@ fn main() {
     let mut popped = 0u64;
     loop {
         match frontier.pop(now).expect("pop") {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 popped += 1;
                 frontier
                     .complete(lease, Outcome::Success, now)
                     .expect("our lease");
             }
-            Pop::Done => break,
+            Next::Done => break,
             other => panic!("no delays, every lease completed at once: {other:?}"),
         }
     }

@@ -19,7 +19,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{Canonicalizer, Fate, HostQueues, Lease, Outcome, Politeness, Pop};
+use crate::{Canonicalizer, Fate, HostQueues, Lease, Next, Outcome, Politeness};
 
 /// The host every case's URLs belong to, as [`Canonical::host_key`](crate::Canonical::host_key)
 /// spells it.
@@ -316,16 +316,16 @@ impl Store for Embedded {
     fn lease(&mut self, at: u64) -> Result<Leased<Lease>, String> {
         Ok(
             match self.queues.pop(self.at(at)).map_err(|e| e.to_string())? {
-                Pop::Lease(lease) => Leased::Granted {
+                Next::Lease(lease) => Leased::Granted {
                     url: url_number(lease.url().as_str())?,
                     attempts: lease.attempts(),
                     given_up: lease.host_given_up(),
                     lease,
                 },
-                Pop::WaitUntil(t) => {
+                Next::WaitUntil(t) => {
                     Leased::WaitUntil(t.duration_since(self.t0).as_millis() as u64)
                 }
-                Pop::Pending | Pop::Done => Leased::Nothing,
+                Next::Pending | Next::Done => Leased::Nothing,
             },
         )
     }

@@ -11,7 +11,7 @@ use url::Url;
 use crate::journal::{self, Journal, JournalBatch, Replayed};
 use crate::{
     Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DiskErrorKind,
-    DropReason, Fate, ForeignLease, HostQueues, Lease, Outcome, Politeness, Pop, Pushed,
+    DropReason, Fate, ForeignLease, HostQueues, Lease, Next, Outcome, Politeness, Pushed,
     QueueStats, RejectKind, ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings, Verdict,
 };
 
@@ -27,18 +27,18 @@ use crate::{
 ///
 /// ```
 /// use std::time::Instant;
-/// use frontier::{Frontier, Outcome, Pop, Push};
+/// use frontier::{Frontier, Outcome, Next, Push};
 ///
 /// let frontier = Frontier::builder().build()?;
 /// let now = Instant::now();
 /// assert_eq!(frontier.push("https://example.com/", 0, now)?, Push::Queued);
 /// assert_eq!(frontier.push("https://EXAMPLE.com/#top", 0, now)?, Push::Seen);
 ///
-/// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+/// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
 /// assert_eq!(lease.url().as_str(), "https://example.com/");
 /// // ... fetch it, push its links with `push_link`, then:
 /// frontier.complete(lease, Outcome::Success, now)?;
-/// assert_eq!(frontier.pop(now)?, Pop::Done);
+/// assert_eq!(frontier.pop(now)?, Next::Done);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Frontier {
@@ -316,7 +316,7 @@ impl FrontierBuilder {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Frontier, Pop, Push};
+    /// use frontier::{Frontier, Next, Push};
     ///
     /// let dir = std::env::temp_dir().join(format!("frontier-doc-journal-{}", std::process::id()));
     /// # let _ = std::fs::remove_dir_all(&dir);
@@ -329,7 +329,7 @@ impl FrontierBuilder {
     /// let again = Frontier::builder().journal(&dir).build()?;
     /// assert_eq!(again.replayed().map(|r| r.admitted), Some(1));
     /// assert_eq!(again.push("https://example.com/", 0, now)?, Push::Seen);
-    /// assert!(matches!(again.pop(Instant::now())?, Pop::Lease(_)));
+    /// assert!(matches!(again.pop(Instant::now())?, Next::Lease(_)));
     /// # std::fs::remove_dir_all(&dir)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -560,7 +560,7 @@ impl Frontier {
     /// let base = frontier::Url::parse("https://example.com/").unwrap();
     /// assert_eq!(frontier.push_link_on(&page, &base, "b.html", 1, now)?, Push::Queued);
     /// assert_eq!(frontier.push("https://example.com/b.html", 0, now)?, Push::Seen);
-    /// let frontier::Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// let frontier::Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.referrer(), Some("https://example.com/docs/a.html"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -614,14 +614,14 @@ impl Frontier {
     /// # Example
     ///
     /// ```
-    /// use frontier::{Canonicalizer, Frontier, Pop, Push};
+    /// use frontier::{Canonicalizer, Frontier, Next, Push};
     ///
     /// let frontier = Frontier::builder().build()?;
     /// let now = std::time::Instant::now();
     /// let target = Canonicalizer::new().canonicalize("https://www.example.com/")?;
     /// let pushed = frontier.push_canonical_from(target, Some("https://example.com/"), 0, now)?;
     /// assert_eq!(pushed, Push::Queued);
-    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.referrer(), Some("https://example.com/"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -669,13 +669,13 @@ impl Frontier {
     /// # Example
     ///
     /// ```
-    /// use frontier::{Frontier, Pop};
+    /// use frontier::{Frontier, Next};
     ///
     /// let frontier = Frontier::builder().build()?;
-    /// assert_eq!(frontier.pop(std::time::Instant::now())?, Pop::Done);
+    /// assert_eq!(frontier.pop(std::time::Instant::now())?, Next::Done);
     /// # Ok::<(), frontier::FrontierError>(())
     /// ```
-    pub fn pop(&self, now: Instant) -> Result<Pop, FrontierError> {
+    pub fn pop(&self, now: Instant) -> Result<Next, FrontierError> {
         Ok(self.lock_queues().pop(now)?)
     }
 
@@ -688,12 +688,12 @@ impl Frontier {
     /// # Example
     ///
     /// ```
-    /// use frontier::{Fate, Frontier, Outcome, Pop};
+    /// use frontier::{Fate, Frontier, Outcome, Next};
     ///
     /// let frontier = Frontier::builder().build()?;
     /// let now = std::time::Instant::now();
     /// frontier.push("https://example.com/", 0, now)?;
-    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
     /// assert_eq!(frontier.complete(lease, Outcome::Success, now)?.fate, Fate::Succeeded);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -842,12 +842,12 @@ impl Frontier {
     /// # Example
     ///
     /// ```
-    /// use frontier::{Frontier, Pop};
+    /// use frontier::{Frontier, Next};
     ///
     /// let frontier = Frontier::builder().build()?;
     /// let now = std::time::Instant::now();
     /// frontier.push("https://example.com/", 0, now)?;
-    /// let Pop::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
     /// frontier.abandon(lease, now)?;
     /// assert_eq!(frontier.stats().queues.queued, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -938,7 +938,7 @@ impl Frontier {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Frontier, Pop, Push};
+    /// use frontier::{Frontier, Next, Push};
     ///
     /// let dir = std::env::temp_dir().join(format!("frontier-doc-checkpoint-{}", std::process::id()));
     /// let now = Instant::now();
@@ -948,7 +948,7 @@ impl Frontier {
     ///
     /// let restored = Frontier::open(&dir, Frontier::builder(), now)?;
     /// assert_eq!(restored.push("https://example.com/", 0, now)?, Push::Seen);
-    /// let Pop::Lease(lease) = restored.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = restored.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().as_str(), "https://example.com/");
     /// # std::fs::remove_dir_all(&dir)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())

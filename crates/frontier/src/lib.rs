@@ -77,7 +77,7 @@ pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push
 pub use journal::{JournalBatch, Replayed};
 pub use queues::{
     Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, HostRecord, Lease,
-    Outcome, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pop, Pushed,
+    Next, Outcome, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pushed,
     QueueStats, Settled, SpillSettings, Started, fate, known_fate,
 };
 pub use redact::redact_url;

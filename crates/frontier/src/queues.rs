@@ -124,7 +124,7 @@ const SWEEP_SLACK: usize = 64;
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
 ///
 /// let canon = Canonicalizer::new();
 /// let mut queues = HostQueues::new(Politeness::default()); // 1 connection, 1 s delay
@@ -133,19 +133,19 @@ const SWEEP_SLACK: usize = 64;
 ///     queues.push(canon.canonicalize(url)?, 0, t0)?;
 /// }
 ///
-/// let Pop::Lease(a1) = queues.pop(t0)? else { panic!() };
-/// let Pop::Lease(b1) = queues.pop(t0)? else { panic!() };
-/// assert_eq!(queues.pop(t0)?, Pop::Pending); // a.example is busy, b.example has no more
+/// let Next::Lease(a1) = queues.pop(t0)? else { panic!() };
+/// let Next::Lease(b1) = queues.pop(t0)? else { panic!() };
+/// assert_eq!(queues.pop(t0)?, Next::Pending); // a.example is busy, b.example has no more
 ///
 /// queues.complete(a1, Outcome::Success, t0 + Duration::from_millis(300)).unwrap();
 /// // A start at t0 and a completion at t0 + 0.3 s: the next start waits for t0 + 1.3 s.
-/// assert_eq!(queues.pop(t0 + Duration::from_millis(500))?, Pop::WaitUntil(t0 + Duration::from_millis(1300)));
-/// let Pop::Lease(a2) = queues.pop(t0 + Duration::from_millis(1300))? else { panic!() };
+/// assert_eq!(queues.pop(t0 + Duration::from_millis(500))?, Next::WaitUntil(t0 + Duration::from_millis(1300)));
+/// let Next::Lease(a2) = queues.pop(t0 + Duration::from_millis(1300))? else { panic!() };
 /// assert_eq!(a2.url().as_str(), "https://a.example/2");
 ///
 /// queues.complete(a2, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
 /// queues.complete(b1, Outcome::Success, t0 + Duration::from_secs(2)).unwrap();
-/// assert_eq!(queues.pop(t0 + Duration::from_secs(2))?, Pop::Done);
+/// assert_eq!(queues.pop(t0 + Duration::from_secs(2))?, Next::Done);
 /// assert_eq!(queues.stats().succeeded, 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -204,28 +204,30 @@ struct Spill {
     store: SpillStore,
 }
 
-/// What [`HostQueues::pop`] found.
+/// What a frontier answers when asked for work: [`HostQueues::pop`] and [`Frontier::pop`](crate::Frontier::pop)
+/// here, and the Redis frontier's `next` with its own lease type.
 ///
 /// # Example
 ///
 /// ```
 /// use std::time::Instant;
-/// use frontier::{HostQueues, Politeness, Pop};
+/// use frontier::{HostQueues, Politeness, Next};
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// match queues.pop(Instant::now())? {
-///     Pop::Lease(lease) => println!("fetch {}", lease.url()),
-///     Pop::WaitUntil(when) => println!("sleep until {when:?}, or until a lease completes"),
-///     Pop::Pending => println!("wait for a lease to complete"),
-///     Pop::Done => println!("the crawl is over"),
+///     Next::Lease(lease) => println!("fetch {}", lease.url()),
+///     Next::WaitUntil(when) => println!("sleep until {when:?}, or until a lease completes"),
+///     Next::Pending => println!("wait for a lease to complete"),
+///     Next::Done => println!("the crawl is over"),
 /// }
 /// # Ok::<(), frontier::DiskError>(())
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 #[must_use = "a popped lease must be completed"]
-pub enum Pop {
-    /// A URL to fetch now.
-    Lease(Lease),
+pub enum Next<L = Lease> {
+    /// A URL to fetch now: a [`Lease`] of the embedded frontier, or the lease of another
+    /// store of it (the Redis frontier's).
+    Lease(L),
     /// No host is ready now; the first becomes ready at this instant. A lease completed
     /// before then may make a host ready sooner.
     WaitUntil(Instant),
@@ -235,6 +237,26 @@ pub enum Pop {
     /// Nothing is queued and nothing is in flight: the crawl is over, unless the caller
     /// pushes more.
     Done,
+}
+
+impl<L> Next<L> {
+    /// The same answer with its lease turned into another type: a store's lease wrapped in
+    /// its caller's, say.
+    ///
+    /// ```
+    /// use frontier::Next;
+    /// let next: Next<u32> = Next::Lease(7);
+    /// assert_eq!(next.map(|n| n * 2), Next::Lease(14));
+    /// assert_eq!(Next::<u32>::Done.map(|n| n * 2), Next::Done);
+    /// ```
+    pub fn map<M>(self, f: impl FnOnce(L) -> M) -> Next<M> {
+        match self {
+            Next::Lease(lease) => Next::Lease(f(lease)),
+            Next::WaitUntil(at) => Next::WaitUntil(at),
+            Next::Pending => Next::Pending,
+            Next::Done => Next::Done,
+        }
+    }
 }
 
 /// What [`HostQueues::push`] did with a URL.
@@ -393,7 +415,7 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop, SpillSettings};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next, SpillSettings};
     ///
     /// let dir = std::env::temp_dir().join(format!("frontier-doc-spill-{}", std::process::id()));
     /// let spill = SpillSettings::new(&dir).memory_budget(0); // everything to disk
@@ -401,7 +423,7 @@ impl HostQueues {
     /// let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
     /// assert_eq!((queues.stats().queued, queues.stats().on_disk), (1, 1));
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().as_str(), "https://example.com/");
     /// # drop(queues);
     /// # std::fs::remove_dir_all(&dir)?;
@@ -445,14 +467,14 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     ///
     /// let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
     /// queues.push(canon.canonicalize("https://example.com/first")?, 0, now)?;
     /// queues.push(canon.canonicalize("https://example.com/second")?, 1, now)?;
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().as_str(), "https://example.com/first");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -473,14 +495,14 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     ///
     /// let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
     /// let link = canon.canonicalize("https://example.com/missing")?;
     /// queues.push_from(link, Some("https://example.com/"), 1, now)?;
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.referrer(), Some("https://example.com/"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -568,7 +590,7 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
     ///
     /// let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::builder().connections_per_host(2).build()?);
@@ -576,24 +598,24 @@ impl HostQueues {
     /// for path in ["/1", "/2", "/3"] {
     ///     queues.push(canon.canonicalize(&format!("https://example.com{path}")).unwrap(), 0, t0)?;
     /// }
-    /// let Pop::Lease(first) = queues.pop(t0)? else { unreachable!() };
+    /// let Next::Lease(first) = queues.pop(t0)? else { unreachable!() };
     /// // Two connections, but starts are still a delay (1 s) apart.
     /// let t1 = t0 + Duration::from_secs(1);
-    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t1));
-    /// let Pop::Lease(second) = queues.pop(t1)? else { unreachable!() };
+    /// assert_eq!(queues.pop(t0)?, Next::WaitUntil(t1));
+    /// let Next::Lease(second) = queues.pop(t1)? else { unreachable!() };
     /// // Both connections are taken.
-    /// assert_eq!(queues.pop(t1 + Duration::from_secs(5))?, Pop::Pending);
+    /// assert_eq!(queues.pop(t1 + Duration::from_secs(5))?, Next::Pending);
     /// # let _ = (first, second);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn pop(&mut self, now: Instant) -> Result<Pop, DiskError> {
+    pub fn pop(&mut self, now: Instant) -> Result<Next, DiskError> {
         while let Some(&Reverse((at, seq, h))) = self.ready.peek() {
             if !self.hosts[h as usize].holds(seq) {
                 self.ready.pop();
                 continue;
             }
             if at > now {
-                return Ok(Pop::WaitUntil(at));
+                return Ok(Next::WaitUntil(at));
             }
             self.ready.pop();
             if !self.done.is_empty() && !self.drop_done_head(h, now)? {
@@ -604,16 +626,16 @@ impl HostQueues {
             // eviction loses nothing (the URLs stay in memory) and the next push reports it;
             // the lease must reach its caller.
             let _ = self.evict_if_over_budget();
-            return Ok(Pop::Lease(lease));
+            return Ok(Next::Lease(lease));
         }
         if self.stats.in_flight > 0 {
-            Ok(Pop::Pending)
+            Ok(Next::Pending)
         } else {
             debug_assert_eq!(
                 self.stats.queued, 0,
                 "a host with queued URLs is unscheduled"
             );
-            Ok(Pop::Done)
+            Ok(Next::Done)
         }
     }
 
@@ -630,18 +652,18 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Next};
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let t0 = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, t0)?;
-    /// let Pop::Lease(lease) = queues.pop(t0)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(t0)? else { unreachable!() };
     ///
     /// // 503 with `Retry-After: 120`: tried again in two minutes.
     /// let throttled = Outcome::Failure { retry: true, retry_after: Some(Duration::from_secs(120)) };
     /// let done = queues.complete(lease, throttled, t0)?;
     /// assert_eq!(done.fate, Fate::Retried { attempts: 2 });
-    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t0 + Duration::from_secs(120)));
+    /// assert_eq!(queues.pop(t0)?, Next::WaitUntil(t0 + Duration::from_secs(120)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn complete(
@@ -704,7 +726,7 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
     ///
     /// let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default()); // caps Crawl-delay at 30 s
@@ -713,9 +735,9 @@ impl HostQueues {
     /// let t0 = Instant::now();
     /// queues.push(canon.canonicalize("https://example.com/a")?, 0, t0)?;
     /// queues.push(canon.canonicalize("https://example.com/b")?, 0, t0)?;
-    /// let Pop::Lease(a) = queues.pop(t0)? else { unreachable!() };
+    /// let Next::Lease(a) = queues.pop(t0)? else { unreachable!() };
     /// queues.complete(a, Outcome::Success, t0).unwrap();
-    /// assert_eq!(queues.pop(t0)?, Pop::WaitUntil(t0 + Duration::from_secs(30)));
+    /// assert_eq!(queues.pop(t0)?, Next::WaitUntil(t0 + Duration::from_secs(30)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_crawl_delay(&mut self, host: &str, delay: Duration) -> Duration {
@@ -741,12 +763,12 @@ impl HostQueues {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
-    /// let Pop::Lease(_lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(_lease) = queues.pop(now)? else { unreachable!() };
     /// let stats = queues.stats();
     /// assert_eq!((stats.queued, stats.in_flight, stats.leases), (0, 1, 1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -812,12 +834,12 @@ impl HostQueues {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     ///
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now)?;
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// queues.abandon(lease, now)?;
     /// assert_eq!(queues.stats().queued, 1);
     /// assert_eq!(queues.stats().in_flight, 0);

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonicalizer, DiskErrorKind, DropReason, Frontier, FrontierBuilder, HostPoliteness, Outcome,
-    Politeness, Pop, Push, ScopeMode, ScopeRules, SpillSettings,
+    Canonicalizer, DiskErrorKind, DropReason, Frontier, FrontierBuilder, HostPoliteness, Next,
+    Outcome, Politeness, Push, ScopeMode, ScopeRules, SpillSettings,
 };
 use proptest::prelude::*;
 
@@ -55,13 +55,13 @@ fn drain(frontier: &Frontier, mut now: Instant) -> Vec<String> {
     let mut urls = Vec::new();
     loop {
         match frontier.pop(now).unwrap() {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 urls.push(lease.url().as_str().to_owned());
                 frontier.complete(lease, Outcome::Success, now).unwrap();
             }
-            Pop::WaitUntil(at) => now = at,
-            Pop::Done => return urls,
-            Pop::Pending => unreachable!("every lease is completed at once"),
+            Next::WaitUntil(at) => now = at,
+            Next::Done => return urls,
+            Next::Pending => unreachable!("every lease is completed at once"),
         }
     }
 }
@@ -121,7 +121,7 @@ fn mid_crawl(builder: FrontierBuilder, t0: Instant) -> (Frontier, Vec<frontier::
     // Three failures give doomed.example up; a.example gets a retry and a success.
     while held.len() < 2 || frontier.stats().queues.given_up_hosts == 0 {
         match frontier.pop(now).unwrap() {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 let host = lease.url().host_key().to_owned();
                 let outcome = match host.as_str() {
                     "doomed.example" => Outcome::Failure {
@@ -140,7 +140,7 @@ fn mid_crawl(builder: FrontierBuilder, t0: Instant) -> (Frontier, Vec<frontier::
                 };
                 frontier.complete(lease, outcome, now).unwrap();
             }
-            Pop::WaitUntil(at) => now = at,
+            Next::WaitUntil(at) => now = at,
             other => panic!("{other:?}"),
         }
     }
@@ -234,7 +234,7 @@ fn host_waits_carry_over_relative_to_the_time_of_opening() {
     frontier.set_crawl_delay("a.example", Duration::from_secs(10));
     frontier.push("http://a.example/1", 0, t0).unwrap();
     frontier.push("http://a.example/2", 0, t0).unwrap();
-    let Pop::Lease(lease) = frontier.pop(t0).unwrap() else {
+    let Next::Lease(lease) = frontier.pop(t0).unwrap() else {
         panic!()
     };
     frontier
@@ -249,10 +249,10 @@ fn host_waits_carry_over_relative_to_the_time_of_opening() {
     let restored = Frontier::open(dir.path(), settings(0), later).unwrap();
     assert_eq!(
         restored.pop(later).unwrap(),
-        Pop::WaitUntil(later + Duration::from_secs(7))
+        Next::WaitUntil(later + Duration::from_secs(7))
     );
     // The crawl delay is part of the host's state too.
-    let Pop::Lease(lease) = restored.pop(later + Duration::from_secs(7)).unwrap() else {
+    let Next::Lease(lease) = restored.pop(later + Duration::from_secs(7)).unwrap() else {
         panic!()
     };
     restored
@@ -261,7 +261,7 @@ fn host_waits_carry_over_relative_to_the_time_of_opening() {
     restored.push("http://a.example/3", 0, later).unwrap();
     assert_eq!(
         restored.pop(later + Duration::from_secs(8)).unwrap(),
-        Pop::WaitUntil(later + Duration::from_secs(17))
+        Next::WaitUntil(later + Duration::from_secs(17))
     );
 }
 
@@ -288,12 +288,12 @@ fn a_restored_host_takes_its_own_politeness_from_the_settings_it_is_opened_with(
         .build()
         .unwrap();
     let restored = Frontier::open(dir.path(), settings(0).politeness(own), t0).unwrap();
-    let Pop::Lease(_first) = restored.pop(t0).unwrap() else {
+    let Next::Lease(_first) = restored.pop(t0).unwrap() else {
         panic!()
     };
     assert_eq!(
         restored.pop(t0).unwrap(),
-        Pop::WaitUntil(t0 + Duration::from_secs(3))
+        Next::WaitUntil(t0 + Duration::from_secs(3))
     );
 }
 
@@ -356,7 +356,7 @@ fn a_second_checkpoint_replaces_the_first_and_cleans_up() {
     let first = snapshot_dir(state.path());
     // Lease half of them, so whole segments get read back and deleted.
     for _ in 0..50 {
-        let Pop::Lease(lease) = frontier.pop(t0).unwrap() else {
+        let Next::Lease(lease) = frontier.pop(t0).unwrap() else {
             panic!()
         };
         frontier.complete(lease, Outcome::Success, t0).unwrap();
@@ -433,7 +433,7 @@ fn a_crash_at_any_point_of_a_checkpoint_leaves_a_usable_one() {
             .unwrap();
     }
     for _ in 0..10 {
-        let Pop::Lease(lease) = frontier.pop(t0).unwrap() else {
+        let Next::Lease(lease) = frontier.pop(t0).unwrap() else {
             panic!()
         };
         frontier.complete(lease, Outcome::Success, t0).unwrap();
@@ -649,7 +649,7 @@ proptest! {
                     }
                 }
                 Op::Pop => {
-                    if let Pop::Lease(lease) = frontier.pop(now).unwrap() {
+                    if let Next::Lease(lease) = frontier.pop(now).unwrap() {
                         held.push(lease);
                     }
                 }

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use frontier::{DiskErrorKind, Frontier, FrontierBuilder, Outcome, Politeness, Pop, Push};
+use frontier::{DiskErrorKind, Frontier, FrontierBuilder, Next, Outcome, Politeness, Push};
 
 fn builder(dir: &Path) -> FrontierBuilder {
     Frontier::builder()
@@ -30,7 +30,7 @@ fn drain(frontier: &Frontier) -> BTreeSet<String> {
     let mut urls = BTreeSet::new();
     loop {
         match frontier.pop(Instant::now()).unwrap() {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 assert!(
                     urls.insert(lease.url().as_str().to_owned()),
                     "{} handed out twice",
@@ -40,7 +40,7 @@ fn drain(frontier: &Frontier) -> BTreeSet<String> {
                     .complete(lease, Outcome::Success, Instant::now())
                     .unwrap();
             }
-            Pop::Done => return urls,
+            Next::Done => return urls,
             other => panic!("{other:?}"),
         }
     }
@@ -50,7 +50,7 @@ fn drain(frontier: &Frontier) -> BTreeSet<String> {
 fn complete(frontier: &Frontier, n: usize) -> BTreeSet<String> {
     let mut done = BTreeSet::new();
     for _ in 0..n {
-        let Pop::Lease(lease) = frontier.pop(Instant::now()).unwrap() else {
+        let Next::Lease(lease) = frontier.pop(Instant::now()).unwrap() else {
             panic!("a lease")
         };
         done.insert(lease.url().as_str().to_owned());
@@ -76,7 +76,7 @@ fn a_crash_after_a_checkpoint_repeats_nothing_journaled_and_loses_nothing() {
     for i in 100..150 {
         frontier.push(&url(i), 2, now).unwrap();
     }
-    let Pop::Lease(in_flight) = frontier.pop(Instant::now()).unwrap() else {
+    let Next::Lease(in_flight) = frontier.pop(Instant::now()).unwrap() else {
         panic!()
     };
     let in_flight = in_flight.url().as_str().to_owned();

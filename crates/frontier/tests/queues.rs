@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Completion, Fate, HostPoliteness, HostQueues, Lease, Outcome, Politeness, PolitenessErrorKind,
-    Pop, Pushed,
+    Completion, Fate, HostPoliteness, HostQueues, Lease, Next, Outcome, Politeness,
+    PolitenessErrorKind, Pushed,
 };
 use proptest::prelude::*;
 
@@ -17,9 +17,9 @@ use common::{ms, secs, url};
 
 /// The lease `pop` must return.
 #[track_caller]
-fn lease(pop: Pop) -> Lease {
+fn lease(pop: Next) -> Lease {
     match pop {
-        Pop::Lease(lease) => lease,
+        Next::Lease(lease) => lease,
         other => panic!("expected a lease, got {other:?}"),
     }
 }
@@ -72,7 +72,7 @@ fn urls_of_one_host_come_out_first_in_first_out() {
         assert_eq!(l.url().as_str(), expected);
         complete(&mut queues, l, Outcome::Success, t0);
     }
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Done);
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn ready_hosts_take_turns() {
     let mut queues = no_delay(1);
     push_all(&mut queues, &urls, t0);
     let mut order = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         order.push(l.url().as_str().to_owned());
         complete(&mut queues, l, Outcome::Success, t0);
     }
@@ -109,7 +109,7 @@ fn ready_hosts_take_turns() {
     let mut queues = no_delay(8);
     push_all(&mut queues, &urls, t0);
     let mut held = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         held.push(l);
     }
     let order: Vec<&str> = held.iter().map(|l| l.url().as_str()).collect();
@@ -156,7 +156,7 @@ fn a_host_with_a_port_is_a_host_of_its_own() {
     let _first = lease(queues.pop(t0).unwrap());
     let second = lease(queues.pop(t0).unwrap());
     assert_eq!(second.url().host_key(), "a.example:8080");
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
 }
 
 // ---- Waiting. ----
@@ -181,17 +181,17 @@ fn wait_until_names_the_earliest_ready_instant() {
     complete(&mut queues, b1, Outcome::Success, t0 + ms(300)); // b.example: t0 + 1.3 s
     assert_eq!(
         queues.pop(t0 + ms(500)).unwrap(),
-        Pop::WaitUntil(t0 + ms(1100))
+        Next::WaitUntil(t0 + ms(1100))
     );
     assert_eq!(
         queues.pop(t0 + ms(1099)).unwrap(),
-        Pop::WaitUntil(t0 + ms(1100))
+        Next::WaitUntil(t0 + ms(1100))
     );
     let a2 = lease(queues.pop(t0 + ms(1100)).unwrap());
     assert_eq!(a2.url().as_str(), "http://a.example/2");
     assert_eq!(
         queues.pop(t0 + ms(1100)).unwrap(),
-        Pop::WaitUntil(t0 + ms(1300))
+        Next::WaitUntil(t0 + ms(1300))
     );
 }
 
@@ -199,7 +199,7 @@ fn wait_until_names_the_earliest_ready_instant() {
 fn pending_while_leases_are_in_flight_done_when_none_are() {
     let mut queues = HostQueues::new(Politeness::default());
     let t0 = Instant::now();
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Done);
 
     push_all(
         &mut queues,
@@ -208,18 +208,18 @@ fn pending_while_leases_are_in_flight_done_when_none_are() {
     );
     let a1 = lease(queues.pop(t0).unwrap());
     // A URL queued, but its host at its connection limit.
-    assert_eq!(queues.pop(t0 + secs(10)).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0 + secs(10)).unwrap(), Next::Pending);
     complete(&mut queues, a1, Outcome::Success, t0 + secs(10));
     let a2 = lease(queues.pop(t0 + secs(11)).unwrap());
     // Nothing queued, a lease in flight.
-    assert_eq!(queues.pop(t0 + secs(11)).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0 + secs(11)).unwrap(), Next::Pending);
     complete(&mut queues, a2, Outcome::Success, t0 + secs(12));
-    assert_eq!(queues.pop(t0 + secs(12)).unwrap(), Pop::Done);
+    assert_eq!(queues.pop(t0 + secs(12)).unwrap(), Next::Done);
     // Done is not final: pushing more starts again.
     push_all(&mut queues, &["http://a.example/3"], t0 + secs(12));
     assert_eq!(
         queues.pop(t0 + secs(12)).unwrap(),
-        Pop::WaitUntil(t0 + secs(13))
+        Next::WaitUntil(t0 + secs(13))
     );
 }
 
@@ -247,7 +247,7 @@ fn starts_are_a_delay_apart_and_the_delay_follows_each_completion() {
     // Connections to spare, but the delay runs from the start.
     assert_eq!(
         queues.pop(t0 + ms(1999)).unwrap(),
-        Pop::WaitUntil(t0 + secs(2))
+        Next::WaitUntil(t0 + secs(2))
     );
     let _a2 = lease(queues.pop(t0 + secs(2)).unwrap());
     // A completion at t0 + 3 s pushes the next start to t0 + 5 s, past the t0 + 4 s the
@@ -255,7 +255,7 @@ fn starts_are_a_delay_apart_and_the_delay_follows_each_completion() {
     complete(&mut queues, a1, Outcome::Success, t0 + secs(3));
     assert_eq!(
         queues.pop(t0 + secs(4)).unwrap(),
-        Pop::WaitUntil(t0 + secs(5))
+        Next::WaitUntil(t0 + secs(5))
     );
     let _a3 = lease(queues.pop(t0 + secs(5)).unwrap());
 }
@@ -269,11 +269,11 @@ fn in_flight_never_exceeds_the_connection_limit() {
         queues.push(url(u), 0, t0).unwrap();
     }
     let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0).unwrap())).collect();
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
     assert_eq!(queues.stats().in_flight, 3);
     complete(&mut queues, held.remove(0), Outcome::Success, t0);
     held.push(lease(queues.pop(t0).unwrap()));
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
     // Another host is not held up by this one's limit.
     push_all(&mut queues, &["http://b.example/"], t0);
     assert_eq!(lease(queues.pop(t0).unwrap()).url().host_key(), "b.example");
@@ -302,14 +302,14 @@ fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
         let l = lease(queues.pop(t0).unwrap());
         complete(&mut queues, l, Outcome::Success, t0);
     }
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1))); // c.example
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(1))); // c.example
     assert_eq!(
         lease(queues.pop(t0 + secs(1)).unwrap()).url().host_key(),
         "c.example"
     );
     assert_eq!(
         queues.pop(t0 + secs(1)).unwrap(),
-        Pop::WaitUntil(t0 + secs(4))
+        Next::WaitUntil(t0 + secs(4))
     ); // a.example
     assert_eq!(
         lease(queues.pop(t0 + secs(4)).unwrap()).url().host_key(),
@@ -317,7 +317,7 @@ fn crawl_delay_replaces_a_shorter_delay_up_to_the_cap() {
     );
     assert_eq!(
         queues.pop(t0 + secs(4)).unwrap(),
-        Pop::WaitUntil(t0 + secs(10))
+        Next::WaitUntil(t0 + secs(10))
     ); // b.example
 }
 
@@ -337,11 +337,11 @@ fn a_crawl_delay_learnt_during_a_lease_spaces_the_next_start() {
         t0,
     );
     let _a1 = lease(queues.pop(t0).unwrap());
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(1)));
     queues.set_crawl_delay("a.example", secs(5));
     assert_eq!(
         queues.pop(t0 + secs(1)).unwrap(),
-        Pop::WaitUntil(t0 + secs(5))
+        Next::WaitUntil(t0 + secs(5))
     );
 }
 
@@ -370,10 +370,10 @@ fn a_host_of_its_own_takes_its_connections_and_delay_from_its_first_lease() {
     }
     // Three at once, no delay between them, and not a fourth.
     let mut held: Vec<Lease> = (0..3).map(|_| lease(queues.pop(t0).unwrap())).collect();
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
     complete(&mut queues, held.remove(0), Outcome::Success, t0);
     held.push(lease(queues.pop(t0).unwrap()));
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
 }
 
 #[test]
@@ -391,12 +391,12 @@ fn a_host_of_its_own_waits_its_delay_and_others_the_crawls() {
         let l = lease(queues.pop(t0).unwrap());
         complete(&mut queues, l, Outcome::Success, t0);
     }
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(1)));
     let other = lease(queues.pop(t0 + secs(1)).unwrap());
     assert_eq!(other.url().host_key(), "other.example");
     assert_eq!(
         queues.pop(t0 + secs(1)).unwrap(),
-        Pop::WaitUntil(t0 + secs(5))
+        Next::WaitUntil(t0 + secs(5))
     );
     assert_eq!(
         lease(queues.pop(t0 + secs(5)).unwrap()).url().host_key(),
@@ -421,7 +421,7 @@ fn a_longer_crawl_delay_wins_over_a_hosts_own_delay() {
     }
     let first = lease(queues.pop(t0).unwrap());
     let second = lease(queues.pop(t0).unwrap());
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(2)));
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(2)));
     complete(&mut queues, first, Outcome::Success, t0);
     complete(&mut queues, second, Outcome::Success, t0);
     assert_eq!(
@@ -430,7 +430,7 @@ fn a_longer_crawl_delay_wins_over_a_hosts_own_delay() {
     );
     assert_eq!(
         queues.pop(t0 + secs(2)).unwrap(),
-        Pop::WaitUntil(t0 + secs(5))
+        Next::WaitUntil(t0 + secs(5))
     );
 }
 
@@ -454,7 +454,7 @@ fn a_policy_cannot_set_zero_connections_or_an_endless_delay() {
     complete(&mut queues, first, Outcome::Success, t0);
     assert_eq!(
         queues.pop(t0).unwrap(),
-        Pop::WaitUntil(t0 + Politeness::MAX_DURATION)
+        Next::WaitUntil(t0 + Politeness::MAX_DURATION)
     );
 }
 
@@ -479,12 +479,12 @@ fn retry_after_is_honoured_up_to_the_cap() {
     };
     complete(&mut queues, a, after(20), t0);
     complete(&mut queues, b, after(86_400), t0);
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(20)));
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(20)));
     let a = lease(queues.pop(t0 + secs(20)).unwrap());
     assert_eq!(a.attempts(), 2);
     assert_eq!(
         queues.pop(t0 + secs(20)).unwrap(),
-        Pop::WaitUntil(t0 + secs(60))
+        Next::WaitUntil(t0 + secs(60))
     );
 }
 
@@ -505,7 +505,7 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     for _ in 0..5 {
         let l = lease(queues.pop(now).unwrap());
         complete(&mut queues, l, RETRY, now);
-        let Pop::WaitUntil(next) = queues.pop(now).unwrap() else {
+        let Next::WaitUntil(next) = queues.pop(now).unwrap() else {
             panic!("backing off")
         };
         waits.push((next - now).as_secs());
@@ -518,7 +518,7 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     push_all(&mut queues, &["http://a.example/2"], now);
     let l = lease(queues.pop(now).unwrap()); // no delay after a success
     complete(&mut queues, l, RETRY, now);
-    assert_eq!(queues.pop(now).unwrap(), Pop::WaitUntil(now + secs(1))); // counting from one again
+    assert_eq!(queues.pop(now).unwrap(), Next::WaitUntil(now + secs(1))); // counting from one again
 }
 
 #[test]
@@ -565,7 +565,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records
 
     // Each comes out at once, flagged: recorded by the caller, never fetched.
     let mut handed_out = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         assert!(l.host_given_up(), "{}", l.url());
         handed_out.push((l.url().as_str().to_owned(), l.attempts()));
         assert_eq!(
@@ -585,7 +585,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records
     assert_eq!(stats.queued, 0);
     assert_eq!(stats.hosts_queued, 0);
     assert_eq!(stats.accounted_for(), Some(stats.pushed));
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending); // b.example is in flight
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending); // b.example is in flight
 }
 
 /// Regression (issue 14): five broken pages at the head of a site gave the whole site up.
@@ -605,7 +605,7 @@ fn broken_pages_cost_their_retries_not_their_site() {
     let answered_500 = Outcome::ErrorAnswer { retry_after: None };
     loop {
         match queues.pop(now).unwrap() {
-            Pop::Lease(l) => {
+            Next::Lease(l) => {
                 assert!(!l.host_given_up());
                 let outcome = if l.url().as_str().contains("broken") {
                     answered_500
@@ -614,9 +614,9 @@ fn broken_pages_cost_their_retries_not_their_site() {
                 };
                 assert_eq!(complete(&mut queues, l, outcome, now).host_given_up, None);
             }
-            Pop::WaitUntil(at) => now = at,
-            Pop::Pending => unreachable!("one lease at a time"),
-            Pop::Done => break,
+            Next::WaitUntil(at) => now = at,
+            Next::Pending => unreachable!("one lease at a time"),
+            Next::Done => break,
         }
     }
     let stats = queues.stats();
@@ -653,7 +653,7 @@ fn only_a_host_that_does_not_answer_is_backed_off_more_and_more() {
         while seen.len() < 5 {
             let l = lease(queues.pop(now).unwrap());
             complete(&mut queues, l, outcome, now);
-            let Pop::WaitUntil(next) = queues.pop(now).unwrap() else {
+            let Next::WaitUntil(next) = queues.pop(now).unwrap() else {
                 panic!("backing off")
             };
             seen.push((next - now).as_secs());
@@ -683,14 +683,14 @@ fn a_failing_host_is_given_up_only_after_give_up_after() {
     let mut failures = 0;
     let given_up_at = loop {
         match queues.pop(now).unwrap() {
-            Pop::Lease(l) => {
+            Next::Lease(l) => {
                 failures += 1;
                 if complete(&mut queues, l, RETRY, now).host_given_up.is_some() {
                     break now;
                 }
                 assert!(now - t0 < secs(60) || failures < 3);
             }
-            Pop::WaitUntil(at) => now = at,
+            Next::WaitUntil(at) => now = at,
             other => panic!("{other:?}"),
         }
     };
@@ -739,7 +739,7 @@ fn retries_stop_at_max_attempts() {
 
     let mut fates = Vec::new();
     let mut attempts = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         attempts.push((l.url().as_url().path().to_owned(), l.attempts()));
         fates.push(complete(&mut queues, l, RETRY, t0).fate);
     }
@@ -769,7 +769,7 @@ fn retries_stop_at_max_attempts() {
     );
     let stats = queues.stats();
     assert_eq!((stats.retries, stats.exhausted, stats.leases), (4, 2, 6));
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Done);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Done);
 }
 
 #[test]
@@ -798,7 +798,7 @@ fn a_lease_from_other_queues_is_refused_and_changes_nothing() {
 
     let err = b.complete(from_a, Outcome::Success, t0).unwrap_err();
     assert_eq!(b.stats(), before);
-    assert_eq!(b.pop(t0).unwrap(), Pop::Pending); // b.example's connection is still b's lease's
+    assert_eq!(b.pop(t0).unwrap(), Next::Pending); // b.example's connection is still b's lease's
     assert!(err.to_string().contains("issued by other queues"));
 
     complete(&mut a, err.into_lease(), Outcome::Success, t0);
@@ -1028,7 +1028,7 @@ impl Model {
     fn pop(&mut self) -> Popped {
         let pop = self.queues.pop(self.now).unwrap();
         match pop {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 let u = lease.url().as_str().to_owned();
                 let host = lease.url().host_key().to_owned();
                 // A given-up host's URLs come out flagged, to be recorded, and only they.
@@ -1071,15 +1071,15 @@ impl Model {
                 self.in_flight.push(lease);
                 Popped::Leased
             }
-            Pop::WaitUntil(at) => {
+            Next::WaitUntil(at) => {
                 assert!(at > self.now);
                 Popped::WaitUntil(at)
             }
-            Pop::Pending => {
+            Next::Pending => {
                 assert!(!self.in_flight.is_empty(), "pending with nothing in flight");
                 Popped::Pending
             }
-            Pop::Done => {
+            Next::Done => {
                 assert!(self.in_flight.is_empty());
                 assert!(self.queued_by_host.values().all(HashSet::is_empty));
                 Popped::Done
@@ -1294,7 +1294,7 @@ fn instants_near_the_end_of_time_saturate_instead_of_panicking() {
     complete(&mut queues, first, throttled, far);
     assert!(matches!(
         queues.pop(far).unwrap(),
-        Pop::WaitUntil(_) | Pop::Lease(_)
+        Next::WaitUntil(_) | Next::Lease(_)
     ));
 }
 
@@ -1310,7 +1310,7 @@ fn an_abandoned_lease_is_queued_again_first() {
         t0,
     );
     let first = lease(queues.pop(t0).unwrap());
-    assert_eq!(queues.pop(t0).unwrap(), Pop::Pending);
+    assert_eq!(queues.pop(t0).unwrap(), Next::Pending);
     queues.abandon(first, t0).unwrap();
     let again = lease(queues.pop(t0).unwrap());
     assert_eq!(again.url().as_str(), "https://a.example/1");
@@ -1362,7 +1362,7 @@ fn a_skipped_lease_gives_back_the_delay_its_start_took() {
     let first = lease(queues.pop(t0).unwrap());
     queues.complete(first, Outcome::Success, t0).unwrap();
     // The next start waits for the delay after the first...
-    assert_eq!(queues.pop(t0).unwrap(), Pop::WaitUntil(t0 + secs(1)));
+    assert_eq!(queues.pop(t0).unwrap(), Next::WaitUntil(t0 + secs(1)));
     let denied = lease(queues.pop(t0 + secs(1)).unwrap());
     // ... but a lease that made no request (robots.txt said no) gives its slot back: the next
     // URL may start at once, a delay after the last real request.
@@ -1407,6 +1407,6 @@ fn a_skipped_lease_gives_nothing_back_once_another_lease_moved_the_hosts_clock()
         .unwrap();
     assert_eq!(
         queues.pop(t0 + secs(2)).unwrap(),
-        Pop::WaitUntil(t0 + secs(62))
+        Next::WaitUntil(t0 + secs(62))
     );
 }

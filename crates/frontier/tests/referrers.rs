@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use frontier::{
-    Frontier, FrontierBuilder, HostQueues, Outcome, Politeness, Pop, ScopeMode, ScopeRules,
+    Frontier, FrontierBuilder, HostQueues, Next, Outcome, Politeness, ScopeMode, ScopeRules,
     SeenSet, SpillSettings, Url,
 };
 
@@ -62,13 +62,13 @@ fn drain(frontier: &Frontier, mut now: Instant) -> BTreeMap<String, Option<Strin
     let mut found = BTreeMap::new();
     loop {
         match frontier.pop(now).unwrap() {
-            Pop::Lease(lease) => {
+            Next::Lease(lease) => {
                 let from = lease.referrer().map(str::to_owned);
                 found.insert(lease.url().as_str().to_owned(), from);
                 frontier.complete(lease, Outcome::Success, now).unwrap();
             }
-            Pop::WaitUntil(at) => now = at,
-            Pop::Pending | Pop::Done => return found,
+            Next::WaitUntil(at) => now = at,
+            Next::Pending | Next::Done => return found,
         }
     }
 }
@@ -100,10 +100,10 @@ fn referrers_survive_a_checkpoint_queued_spilled_and_in_flight() {
         let now = Instant::now();
         let expected = push_links(&frontier, now);
         // Two leases in flight: queued again on open, referrers and all.
-        let Pop::Lease(_seed) = frontier.pop(now).unwrap() else {
+        let Next::Lease(_seed) = frontier.pop(now).unwrap() else {
             panic!("a lease")
         };
-        let Pop::Lease(_link) = frontier.pop(now).unwrap() else {
+        let Next::Lease(_link) = frontier.pop(now).unwrap() else {
             panic!("a lease")
         };
         frontier.checkpoint(dir.path(), now).unwrap();
@@ -138,7 +138,7 @@ fn a_retried_or_abandoned_url_keeps_its_referrer() {
     queues
         .push_from(url("https://example.com/broken"), Some(page), 1, now)
         .unwrap();
-    let Pop::Lease(first) = queues.pop(now).unwrap() else {
+    let Next::Lease(first) = queues.pop(now).unwrap() else {
         panic!("a lease")
     };
     let retry = Outcome::Failure {
@@ -147,12 +147,12 @@ fn a_retried_or_abandoned_url_keeps_its_referrer() {
     };
     queues.complete(first, retry, now).unwrap();
     let later = now + secs(60);
-    let Pop::Lease(second) = queues.pop(later).unwrap() else {
+    let Next::Lease(second) = queues.pop(later).unwrap() else {
         panic!("a lease")
     };
     assert_eq!((second.attempts(), second.referrer()), (2, Some(page)));
     queues.abandon(second, later).unwrap();
-    let Pop::Lease(third) = queues.pop(later).unwrap() else {
+    let Next::Lease(third) = queues.pop(later).unwrap() else {
         panic!("a lease")
     };
     assert_eq!((third.attempts(), third.referrer()), (2, Some(page)));

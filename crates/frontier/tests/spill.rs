@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Completion, DiskError, DiskErrorKind, Fate, HostQueues, Lease, Outcome, Politeness, Pop,
+    Completion, DiskError, DiskErrorKind, Fate, HostQueues, Lease, Next, Outcome, Politeness,
     Pushed, QueueStats, SpillSettings,
 };
 use proptest::prelude::*;
@@ -21,9 +21,9 @@ use common::{ms, url};
 
 /// The lease `pop` must return.
 #[track_caller]
-fn lease(pop: Result<Pop, DiskError>) -> Lease {
+fn lease(pop: Result<Next, DiskError>) -> Lease {
     match pop {
-        Ok(Pop::Lease(lease)) => lease,
+        Ok(Next::Lease(lease)) => lease,
         other => panic!("expected a lease, got {other:?}"),
     }
 }
@@ -114,12 +114,12 @@ fn drain(queues: &mut HostQueues, now: Instant) -> Drained {
     let mut drained = Drained::default();
     for _ in 0..100_000 {
         match queues.pop(now) {
-            Ok(Pop::Lease(lease)) => {
+            Ok(Next::Lease(lease)) => {
                 let text = lease.url().as_str().to_owned();
                 drained.order.entry(host_of(&text)).or_default().push(text);
                 queues.complete(lease, Outcome::Success, now).unwrap();
             }
-            Ok(Pop::Done) => {
+            Ok(Next::Done) => {
                 check(&queues.stats());
                 return drained;
             }
@@ -276,17 +276,17 @@ enum Seen {
     Done,
 }
 
-fn seen(pop: &Pop) -> Seen {
+fn seen(pop: &Next) -> Seen {
     match pop {
-        Pop::Lease(l) => Seen::Lease {
+        Next::Lease(l) => Seen::Lease {
             url: l.url().as_str().to_owned(),
             depth: l.depth(),
             attempts: l.attempts(),
             id: l.id(),
         },
-        Pop::WaitUntil(at) => Seen::WaitUntil(*at),
-        Pop::Pending => Seen::Pending,
-        Pop::Done => Seen::Done,
+        Next::WaitUntil(at) => Seen::WaitUntil(*at),
+        Next::Pending => Seen::Pending,
+        Next::Done => Seen::Done,
     }
 }
 
@@ -324,7 +324,7 @@ impl Twins {
         let b = self.spill.pop(self.now).unwrap();
         let seen_a = seen(&a);
         assert_eq!(seen_a, seen(&b));
-        if let (Pop::Lease(a), Pop::Lease(b)) = (a, b) {
+        if let (Next::Lease(a), Next::Lease(b)) = (a, b) {
             self.in_flight.push((a, b));
         }
         seen_a
@@ -510,7 +510,7 @@ fn abandoned_urls_go_first_and_retries_last_with_the_tail_on_disk() {
     check(&queues.stats());
 
     let mut order = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         order.push((l.url().as_str().to_owned(), l.attempts()));
         queues.complete(l, Outcome::Success, t0).unwrap();
         check(&queues.stats());
@@ -741,7 +741,7 @@ fn a_host_given_up_hands_out_its_urls_on_disk_for_their_records() {
     let mut given_up = false;
     let mut succeeded = Vec::new();
     let mut flagged = Vec::new();
-    while let Pop::Lease(l) = queues.pop(t0).unwrap() {
+    while let Next::Lease(l) = queues.pop(t0).unwrap() {
         if l.host_given_up() {
             flagged.push(l.url().as_str().to_owned());
             queues.complete(l, Outcome::Skipped, t0).unwrap();

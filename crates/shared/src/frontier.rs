@@ -57,7 +57,7 @@ use search::*;
 /// ```
 #[derive(Debug)]
 #[must_use = "a lease holds one of its host's connections until it is completed"]
-pub struct Lease {
+pub struct SharedLease {
     url: Canonical,
     referrer: Option<String>,
     depth: u32,
@@ -66,16 +66,16 @@ pub struct Lease {
     bucket: u32,
     token: u64,
     /// Counts the lease as with a worker until it is completed or given back.
-    working: Option<Working>,
+    working: Option<WithWorker>,
 }
 
-impl Lease {
+impl SharedLease {
     /// The URL to fetch.
     ///
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::Lease) { println!("{}", lease.url()); }
+    /// # fn f(lease: frontier_redis::SharedLease) { println!("{}", lease.url()); }
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
@@ -87,7 +87,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::Lease) { println!("{:?}", lease.referrer()); }
+    /// # fn f(lease: frontier_redis::SharedLease) { println!("{:?}", lease.referrer()); }
     /// ```
     pub fn referrer(&self) -> Option<&str> {
         self.referrer.as_deref()
@@ -98,7 +98,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::Lease) { assert!(lease.depth() < 2000); }
+    /// # fn f(lease: frontier_redis::SharedLease) { assert!(lease.depth() < 2000); }
     /// ```
     pub fn depth(&self) -> u32 {
         self.depth
@@ -109,7 +109,7 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::Lease) { assert!(lease.attempts() >= 1); }
+    /// # fn f(lease: frontier_redis::SharedLease) { assert!(lease.attempts() >= 1); }
     /// ```
     pub fn attempts(&self) -> u32 {
         self.attempts
@@ -120,14 +120,16 @@ impl Lease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::Lease) { if lease.host_given_up() { println!("not fetched"); } }
+    /// # fn f(lease: frontier_redis::SharedLease) { if lease.host_given_up() { println!("not fetched"); } }
     /// ```
     pub fn host_given_up(&self) -> bool {
         self.given_up
     }
 }
 
-/// What a process is to do next.
+/// What a process is to do next: the frontier crate's answer, with a [`SharedLease`]. It is
+/// never [`Pending`](frontier::Next::Pending): a process that finds nothing to lease is told
+/// when to ask again, as leases of other processes complete out of its sight.
 ///
 /// # Example
 ///
@@ -136,19 +138,12 @@ impl Lease {
 /// match frontier.next().await? {
 ///     frontier_redis::Next::Lease(lease) => frontier.abandon(lease).await?,
 ///     frontier_redis::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+///     frontier_redis::Next::Pending => unreachable!("a shared frontier says when to ask"),
 ///     frontier_redis::Next::Done => println!("nothing queued or leased anywhere"),
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
-pub enum Next {
-    /// Fetch this.
-    Lease(Lease),
-    /// Nothing can be leased before this instant, as far as this process knows.
-    WaitUntil(Instant),
-    /// Nothing is queued or leased in any bucket, by any process: the crawl is over.
-    Done,
-}
+pub type Next = frontier::Next<SharedLease>;
 
 /// The counts of the whole crawl, summed over its buckets.
 ///
@@ -241,7 +236,7 @@ struct Inner {
     /// ...and how many of them hold one: a search for work takes leases for the others.
     working: Arc<AtomicUsize>,
     /// Leases handed out by Redis not yet taken by a worker.
-    buffer: Mutex<VecDeque<Lease>>,
+    buffer: Mutex<VecDeque<SharedLease>>,
     /// One search for work at a time: the others wait for its leases.
     search: tokio::sync::Mutex<()>,
     /// Where the next search starts, so that every bucket is polled in turn.
@@ -253,7 +248,7 @@ struct Inner {
     /// The store's count of server changes as last seen (see [`Inner::check_server`]).
     server_changes: AtomicU64,
     /// Leases held by this process, by bucket and token: renewed until completed.
-    held: Mutex<HashMap<(u32, u64), ()>>,
+    held: Mutex<HashSet<(u32, u64)>>,
     /// The links of each page leased to this process, sent when it is completed: those to
     /// other buckets first, those of its own bucket with the completion (one round trip).
     pending: Mutex<HashMap<String, Vec<Link>>>,
@@ -395,7 +390,7 @@ impl SharedFrontier {
             searching_ahead: AtomicBool::new(false),
             polled: AtomicUsize::new(0),
             server_changes: AtomicU64::new(server_changes),
-            held: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashSet::new()),
             pending: Mutex::new(HashMap::new()),
             pushed: RwLock::new(pushed),
             layout: layout.clone(),
@@ -528,7 +523,7 @@ impl SharedFrontier {
             links.push(inner.link(url, depth, Some(Arc::clone(&from))));
         }
         if let Err(err) = inner.set_policies(&links).await {
-            inner.forget(&links);
+            inner.not_sending(&links);
             return Err(err);
         }
         {
@@ -646,10 +641,10 @@ impl SharedFrontier {
     ///
     /// # Example
     ///
-    /// See [`Lease`].
+    /// See [`SharedLease`].
     pub async fn complete(
         &self,
-        mut lease: Lease,
+        mut lease: SharedLease,
         outcome: Outcome,
     ) -> Result<Option<Completion>, Error> {
         let inner = &self.inner;
@@ -667,8 +662,8 @@ impl SharedFrontier {
             links.into_iter().partition(|l| l.bucket == lease.bucket);
         let admitted = inner.admit(others).await;
         if let Err(err) = admitted {
-            inner.forget(&links);
-            inner.let_go(&lease);
+            inner.not_sending(&links);
+            inner.stop_renewing(&lease);
             return Err(err);
         }
         let sent = links.len();
@@ -681,8 +676,14 @@ impl SharedFrontier {
             links,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
-        inner.let_go(&lease);
-        let [fate, next_attempt, given_up, admitted, refused] = answer?;
+        inner.stop_renewing(&lease);
+        let batch::StepAnswer {
+            fate,
+            next_attempt,
+            given_up,
+            admitted,
+            refused,
+        } = answer?;
         inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
         let fate = match FateCode::fate(fate, next_attempt) {
@@ -710,7 +711,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// See [`Next`].
-    pub async fn abandon(&self, mut lease: Lease) -> Result<(), Error> {
+    pub async fn abandon(&self, mut lease: SharedLease) -> Result<(), Error> {
         let inner = &self.inner;
         drop(lease.working.take());
         let pending = inner
@@ -719,7 +720,7 @@ impl SharedFrontier {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(lease.url.as_str());
         if let Some(links) = pending {
-            inner.forget(&links);
+            inner.not_sending(&links);
         }
         let tag = inner.store.tag(lease.bucket);
         let mut invocation = inner.scripts.abandon.prepare_invoke();
@@ -733,7 +734,7 @@ impl SharedFrontier {
             .arg(lease.url.as_str());
         let answer = inner.store.invoke::<i64>(&invocation).await;
         // Not given back: it expires, and comes back all the same.
-        inner.let_go(&lease);
+        inner.stop_renewing(&lease);
         answer.map(drop)
     }
 
@@ -750,7 +751,7 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub async fn give_back_buffered(&self) -> Result<usize, Error> {
-        let leases: Vec<Lease> = self
+        let leases: Vec<SharedLease> = self
             .inner
             .buffer
             .lock()
@@ -865,7 +866,7 @@ impl Inner {
     /// Stops renewing a lease: completed, given back, or its completion failed, when it
     /// expires and its URL comes back to the crawl (it may have been done after all: then
     /// the lease is gone already).
-    fn let_go(&self, lease: &Lease) {
+    fn stop_renewing(&self, lease: &SharedLease) {
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

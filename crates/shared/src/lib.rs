@@ -3,7 +3,7 @@
 //!
 //! Every process of a crawl connects to the same [`Store`], creates the crawl or joins it
 //! ([`Store::create`], [`Store::load`]) and works through a [`SharedFrontier`]: it pushes the
-//! links it finds, takes [`Lease`]s of URLs to fetch, and completes them with the fetch's
+//! links it finds, takes [`SharedLease`]s of URLs to fetch, and completes them with the fetch's
 //! outcome. Inside Redis, in the order a URL meets them:
 //!
 //! * Buckets: hosts are hashed into [`Layout::buckets`] buckets; every key of a bucket
@@ -51,6 +51,7 @@
 //!             frontier.complete(lease, Outcome::Success).await?;
 //!         }
 //!         frontier_redis::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+//!         frontier_redis::Next::Pending => unreachable!("it says when to ask again"),
 //!         frontier_redis::Next::Done => break,
 //!     }
 //! }
@@ -64,7 +65,7 @@ mod seen;
 mod store;
 
 pub use error::{Error, ErrorKind};
-pub use frontier::{Lease, Next, SharedFrontier, SitemapMark, Totals};
+pub use frontier::{Next, SharedFrontier, SharedLease, SitemapMark, Totals};
 pub use store::{Layout, Store, Stored};
 
 /// Compiles the README's example as a doc test.

@@ -268,6 +268,7 @@ async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
         match alive.next().await.unwrap() {
             Next::Lease(lease) => break lease,
             Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Pending => panic!("a shared frontier says when to ask again"),
             Next::Done => panic!("a leased URL is not done"),
         }
     };
@@ -309,6 +310,7 @@ async fn a_cluster_serves_the_same_scripts() {
                 done += 1;
             }
             Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Pending => panic!("a shared frontier says when to ask again"),
             Next::Done => break,
         }
     }
@@ -392,6 +394,7 @@ async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_anothe
         match gone.next().await.unwrap() {
             Next::Lease(lease) => drop(gone.complete(lease, Outcome::Success).await.unwrap()),
             Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Pending => panic!("a shared frontier says when to ask again"),
             // Over: the process has left.
             Next::Done => break,
         }

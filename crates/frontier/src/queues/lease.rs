@@ -19,12 +19,12 @@ use crate::Canonical;
 ///
 /// ```
 /// use std::time::Instant;
-/// use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+/// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let now = Instant::now();
 /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
-/// let Pop::Lease(lease) = queues.pop(now)? else { panic!("example.com is ready") };
+/// let Next::Lease(lease) = queues.pop(now)? else { panic!("example.com is ready") };
 /// assert_eq!(lease.url().as_str(), "https://example.com/");
 /// assert_eq!((lease.depth(), lease.attempts(), lease.id()), (0, 1, 0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -54,11 +54,11 @@ impl Lease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     /// # let mut queues = HostQueues::new(Politeness::default());
     /// # let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com:8443/a")?, 0, now)?;
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.url().host_key(), "example.com:8443");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -76,12 +76,12 @@ impl Lease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     /// # let mut queues = HostQueues::new(Politeness::default());
     /// # let now = Instant::now();
     /// let canon = Canonicalizer::new();
     /// queues.push(canon.canonicalize("https://example.com/")?, 0, now)?;
-    /// let Pop::Lease(seed) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(seed) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(seed.referrer(), None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -95,11 +95,11 @@ impl Lease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     /// # let mut queues = HostQueues::new(Politeness::default());
     /// # let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a")?, 4, now)?;
-    /// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
     /// assert_eq!(lease.depth(), 4);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -113,15 +113,15 @@ impl Lease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
     /// let mut queues = HostQueues::new(Politeness::builder().delay(Default::default()).build()?);
     /// let now = Instant::now();
     /// queues.push(Canonicalizer::new().canonicalize("https://example.com/a").unwrap(), 0, now)?;
-    /// let Pop::Lease(first) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(first) = queues.pop(now)? else { unreachable!() };
     /// let retry = Outcome::Failure { retry: true, retry_after: None };
     /// queues.complete(first, retry, now).unwrap();
     /// let later = now + std::time::Duration::from_secs(1); // after the back-off
-    /// let Pop::Lease(second) = queues.pop(later)? else { unreachable!() };
+    /// let Next::Lease(second) = queues.pop(later)? else { unreachable!() };
     /// assert_eq!(second.attempts(), 2);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -136,13 +136,13 @@ impl Lease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Next};
     /// # let canon = Canonicalizer::new();
     /// let mut queues = HostQueues::new(Politeness::default());
     /// let now = Instant::now();
     /// queues.push(canon.canonicalize("https://a.example/")?, 0, now)?;
     /// queues.push(canon.canonicalize("https://b.example/")?, 0, now)?;
-    /// let (Pop::Lease(a), Pop::Lease(b)) = (queues.pop(now)?, queues.pop(now)?) else { unreachable!() };
+    /// let (Next::Lease(a), Next::Lease(b)) = (queues.pop(now)?, queues.pop(now)?) else { unreachable!() };
     /// assert_eq!((a.id(), b.id()), (0, 1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -160,7 +160,7 @@ impl Lease {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+    /// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Next};
     ///
     /// // Given up at the first error: no errors in a row or time failing required.
     /// let polite = Politeness::builder().max_consecutive_errors(1).give_up_after(Duration::ZERO).build()?;
@@ -169,12 +169,12 @@ impl Lease {
     /// let now = Instant::now();
     /// queues.push(canon.canonicalize("https://down.example/a")?, 0, now)?;
     /// queues.push(canon.canonicalize("https://down.example/b")?, 0, now)?;
-    /// let Pop::Lease(a) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(a) = queues.pop(now)? else { unreachable!() };
     /// let refused = Outcome::Failure { retry: true, retry_after: None };
     /// assert_eq!(queues.complete(a, refused, now)?.host_given_up, Some(1));
     ///
     /// // `/b` is handed out at once, flagged: record it, do not fetch it.
-    /// let Pop::Lease(b) = queues.pop(now)? else { unreachable!() };
+    /// let Next::Lease(b) = queues.pop(now)? else { unreachable!() };
     /// assert!(b.host_given_up());
     /// assert_eq!(queues.complete(b, Outcome::Skipped, now)?.fate, Fate::DroppedWithHost);
     /// assert_eq!(queues.stats().given_up_urls, 2);
@@ -251,12 +251,12 @@ pub enum Outcome {
 ///
 /// ```
 /// # use std::time::Instant;
-/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Next};
 ///
 /// let mut queues = HostQueues::new(Politeness::default());
 /// let now = Instant::now();
 /// queues.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
-/// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+/// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
 /// let done = queues.complete(lease, Outcome::Success, now).unwrap();
 /// assert_eq!(done.fate, Fate::Succeeded);
 /// assert_eq!(done.host_given_up, None);
@@ -300,12 +300,12 @@ impl Completion {
 ///
 /// ```
 /// # use std::time::Instant;
-/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Pop};
+/// use frontier::{Canonicalizer, Fate, HostQueues, Outcome, Politeness, Next};
 ///
 /// let mut queues = HostQueues::new(Politeness::builder().max_attempts(1).build()?);
 /// let now = Instant::now();
 /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now)?;
-/// let Pop::Lease(lease) = queues.pop(now)? else { unreachable!() };
+/// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
 /// let done = queues.complete(lease, Outcome::Failure { retry: true, retry_after: None }, now);
 /// assert_eq!(done.unwrap().fate, Fate::Exhausted); // one attempt allowed
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -338,12 +338,12 @@ pub enum Fate {
 ///
 /// ```
 /// # use std::time::Instant;
-/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+/// use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
 ///
 /// let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
 /// let now = Instant::now();
 /// a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
-/// let Pop::Lease(lease) = a.pop(now)? else { unreachable!() };
+/// let Next::Lease(lease) = a.pop(now)? else { unreachable!() };
 /// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
 /// assert!(a.complete(err.into_lease(), Outcome::Success, now).is_ok());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -361,11 +361,11 @@ impl ForeignLease {
     ///
     /// ```
     /// # use std::time::Instant;
-    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Pop};
+    /// # use frontier::{Canonicalizer, HostQueues, Outcome, Politeness, Next};
     /// # let (mut a, mut b) = (HostQueues::new(Politeness::default()), HostQueues::new(Politeness::default()));
     /// # let now = Instant::now();
     /// # a.push(Canonicalizer::new().canonicalize("https://example.com/")?, 0, now)?;
-    /// # let Pop::Lease(lease) = a.pop(now)? else { unreachable!() };
+    /// # let Next::Lease(lease) = a.pop(now)? else { unreachable!() };
     /// let err = b.complete(lease, Outcome::Success, now).unwrap_err();
     /// assert_eq!(err.into_lease().url().as_str(), "https://example.com/");
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -26,9 +26,38 @@ pub(super) struct Completing {
     pub(super) outcome: Outcome,
 }
 
-/// Where a step's answer goes: its fate, next attempt, URLs waiting on a host given up now,
-/// new links, and links the host's page budget refused (see the batch script).
-pub(super) type Answer = oneshot::Sender<Result<[i64; 5], Error>>;
+/// What the batch script answers for one step (see `scripts/batch.lua`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct StepAnswer {
+    /// The completion's fate (a `FateCode`), or 0 for a step that only pushes links.
+    pub(super) fate: i64,
+    /// The attempt a retry will be.
+    pub(super) next_attempt: i64,
+    /// URLs waiting on a host given up by this step.
+    pub(super) given_up: i64,
+    /// Links new to the crawl, queued.
+    pub(super) admitted: i64,
+    /// Links the host's page budget refused.
+    pub(super) refused: i64,
+}
+
+impl StepAnswer {
+    /// The numbers the script answers per step.
+    pub(super) const LEN: usize = 5;
+
+    fn of(n: &[i64]) -> StepAnswer {
+        StepAnswer {
+            fate: n[0],
+            next_attempt: n[1],
+            given_up: n[2],
+            admitted: n[3],
+            refused: n[4],
+        }
+    }
+}
+
+/// Where a step's answer goes.
+pub(super) type Answer = oneshot::Sender<Result<StepAnswer, Error>>;
 
 /// The steps waiting for a bucket's next batch, and whether a batch is in flight.
 #[derive(Default)]
@@ -49,7 +78,7 @@ pub(super) struct Link {
 }
 
 /// Counts one more of `reason`.
-pub(super) fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
+pub(super) fn count_one(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
     *counts
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -59,11 +88,11 @@ pub(super) fn bump(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static 
 
 impl Inner {
     pub(super) fn count_drop(&self, reason: &'static str) {
-        bump(&self.counts.dropped, reason);
+        count_one(&self.counts.dropped, reason);
     }
 
     pub(super) fn count_invalid(&self, reason: &'static str) {
-        bump(&self.counts.invalid, reason);
+        count_one(&self.counts.invalid, reason);
     }
 
     /// Counts what a step's links became: new and queued, refused by the host's page
@@ -127,18 +156,18 @@ impl Inner {
     }
 
     /// Notes links as admitted in Redis: this process sends them no more.
-    pub(super) fn remember(&self, links: &[Link]) {
+    pub(super) fn note_admitted(&self, links: &[Link]) {
         let pushed = self.pushed.read().unwrap_or_else(PoisonError::into_inner);
         for link in links {
             // A filter that cannot grow (memory) only costs round trips: Redis still knows.
             let _ = pushed.insert(&link.url);
         }
-        self.forget(links);
+        self.not_sending(links);
     }
 
     /// Takes links off the list of those being sent: answered, or not sent after all (their
     /// page is fetched again, and sends them again).
-    pub(super) fn forget(&self, links: &[Link]) {
+    pub(super) fn not_sending(&self, links: &[Link]) {
         let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
         for link in links {
             sending.remove(link.url.as_str());
@@ -184,7 +213,11 @@ impl Inner {
             let inner = Arc::clone(self);
             async move {
                 let step = Step { lease: None, links };
-                let [_, _, _, new, refused] = Arc::clone(&inner).submit(bucket, step).await?;
+                let StepAnswer {
+                    admitted: new,
+                    refused,
+                    ..
+                } = Arc::clone(&inner).submit(bucket, step).await?;
                 inner.count_admitted(sent, new, refused);
                 Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
             }
@@ -204,7 +237,7 @@ impl Inner {
         self: Arc<Self>,
         bucket: u32,
         step: Step,
-    ) -> Result<[i64; 5], Error> {
+    ) -> Result<StepAnswer, Error> {
         let (answer, answered) = oneshot::channel();
         let start = {
             let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
@@ -254,16 +287,16 @@ impl Inner {
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
                         if remember {
-                            self.remember(&step.links);
+                            self.note_admitted(&step.links);
                         } else {
-                            self.forget(&step.links);
+                            self.not_sending(&step.links);
                         }
                         let _ = answer.send(Ok(got));
                     }
                 }
                 Err(err) => {
                     for (step, answer) in steps {
-                        self.forget(&step.links);
+                        self.not_sending(&step.links);
                         let _ = answer.send(Err(err.clone()));
                     }
                 }
@@ -316,7 +349,7 @@ impl Inner {
         &self,
         bucket: u32,
         steps: &[(Step, Answer)],
-    ) -> Result<(Vec<[i64; 5]>, i64), Error> {
+    ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch_call(
             &tag,
@@ -350,7 +383,7 @@ impl Inner {
             }
         }
         let answer: Vec<i64> = self.store.invoke(&invocation).await?;
-        if answer.len() != steps.len() * 5 + 6 {
+        if answer.len() != steps.len() * StepAnswer::LEN + BucketView::LEN + 1 {
             return Err(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}: {} numbers",
                 steps.len(),
@@ -358,11 +391,11 @@ impl Inner {
             ))
             .into());
         }
-        let (answers, view) = answer.split_at(steps.len() * 5);
-        self.see(bucket, [view[0], view[1], view[2], view[3], view[4]]);
+        let (answers, view) = answer.split_at(steps.len() * StepAnswer::LEN);
+        self.note_bucket(bucket, BucketView::of(view));
         let answers = answers
-            .chunks(5)
-            .map(|a| [a[0], a[1], a[2], a[3], a[4]])
+            .chunks(StepAnswer::LEN)
+            .map(StepAnswer::of)
             .collect();
         Ok((answers, view[5]))
     }

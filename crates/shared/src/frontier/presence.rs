@@ -57,7 +57,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
             .held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .keys()
+            .iter()
         {
             by_bucket.entry(bucket).or_default().push(token);
         }
@@ -83,13 +83,50 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
     }
 }
 
+/// What a script says of its bucket after it ran, at the end of its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct BucketView {
+    /// When the bucket's first host is ready (ms, the server's clock), or -1 for none.
+    pub(super) ready_at: i64,
+    /// The server's clock as the script ran (ms).
+    pub(super) server_now: i64,
+    /// URLs queued in the bucket.
+    pub(super) queued: i64,
+    /// URLs leased from it.
+    pub(super) leased: i64,
+    /// The bucket's count of changes: it only grows, unless Redis went back.
+    pub(super) ops: i64,
+}
+
+impl BucketView {
+    /// The numbers a script answers for its bucket.
+    pub(super) const LEN: usize = 5;
+
+    /// The view in the first [`BucketView::LEN`] numbers of `n`.
+    pub(super) fn of(n: &[i64]) -> BucketView {
+        BucketView {
+            ready_at: n[0],
+            server_now: n[1],
+            queued: n[2],
+            leased: n[3],
+            ops: n[4],
+        }
+    }
+}
+
 impl Inner {
-    /// Notes what a script said of a bucket: [ready-at, server now, queued, leased, ops].
-    /// A bucket whose count of changes went down is older than what this process saw of
-    /// it: Redis went back to an older state (see [`Inner::went_back`]).
-    pub(super) fn see(&self, bucket: u32, view: [i64; 5]) {
+    /// Notes what a script said of a bucket. A bucket whose count of changes went down is
+    /// older than what this process saw of it: Redis went back to an older state (see
+    /// [`Inner::went_back`]).
+    pub(super) fn note_bucket(&self, bucket: u32, view: BucketView) {
         self.check_server();
-        let [ready_at, server_now, queued, leased, ops] = view;
+        let BucketView {
+            ready_at,
+            server_now,
+            queued,
+            leased,
+            ops,
+        } = view;
         // Answers of scripts in flight together may come in another order than they ran:
         // only one that ran later by the server's clock, with fewer changes, shows that
         // Redis went back; a clock a second behind is another server.
@@ -286,7 +323,7 @@ impl Inner {
             .arg(millis(PRESENT_FOR))
             .arg(millis(PRESENT_FOR * 60));
         let present: Vec<String> = self.store.invoke(&invocation).await?;
-        let owned = owned(&self.id, &present, self.buckets, &self.sip_key);
+        let owned = owned_buckets(&self.id, &present, self.buckets, &self.sip_key);
         let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
         for (view, owned) in views.iter_mut().zip(owned) {
             view.owned = owned;

@@ -67,16 +67,16 @@ impl View {
 /// Counts a lease as with a worker until dropped: when the worker completes it or gives it
 /// back, or drops it.
 #[derive(Debug)]
-pub(super) struct Working(pub(super) Arc<AtomicUsize>);
+pub(super) struct WithWorker(pub(super) Arc<AtomicUsize>);
 
-impl Working {
-    pub(super) fn new(count: &Arc<AtomicUsize>) -> Working {
+impl WithWorker {
+    pub(super) fn new(count: &Arc<AtomicUsize>) -> WithWorker {
         count.fetch_add(1, Ordering::Relaxed);
-        Working(Arc::clone(count))
+        WithWorker(Arc::clone(count))
     }
 }
 
-impl Drop for Working {
+impl Drop for WithWorker {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -84,7 +84,12 @@ impl Drop for Working {
 
 /// Which of `buckets` process `me` owns among `present` (itself counted present): those
 /// for which its id hashes highest (rendezvous hashing).
-pub(super) fn owned(me: &str, present: &[String], buckets: u32, key: &[u8; 16]) -> Vec<bool> {
+pub(super) fn owned_buckets(
+    me: &str,
+    present: &[String],
+    buckets: u32,
+    key: &[u8; 16],
+) -> Vec<bool> {
     let rank = |id: &str, bucket: u32| {
         let mut sip = SipHasher13::new_with_key(key);
         sip.write(id.as_bytes());
@@ -102,13 +107,13 @@ pub(super) fn owned(me: &str, present: &[String], buckets: u32, key: &[u8; 16]) 
 }
 
 impl Inner {
-    pub(super) fn take_buffered(&self) -> Option<Lease> {
+    pub(super) fn take_buffered(&self) -> Option<SharedLease> {
         let mut lease = self
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()?;
-        lease.working = Some(Working::new(&self.working));
+        lease.working = Some(WithWorker::new(&self.working));
         Some(lease)
     }
 
@@ -247,14 +252,11 @@ impl Inner {
         if answer.len() < 6 || !(answer.len() - 6).is_multiple_of(4) {
             return Err(bad());
         }
-        let view = [
-            int(&answer[0])?,
-            int(&answer[1])?,
-            int(&answer[2])?,
-            int(&answer[3])?,
-            int(&answer[4])?,
-        ];
-        self.see(bucket, view);
+        let view = answer[..BucketView::LEN]
+            .iter()
+            .map(int)
+            .collect::<Result<Vec<i64>, Error>>()?;
+        self.note_bucket(bucket, BucketView::of(&view));
         let mut leases = Vec::new();
         for group in answer[6..].chunks(4) {
             let token = u64::try_from(int(&group[0])?).map_err(|_| bad())?;
@@ -274,7 +276,7 @@ impl Inner {
                 Ok(url) => url,
                 Err(_) => return Err(bad()),
             };
-            leases.push(Lease {
+            leases.push(SharedLease {
                 url,
                 referrer,
                 depth,
@@ -302,7 +304,7 @@ impl Inner {
             let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
             let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             for lease in &leases {
-                held.insert((lease.bucket, lease.token), ());
+                held.insert((lease.bucket, lease.token));
                 pending.insert(lease.url.as_str().to_owned(), Vec::new());
             }
         }
@@ -321,7 +323,10 @@ mod tests {
     fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {
         let key = [3; 16];
         let ids: Vec<String> = (0..4).map(|i| format!("process-{i}")).collect();
-        let of_all: Vec<Vec<bool>> = ids.iter().map(|me| owned(me, &ids, 64, &key)).collect();
+        let of_all: Vec<Vec<bool>> = ids
+            .iter()
+            .map(|me| owned_buckets(me, &ids, 64, &key))
+            .collect();
         for bucket in 0..64 {
             assert_eq!(
                 of_all.iter().filter(|o| o[bucket]).count(),
@@ -331,11 +336,11 @@ mod tests {
         }
         assert!(of_all.iter().all(|o| o.iter().filter(|&&b| b).count() >= 4));
         // Alone (or not yet in the list it read): everything.
-        assert!(owned("process-9", &[], 64, &key).iter().all(|&b| b));
+        assert!(owned_buckets("process-9", &[], 64, &key).iter().all(|&b| b));
         // Process 3 leaves: the others keep what they had and share its buckets.
         let rest = &ids[..3];
         for (me, before) in rest.iter().zip(&of_all) {
-            let after = owned(me, rest, 64, &key);
+            let after = owned_buckets(me, rest, 64, &key);
             for bucket in 0..64 {
                 assert!(!before[bucket] || after[bucket]);
                 assert_eq!(
