@@ -270,6 +270,9 @@ struct Inner {
     requests_sent: AtomicU64,
     /// How many times this process forgot the links it sent (see [`Inner::forget_sent`]).
     forgets: AtomicU64,
+    /// When this process last said in the log that Redis went back (see
+    /// [`Inner::say_went_back`]).
+    said_went_back: Mutex<Option<Instant>>,
     /// The seeds' redirect targets this process has in its scope: another process's join
     /// it at the next heartbeat.
     redirect_targets: AtomicUsize,
@@ -398,6 +401,7 @@ impl SharedFrontier {
             epoch: AtomicI64::new(-1),
             requests_sent: AtomicU64::new(0),
             forgets: AtomicU64::new(0),
+            said_went_back: Mutex::new(None),
             redirect_targets: AtomicUsize::new(0),
             batches: Mutex::new(HashMap::new()),
             bodies: Mutex::new(HashMap::new()),
@@ -660,6 +664,14 @@ impl SharedFrontier {
         // the page leased, so it is fetched again, rather than done with links never queued.
         let (links, others): (Vec<Link>, Vec<Link>) =
             links.into_iter().partition(|l| l.bucket == lease.bucket);
+        // Which Redis the links to other buckets reach: if the completion reaches another
+        // (a restart from an older snapshot, a failover), they may be lost with the first's
+        // state while the page is done in the second's, and are sent again (below).
+        let reached = (
+            inner.store.server_changes(),
+            inner.forgets.load(Ordering::Relaxed),
+        );
+        let resend = others.clone();
         let admitted = inner.admit(others).await;
         if let Err(err) = admitted {
             inner.not_sending(&links);
@@ -677,6 +689,19 @@ impl SharedFrontier {
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         inner.stop_renewing(&lease);
+        let now = (
+            inner.store.server_changes(),
+            inner.forgets.load(Ordering::Relaxed),
+        );
+        if now != reached && !resend.is_empty() {
+            // The seen-test drops those the second Redis holds: sending again is harmless.
+            if let Err(err) = inner.admit(resend).await {
+                tracing::warn!(
+                    "sending again the links of {} after Redis changed: {err}",
+                    lease.url
+                );
+            }
+        }
         let batch::StepAnswer {
             fate,
             next_attempt,

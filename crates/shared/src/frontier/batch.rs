@@ -67,6 +67,7 @@ pub(super) struct Batch {
 }
 
 /// A link on its way to Redis: its seen-test probes, host and entry.
+#[derive(Clone)]
 pub(super) struct Link {
     pub(super) bucket: u32,
     pub(super) probes: Probes,

@@ -114,6 +114,10 @@ impl BucketView {
     }
 }
 
+/// How long after saying that Redis went back the signs of the same event are not said
+/// again: they come within milliseconds of each other, or at the next heartbeat.
+const WENT_BACK_QUIET: Duration = Duration::from_secs(10);
+
 impl Inner {
     /// Notes what a script said of a bucket. A bucket whose count of changes went down is
     /// older than what this process saw of it: Redis went back to an older state (see
@@ -164,11 +168,12 @@ impl Inner {
     pub(super) fn check_server(&self) {
         let now = self.store.server_changes();
         if self.server_changes.swap(now, Ordering::Relaxed) != now {
-            tracing::warn!(
+            self.say_went_back(|| {
                 "Redis is another server than before (restarted, or a replica promoted): its \
                  state may be older than what this process sent, so it forgets the links it \
                  sent; pages the crawl lost are fetched again"
-            );
+                    .to_owned()
+            });
             self.forget_and_tell();
         }
     }
@@ -179,12 +184,32 @@ impl Inner {
     /// generations may hold URLs the crawl has forgotten. Both go; the crawl's epoch is
     /// bumped so that the other processes learn it at their next heartbeat, and do the same.
     pub(super) fn went_back(&self, why: String) {
-        tracing::warn!(
-            "Redis went back to an older state ({why}: a restart from an older snapshot, or a \
-             failover): this process forgets the links it sent; pages the crawl lost are \
-             fetched again"
-        );
+        self.say_went_back(|| {
+            format!(
+                "Redis went back to an older state ({why}: a restart from an older snapshot, \
+                 or a failover): this process forgets the links it sent; pages the crawl lost \
+                 are fetched again"
+            )
+        });
         self.forget_and_tell();
+    }
+
+    /// Says once in the log that Redis went back: the first sign of it, of the many that
+    /// come together (a bucket's count of changes each, the server's identity, the other
+    /// processes' word), is a warning; those within [`WENT_BACK_QUIET`] after it are debug.
+    fn say_went_back(&self, message: impl FnOnce() -> String) {
+        let now = Instant::now();
+        let mut said = self
+            .said_went_back
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let quiet = said.is_some_and(|at| now.saturating_duration_since(at) < WENT_BACK_QUIET);
+        if quiet {
+            tracing::debug!("{}", message());
+        } else {
+            tracing::warn!("{}", message());
+            *said = Some(now);
+        }
     }
 
     /// Forgets what this process sent, and bumps the crawl's epoch so that the others do.
@@ -239,10 +264,11 @@ impl Inner {
         let known = self.epoch.swap(epoch, Ordering::Relaxed);
         if known >= 0 && known != epoch {
             self.forget_sent();
-            tracing::warn!(
+            self.say_went_back(|| {
                 "another process found that Redis went back to an older state: this process \
                  forgets the links it sent; pages the crawl lost are fetched again"
-            );
+                    .to_owned()
+            });
         }
     }
 
