@@ -79,6 +79,16 @@ pub struct SiteConfig {
     /// Per-host features: host `i` uses `host_configs[i]`, or [`HostConfig::default`] (no
     /// robots.txt, no latency, no special pages) when the list is shorter. Default: empty.
     pub host_configs: Vec<HostConfig>,
+    /// The site's generation: in each generation from 1 to this one, each regular page
+    /// changes with probability [`changed_fraction`](Self::changed_fraction) (its text, and
+    /// where its links to pseudo-random pages lead). Generation 0 is the site as first
+    /// served. The same seed, ports and generation serve the same bytes; see
+    /// [`Testweb::changes_since`](crate::Testweb::changes_since) for what changed between
+    /// two. Default: 0.
+    pub generation: u64,
+    /// The chance, in `0.0 ..= 1.0`, that a regular page changes in each generation.
+    /// Default: 0.
+    pub changed_fraction: f64,
 }
 
 impl Default for SiteConfig {
@@ -96,6 +106,8 @@ impl Default for SiteConfig {
             log_requests: true,
             port: 0,
             host_configs: Vec::new(),
+            generation: 0,
+            changed_fraction: 0.0,
         }
     }
 }

@@ -24,6 +24,15 @@
 //! `<base href>`, nofollow links and meta tags, canonical links.
 //! [`HostConfig::every_special`] has one of each.
 //!
+//! # Generations, for recrawls
+//!
+//! Regular pages carry validators (a strong `ETag`, a hash of their bytes, and a
+//! `Last-Modified`) and answer `304 Not Modified` to a request that holds them
+//! (`If-None-Match`, else `If-Modified-Since`). [`SiteConfig::generation`] and
+//! [`SiteConfig::changed_fraction`] change a fraction of the pages in each generation;
+//! [`Testweb::changes_since`] says which changed between two, and
+//! [`Testweb::page_bytes_served`] and [`Testweb::not_modified_served`] what a recrawl cost.
+//!
 //! # The binary
 //!
 //! `testweb --pages 100000 --children 10 --random-links 20 --page-bytes 8500` serves such a
@@ -79,7 +88,7 @@ pub use config::{
     Special, SpecialKind,
 };
 
-use site::Site;
+use site::{Route, Site};
 
 /// One request received, as logged.
 ///
@@ -135,6 +144,24 @@ pub struct ExpectOptions {
     /// Read no sitemap: neither robots.txt's `Sitemap:` lines nor the entries of
     /// [`SpecialKind::Sitemap`] pages. Default: false (sitemaps are read).
     pub ignore_sitemaps: bool,
+}
+
+/// What changed between two sites (see [`Testweb::changes_since`]), as canonical URLs.
+///
+/// # Example
+///
+/// ```
+/// let changes = testweb::Changes::default();
+/// assert!(changes.changed.is_empty() && changes.new.is_empty() && changes.gone.is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Regular pages in both whose HTML differs.
+    pub changed: BTreeSet<String>,
+    /// Pages a crawl of the later site fetches that one of the earlier did not.
+    pub new: BTreeSet<String>,
+    /// Pages a crawl of the earlier site fetched that one of the later does not.
+    pub gone: BTreeSet<String>,
 }
 
 /// A running synthetic web. Dropping it (or [`Testweb::shutdown`]) stops it.
@@ -523,8 +550,95 @@ impl Testweb {
         self.site.hosts[host].stats.requests.load(Relaxed)
     }
 
-    /// Empties the request log and resets the counters of [`Testweb::max_in_flight`] and
-    /// [`Testweb::requests_served`] (not the request counts of flaky pages).
+    /// Body bytes of the regular pages `host` answered with 200 (304s send none).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig::default()).await?;
+    /// assert_eq!(web.page_bytes_served(0), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn page_bytes_served(&self, host: usize) -> u64 {
+        self.site.hosts[host].stats.page_bytes.load(Relaxed)
+    }
+
+    /// Regular pages of `host` answered 304 Not Modified: the request's `If-None-Match`
+    /// named the page's ETag, or, without it, its `If-Modified-Since` was no earlier than
+    /// the page's `Last-Modified`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig::default()).await?;
+    /// assert_eq!(web.not_modified_served(0), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn not_modified_served(&self, host: usize) -> u64 {
+        self.site.hosts[host].stats.not_modified.load(Relaxed)
+    }
+
+    /// What changed from the site `earlier` describes (another generation, say) to this
+    /// one, served on this site's ports: the expected pages whose HTML differs, those
+    /// expected now and not then, and those expected then and not now. The ground truth of a
+    /// recrawl.
+    ///
+    /// Fails with [`io::ErrorKind::InvalidInput`] when `earlier` is not a valid
+    /// configuration or has another number of hosts.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// use testweb::{SiteConfig, Testweb};
+    ///
+    /// let first = SiteConfig { pages_per_host: 200, changed_fraction: 0.1, ..SiteConfig::default() };
+    /// let web = Testweb::start(SiteConfig { generation: 1, ..first.clone() }).await?;
+    /// let changes = web.changes_since(&first)?;
+    /// assert!(!changes.changed.is_empty() && changes.changed.len() < 60);
+    /// assert!(web.changes_since(web.config())?.changed.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn changes_since(&self, earlier: &SiteConfig) -> io::Result<Changes> {
+        if earlier.hosts != self.site.config.hosts {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the earlier site has another number of hosts",
+            ));
+        }
+        Site::validate(earlier)?;
+        let ports: Vec<u16> = self.site.hosts.iter().map(|h| h.port).collect();
+        let then = Site::new(earlier.clone(), &ports)?;
+        let before = then.expected(ExpectOptions::default());
+        let now = self.site.expected(ExpectOptions::default());
+        let mut changes = Changes::default();
+        for url in now.intersection(&before) {
+            let Some((host, path)) = self.site.locate(url) else {
+                continue;
+            };
+            if let Route::Page(n) = self.site.route(host, path)
+                && (n >= then.config.pages_per_host
+                    || self.site.render_page(host, n) != then.render_page(host, n))
+            {
+                changes.changed.insert(url.clone());
+            }
+        }
+        changes.new = now.difference(&before).cloned().collect();
+        changes.gone = before.difference(&now).cloned().collect();
+        Ok(changes)
+    }
+
+    /// Empties the request log and resets the counters of [`Testweb::max_in_flight`],
+    /// [`Testweb::requests_served`], [`Testweb::page_bytes_served`] and
+    /// [`Testweb::not_modified_served`] (not the request counts of flaky pages).
     ///
     /// # Example
     ///
@@ -543,6 +657,8 @@ impl Testweb {
         }
         for host in &self.site.hosts {
             host.stats.requests.store(0, Relaxed);
+            host.stats.page_bytes.store(0, Relaxed);
+            host.stats.not_modified.store(0, Relaxed);
             host.stats
                 .max_in_flight
                 .store(host.stats.in_flight.load(Relaxed), Relaxed);

@@ -69,6 +69,17 @@ struct Args {
     /// Write the expected pages (the ground truth), one URL a line, to this file.
     #[arg(long, value_name = "FILE")]
     expected_out: Option<PathBuf>,
+    /// The site's generation: in each from 1 to this one, each page changes with the chance
+    /// --changed (its text and where its links to random pages lead).
+    #[arg(long, default_value_t = 0)]
+    generation: u64,
+    /// The chance that a page changes in each generation, 0 to 1.
+    #[arg(long, default_value_t = 0.0)]
+    changed: f64,
+    /// Write what changed since generation 0 to this file, one `changed URL`, `new URL` or
+    /// `gone URL` a line (the ground truth of a recrawl).
+    #[arg(long, value_name = "FILE")]
+    changes_out: Option<PathBuf>,
     /// Worker threads of the server (1: a single-threaded runtime).
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -139,8 +150,28 @@ async fn serve(args: Args) -> std::io::Result<()> {
         log_requests: !args.no_log,
         port: args.port,
         host_configs,
+        generation: args.generation,
+        changed_fraction: args.changed,
     };
     let web = Testweb::start(config).await?;
+    if let Some(path) = &args.changes_out {
+        let first = SiteConfig {
+            generation: 0,
+            ..web.config().clone()
+        };
+        let changes = web.changes_since(&first)?;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for (kind, urls) in [
+            ("changed", &changes.changed),
+            ("new", &changes.new),
+            ("gone", &changes.gone),
+        ] {
+            for url in urls {
+                writeln!(out, "{kind} {url}")?;
+            }
+        }
+        out.flush()?;
+    }
     if let Some(path) = &args.expected_out {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
         for url in web.expected_pages() {
@@ -192,10 +223,13 @@ fn summarize(web: &Testweb) {
     for host in 0..web.hosts() {
         let _ = writeln!(
             err,
-            "host {host} ({}): {} requests, at most {} in flight",
+            "host {host} ({}): {} requests, at most {} in flight; {} bytes of pages, {} pages \
+             not modified (304)",
             web.host_url(host),
             web.requests_served(host),
             web.max_in_flight(host),
+            web.page_bytes_served(host),
+            web.not_modified_served(host),
         );
     }
     if !web.config().log_requests {

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::body::{Frame, Incoming, SizeHint};
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{
+    CONTENT_TYPE, ETAG, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED,
+};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Response, StatusCode};
@@ -188,6 +190,44 @@ pub(crate) fn reply(status: u16, content_type: &'static str, body: Body) -> Repl
     response
 }
 
+/// Regular page `n` of `host`, with its validators, or 304 Not Modified when the request's
+/// conditions (RFC 9110, section 13.2.2) say the client holds it already: `If-None-Match`
+/// decides when present (a strong comparison of ETags, or `*`), else `If-Modified-Since`.
+fn page(site: &Site, host: usize, n: u64, headers: &hyper::HeaderMap) -> Reply {
+    let html = site.render_page(host, n);
+    let (etag, modified) = site.validators(host, n, &html);
+    let not_modified = match headers.get(IF_NONE_MATCH) {
+        Some(tags) => tags.to_str().is_ok_and(|tags| {
+            tags.split(',')
+                .map(str::trim)
+                .any(|tag| tag == "*" || tag == etag)
+        }),
+        None => headers
+            .get(IF_MODIFIED_SINCE)
+            .and_then(|since| since.to_str().ok())
+            .and_then(|since| httpdate::parse_http_date(since).ok())
+            .is_some_and(|since| modified <= since),
+    };
+    let stats = &site.hosts[host].stats;
+    let mut response = if not_modified {
+        stats.not_modified.fetch_add(1, Relaxed);
+        let mut response = Response::new(Body::full(Vec::new()));
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        stats.page_bytes.fetch_add(html.len() as u64, Relaxed);
+        reply(200, "text/html; charset=utf-8", Body::full(html))
+    };
+    let headers = response.headers_mut();
+    if let Ok(etag) = HeaderValue::from_str(&etag) {
+        headers.insert(ETAG, etag);
+    }
+    if let Ok(modified) = HeaderValue::from_str(&httpdate::fmt_http_date(modified)) {
+        headers.insert(LAST_MODIFIED, modified);
+    }
+    response
+}
+
 /// Serves one request of `host`.
 async fn handle(
     site: Arc<Site>,
@@ -223,10 +263,7 @@ async fn handle(
     }
     let path = decode_unreserved(request.uri().path());
     let (mut response, wait) = match site.route(host, &path) {
-        Route::Page(n) => {
-            let body = Body::full(site.render_page(host, n));
-            (reply(200, "text/html; charset=utf-8", body), Wait::None)
-        }
+        Route::Page(n) => (page(&site, host, n, request.headers()), Wait::None),
         Route::Robots => (special::robots(&site, host), Wait::None),
         Route::Leaf => (special::leaf(&path), Wait::None),
         Route::NotFound => (special::not_found(), Wait::None),

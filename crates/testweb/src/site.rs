@@ -6,6 +6,7 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 
@@ -24,6 +25,10 @@ pub(crate) struct HostStats {
     pub(crate) connections: AtomicUsize,
     /// Requests received.
     pub(crate) requests: AtomicU64,
+    /// Body bytes of the regular pages answered 200.
+    pub(crate) page_bytes: AtomicU64,
+    /// Regular pages answered 304 Not Modified.
+    pub(crate) not_modified: AtomicU64,
 }
 
 /// One host of a running site.
@@ -136,6 +141,10 @@ enum Node {
     Page(usize, u64),
     Path(usize, String),
 }
+
+/// The Last-Modified of a page that never changed: 2026-01-01T00:00:00Z, in seconds since
+/// the Unix epoch.
+const FIRST_MODIFIED: u64 = 1_767_225_600;
 
 /// The SplitMix64 finalizer: a cheap, good 64-bit mixer.
 pub(crate) fn mix(mut z: u64) -> u64 {
@@ -362,6 +371,11 @@ impl Site {
         if config.pages_per_host == 0 {
             return Err(invalid("pages_per_host must be at least 1".into()));
         }
+        if !(0.0..=1.0).contains(&config.changed_fraction) {
+            return Err(invalid(
+                "changed_fraction must be within 0.0 ..= 1.0".into(),
+            ));
+        }
         if !(0.0..=1.0).contains(&config.inter_host_fraction) {
             return Err(invalid(
                 "inter_host_fraction must be within 0.0 ..= 1.0".into(),
@@ -490,12 +504,48 @@ impl Site {
         }
     }
 
+    /// How many times regular page `page` of `host` has changed by the site's generation:
+    /// in each generation from 1 on, with probability `changed_fraction`. 0 in generation 0.
+    pub(crate) fn revision(&self, host: usize, page: u64) -> u64 {
+        let config = &self.config;
+        if config.changed_fraction <= 0.0 {
+            return 0;
+        }
+        let base = mix(mix(config.seed ^ 0x0C4A_4E6E) ^ mix(host as u64) ^ page);
+        (1..=config.generation)
+            .filter(|&g| {
+                let r = mix(base ^ g.rotate_left(40));
+                ((r >> 11) as f64) / ((1u64 << 53) as f64) < config.changed_fraction
+            })
+            .count() as u64
+    }
+
+    /// The validators of regular page `page` of `host` whose HTML is `body`: a strong ETag
+    /// (a hash of the bytes) and the time of its last change (a day per revision after
+    /// 2026-01-01).
+    pub(crate) fn validators(&self, host: usize, page: u64, body: &[u8]) -> (String, SystemTime) {
+        let mut h = mix(body.len() as u64);
+        for chunk in body.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            h = mix(h ^ u64::from_le_bytes(word));
+        }
+        let days = self.revision(host, page);
+        let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(FIRST_MODIFIED + 86_400 * days);
+        (format!("\"{h:016x}\""), modified)
+    }
+
     /// The links of regular page `page` of `host`, in document order.
     fn page_links(&self, host: usize, page: u64, mut f: impl FnMut(PageLink)) {
         let config = &self.config;
         let pages = config.pages_per_host;
         let base = mix(mix(config.seed ^ mix(host as u64)) ^ page);
         let slot = |k: u64| mix(base ^ k);
+        // A page that changed links elsewhere; one that never did as in generation 0.
+        let revision = match self.revision(host, page) {
+            0 => 0,
+            n => mix(n ^ 0x5EED),
+        };
         f(PageLink {
             role: Role::Home,
             host,
@@ -530,7 +580,7 @@ impl Site {
         }
         let hosts = config.hosts as u64;
         for j in 0..config.random_links_per_page {
-            let r = slot((2 << 32) + j);
+            let r = slot((2 << 32) + j) ^ revision;
             let mut target_host = host;
             if hosts > 1 {
                 let pick = mix(r ^ 1);
@@ -726,12 +776,18 @@ impl Site {
                 );
             }
         }
+        let revision = self.revision(host, page);
+        if revision > 0 {
+            buf.extend_from_slice(b"<p class=\"revision\">revision ");
+            push_u64(&mut buf, revision);
+            buf.extend_from_slice(b"</p>\n");
+        }
         const TAIL: &[u8] = b"</p>\n</body></html>\n";
         buf.extend_from_slice(b"<p>");
         let room = config.page_bytes.saturating_sub(buf.len() + TAIL.len());
         if room > 0 {
             let start = below(
-                mix(config.seed ^ mix(host as u64) ^ page.rotate_left(17)),
+                mix(config.seed ^ mix(host as u64) ^ page.rotate_left(17) ^ revision),
                 65_536,
             ) as usize;
             buf.extend_from_slice(&self.filler[start..start + room]);

@@ -60,10 +60,34 @@ impl Conn {
     }
 
     async fn exchange(&mut self, target: &str, cap: usize) -> io::Result<Response> {
+        self.exchange_with(target, cap, &[]).await
+    }
+
+    /// Sends `GET target` with more header lines (`Name: value`), and reads the answer.
+    pub async fn get_with(&mut self, target: &str, headers: &[String]) -> io::Result<Response> {
+        if self.stream.is_none() {
+            let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
+            stream.set_nodelay(true)?;
+            self.stream = Some(BufReader::new(stream));
+        }
+        let result = self.exchange_with(target, usize::MAX, headers).await;
+        if result.is_err() {
+            self.stream = None;
+        }
+        result
+    }
+
+    async fn exchange_with(
+        &mut self,
+        target: &str,
+        cap: usize,
+        headers: &[String],
+    ) -> io::Result<Response> {
         let port = self.port;
         let stream = self.stream.as_mut().expect("connected");
+        let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
         let request = format!(
-            "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: testweb-tests\r\n\r\n"
+            "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: testweb-tests\r\n{extra}\r\n"
         );
         stream.get_mut().write_all(request.as_bytes()).await?;
         read_response(stream, cap).await
@@ -96,11 +120,12 @@ pub async fn read_response(stream: &mut BufReader<TcpStream>, cap: usize) -> io:
         let (name, value) = trimmed.split_once(':').ok_or_else(|| bad("header"))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
     }
-    let length: usize = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .ok_or_else(|| bad("no content-length"))?;
+    let length: usize = match headers.iter().find(|(n, _)| n == "content-length") {
+        Some((_, v)) => v.parse().map_err(|_| bad("content-length"))?,
+        // Never a body.
+        None if status == 304 || status == 204 => 0,
+        None => return Err(bad("no content-length")),
+    };
     let take = length.min(cap);
     let mut body = vec![0; take];
     stream.read_exact(&mut body).await?;
