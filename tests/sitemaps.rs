@@ -101,10 +101,11 @@ fn sitemaps_lead_to_pages_nothing_links_to_each_fetched_once() {
     let counts = web.fetch_counts();
     assert!(!counts.contains_key(&disallowed));
     assert!(!counts.contains_key(&web.url(0, "/t/sitemap-bomb.xml.gz/after-cap")));
-    // lastmod reaches the page's record; a page no sitemap dates has none.
+    // lastmod reaches the page's record; a page no sitemap dates has its Last-Modified.
     let dated = crawl.record(&web.url(0, "/t/only-in-sitemap/2"));
     assert_eq!(dated["lastmod"], "2024-05-01");
-    assert!(crawl.record(&web.url(0, "/p/1"))["lastmod"].is_null());
+    let undated = crawl.record(&web.url(0, "/p/1"));
+    assert_eq!(undated["lastmod"], "Thu, 01 Jan 2026 00:00:00 GMT");
     // A sitemap's record counts the URLs it lists.
     assert_eq!(crawl.record(&web.url(0, "/sitemap-pages.xml"))["links"], 4);
     // `from`: the sitemap that listed a page, the index that listed a sitemap, robots.txt
