@@ -103,13 +103,22 @@ fn without_the_test_there_are_no_duplicates_and_every_link_is_followed() {
 }
 
 #[test]
-fn records_carry_the_fetch_time_the_body_digest_and_last_modified() {
+fn records_carry_the_fetch_time_the_body_digest_and_the_validators() {
     let (port, _log) = serve_with_headers(|path| match path {
         "/" => (
             200,
             "text/html",
-            vec![("last-modified", "Wed, 01 May 2024 10:00:00 GMT".to_owned())],
-            b"<p>abc</p>".to_vec(),
+            vec![
+                ("last-modified", "Wed, 01 May 2024 10:00:00 GMT".to_owned()),
+                ("etag", "W/\"v1-abc\"".to_owned()),
+            ],
+            b"<p>abc</p><a href=/plain>p</a>".to_vec(),
+        ),
+        "/plain" => (
+            200,
+            "text/html",
+            Vec::new(),
+            b"<p>no validators</p>".to_vec(),
         ),
         _ => (404, "", Vec::new(), Vec::new()),
     });
@@ -118,8 +127,16 @@ fn records_carry_the_fetch_time_the_body_digest_and_last_modified() {
     let crawl = crawl_with(&root, &[]);
     let record = crawl.record(&root);
     assert_eq!(record["lastmod"], "Wed, 01 May 2024 10:00:00 GMT");
+    // The validators, as sent: what a recrawl asks with.
+    assert_eq!(record["last_modified"], "Wed, 01 May 2024 10:00:00 GMT");
+    assert_eq!(record["etag"], "W/\"v1-abc\"");
+    let plain = crawl.record(&format!("{root}plain"));
+    assert!(
+        plain["etag"].is_null() && plain["last_modified"].is_null(),
+        "{plain}"
+    );
     // SHA-1 of the body as read, in base32, as WARC-Payload-Digest has it.
-    let sha1 = <sha1::Sha1 as sha1::Digest>::digest(b"<p>abc</p>");
+    let sha1 = <sha1::Sha1 as sha1::Digest>::digest(b"<p>abc</p><a href=/plain>p</a>");
     let expected = format!("sha1:{}", data_encoding::BASE32.encode(&sha1));
     assert_eq!(record["digest"], expected.as_str());
     // RFC 3339, UTC, milliseconds; the date of this run.

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, LAST_MODIFIED, LOCATION, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION, RETRY_AFTER};
 use reqwest::{Client, redirect};
 use url::Url;
 
@@ -149,6 +149,8 @@ pub(crate) struct Fetched {
     pub(crate) retry_after: Option<Duration>,
     /// The `Last-Modified` header, as sent.
     pub(crate) last_modified: Option<String>,
+    /// The `ETag` header, as sent.
+    pub(crate) etag: Option<String>,
     /// The body, decompressed, at most the cap.
     pub(crate) body: Vec<u8>,
     /// The body went past the cap: what is in `body` is its beginning.
@@ -252,6 +254,7 @@ pub(crate) async fn get(
     let content_type = header(CONTENT_TYPE);
     let location = header(LOCATION);
     let last_modified = header(LAST_MODIFIED);
+    let etag = header(ETAG);
     let retry_after = header(RETRY_AFTER).and_then(|v| retry_after(&v, SystemTime::now()));
     let status = response.status().as_u16();
     let headers = keep_headers.then(|| response.headers().clone());
@@ -273,6 +276,7 @@ pub(crate) async fn get(
         location,
         retry_after,
         last_modified,
+        etag,
         body,
         too_large,
         headers,

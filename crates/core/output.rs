@@ -51,6 +51,11 @@ pub(crate) struct Record<'a> {
     pub(crate) digest: Option<&'a str>,
     /// A 2xx body read before under another URL (the content-seen test).
     pub(crate) duplicate: bool,
+    /// The response's `Last-Modified` header, as sent; null without one. With `etag`, what
+    /// a later crawl needs to ask for the page again only if it changed.
+    pub(crate) last_modified: Option<&'a str>,
+    /// The response's `ETag` header, as sent (quotes and `W/` included); null without one.
+    pub(crate) etag: Option<&'a str>,
 }
 
 /// A time written as RFC 3339 in UTC with milliseconds (`2024-05-01T10:00:00.000Z`), without
@@ -295,6 +300,8 @@ mod tests {
             fetched_at: Rfc3339(UNIX_EPOCH + std::time::Duration::from_millis(1_714_557_600_042)),
             digest: Some("sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"),
             duplicate: false,
+            last_modified: Some("Wed, 01 May 2024 10:00:00 GMT"),
+            etag: Some("W/\"v1\""),
         })
         .unwrap();
         sink.flush().unwrap();
@@ -319,6 +326,8 @@ mod tests {
             "fetched_at",
             "digest",
             "duplicate",
+            "last_modified",
+            "etag",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }

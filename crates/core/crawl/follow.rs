@@ -105,6 +105,7 @@ impl Crawler {
             redirect: None,
             canonical: None,
             last_modified: fetched.last_modified.as_deref(),
+            etag: fetched.etag.as_deref(),
             digest: digest
                 .as_ref()
                 .filter(|_| self.config.output.digest)

@@ -145,6 +145,8 @@ pub(super) struct Draft<'a> {
     pub(super) canonical: Option<String>,
     /// The response's `Last-Modified` header.
     pub(super) last_modified: Option<&'a str>,
+    /// The response's `ETag` header.
+    pub(super) etag: Option<&'a str>,
     /// The body's digest, with an answer.
     pub(super) digest: Option<DigestText>,
     /// The body was read before under another URL.
@@ -164,6 +166,7 @@ impl Draft<'_> {
             redirect: None,
             canonical: None,
             last_modified: None,
+            etag: None,
             digest: None,
             duplicate: false,
         }
@@ -267,6 +270,8 @@ impl Crawler {
             canonical: result.canonical.as_deref(),
             error_detail: error.and(result.detail.as_deref()),
             lastmod: lastmod.as_deref().or(result.last_modified),
+            last_modified: result.last_modified,
+            etag: result.etag,
             fetched_at: Rfc3339(fetched_at),
             digest,
             duplicate: result.duplicate,

@@ -77,6 +77,7 @@ impl Fetcher for Arc<FakeSite> {
                 location: None,
                 retry_after: None,
                 last_modified: None,
+                etag: None,
                 body: body.into_bytes(),
                 too_large: false,
                 headers: None,
