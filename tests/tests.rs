@@ -45,6 +45,8 @@ mod warc;
 // The journal: killed with SIGKILL again and again, the crawl loses nothing and repeats
 // little; a state directory in use is locked.
 mod journal;
+// Recrawls from an earlier crawl's records (--since): only what changed fetched in full.
+mod recrawl;
 // --state-dir and --resume: a crawl killed with SIGKILL resumes and loses nothing.
 mod resume;
 // The modules of crates/core import one another without a cycle.

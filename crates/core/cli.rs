@@ -26,6 +26,11 @@ pub struct Cli {
     /// A file of seed URLs, one per line (blank lines and lines starting with # skipped).
     #[arg(long, value_name = "FILE")]
     pub(crate) seeds_file: Option<PathBuf>,
+    /// Recrawl: the records of an earlier crawl (JSON Lines, gzipped or not; repeatable).
+    /// Its URLs are queued again, and fetched only if they changed (If-None-Match,
+    /// If-Modified-Since); each record says what became of its page (`revisit`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) since: Vec<PathBuf>,
     /// A TOML config file (see config/default.toml for every key).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,

@@ -5,7 +5,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, ETAG, LAST_MODIFIED, LOCATION, RETRY_AFTER};
+use reqwest::header::{
+    AUTHORIZATION, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
+    RETRY_AFTER,
+};
 use reqwest::{Client, redirect};
 use url::Url;
 
@@ -59,13 +62,24 @@ pub(crate) fn client(
 /// tests a fake site.
 pub(crate) trait Fetcher: Send + Sync {
     /// GETs `url`, reading at most `max_body` bytes of its (decompressed) body, and keeping
-    /// every header if `keep_headers`.
+    /// every header if `keep_headers`; with `validators`, conditionally (`If-None-Match`,
+    /// `If-Modified-Since`), so that an unchanged page answers 304 without a body.
     fn get<'a>(
         &'a self,
         url: &'a Url,
         max_body: u64,
         keep_headers: bool,
+        validators: Option<&'a Validators>,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
+}
+
+/// The validators of an earlier answer for a URL, as that answer sent them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Validators {
+    /// Its `ETag` header.
+    pub(crate) etag: Option<String>,
+    /// Its `Last-Modified` header.
+    pub(crate) last_modified: Option<String>,
 }
 
 /// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
@@ -82,9 +96,20 @@ impl Fetcher for Http {
         url: &'a Url,
         max_body: u64,
         keep_headers: bool,
+        validators: Option<&'a Validators>,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
         let settings = self.hosts.for_url(url);
         let mut request = self.client.get(url.as_str());
+        if let Some(validators) = validators {
+            // Both when both are known: a server that does not compare ETags may still
+            // compare dates (RFC 9110 has it ignore the date when it does).
+            if let Some(etag) = &validators.etag {
+                request = request.header(IF_NONE_MATCH, etag.as_str());
+            }
+            if let Some(date) = &validators.last_modified {
+                request = request.header(IF_MODIFIED_SINCE, date.as_str());
+            }
+        }
         if !settings.headers.is_empty() {
             request = request.headers(settings.headers.clone());
         }

@@ -49,6 +49,7 @@ mod report;
 mod robots;
 mod run;
 mod setup;
+mod since;
 mod sitemap;
 mod snapshot;
 mod state;

@@ -257,6 +257,18 @@ pub(crate) fn summary_json(
             "hosts_not_crawled": failed_hosts,
             "stopped_at_max_pages": snapshot.reached_max_pages,
             "duplicates": duplicates,
+            // Null unless a recrawl (`--since`).
+            "recrawl": snapshot.recrawl.as_ref().map(|r| {
+                let [unchanged, changed, new, gone] = r.by_kind;
+                json!({
+                    "unchanged": unchanged,
+                    "changed": changed,
+                    "new": new,
+                    "gone": gone,
+                    "not_modified": r.not_modified,
+                    "bytes_not_sent_again": r.bytes_unsent,
+                })
+            }),
             "sitemaps": {
                 "read": sitemaps.read,
                 "urls_listed": sitemaps.listed,

@@ -56,6 +56,24 @@ pub(crate) struct Record<'a> {
     pub(crate) last_modified: Option<&'a str>,
     /// The response's `ETag` header, as sent (quotes and `W/` included); null without one.
     pub(crate) etag: Option<&'a str>,
+    /// In a recrawl (`--since`), what became of the page since the earlier crawl; null
+    /// otherwise.
+    pub(crate) revisit: Option<Revisit>,
+}
+
+/// What became of a URL since an earlier crawl (`--since`). Its number indexes the counts
+/// of `snapshot::Recrawl::by_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Revisit {
+    /// It answered 304 Not Modified, or a body with the earlier digest.
+    Unchanged,
+    /// It answered a body with another digest, or another answer than before.
+    Changed,
+    /// The earlier crawl did not record it.
+    New,
+    /// It answered 404 or 410, where the earlier crawl had recorded it.
+    Gone,
 }
 
 /// A time written as RFC 3339 in UTC with milliseconds (`2024-05-01T10:00:00.000Z`), without
@@ -302,6 +320,7 @@ mod tests {
             duplicate: false,
             last_modified: Some("Wed, 01 May 2024 10:00:00 GMT"),
             etag: Some("W/\"v1\""),
+            revisit: Some(Revisit::Unchanged),
         })
         .unwrap();
         sink.flush().unwrap();
@@ -328,6 +347,7 @@ mod tests {
             "duplicate",
             "last_modified",
             "etag",
+            "revisit",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }

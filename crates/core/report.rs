@@ -356,6 +356,20 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
             );
         }
     }
+    if let Some(r) = &snapshot.recrawl {
+        let [unchanged, changed, new, gone] = r.by_kind;
+        let _ = writeln!(
+            s,
+            "  since the earlier crawl (--since): {} unchanged ({} answered 304 Not Modified, \
+             {} not sent again), {} changed, {} new, {} gone",
+            count(unchanged),
+            count(r.not_modified),
+            bytes(r.bytes_unsent),
+            count(changed),
+            count(new),
+            count(gone),
+        );
+    }
     if let Some(shared) = &snapshot.shared {
         let t = &shared.totals;
         let _ = writeln!(

@@ -372,7 +372,7 @@ impl RobotsCache {
             return allow();
         };
         for _ in 0..=MAX_REDIRECTS {
-            let response = match fetcher.get(&url, MAX_BYTES, false).await {
+            let response = match fetcher.get(&url, MAX_BYTES, false, None).await {
                 Ok(response) => response,
                 Err(err) => return (Rules::Unanswered(err), 0, None),
             };

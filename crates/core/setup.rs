@@ -15,7 +15,7 @@ use crate::cli::Cli;
 use crate::config::{self, Config, Scope};
 use crate::crawl::Crawler;
 use crate::state::StateDir;
-use crate::{backend, crawl, fetch, guard, hosts, join, output, report, sitemap, warc};
+use crate::{backend, crawl, fetch, guard, hosts, join, output, report, since, sitemap, warc};
 
 /// A crawl set up and ready to run.
 pub(crate) struct Ready {
@@ -66,6 +66,12 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
             seed_texts.push(seed);
         }
     }
+    // Read before anything is written: a file that cannot be read stops the start.
+    let earlier = if cli.since.is_empty() {
+        None
+    } else {
+        Some(since::Earlier::load(&cli.since)?)
+    };
     let shared = if config.redis.url.is_empty() {
         None
     } else {
@@ -251,7 +257,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         cli.state_dir.as_deref().map(StateDir::new),
         &redirects,
     );
-    let crawler = Arc::new(Crawler::new(
+    let crawler = Crawler::new(
         config.clone(),
         backend,
         Box::new(fetch::Http {
@@ -263,7 +269,19 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         sink,
         warc,
         seed_redirects,
-    ));
+    );
+    let (crawler, earlier_urls) = match earlier {
+        Some(earlier) => {
+            let urls: Vec<(String, u32)> = earlier
+                .urls()
+                .map(|(url, depth)| (url.to_owned(), depth))
+                .collect();
+            tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
+            (crawler.recrawling(earlier), urls)
+        }
+        None => (crawler, Vec::new()),
+    };
+    let crawler = Arc::new(crawler);
     // Known as sitemaps before they are queued, so that no worker takes one for a page; a
     // resume knows again those its last checkpoint knew.
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
@@ -290,6 +308,9 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     runtime
         .block_on(crawler.frontier().push_seeds(seeds))
         .context("cannot queue the seeds")?;
+    if !earlier_urls.is_empty() {
+        runtime.block_on(push_earlier(&crawler, earlier_urls));
+    }
     if let Some(warning) = anonymous {
         // Last before the crawl, so that a bad setting found later is not preceded by it.
         tracing::warn!("{warning}");
@@ -302,6 +323,32 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         spill_dir,
         lock,
     })))
+}
+
+/// Queues the URLs an earlier crawl recorded (`--since`), each at its depth: the scope
+/// and trap rules judge them as links, and the seen-test drops those queued already (by a
+/// resume, or another process of a shared crawl). Pushed a few hundred at a time, so that
+/// a shared crawl sends them in batches.
+async fn push_earlier(crawler: &Crawler, urls: Vec<(String, u32)>) {
+    let canon = Canonicalizer::new();
+    let mut unreadable = 0u64;
+    for chunk in urls.chunks(512) {
+        let pushes = chunk.iter().filter_map(|(url, depth)| {
+            let Ok(url) = canon.canonicalize(url) else {
+                unreadable += 1;
+                return None;
+            };
+            Some(crawler.frontier().push_canonical(url, None, *depth))
+        });
+        for pushed in futures_util::future::join_all(pushes).await {
+            if let Err(err) = pushed {
+                tracing::warn!("queuing a URL of the earlier crawl: {err}");
+            }
+        }
+    }
+    if unreadable > 0 {
+        tracing::warn!("--since: {unreadable} recorded URLs are not URLs this crawler fetches");
+    }
 }
 
 /// The local frontier: the checkpoint's, resumed, or a new one (replaying a journal a crash

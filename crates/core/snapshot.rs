@@ -55,6 +55,20 @@ pub(crate) struct Snapshot {
     pub(crate) shared: Option<Shared>,
     /// The URL in flight the longest, if for long.
     pub(crate) slow: Option<Slow>,
+    /// In a recrawl (`--since`), what became of the pages.
+    pub(crate) recrawl: Option<Recrawl>,
+}
+
+/// What a recrawl found, in this run.
+#[derive(Debug, Default)]
+pub(crate) struct Recrawl {
+    /// Records by what became of their page: unchanged, changed, new, gone (by
+    /// `output::Revisit` as a number).
+    pub(crate) by_kind: [u64; 4],
+    /// Of the unchanged, those that answered 304 Not Modified.
+    pub(crate) not_modified: u64,
+    /// The bytes the earlier crawl read of those: what the 304s did not send again.
+    pub(crate) bytes_unsent: u64,
 }
 
 /// Links found on pages.

@@ -16,6 +16,33 @@ use crate::state::StateDir;
 use links::{Extracted, Options, Page};
 
 use super::*;
+use crate::output::Revisit;
+use crate::since::Known;
+
+/// What became of a page since the earlier crawl that recorded it as `known` (`None`: it
+/// did not), now that it answered `fetched`, whose body's digest is `digest`.
+fn revisit(known: Option<&Known>, fetched: &Fetched, digest: Option<&Digest>) -> Revisit {
+    let Some(known) = known else {
+        return Revisit::New;
+    };
+    match fetched.status {
+        304 => Revisit::Unchanged,
+        404 | 410 => Revisit::Gone,
+        200..=299 => {
+            let now = digest.map(Digest::text);
+            let same = now
+                .as_ref()
+                .zip(known.digest.as_deref())
+                .is_some_and(|(now, then)| now.as_str() == then);
+            if same {
+                Revisit::Unchanged
+            } else {
+                Revisit::Changed
+            }
+        }
+        _ => Revisit::Changed,
+    }
+}
 
 /// Sitemap entries read between two pushes: enough to make a push's await cheap, few enough
 /// to keep a batch small (a few hundred KiB at most).
@@ -87,6 +114,7 @@ impl Crawler {
         url: &Url,
         fetched: &'a Fetched,
         digest: Option<Digest>,
+        known: Option<&'a Known>,
     ) -> Draft<'a> {
         let mut result = Draft {
             status: Some(fetched.status),
@@ -106,9 +134,17 @@ impl Crawler {
             canonical: None,
             last_modified: fetched.last_modified.as_deref(),
             etag: fetched.etag.as_deref(),
+            revisit: self
+                .earlier
+                .as_ref()
+                .map(|_| revisit(known, fetched, digest.as_ref())),
+            unsent: known
+                .filter(|_| fetched.status == 304)
+                .map(|k| (k.digest.as_deref(), k.bytes)),
+            // A 304 has no body of its own: its record keeps the earlier one's (`unsent`).
             digest: digest
                 .as_ref()
-                .filter(|_| self.config.output.digest)
+                .filter(|_| self.config.output.digest && fetched.status != 304)
                 .map(Digest::text),
             duplicate: false,
         };

@@ -13,6 +13,7 @@ use crate::errors::ErrorKind;
 use crate::output::{Record, Rfc3339};
 
 use super::*;
+use crate::output::Revisit;
 use crate::snapshot::{self, FailedHost, LATENCY_BUCKETS};
 
 /// Counts for the progress display and the summary.
@@ -39,6 +40,11 @@ pub(crate) struct Stats {
     pub(crate) retries: AtomicU64,
     /// How long the recorded fetches took, for `--metrics`.
     pub(crate) latency: Latency,
+    /// In a recrawl, records by what became of their page, by [`Revisit`] as a number.
+    pub(crate) revisits: [AtomicU64; 4],
+    /// Pages that answered 304 Not Modified, and the bytes the earlier crawl read of them.
+    pub(crate) not_modified: AtomicU64,
+    pub(crate) bytes_unsent: AtomicU64,
 }
 
 /// One host's records: enough to tell a host that never answered, and why.
@@ -147,6 +153,10 @@ pub(super) struct Draft<'a> {
     pub(super) last_modified: Option<&'a str>,
     /// The response's `ETag` header.
     pub(super) etag: Option<&'a str>,
+    /// In a recrawl, what became of the page since the earlier crawl.
+    pub(super) revisit: Option<Revisit>,
+    /// A 304's: the earlier crawl's digest of the body not sent again, and its bytes.
+    pub(super) unsent: Option<(Option<&'a str>, u64)>,
     /// The body's digest, with an answer.
     pub(super) digest: Option<DigestText>,
     /// The body was read before under another URL.
@@ -167,6 +177,8 @@ impl Draft<'_> {
             canonical: None,
             last_modified: None,
             etag: None,
+            revisit: None,
+            unsent: None,
             digest: None,
             duplicate: false,
         }
@@ -255,6 +267,11 @@ impl Crawler {
         let lastmod = self.sitemaps.take_lastmod(&lease.url);
         let took = backend::now().saturating_duration_since(started);
         let digest = result.digest.as_ref().map(DigestText::as_str);
+        // A page not sent again keeps the digest of the body the earlier crawl read.
+        let digest = digest.or(result
+            .unsent
+            .and_then(|(digest, _)| digest)
+            .filter(|_| self.config.output.digest));
         let record = Record {
             url: &lease.url,
             attempts: lease.attempts,
@@ -272,6 +289,7 @@ impl Crawler {
             lastmod: lastmod.as_deref().or(result.last_modified),
             last_modified: result.last_modified,
             etag: result.etag,
+            revisit: result.revisit,
             fetched_at: Rfc3339(fetched_at),
             digest,
             duplicate: result.duplicate,
@@ -285,6 +303,13 @@ impl Crawler {
         let failure = error.map(|kind| (kind, result.detail.as_deref().unwrap_or_default()));
         self.stats.tally(&lease.host, result.status, failure);
         self.stats.records.fetch_add(1, Ordering::Relaxed);
+        if let Some(revisit) = result.revisit {
+            self.stats.revisits[revisit as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some((_, bytes)) = result.unsent {
+            self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
+            self.stats.bytes_unsent.fetch_add(bytes, Ordering::Relaxed);
+        }
         if result.status.is_some() {
             self.stats.latency.observe(took);
         }

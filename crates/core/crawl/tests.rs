@@ -56,6 +56,7 @@ impl Fetcher for Arc<FakeSite> {
         url: &'a Url,
         _max_body: u64,
         _keep_headers: bool,
+        _validators: Option<&'a crate::fetch::Validators>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Fetched, FetchError>> + Send + 'a>>
     {
         Box::pin(async move {

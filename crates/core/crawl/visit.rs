@@ -235,11 +235,18 @@ impl Crawler {
             }
         }
         let keep_headers = self.warc.is_some();
+        let known = self.earlier.as_ref().and_then(|e| e.get(url.as_str()));
         let fetched = {
             // Never closed: always a permit.
             let _fetching = self.fetching.acquire().await.ok();
+            let validators = known.map(|k| &k.validators);
             self.fetcher
-                .get(&url, self.config.fetch.max_body_bytes, keep_headers)
+                .get(
+                    &url,
+                    self.config.fetch.max_body_bytes,
+                    keep_headers,
+                    validators,
+                )
                 .await
         };
         match fetched {
@@ -297,7 +304,7 @@ impl Crawler {
                     }
                 }
                 let depth = visit.lease().depth();
-                let result = self.follow(depth, &url, &fetched, digest).await;
+                let result = self.follow(depth, &url, &fetched, digest, known).await;
                 visit.finish(outcome, result).await;
             }
         }

@@ -1,0 +1,194 @@
+//! `--since FILE`: the records of an earlier crawl, for a recrawl that fetches in full only
+//! what changed. Each URL the earlier crawl recorded is queued again at its depth (the scope
+//! and the SSRF guard judge it as a link), and fetched with its validators, so that an
+//! unchanged page answers 304 and costs no body.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use crate::fetch::Validators;
+
+/// What an earlier crawl knew of a URL.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Known {
+    /// Links followed from a seed to it.
+    pub(crate) depth: u32,
+    /// Its validators, when its last answer had any.
+    pub(crate) validators: Validators,
+    /// The digest of the body it answered, with a 2xx.
+    pub(crate) digest: Option<String>,
+    /// Body bytes it answered: what a 304 saves.
+    pub(crate) bytes: u64,
+}
+
+/// The URLs of earlier crawls, by canonical URL.
+#[derive(Debug, Default)]
+pub(crate) struct Earlier {
+    by_url: HashMap<Box<str>, Known>,
+}
+
+/// The fields of a record this reads; the others are not needed.
+#[derive(Deserialize)]
+struct Line {
+    url: String,
+    #[serde(default)]
+    status: Option<u16>,
+    #[serde(default)]
+    depth: u32,
+    #[serde(default)]
+    etag: Option<String>,
+    #[serde(default)]
+    last_modified: Option<String>,
+    #[serde(default)]
+    digest: Option<String>,
+    #[serde(default)]
+    bytes: u64,
+}
+
+impl Earlier {
+    /// Reads the records in `paths` (JSON Lines, gzipped or not). A URL recorded in several
+    /// keeps its last record. A torn last line (a crawl killed while writing) is skipped; any
+    /// other line that is not a record is an error naming its file and line.
+    pub(crate) fn load(paths: &[PathBuf]) -> Result<Earlier> {
+        let mut earlier = Earlier::default();
+        for path in paths {
+            earlier
+                .read(path)
+                .with_context(|| format!("--since {}", path.display()))?;
+        }
+        Ok(earlier)
+    }
+
+    fn read(&mut self, path: &Path) -> Result<()> {
+        let mut file = std::fs::File::open(path).context("cannot open it")?;
+        let mut magic = [0u8; 2];
+        let gzipped =
+            file.read(&mut magic).context("cannot read it")? == 2 && magic == [0x1f, 0x8b];
+        let file = std::fs::File::open(path).context("cannot open it")?;
+        let reader: Box<dyn BufRead> = if gzipped {
+            Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+        } else {
+            Box::new(BufReader::new(file))
+        };
+        let mut lines = reader.lines().enumerate().peekable();
+        while let Some((n, line)) = lines.next() {
+            let line = line.with_context(|| format!("line {}: cannot read it", n + 1))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let record: Line = match serde_json::from_str(&line) {
+                Ok(record) => record,
+                // The last line of a crawl killed while writing it.
+                Err(_) if lines.peek().is_none() && !line.ends_with('}') => continue,
+                Err(err) => bail!("line {}: not a record of this crawler: {err}", n + 1),
+            };
+            let ok = record.status.is_some_and(|s| (200..300).contains(&s));
+            let known = Known {
+                depth: record.depth,
+                validators: Validators {
+                    etag: record.etag,
+                    last_modified: record.last_modified,
+                },
+                digest: record.digest.filter(|_| ok),
+                bytes: record.bytes,
+            };
+            self.by_url.insert(record.url.into_boxed_str(), known);
+        }
+        Ok(())
+    }
+
+    /// What the earlier crawls knew of `url`, if they recorded it.
+    pub(crate) fn get(&self, url: &str) -> Option<&Known> {
+        self.by_url.get(url)
+    }
+
+    /// Every URL recorded, with its depth.
+    pub(crate) fn urls(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.by_url.iter().map(|(url, known)| (&**url, known.depth))
+    }
+
+    /// How many URLs were recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.by_url.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str, gzip: bool) -> PathBuf {
+        let path = dir.join(name);
+        if gzip {
+            use std::io::Write;
+            let file = std::fs::File::create(&path).unwrap();
+            let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+            encoder.write_all(text.as_bytes()).unwrap();
+            encoder.finish().unwrap();
+        } else {
+            std::fs::write(&path, text).unwrap();
+        }
+        path
+    }
+
+    #[test]
+    fn records_plain_and_gzipped_are_read_the_last_one_of_a_url_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(
+            dir.path(),
+            "a.jsonl",
+            concat!(
+                r#"{"url":"http://a.test/","status":200,"depth":0,"etag":"\"1\"","digest":"sha1:X","bytes":10}"#,
+                "\n",
+                r#"{"url":"http://a.test/gone","status":404,"depth":1,"digest":"sha1:Y","bytes":3}"#,
+                "\n",
+            ),
+            false,
+        );
+        let b = write(
+            dir.path(),
+            "b.jsonl.gz",
+            concat!(
+                r#"{"url":"http://a.test/","status":200,"depth":0,"last_modified":"Wed, 01 May 2024 10:00:00 GMT","digest":"sha1:Z","bytes":12}"#,
+                "\n",
+                r#"{"url":"http://a.test/torn","sta"#,
+            ),
+            true,
+        );
+        let earlier = Earlier::load(&[a, b]).unwrap();
+        assert_eq!(earlier.len(), 2);
+        let root = earlier.get("http://a.test/").unwrap();
+        assert_eq!(root.validators.etag, None);
+        assert_eq!(
+            root.validators.last_modified.as_deref(),
+            Some("Wed, 01 May 2024 10:00:00 GMT")
+        );
+        assert_eq!((root.digest.as_deref(), root.bytes), (Some("sha1:Z"), 12));
+        // Not a page: no digest to compare a new body with.
+        let gone = earlier.get("http://a.test/gone").unwrap();
+        assert_eq!((gone.depth, gone.digest.as_deref()), (1, None));
+    }
+
+    #[test]
+    fn a_line_that_is_not_a_record_is_an_error_naming_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            dir.path(),
+            "bad.jsonl",
+            "{\"url\":\"http://a.test/\"}\nnot json\n{\"url\":\"http://a.test/b\"}\n",
+            false,
+        );
+        let err = format!("{:#}", Earlier::load(&[path]).unwrap_err());
+        assert!(err.contains("bad.jsonl") && err.contains("line 2"), "{err}");
+        let missing = dir.path().join("missing.jsonl");
+        let err = format!("{:#}", Earlier::load(&[missing]).unwrap_err());
+        assert!(
+            err.contains("missing.jsonl") && err.contains("cannot open"),
+            "{err}"
+        );
+    }
+}

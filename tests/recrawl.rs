@@ -1,0 +1,223 @@
+//! Recrawls (`--since`): a crawl started from an earlier one's records asks for each page
+//! with its validators, fetches in full only what changed, and says what became of each.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use testweb::{SiteConfig, Testweb};
+
+use crate::util::{Crawl, crawl, fast};
+
+/// The first of two ports in a row that are free now.
+fn free_ports() -> u16 {
+    loop {
+        let first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = first.local_addr().unwrap().port();
+        let Some(next) = port.checked_add(1) else {
+            continue;
+        };
+        if std::net::TcpListener::bind(("127.0.0.1", next)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn config(generation: u64, port: u16) -> SiteConfig {
+    SiteConfig {
+        hosts: 2,
+        pages_per_host: 300,
+        changed_fraction: 0.1,
+        generation,
+        port,
+        ..SiteConfig::default()
+    }
+}
+
+/// A site of `config` on its own runtime, started again while its ports are still closing.
+struct Served {
+    web: Testweb,
+    _runtime: tokio::runtime::Runtime,
+}
+
+fn serve(config: SiteConfig) -> Served {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for _ in 0..100 {
+        match runtime.block_on(Testweb::start(config.clone())) {
+            Ok(web) => {
+                return Served {
+                    web,
+                    _runtime: runtime,
+                };
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+    panic!("the ports stayed in use");
+}
+
+fn run(web: &Testweb, since: Option<&Path>) -> Crawl {
+    let mut args = fast();
+    for seed in web.roots() {
+        args.extend(["--seed".to_owned(), seed]);
+    }
+    if let Some(path) = since {
+        args.extend(["--since".to_owned(), path.to_str().unwrap().to_owned()]);
+    }
+    let crawl = crawl(&args);
+    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl
+}
+
+/// Writes a crawl's records as its records file.
+fn save(crawl: &Crawl, path: &Path) {
+    std::fs::write(path, &crawl.output.stdout).unwrap();
+}
+
+fn revisits(crawl: &Crawl) -> BTreeMap<String, String> {
+    crawl
+        .records
+        .iter()
+        .map(|(url, r)| {
+            (
+                url.clone(),
+                r["revisit"].as_str().unwrap_or("null").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_recrawl_of_a_site_where_a_tenth_changed_fetches_only_those_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let port = free_ports();
+    let first = serve(config(0, port));
+    let crawl = run(&first.web, None);
+    assert!(crawl.records.values().all(|r| r["revisit"].is_null()));
+    assert!(crawl.records.values().all(|r| r["etag"].is_string()));
+    save(&crawl, &earlier);
+    let digests: BTreeMap<String, String> = crawl
+        .records
+        .iter()
+        .map(|(url, r)| (url.clone(), r["digest"].as_str().unwrap().to_owned()))
+        .collect();
+    first.web.shutdown();
+    drop(first);
+
+    let later = serve(config(1, port));
+    let changes = later.web.changes_since(&config(0, port)).unwrap();
+    assert!(!changes.changed.is_empty());
+    let recrawl = run(&later.web, Some(&earlier));
+    let expected = later.web.expected_pages();
+    let recorded: std::collections::BTreeSet<String> = recrawl.records.keys().cloned().collect();
+    let differ: Vec<_> = recorded.symmetric_difference(&expected).take(3).collect();
+    assert!(
+        differ.is_empty(),
+        "recorded and expected differ: {differ:?}"
+    );
+    for (url, revisit) in revisits(&recrawl) {
+        let record = &recrawl.records[&url];
+        if changes.changed.contains(&url) {
+            assert_eq!(revisit, "changed", "{url}: {record}");
+            assert_eq!(record["status"], 200, "{url}");
+            assert_ne!(
+                record["digest"].as_str(),
+                Some(digests[&url].as_str()),
+                "{url}"
+            );
+        } else {
+            assert_eq!(revisit, "unchanged", "{url}: {record}");
+            assert_eq!(record["status"], 304, "{url}");
+            // The body not sent again keeps the digest it had.
+            assert_eq!(
+                record["digest"].as_str(),
+                Some(digests[&url].as_str()),
+                "{url}"
+            );
+        }
+    }
+    // The server sent the changed pages' bodies, and no other.
+    let sent: u64 = (0..2).map(|h| later.web.page_bytes_served(h)).sum();
+    let changed_bytes: u64 = changes
+        .changed
+        .iter()
+        .map(|url| recrawl.records[url]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sent, changed_bytes);
+    let not_modified: u64 = (0..2).map(|h| later.web.not_modified_served(h)).sum();
+    assert_eq!(
+        not_modified as usize,
+        expected.len() - changes.changed.len()
+    );
+    let stderr = recrawl.stderr();
+    let line = format!(
+        "{} unchanged ({} answered 304 Not Modified",
+        not_modified, not_modified
+    );
+    assert!(stderr.contains(&line), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} changed, 0 new, 0 gone", changes.changed.len())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_recrawl_of_an_unchanged_site_transfers_no_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl.gz");
+    let port = free_ports();
+    let site = serve(config(0, port));
+    let crawl = run(&site.web, None);
+    // A gzipped records file reads the same.
+    {
+        use std::io::Write;
+        let file = std::fs::File::create(&earlier).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        gz.write_all(&crawl.output.stdout).unwrap();
+        gz.finish().unwrap();
+    }
+    site.web.clear_log();
+    let recrawl = run(&site.web, Some(&earlier));
+    assert_eq!(recrawl.records.len(), crawl.records.len());
+    assert!(revisits(&recrawl).values().all(|r| r == "unchanged"));
+    assert_eq!(
+        (0..2).map(|h| site.web.page_bytes_served(h)).sum::<u64>(),
+        0
+    );
+}
+
+#[test]
+fn a_records_file_that_cannot_be_read_stops_the_start_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"url\":\"http://127.0.0.1:1/\"}\nnot a record\n{}\n",
+    )
+    .unwrap();
+    let mut args = fast();
+    args.extend(
+        [
+            "--seed",
+            "http://127.0.0.1:1/",
+            "--since",
+            bad.to_str().unwrap(),
+        ]
+        .map(String::from),
+    );
+    let crawl = crawl(&args);
+    assert_eq!(crawl.output.status.code(), Some(2));
+    let stderr = crawl.stderr();
+    assert!(
+        stderr.contains("bad.jsonl") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+}
