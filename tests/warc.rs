@@ -107,7 +107,13 @@ fn check_file(path: &Path) -> Vec<Record<BufferedBody>> {
                 responses.insert(record.warc_id().to_owned());
             }
             RecordType::Revisit => {
-                assert!(header(record, "warc-payload-digest").is_some());
+                // A 304's has no payload to digest; an identical payload's names it.
+                let not_modified = header(record, "warc-profile").as_deref()
+                    == Some("http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+                assert_eq!(
+                    header(record, "warc-payload-digest").is_some(),
+                    !not_modified
+                );
                 responses.insert(record.warc_id().to_owned());
             }
             RecordType::Request => {
@@ -445,4 +451,55 @@ fn warcio_checks_and_indexes_the_files() {
     assert_eq!(kinds["response"], 3, "{kinds:?}");
     assert_eq!(kinds["revisit"], 2, "{kinds:?}");
     assert_eq!(kinds["request"], 5, "{kinds:?}");
+}
+
+/// A recrawl (`--since`): a page that answers 304 Not Modified is stored as a revisit record
+/// of the server-not-modified profile, its 304 head as the block, pointing at the URL and
+/// at when the earlier crawl fetched it.
+#[test]
+fn a_304_to_a_recrawl_is_stored_as_a_server_not_modified_revisit() {
+    let site = Site::start(SiteConfig {
+        pages_per_host: 30,
+        ..SiteConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let first = crawl_site(&site, &[]);
+    std::fs::write(&earlier, &first.output.stdout).unwrap();
+    let warc = dir.path().join("again.warc.gz");
+    let again = crawl_site(
+        &site,
+        &[
+            "--since",
+            earlier.to_str().unwrap(),
+            "--warc",
+            warc.to_str().unwrap(),
+        ],
+    );
+    let root = site.web.url(0, "/");
+    assert_eq!(again.record(&root)["status"], 304);
+    let records = check_file(&series(dir.path(), "again")[0]);
+    let revisits: Vec<_> = records
+        .iter()
+        .filter(|r| *r.warc_type() == RecordType::Revisit)
+        .collect();
+    assert_eq!(revisits.len(), 30, "one per page, every page unchanged");
+    let of_root = revisits
+        .iter()
+        .find(|r| header(r, "warc-target-uri").as_deref() == Some(root.as_str()))
+        .expect("the root's revisit");
+    assert_eq!(
+        header(of_root, "warc-profile").as_deref(),
+        Some("http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+    );
+    assert_eq!(
+        header(of_root, "warc-refers-to-target-uri").as_deref(),
+        Some(root.as_str())
+    );
+    let fetched_before = first.record(&root)["fetched_at"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(header(of_root, "warc-refers-to-date"), Some(fetched_before));
+    assert!(String::from_utf8_lossy(of_root.body()).starts_with("HTTP/1.1 304 Not Modified\r\n"));
 }

@@ -23,6 +23,8 @@ pub(crate) struct Known {
     pub(crate) digest: Option<String>,
     /// Body bytes it answered: what a 304 saves.
     pub(crate) bytes: u64,
+    /// When it was fetched (RFC 3339), for a WARC revisit record to refer to.
+    pub(crate) fetched_at: Option<String>,
 }
 
 /// The URLs of earlier crawls, by canonical URL.
@@ -47,6 +49,8 @@ struct Line {
     digest: Option<String>,
     #[serde(default)]
     bytes: u64,
+    #[serde(default)]
+    fetched_at: Option<String>,
 }
 
 impl Earlier {
@@ -95,6 +99,7 @@ impl Earlier {
                 },
                 digest: record.digest.filter(|_| ok),
                 bytes: record.bytes,
+                fetched_at: record.fetched_at,
             };
             self.by_url.insert(record.url.into_boxed_str(), known);
         }

@@ -36,6 +36,10 @@ use crate::output::Rfc3339;
 /// 1.1, section 6.7.2).
 const IDENTICAL_PAYLOAD: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
+/// The profile of a revisit record for a 304 Not Modified: the server said the page is the
+/// one fetched before (WARC 1.1, section 6.7.2).
+const SERVER_NOT_MODIFIED: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
 /// The suffix of numbered files: they are gzip-compressed WARC, whatever the configured name.
 const SUFFIX: &str = ".warc.gz";
 
@@ -162,6 +166,9 @@ pub(crate) struct Exchange<'a> {
     /// When the try started: the records' `WARC-Date`, the same instant as the record's
     /// `fetched_at`.
     pub(crate) fetched_at: SystemTime,
+    /// For a 304 to a recrawl's conditional request: when the earlier crawl fetched the
+    /// page (its record's `fetched_at`), if known.
+    pub(crate) earlier_fetch: Option<&'a str>,
 }
 
 impl Exchange<'_> {
@@ -600,6 +607,19 @@ fn exchange_records(
     ];
     let mut out = Vec::new();
     match original {
+        None if e.status == 304 => {
+            // No payload: the headers as read, pointing at the page fetched before.
+            fields[0].1 = "revisit";
+            fields.pop();
+            fields.extend([
+                ("WARC-Profile", SERVER_NOT_MODIFIED),
+                ("WARC-Refers-To-Target-URI", e.url.as_str()),
+            ]);
+            if let Some(date) = e.earlier_fetch {
+                fields.push(("WARC-Refers-To-Date", date));
+            }
+            record(&mut out, &fields, &[&head])?;
+        }
         None => {
             if e.truncated {
                 fields.push(("WARC-Truncated", "length"));
