@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use testweb::{SiteConfig, Testweb};
 
-use crate::util::{Crawl, crawl, fast};
+use crate::redis_server::RedisServer;
+use crate::util::{Crawl, crawl, fast, wait_or_kill};
 
 /// The first of two ports in a row that are free now.
 fn free_ports() -> u16 {
@@ -220,4 +221,118 @@ fn a_records_file_that_cannot_be_read_stops_the_start_naming_it() {
         stderr.contains("bad.jsonl") && stderr.contains("line 2"),
         "{stderr}"
     );
+}
+
+#[test]
+fn pages_gone_since_are_recorded_as_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let port = free_ports();
+    let first = serve(config(0, port));
+    save(&run(&first.web, None), &earlier);
+    first.web.shutdown();
+    drop(first);
+    // The same site, a sixth of each host's pages taken down (they answer 404).
+    let smaller = SiteConfig {
+        pages_per_host: 250,
+        ..config(0, port)
+    };
+    let later = serve(smaller.clone());
+    let changes = later.web.changes_since(&config(0, port)).unwrap();
+    assert_eq!(changes.gone.len(), 100);
+    let recrawl = run(&later.web, Some(&earlier));
+    let kinds = revisits(&recrawl);
+    for url in &changes.gone {
+        assert_eq!(kinds[url], "gone", "{url}");
+        assert_eq!(recrawl.records[url]["status"], 404, "{url}");
+    }
+    let changed: std::collections::BTreeSet<String> = kinds
+        .iter()
+        .filter(|(_, kind)| *kind == "changed")
+        .map(|(url, _)| url.clone())
+        .collect();
+    // The parents of the pages taken down lost links to them: changed.
+    assert_eq!(changed, changes.changed);
+    assert!(
+        recrawl.stderr().contains(", 100 gone"),
+        "{}",
+        recrawl.stderr()
+    );
+}
+
+/// Two processes of a crawl shared through Redis, each given the earlier records: each
+/// queues them (the seen-test drops the other's), and each asks with their validators.
+#[test]
+fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let port = free_ports();
+    let first = serve(config(0, port));
+    save(&run(&first.web, None), &earlier);
+    first.web.shutdown();
+    drop(first);
+    let later = serve(config(1, port));
+    let changes = later.web.changes_since(&config(0, port)).unwrap();
+    let redis = RedisServer::start();
+    let outs: Vec<_> = (0..2)
+        .map(|i| dir.path().join(format!("out{i}.jsonl")))
+        .collect();
+    let children: Vec<_> = outs
+        .iter()
+        .map(|out| {
+            let mut args = fast();
+            for seed in later.web.roots() {
+                args.extend(["--seed".to_owned(), seed]);
+            }
+            args.extend(
+                [
+                    "--redis",
+                    &redis.url(),
+                    "--since",
+                    earlier.to_str().unwrap(),
+                    "--output",
+                    out.to_str().unwrap(),
+                ]
+                .map(String::from),
+            );
+            std::process::Command::new(env!("CARGO_BIN_EXE_crawler"))
+                .args(&args)
+                .env("RUST_LOG", "warn")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let (output, hung) = wait_or_kill(child, Duration::from_secs(120));
+        assert!(
+            !hung && output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let mut kinds = BTreeMap::new();
+    for out in &outs {
+        for line in std::fs::read_to_string(out).unwrap().lines() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            let url = record["url"].as_str().unwrap().to_owned();
+            let kind = record["revisit"].as_str().unwrap().to_owned();
+            assert!(
+                kinds.insert(url.clone(), kind).is_none(),
+                "{url} recorded twice"
+            );
+        }
+    }
+    assert_eq!(kinds.len(), later.web.expected_pages().len());
+    for (url, kind) in &kinds {
+        let want = if changes.changed.contains(url) {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        assert_eq!(kind, want, "{url}");
+    }
+    let not_modified: u64 = (0..2).map(|h| later.web.not_modified_served(h)).sum();
+    assert_eq!(not_modified as usize, kinds.len() - changes.changed.len());
 }

@@ -26,7 +26,7 @@
 //!
 //! # Generations, for recrawls
 //!
-//! Regular pages carry validators (a strong `ETag`, a hash of their bytes, and a
+//! Regular pages carry validators (a strong `ETag`, a hash of what their bytes follow from, and a
 //! `Last-Modified`) and answer `304 Not Modified` to a request that holds them
 //! (`If-None-Match`, else `If-Modified-Since`). [`SiteConfig::generation`] and
 //! [`SiteConfig::changed_fraction`] change a fraction of the pages in each generation;

@@ -194,8 +194,7 @@ pub(crate) fn reply(status: u16, content_type: &'static str, body: Body) -> Repl
 /// conditions (RFC 9110, section 13.2.2) say the client holds it already: `If-None-Match`
 /// decides when present (a strong comparison of ETags, or `*`), else `If-Modified-Since`.
 fn page(site: &Site, host: usize, n: u64, headers: &hyper::HeaderMap) -> Reply {
-    let html = site.render_page(host, n);
-    let (etag, modified) = site.validators(host, n, &html);
+    let (etag, modified) = site.validators(host, n);
     let not_modified = match headers.get(IF_NONE_MATCH) {
         Some(tags) => tags.to_str().is_ok_and(|tags| {
             tags.split(',')
@@ -215,6 +214,7 @@ fn page(site: &Site, host: usize, n: u64, headers: &hyper::HeaderMap) -> Reply {
         *response.status_mut() = StatusCode::NOT_MODIFIED;
         response
     } else {
+        let html = site.render_page(host, n);
         stats.page_bytes.fetch_add(html.len() as u64, Relaxed);
         reply(200, "text/html; charset=utf-8", Body::full(html))
     };

@@ -76,6 +76,9 @@ pub(crate) struct Site {
     filler: Vec<u8>,
     /// The request log, if kept.
     pub(crate) log: Option<Mutex<Vec<Request>>>,
+    /// A hash of everything a regular page's bytes depend on but its revision: the
+    /// configuration (its generation and change rate aside) and the ports.
+    fingerprint: u64,
 }
 
 /// Where a request path leads.
@@ -355,11 +358,24 @@ impl Site {
             });
         }
         let log = config.log_requests.then(|| Mutex::new(Vec::new()));
+        let fingerprint = {
+            // Its description, as Debug writes it: every field a page's bytes follow from.
+            let pages = SiteConfig {
+                generation: 0,
+                changed_fraction: 0.0,
+                log_requests: true,
+                port: 0,
+                ..config.clone()
+            };
+            let text = format!("{pages:?} {ports:?}");
+            text.bytes().fold(0x7E57_7EB0, |h, b| mix(h ^ u64::from(b)))
+        };
         Ok(Site {
             config,
             hosts,
             filler,
             log,
+            fingerprint,
         })
     }
 
@@ -520,21 +536,13 @@ impl Site {
             .count() as u64
     }
 
-    /// The validators of regular page `page` of `host` whose HTML is `body`: a strong ETag
-    /// (a hash of the bytes) and the time of its last change (a day per revision after
-    /// 2026-01-01).
-    pub(crate) fn validators(&self, host: usize, page: u64, body: &[u8]) -> (String, SystemTime) {
-        // A multiply-rotate per word (FxHash's), mixed at the end: a page is hashed on every
-        // request, which must stay cheap beside rendering it.
-        let mut h = body.len() as u64;
-        for chunk in body.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(word))
-                .wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
-        }
-        let h = mix(h);
+    /// The validators of regular page `page` of `host`: a strong ETag and the time of its
+    /// last change (a day per revision after 2026-01-01). The ETag is a hash of what the
+    /// page's bytes follow from (the site's fingerprint, the page, its revision), so that it
+    /// changes whenever they may, and a 304 costs no rendering.
+    pub(crate) fn validators(&self, host: usize, page: u64) -> (String, SystemTime) {
         let days = self.revision(host, page);
+        let h = mix(self.fingerprint ^ mix(mix(host as u64) ^ page) ^ mix(days ^ 0xE7A6));
         let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(FIRST_MODIFIED + 86_400 * days);
         (format!("\"{h:016x}\""), modified)
     }
