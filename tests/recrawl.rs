@@ -260,6 +260,39 @@ fn pages_gone_since_are_recorded_as_gone() {
     );
 }
 
+#[test]
+fn pages_new_since_are_fetched_in_full_and_recorded_as_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let port = free_ports();
+    let first = serve(config(0, port));
+    save(&run(&first.web, None), &earlier);
+    first.web.shutdown();
+    drop(first);
+    // The site grew: the new pages hang below the old leaves, whose links changed.
+    let larger = SiteConfig {
+        pages_per_host: 400,
+        ..config(1, port)
+    };
+    let later = serve(larger);
+    let changes = later.web.changes_since(&config(0, port)).unwrap();
+    assert_eq!(changes.new.len(), 200);
+    let recrawl = run(&later.web, Some(&earlier));
+    let kinds = revisits(&recrawl);
+    for url in &changes.new {
+        assert_eq!(kinds[url], "new", "{url}");
+        assert_eq!(recrawl.records[url]["status"], 200, "{url}");
+    }
+    for url in &changes.changed {
+        assert_eq!(kinds[url], "changed", "{url}");
+    }
+    let unchanged = kinds.values().filter(|k| *k == "unchanged").count();
+    assert_eq!(
+        unchanged,
+        kinds.len() - changes.new.len() - changes.changed.len()
+    );
+}
+
 /// Two processes of a crawl shared through Redis, each given the earlier records: each
 /// queues them (the seen-test drops the other's), and each asks with their validators.
 #[test]
