@@ -162,9 +162,10 @@ fn crawl_unreachable(seed: &str) -> (crate::util::Crawl, Duration) {
 /// and exited 0, naming neither DNS nor the connection.
 #[test]
 fn an_unreachable_seed_is_known_in_seconds_says_why_and_exits_3() {
-    let refused = crate::util::refused_port();
     // Plain HTTP where TLS is expected: the handshake fails.
     let (plain, _log) = serve(|_| (200, "text/html", b"<p>not TLS</p>".to_vec()));
+    // After the server's: a port released before it binds may be given to it.
+    let refused = crate::util::refused_port();
     let cases = [
         (
             "http://no-such-host.invalid/".to_owned(),
@@ -203,11 +204,12 @@ fn an_unreachable_seed_is_known_in_seconds_says_why_and_exits_3() {
 /// A crawl where some page answered exits 0, however many others failed.
 #[test]
 fn a_crawl_with_an_answer_exits_0_and_names_the_hosts_it_could_not_reach() {
-    let refused = crate::util::refused_port();
     let (port, _log) = serve(|path| match path {
         "/robots.txt" => (404, "text/plain", Vec::new()),
         _ => (200, "text/html", b"<p>fine</p>".to_vec()),
     });
+    // After the server's: a port released before it binds may be given to it.
+    let refused = crate::util::refused_port();
     let mut args = quick_default();
     args.truncate(4);
     for seed in [
