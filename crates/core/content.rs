@@ -53,6 +53,11 @@ impl Digest {
         Digest(hasher.finalize().into())
     }
 
+    /// The digest whose 20 bytes are `bytes` (an earlier record's, say).
+    pub(crate) fn from_bytes(bytes: [u8; 20]) -> Digest {
+        Digest(bytes)
+    }
+
     /// The raw 20 bytes: the content-seen test's fingerprint.
     ///
     /// ```

@@ -73,13 +73,13 @@ pub(crate) trait Fetcher: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>>;
 }
 
-/// The validators of an earlier answer for a URL, as that answer sent them.
+/// The validators of an earlier answer for a URL.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Validators {
-    /// Its `ETag` header.
-    pub(crate) etag: Option<String>,
-    /// Its `Last-Modified` header.
-    pub(crate) last_modified: Option<String>,
+    /// Its `ETag` header, as sent.
+    pub(crate) etag: Option<Box<str>>,
+    /// Its `Last-Modified` header, in seconds since the Unix epoch.
+    pub(crate) last_modified: Option<u64>,
 }
 
 /// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
@@ -104,10 +104,11 @@ impl Fetcher for Http {
             // Both when both are known: a server that does not compare ETags may still
             // compare dates (RFC 9110 has it ignore the date when it does).
             if let Some(etag) = &validators.etag {
-                request = request.header(IF_NONE_MATCH, etag.as_str());
+                request = request.header(IF_NONE_MATCH, &**etag);
             }
-            if let Some(date) = &validators.last_modified {
-                request = request.header(IF_MODIFIED_SINCE, date.as_str());
+            if let Some(secs) = validators.last_modified {
+                let date = std::time::UNIX_EPOCH + Duration::from_secs(secs);
+                request = request.header(IF_MODIFIED_SINCE, httpdate::fmt_http_date(date));
             }
         }
         if !settings.headers.is_empty() {

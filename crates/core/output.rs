@@ -120,6 +120,35 @@ impl Serialize for Rfc3339 {
 
 /// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01 (Howard
 /// Hinnant's `civil_from_days`).
+/// The instant a record's `fetched_at` (this crawler's RFC 3339 form, `Rfc3339::text`)
+/// names, if it is one.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<SystemTime> {
+    let b = text.as_bytes();
+    if b.len() != 24 || b[4] != b'-' || b[10] != b'T' || b[19] != b'.' || b[23] != b'Z' {
+        return None;
+    }
+    let number = |from: usize, to: usize| text.get(from..to)?.parse::<u64>().ok();
+    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+    let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
+    let millis = number(20, 23)?;
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    // Days from the civil date (the inverse of `civil`).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y % 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second.min(60);
+    Some(UNIX_EPOCH + std::time::Duration::from_millis(secs * 1000 + millis))
+}
+
 fn civil(days: u64) -> (u64, u8, u8) {
     let z = days + 719_468;
     let era = z / 146_097;
@@ -277,6 +306,24 @@ mod tests {
             out: Mutex::new(Box::new(BufWriter::with_capacity(1 << 16, buf.clone()))),
             flush_each_line,
             file: None,
+        }
+    }
+
+    #[test]
+    fn fetched_at_reads_back_as_the_instant_it_was_written_from() {
+        for millis in [0, 1_714_557_600_042, 1_767_225_599_999, 4_102_444_800_000] {
+            let at = UNIX_EPOCH + std::time::Duration::from_millis(millis);
+            let text = Rfc3339(at).text();
+            let text = std::str::from_utf8(&text).unwrap();
+            assert_eq!(parse_rfc3339(text), Some(at), "{text}");
+        }
+        for bad in [
+            "",
+            "2024-05-01",
+            "2024-13-01T10:00:00.000Z",
+            "2024-05-01T10:00:00.000+02",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }
 

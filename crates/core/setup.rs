@@ -271,11 +271,8 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         seed_redirects,
     );
     let (crawler, earlier_urls) = match earlier {
-        Some(earlier) => {
-            let urls: Vec<(String, u32)> = earlier
-                .urls()
-                .map(|(url, depth)| (url.to_owned(), depth))
-                .collect();
+        Some(mut earlier) => {
+            let urls = earlier.take_urls();
             tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
             (crawler.recrawling(earlier), urls)
         }
@@ -329,7 +326,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
 /// resume, or another process of a shared crawl). Pushed a few hundred at a time, so that
 /// a shared crawl sends them in batches.
-async fn push_earlier(crawler: &Crawler, urls: Vec<(String, u32)>) {
+async fn push_earlier(crawler: &Crawler, urls: Vec<(Box<str>, u32)>) {
     let canon = Canonicalizer::new();
     let mut unreadable = 0u64;
     for chunk in urls.chunks(512) {

@@ -4,33 +4,41 @@
 //! unchanged page answers 304 and costs no body.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use crate::fetch::Validators;
 
-/// What an earlier crawl knew of a URL.
+/// What an earlier crawl knew of a URL, in a few dozen bytes: what a conditional request,
+/// the comparison of a new body, and a WARC revisit record need.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Known {
     /// Links followed from a seed to it.
     pub(crate) depth: u32,
     /// Its validators, when its last answer had any.
     pub(crate) validators: Validators,
-    /// The digest of the body it answered, with a 2xx.
-    pub(crate) digest: Option<String>,
+    /// The SHA-1 of the body it answered, with a 2xx.
+    pub(crate) digest: Option<[u8; 20]>,
     /// Body bytes it answered: what a 304 saves.
     pub(crate) bytes: u64,
-    /// When it was fetched (RFC 3339), for a WARC revisit record to refer to.
-    pub(crate) fetched_at: Option<String>,
+    /// When it was fetched, for a WARC revisit record to refer to.
+    pub(crate) fetched_at: Option<SystemTime>,
 }
 
-/// The URLs of earlier crawls, by canonical URL.
+/// The URLs of earlier crawls. Each is kept by a 128-bit keyed hash of its canonical text
+/// rather than the text itself: about a third of the memory, and two URLs share a hash
+/// with a chance of one in 2^64 or so for a billion of them. The texts are kept only until
+/// they are queued ([`Earlier::take_urls`]).
 #[derive(Debug, Default)]
 pub(crate) struct Earlier {
-    by_url: HashMap<Box<str>, Known>,
+    by_url: HashMap<u128, Known>,
+    urls: Vec<(Box<str>, u32)>,
+    keys: (RandomState, RandomState),
 }
 
 /// The fields of a record this reads; the others are not needed.
@@ -94,32 +102,54 @@ impl Earlier {
             let known = Known {
                 depth: record.depth,
                 validators: Validators {
-                    etag: record.etag,
-                    last_modified: record.last_modified,
+                    etag: record.etag.map(String::into_boxed_str),
+                    // A date that is not an HTTP date is not sent: the ETag still is.
+                    last_modified: record
+                        .last_modified
+                        .and_then(|date| httpdate::parse_http_date(&date).ok())
+                        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+                        .map(|since| since.as_secs()),
                 },
-                digest: record.digest.filter(|_| ok),
+                digest: record.digest.filter(|_| ok).and_then(|text| sha1(&text)),
                 bytes: record.bytes,
-                fetched_at: record.fetched_at,
+                fetched_at: record
+                    .fetched_at
+                    .and_then(|at| crate::output::parse_rfc3339(&at)),
             };
-            self.by_url.insert(record.url.into_boxed_str(), known);
+            let key = self.key(&record.url);
+            if self.by_url.insert(key, known).is_none() {
+                self.urls.push((record.url.into_boxed_str(), record.depth));
+            }
         }
         Ok(())
     }
 
-    /// What the earlier crawls knew of `url`, if they recorded it.
-    pub(crate) fn get(&self, url: &str) -> Option<&Known> {
-        self.by_url.get(url)
+    fn key(&self, url: &str) -> u128 {
+        (u128::from(self.keys.0.hash_one(url)) << 64) | u128::from(self.keys.1.hash_one(url))
     }
 
-    /// Every URL recorded, with its depth.
-    pub(crate) fn urls(&self) -> impl Iterator<Item = (&str, u32)> {
-        self.by_url.iter().map(|(url, known)| (&**url, known.depth))
+    /// What the earlier crawls knew of `url`, if they recorded it.
+    pub(crate) fn get(&self, url: &str) -> Option<&Known> {
+        self.by_url.get(&self.key(url))
+    }
+
+    /// Every URL recorded, with its depth, once each; their texts are not kept after.
+    pub(crate) fn take_urls(&mut self) -> Vec<(Box<str>, u32)> {
+        std::mem::take(&mut self.urls)
     }
 
     /// How many URLs were recorded.
     pub(crate) fn len(&self) -> usize {
         self.by_url.len()
     }
+}
+
+/// The 20 bytes of a record's `digest` (`sha1:` and 32 base32 characters), if it is one.
+fn sha1(text: &str) -> Option<[u8; 20]> {
+    let bytes = data_encoding::BASE32_NOPAD
+        .decode(text.strip_prefix("sha1:")?.as_bytes())
+        .ok()?;
+    bytes.try_into().ok()
 }
 
 #[cfg(test)]
@@ -158,24 +188,25 @@ mod tests {
             dir.path(),
             "b.jsonl.gz",
             concat!(
-                r#"{"url":"http://a.test/","status":200,"depth":0,"last_modified":"Wed, 01 May 2024 10:00:00 GMT","digest":"sha1:Z","bytes":12}"#,
+                r#"{"url":"http://a.test/","status":200,"depth":0,"last_modified":"Wed, 01 May 2024 10:00:00 GMT","digest":"sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","bytes":12}"#,
                 "\n",
                 r#"{"url":"http://a.test/torn","sta"#,
             ),
             true,
         );
-        let earlier = Earlier::load(&[a, b]).unwrap();
+        let mut earlier = Earlier::load(&[a, b]).unwrap();
         assert_eq!(earlier.len(), 2);
         let root = earlier.get("http://a.test/").unwrap();
         assert_eq!(root.validators.etag, None);
-        assert_eq!(
-            root.validators.last_modified.as_deref(),
-            Some("Wed, 01 May 2024 10:00:00 GMT")
-        );
-        assert_eq!((root.digest.as_deref(), root.bytes), (Some("sha1:Z"), 12));
+        // Wed, 01 May 2024 10:00:00 GMT
+        assert_eq!(root.validators.last_modified, Some(1_714_557_600));
+        let empty = crate::content::Digest::of(b"");
+        assert_eq!((root.digest, root.bytes), (Some(*empty.as_bytes()), 12));
         // Not a page: no digest to compare a new body with.
         let gone = earlier.get("http://a.test/gone").unwrap();
-        assert_eq!((gone.depth, gone.digest.as_deref()), (1, None));
+        assert_eq!((gone.depth, gone.digest), (1, None));
+        assert_eq!(earlier.take_urls().len(), 2);
+        assert!(earlier.take_urls().is_empty());
     }
 
     #[test]

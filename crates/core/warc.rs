@@ -168,7 +168,7 @@ pub(crate) struct Exchange<'a> {
     pub(crate) fetched_at: SystemTime,
     /// For a 304 to a recrawl's conditional request: when the earlier crawl fetched the
     /// page (its record's `fetched_at`), if known.
-    pub(crate) earlier_fetch: Option<&'a str>,
+    pub(crate) earlier_fetch: Option<SystemTime>,
 }
 
 impl Exchange<'_> {
@@ -615,7 +615,8 @@ fn exchange_records(
                 ("WARC-Profile", SERVER_NOT_MODIFIED),
                 ("WARC-Refers-To-Target-URI", e.url.as_str()),
             ]);
-            if let Some(date) = e.earlier_fetch {
+            let earlier = e.earlier_fetch.map(warc_date);
+            if let Some(date) = &earlier {
                 fields.push(("WARC-Refers-To-Date", date));
             }
             record(&mut out, &fields, &[&head])?;

@@ -29,11 +29,9 @@ fn revisit(known: Option<&Known>, fetched: &Fetched, digest: Option<&Digest>) ->
         304 => Revisit::Unchanged,
         404 | 410 => Revisit::Gone,
         200..=299 => {
-            let now = digest.map(Digest::text);
-            let same = now
-                .as_ref()
-                .zip(known.digest.as_deref())
-                .is_some_and(|(now, then)| now.as_str() == then);
+            let same = digest
+                .zip(known.digest.as_ref())
+                .is_some_and(|(now, then)| now.as_bytes() == then);
             if same {
                 Revisit::Unchanged
             } else {
@@ -140,7 +138,7 @@ impl Crawler {
                 .map(|_| revisit(known, fetched, digest.as_ref())),
             unsent: known
                 .filter(|_| fetched.status == 304)
-                .map(|k| (k.digest.as_deref(), k.bytes)),
+                .map(|k| (k.digest.map(|d| Digest::from_bytes(d).text()), k.bytes)),
             // A 304 has no body of its own: its record keeps the earlier one's (`unsent`).
             digest: digest
                 .as_ref()

@@ -156,7 +156,7 @@ pub(super) struct Draft<'a> {
     /// In a recrawl, what became of the page since the earlier crawl.
     pub(super) revisit: Option<Revisit>,
     /// A 304's: the earlier crawl's digest of the body not sent again, and its bytes.
-    pub(super) unsent: Option<(Option<&'a str>, u64)>,
+    pub(super) unsent: Option<(Option<DigestText>, u64)>,
     /// The body's digest, with an answer.
     pub(super) digest: Option<DigestText>,
     /// The body was read before under another URL.
@@ -270,8 +270,10 @@ impl Crawler {
         // A page not sent again keeps the digest of the body the earlier crawl read.
         let digest = digest.or(result
             .unsent
-            .and_then(|(digest, _)| digest)
-            .filter(|_| self.config.output.digest));
+            .as_ref()
+            .and_then(|(digest, _)| digest.as_ref())
+            .filter(|_| self.config.output.digest)
+            .map(DigestText::as_str));
         let record = Record {
             url: &lease.url,
             attempts: lease.attempts,
@@ -306,7 +308,8 @@ impl Crawler {
         if let Some(revisit) = result.revisit {
             self.stats.revisits[revisit as usize].fetch_add(1, Ordering::Relaxed);
         }
-        if let Some((_, bytes)) = result.unsent {
+        if let Some((_, bytes)) = &result.unsent {
+            let bytes = *bytes;
             self.stats.not_modified.fetch_add(1, Ordering::Relaxed);
             self.stats.bytes_unsent.fetch_add(bytes, Ordering::Relaxed);
         }

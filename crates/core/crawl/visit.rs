@@ -293,7 +293,7 @@ impl Crawler {
                         truncated: fetched.too_large,
                         digest,
                         fetched_at: visit.fetched_at,
-                        earlier_fetch: known.and_then(|k| k.fetched_at.as_deref()),
+                        earlier_fetch: known.and_then(|k| k.fetched_at),
                     };
                     if let Err(err) = cpu_bound(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
