@@ -186,7 +186,11 @@ fn a_recrawl_of_an_unchanged_site_transfers_no_page() {
         gz.finish().unwrap();
     }
     site.web.clear_log();
-    let recrawl = run(&site.web, Some(&earlier));
+    // No --seed: the earlier crawl's seeds (its depth-0 records) are the recrawl's.
+    let mut args = fast();
+    args.extend(["--since".to_owned(), earlier.to_str().unwrap().to_owned()]);
+    let recrawl = crate::util::crawl(&args);
+    assert!(recrawl.output.status.success(), "{}", recrawl.stderr());
     assert_eq!(recrawl.records.len(), crawl.records.len());
     assert!(revisits(&recrawl).values().all(|r| r == "unchanged"));
     assert_eq!(

@@ -28,7 +28,8 @@ pub struct Cli {
     pub(crate) seeds_file: Option<PathBuf>,
     /// Recrawl: the records of an earlier crawl (JSON Lines, gzipped or not; repeatable).
     /// Its URLs are queued again, and fetched only if they changed (If-None-Match,
-    /// If-Modified-Since); each record says what became of its page (`revisit`).
+    /// If-Modified-Since); each record says what became of its page (`revisit`). Without
+    /// --seed, its seeds are the earlier crawl's.
     #[arg(long, value_name = "FILE")]
     pub(crate) since: Vec<PathBuf>,
     /// A TOML config file (see config/default.toml for every key).

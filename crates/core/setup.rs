@@ -72,6 +72,12 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     } else {
         Some(since::Earlier::load(&cli.since)?)
     };
+    // A recrawl given no seeds crawls from the earlier crawl's: its URLs at depth 0.
+    if seed_texts.is_empty()
+        && let Some(earlier) = &earlier
+    {
+        seed_texts = earlier.seeds();
+    }
     let shared = if config.redis.url.is_empty() {
         None
     } else {

@@ -138,6 +138,16 @@ impl Earlier {
         std::mem::take(&mut self.urls)
     }
 
+    /// The URLs recorded at depth 0: the earlier crawl's seeds (and their redirects'
+    /// targets), in the order read.
+    pub(crate) fn seeds(&self) -> Vec<String> {
+        self.urls
+            .iter()
+            .filter(|(_, depth)| *depth == 0)
+            .map(|(url, _)| url.to_string())
+            .collect()
+    }
+
     /// How many URLs were recorded.
     pub(crate) fn len(&self) -> usize {
         self.by_url.len()
