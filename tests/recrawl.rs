@@ -77,6 +77,33 @@ fn run(web: &Testweb, since: Option<&Path>) -> Crawl {
     crawl
 }
 
+/// A first crawl of generation 0 on two free ports, its site stopped after.
+struct First {
+    /// Holds `earlier`.
+    dir: tempfile::TempDir,
+    /// Its records file.
+    earlier: std::path::PathBuf,
+    /// The port of host 0, for the later site.
+    port: u16,
+    crawl: Crawl,
+}
+
+fn first_crawl() -> First {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.jsonl");
+    let port = free_ports();
+    let site = serve(config(0, port));
+    let crawl = run(&site.web, None);
+    save(&crawl, &earlier);
+    site.web.shutdown();
+    First {
+        dir,
+        earlier,
+        port,
+        crawl,
+    }
+}
+
 /// Writes a crawl's records as its records file.
 fn save(crawl: &Crawl, path: &Path) {
     std::fs::write(path, &crawl.output.stdout).unwrap();
@@ -97,22 +124,20 @@ fn revisits(crawl: &Crawl) -> BTreeMap<String, String> {
 
 #[test]
 fn a_recrawl_of_a_site_where_a_tenth_changed_fetches_only_those_in_full() {
-    let dir = tempfile::tempdir().unwrap();
-    let earlier = dir.path().join("earlier.jsonl");
-    let port = free_ports();
-    let first = serve(config(0, port));
-    let crawl = run(&first.web, None);
+    // The directory held to the end: it holds the records file.
+    let First {
+        dir: _dir,
+        earlier,
+        port,
+        crawl,
+    } = first_crawl();
     assert!(crawl.records.values().all(|r| r["revisit"].is_null()));
     assert!(crawl.records.values().all(|r| r["etag"].is_string()));
-    save(&crawl, &earlier);
     let digests: BTreeMap<String, String> = crawl
         .records
         .iter()
         .map(|(url, r)| (url.clone(), r["digest"].as_str().unwrap().to_owned()))
         .collect();
-    first.web.shutdown();
-    drop(first);
-
     let later = serve(config(1, port));
     let changes = later.web.changes_since(&config(0, port)).unwrap();
     assert!(!changes.changed.is_empty());
@@ -229,13 +254,13 @@ fn a_records_file_that_cannot_be_read_stops_the_start_naming_it() {
 
 #[test]
 fn pages_gone_since_are_recorded_as_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let earlier = dir.path().join("earlier.jsonl");
-    let port = free_ports();
-    let first = serve(config(0, port));
-    save(&run(&first.web, None), &earlier);
-    first.web.shutdown();
-    drop(first);
+    // The directory held to the end: it holds the records file.
+    let First {
+        dir: _dir,
+        earlier,
+        port,
+        ..
+    } = first_crawl();
     // The same site, a sixth of each host's pages taken down (they answer 404).
     let smaller = SiteConfig {
         pages_per_host: 250,
@@ -266,13 +291,13 @@ fn pages_gone_since_are_recorded_as_gone() {
 
 #[test]
 fn pages_new_since_are_fetched_in_full_and_recorded_as_new() {
-    let dir = tempfile::tempdir().unwrap();
-    let earlier = dir.path().join("earlier.jsonl");
-    let port = free_ports();
-    let first = serve(config(0, port));
-    save(&run(&first.web, None), &earlier);
-    first.web.shutdown();
-    drop(first);
+    // The directory held to the end: it holds the records file.
+    let First {
+        dir: _dir,
+        earlier,
+        port,
+        ..
+    } = first_crawl();
     // The site grew: the new pages hang below the old leaves, whose links changed.
     let larger = SiteConfig {
         pages_per_host: 400,
@@ -301,13 +326,9 @@ fn pages_new_since_are_fetched_in_full_and_recorded_as_new() {
 /// queues them (the seen-test drops the other's), and each asks with their validators.
 #[test]
 fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed() {
-    let dir = tempfile::tempdir().unwrap();
-    let earlier = dir.path().join("earlier.jsonl");
-    let port = free_ports();
-    let first = serve(config(0, port));
-    save(&run(&first.web, None), &earlier);
-    first.web.shutdown();
-    drop(first);
+    let First {
+        dir, earlier, port, ..
+    } = first_crawl();
     let later = serve(config(1, port));
     let changes = later.web.changes_since(&config(0, port)).unwrap();
     let redis = RedisServer::start();
