@@ -10,6 +10,7 @@
 //! crate. This file turns the command line into a crawl, runs Ctrl-C, checkpoints and the
 //! journal's group commit, and turns errors into messages and exit codes.
 
+mod allocator;
 mod backend;
 mod cli;
 mod config;
@@ -55,6 +56,7 @@ fn fuzz_cases(default: u32) -> u32 {
 }
 
 fn main() -> ExitCode {
+    allocator::tune();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
