@@ -76,6 +76,32 @@ fn reject_index(kind: &RejectKind) -> usize {
     }
 }
 
+/// What a link repeated on one page gets, decided by its first occurrence there: see
+/// [`Admission::count_repeat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// The first was admitted or found seen (or charged to its host's budget, after the
+    /// seen-test marked it): the repeat is seen.
+    Seen,
+    /// A scope or trap rule dropped the first: it drops the repeat too.
+    Dropped(DropReason),
+    /// The first was invalid: the repeat is, for the same reason (its counter's index).
+    Invalid(usize),
+}
+
+impl Repeat {
+    /// The repeat of a link the frontier answered `first`.
+    pub(crate) fn of(first: &crate::Push) -> Repeat {
+        use crate::Push;
+        match first {
+            Push::Queued | Push::HostGivenUp | Push::Seen => Repeat::Seen,
+            Push::Dropped(DropReason::HostBudget) => Repeat::Seen,
+            Push::Dropped(reason) => Repeat::Dropped(*reason),
+            Push::Invalid(kind) => Repeat::Invalid(reject_index(kind)),
+        }
+    }
+}
+
 /// The admission pipeline: canonical form, scope and trap rules, the seen-test, then the
 /// per-host page budget. Every outcome is counted.
 ///
@@ -353,6 +379,22 @@ impl Admission {
         match self.canon.canonicalize_relative(base, href) {
             Ok(url) => self.admit_checked(url, |url| self.scope.check_link(page, url, depth)),
             Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
+        }
+    }
+
+    /// Counts a link repeated on one page, whose first occurrence was `first`, as admitting
+    /// it again would have: its scope and trap rules and its canonical form are those of the
+    /// first, and the first marked it seen unless a rule dropped it or it was invalid. So a
+    /// page's repeats are neither resolved nor hashed, and every counter stays as it was.
+    pub(crate) fn count_repeat(&self, first: &Repeat) {
+        match first {
+            Repeat::Seen => {
+                self.seen_again.fetch_add(1, Ordering::Relaxed);
+            }
+            Repeat::Dropped(reason) => self.dropped.count(*reason),
+            Repeat::Invalid(index) => {
+                self.invalid[*index].fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
