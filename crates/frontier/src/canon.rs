@@ -352,8 +352,9 @@ impl Canonicalizer {
         // Setting the path runs the parser's dot-segment resolution again, which matters when
         // removing a path parameter leaves a `..` behind (`..;jsessionid=1`), as servers that
         // strip path parameters also read it.
-        let path = self.canonical_path(url.path());
-        if path != url.path() {
+        if let Some(path) = self.canonical_path(url.path())
+            && path != url.path()
+        {
             url.set_path(&path);
         }
 
@@ -373,13 +374,17 @@ impl Canonicalizer {
         Ok(Canonical { url })
     }
 
-    /// Normalizes escapes, then drops session-id path parameters segment by segment. The
-    /// parser has already resolved dot segments (including `%2e` spellings) and turned an
-    /// empty path into `/`.
-    fn canonical_path(&self, path: &str) -> String {
+    /// Normalizes escapes, then drops session-id path parameters segment by segment; `None`
+    /// when the path has neither escapes, nor bytes to escape, nor parameters, as most have:
+    /// it is canonical already, and nothing is allocated. The parser has already resolved dot
+    /// segments (including `%2e` spellings) and turned an empty path into `/`.
+    fn canonical_path(&self, path: &str) -> Option<String> {
+        if !path.contains(';') && escape::is_plain(path, Component::Path) {
+            return None;
+        }
         let normalized = escape::normalize(path, Component::Path);
         if !normalized.contains(';') {
-            return normalized;
+            return Some(normalized);
         }
         let mut out = String::with_capacity(normalized.len());
         for (i, segment) in normalized.split('/').enumerate() {
@@ -397,7 +402,7 @@ impl Canonicalizer {
                 }
             }
         }
-        out
+        Some(out)
     }
 }
 
