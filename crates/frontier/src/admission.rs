@@ -4,9 +4,10 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use url::Url;
+use url::{Position, Url};
 
 use crate::codec::{Reader, put_bytes, put_varint};
+use crate::scope::Parts;
 use crate::{
     Canonical, Canonicalizer, DropCounts, DropReason, HostBudget, RejectKind, ScopeRules, SeenSet,
     SeenStats,
@@ -396,6 +397,52 @@ impl Admission {
                 self.invalid[*index].fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// [`admit_link_on`](Self::admit_link_on), with `buffer` to write a plain link's
+    /// canonical text into (see `Canonicalizer::resolve_plain`): such a link is judged by
+    /// the scope and trap rules and the seen-test on that text, and parsed into a
+    /// [`Canonical`] only if it is new. Most links on a page were seen before; they cost
+    /// neither a parse nor an allocation. The verdict, the counters and the order of the
+    /// rules are those of `admit_link_on`.
+    pub(crate) fn admit_link_buffered(
+        &self,
+        page: &Url,
+        base: &Url,
+        href: &str,
+        depth: u32,
+        buffer: &mut String,
+    ) -> Result<Verdict, bloom::Error> {
+        if !self.canon.resolve_plain(base, href, buffer) {
+            return self.admit_link_on(page, base, href, depth);
+        }
+        let host_key = &base[Position::BeforeHost..Position::AfterPort];
+        let parts = Parts {
+            text: buffer,
+            host_key,
+            host: base.host(),
+            port: base.port(),
+            path: &buffer[base[..Position::BeforePath].len()..],
+            query: None,
+        };
+        if let Err(reason) = self.scope.check_link_parts(page, &parts, depth) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        if !self.seen.insert_canonical_text(buffer.as_bytes())? {
+            self.seen_again.fetch_add(1, Ordering::Relaxed);
+            return Ok(Verdict::Seen);
+        }
+        if let Err(reason) = self.budget.charge(host_key) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        self.new.fetch_add(1, Ordering::Relaxed);
+        // The text is canonical, so it parses back to itself; should it not, the parser's
+        // resolution is the one kept (the two are tested equal on hostile links).
+        let url = Canonical::from_stored(buffer)
+            .or_else(|| self.canon.canonicalize_relative(base, href).ok());
+        Ok(url.map_or(Verdict::Seen, Verdict::New))
     }
 
     fn count_invalid(&self, kind: RejectKind) -> Verdict {

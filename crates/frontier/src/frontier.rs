@@ -621,6 +621,7 @@ impl Frontier {
         let mut firsts: HashMap<&str, Repeat> = HashMap::with_capacity(hrefs.len());
         let mut queued = 0;
         let mut first_error = None;
+        let mut buffer = String::new();
         for href in hrefs {
             let href = href.as_ref();
             let key = (href.len() <= max).then(|| href.split_once('#').map_or(href, |(k, _)| k));
@@ -628,7 +629,14 @@ impl Frontier {
                 self.admission.count_repeat(first);
                 continue;
             }
-            match self.push_link_on(page, base, href, depth, now) {
+            let pushed = {
+                let _gate = self.read_gate();
+                self.admission
+                    .admit_link_buffered(page, base, href, depth, &mut buffer)
+                    .map_err(FrontierError::from)
+                    .and_then(|verdict| self.queue(verdict, Some(page.as_str()), depth, now))
+            };
+            match pushed {
                 Ok(push) => {
                     queued += usize::from(matches!(push, Push::Queued | Push::HostGivenUp));
                     if let Some(key) = key {
