@@ -28,7 +28,7 @@ work=$(mktemp -d)
 server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
-cargo build --release --quiet --bin crawler -p politecrawl -p politecrawl-testweb
+cargo build --release --quiet --bin crawler --bin testweb -p politecrawl -p politecrawl-testweb
 bin=target/release
 
 # Starts a fresh site; sets $server and $seed.
