@@ -39,8 +39,11 @@ KEEP=${KEEP:-}
 [ -x "$NGINX" ] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
 
 work=$(mktemp -d)
+# Where wget2 writes the pages (removed after each run): the temporary directory by default;
+# WGET2_DIR=/dev/shm keeps the disk's writeback out of the timing.
+wget2_dir=$(mktemp -d -p "${WGET2_DIR:-$work}")
 server=
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$wget2_dir" "$work"' EXIT
 
 if [ -z "$CRAWLER_BIN" ]; then
     cargo build --release --quiet --bin crawler -p politecrawl
@@ -147,10 +150,10 @@ for run in $(seq "$RUNS"); do
         :
     elif command -v wget2 >/dev/null; then
         serve
-        rm -rf "$work/wget2" && mkdir -p "$work/wget2"
+        rm -rf "${wget2_dir:?}"/*
         read -r wall user sys rss < <(measure 8 wget2 --recursive --level=inf --no-parent \
             --max-threads="$WGET2_THREADS" --quiet $WGET2_ARGS \
-            --directory-prefix="$work/wget2" "$seed")
+            --directory-prefix="$wget2_dir" "$seed")
         stop "wget2.$run"
         row "wget2 $(wget2 --version | head -n1 | awk '{print $3}'), $WGET2_THREADS threads" \
             "$wall" "$user" "$sys" "$rss" "$fetched" "$repeated"
