@@ -7,6 +7,7 @@
 #
 #   benches/crawl.sh              # the full run (a few minutes)
 #   PAGES=10000 benches/crawl.sh  # a quicker one
+#   PAGES=20000 RANDOM_LINKS=1000 benches/crawl.sh  # pages with 1,010 links (memory per link)
 #   CRAWLER_ARGS='--state-dir @STATE@' NAME='with --state-dir' WGET2=no benches/crawl.sh
 #                                 # other flags (@STATE@: a fresh directory), no wget2
 #   CRAWLER_BIN=../old/target/release/crawler CRAWLER_CONFIG=../old/config/local.toml \
@@ -18,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PAGES=${PAGES:-100000}
+RANDOM_LINKS=${RANDOM_LINKS:-20}
 WGET2_THREADS=${WGET2_THREADS:-16}
 CRAWLER_ARGS=${CRAWLER_ARGS:-}
 NAME=${NAME:-crawler (config/local.toml)}
@@ -28,12 +30,12 @@ work=$(mktemp -d)
 server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
-cargo build --release --quiet --bin crawler -p politecrawl -p politecrawl-testweb
+cargo build --release --quiet --bin crawler --bin testweb -p politecrawl -p politecrawl-testweb
 bin=target/release
 
 # Starts a fresh site; sets $server and $seed.
 serve() {
-    "$bin/testweb" --pages "$PAGES" --children 10 --random-links 20 --page-bytes 8500 \
+    "$bin/testweb" --pages "$PAGES" --children 10 --random-links "$RANDOM_LINKS" --page-bytes 8500 \
         --plain-links --port 0 >"$work/seed" 2>"$work/server.$1" &
     server=$!
     for _ in $(seq 100); do

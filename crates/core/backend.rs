@@ -327,15 +327,12 @@ impl Backend {
     ) -> Result<(), Error> {
         match self {
             Backend::Local(local) => {
-                let at = now();
-                let mut first_error = None;
-                for href in hrefs {
-                    // One failed push (a spill write, say) does not keep the others out.
-                    if let Err(err) = local.frontier.push_link_on(page, base, href, depth, at) {
-                        first_error.get_or_insert(err);
-                    }
-                }
-                first_error.map_or(Ok(()), |err| Err(err.into()))
+                // One failed push (a spill write, say) does not keep the others out.
+                local
+                    .frontier
+                    .push_links_on(page, base, hrefs, depth, now())
+                    .map(drop)
+                    .map_err(Error::from)
             }
             Backend::Shared(remote) => remote
                 .frontier

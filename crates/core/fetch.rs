@@ -284,7 +284,11 @@ pub(crate) async fn get(
     let retry_after = header(RETRY_AFTER).and_then(|v| retry_after(&v, SystemTime::now()));
     let status = response.status().as_u16();
     let headers = keep_headers.then(|| response.headers().clone());
-    let mut body = Vec::new();
+    // Sized once from Content-Length (a lie costs address space up to the cap, not memory:
+    // untouched pages are not resident): a body grown by doubling copies itself at each step
+    // and holds up to twice its size.
+    let announced = response.content_length().unwrap_or(0).min(max_body);
+    let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(0));
     let mut too_large = false;
     // The cap counts decompressed bytes, so a small compressed body cannot expand past it.
     while let Some(chunk) = response.chunk().await.map_err(|e| FetchError::of(&e))? {

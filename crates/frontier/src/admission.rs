@@ -4,9 +4,10 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use url::Url;
+use url::{Position, Url};
 
 use crate::codec::{Reader, put_bytes, put_varint};
+use crate::scope::Parts;
 use crate::{
     Canonical, Canonicalizer, DropCounts, DropReason, HostBudget, RejectKind, ScopeRules, SeenSet,
     SeenStats,
@@ -73,6 +74,32 @@ fn reject_index(kind: &RejectKind) -> usize {
         RejectKind::UnsupportedScheme(_) => 1,
         RejectKind::TooLong { .. } => 2,
         RejectKind::NoHost => 3,
+    }
+}
+
+/// What a link repeated on one page gets, decided by its first occurrence there: see
+/// [`Admission::count_repeat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// The first was admitted or found seen (or charged to its host's budget, after the
+    /// seen-test marked it): the repeat is seen.
+    Seen,
+    /// A scope or trap rule dropped the first: it drops the repeat too.
+    Dropped(DropReason),
+    /// The first was invalid: the repeat is, for the same reason (its counter's index).
+    Invalid(usize),
+}
+
+impl Repeat {
+    /// The repeat of a link the frontier answered `first`.
+    pub(crate) fn of(first: &crate::Push) -> Repeat {
+        use crate::Push;
+        match first {
+            Push::Queued | Push::HostGivenUp | Push::Seen => Repeat::Seen,
+            Push::Dropped(DropReason::HostBudget) => Repeat::Seen,
+            Push::Dropped(reason) => Repeat::Dropped(*reason),
+            Push::Invalid(kind) => Repeat::Invalid(reject_index(kind)),
+        }
     }
 }
 
@@ -354,6 +381,68 @@ impl Admission {
             Ok(url) => self.admit_checked(url, |url| self.scope.check_link(page, url, depth)),
             Err(rejected) => Ok(self.count_invalid(rejected.kind().clone())),
         }
+    }
+
+    /// Counts a link repeated on one page, whose first occurrence was `first`, as admitting
+    /// it again would have: its scope and trap rules and its canonical form are those of the
+    /// first, and the first marked it seen unless a rule dropped it or it was invalid. So a
+    /// page's repeats are neither resolved nor hashed, and every counter stays as it was.
+    pub(crate) fn count_repeat(&self, first: &Repeat) {
+        match first {
+            Repeat::Seen => {
+                self.seen_again.fetch_add(1, Ordering::Relaxed);
+            }
+            Repeat::Dropped(reason) => self.dropped.count(*reason),
+            Repeat::Invalid(index) => {
+                self.invalid[*index].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// [`admit_link_on`](Self::admit_link_on), with `buffer` to write a plain link's
+    /// canonical text into (see `Canonicalizer::resolve_plain`): such a link is judged by
+    /// the scope and trap rules and the seen-test on that text, and parsed into a
+    /// [`Canonical`] only if it is new. Most links on a page were seen before; they cost
+    /// neither a parse nor an allocation. The verdict, the counters and the order of the
+    /// rules are those of `admit_link_on`.
+    pub(crate) fn admit_link_buffered(
+        &self,
+        page: &Url,
+        base: &Url,
+        href: &str,
+        depth: u32,
+        buffer: &mut String,
+    ) -> Result<Verdict, bloom::Error> {
+        if !self.canon.resolve_plain(base, href, buffer) {
+            return self.admit_link_on(page, base, href, depth);
+        }
+        let host_key = &base[Position::BeforeHost..Position::AfterPort];
+        let parts = Parts {
+            text: buffer,
+            host_key,
+            host: base.host(),
+            port: base.port(),
+            path: &buffer[base[..Position::BeforePath].len()..],
+            query: None,
+        };
+        if let Err(reason) = self.scope.check_link_parts(page, &parts, depth) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        if !self.seen.insert_canonical_text(buffer.as_bytes())? {
+            self.seen_again.fetch_add(1, Ordering::Relaxed);
+            return Ok(Verdict::Seen);
+        }
+        if let Err(reason) = self.budget.charge(host_key) {
+            self.dropped.count(reason);
+            return Ok(Verdict::Dropped(reason));
+        }
+        self.new.fetch_add(1, Ordering::Relaxed);
+        // The text is canonical, so it parses back to itself; should it not, the parser's
+        // resolution is the one kept (the two are tested equal on hostile links).
+        let url = Canonical::from_stored(buffer)
+            .or_else(|| self.canon.canonicalize_relative(base, href).ok());
+        Ok(url.map_or(Verdict::Seen, Verdict::New))
     }
 
     fn count_invalid(&self, kind: RejectKind) -> Verdict {

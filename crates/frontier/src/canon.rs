@@ -314,6 +314,80 @@ impl Canonicalizer {
         self.finish(url)
     }
 
+    /// The canonical text of a link of the common plain forms, written into `out` without
+    /// the URL parser: `true` when it was, and then it is exactly the text of
+    /// [`canonicalize_relative`](Self::canonicalize_relative)`(base, href)`; `false` for
+    /// any other link (`out` is then left in any state), which the caller resolves that way.
+    ///
+    /// Plain: a relative path (`b.html`, `../x/`, `./`) or an absolute path (`/x/y`) of
+    /// letters, digits and `-._~/!$&()*+,=@` only, with any fragment (dropped), against an
+    /// `http` or `https` base whose path is canonical already (no escapes, nothing to
+    /// escape, no parameters) and whose host has no trailing dot. Such a link changes only
+    /// the base's path, and no canonicalization rule changes the result: its dot segments
+    /// are resolved here as the WHATWG path parser resolves them (`.` and `..`, the only
+    /// spellings without `%`), and it has no query. Anything else (`:`, `;`, `%`, `?`, `\`,
+    /// spaces, controls, non-ASCII, `//host`, an empty path) goes to the parser.
+    pub(crate) fn resolve_plain(&self, base: &Url, href: &str, out: &mut String) -> bool {
+        let max = self.config.max_length;
+        let path = href.split_once('#').map_or(href, |(path, _)| path);
+        if href.len() > max
+            || path.is_empty()
+            || path.starts_with("//")
+            || !path.bytes().all(is_plain_link_byte)
+            || !matches!(base.scheme(), "http" | "https")
+        {
+            return false;
+        }
+        match base.host() {
+            Some(Host::Domain(domain)) if !domain.ends_with('.') => {}
+            Some(Host::Ipv4(_) | Host::Ipv6(_)) => {}
+            _ => return false,
+        }
+        let base_path = base.path();
+        if base_path.contains(';') || !escape::is_plain(base_path, Component::Path) {
+            return false;
+        }
+        out.clear();
+        out.push_str(&base[..Position::BeforePath]);
+        let path_start = out.len();
+        let segments = match path.strip_prefix('/') {
+            Some(absolute) => absolute,
+            None => {
+                // The base's directory: its path without the last segment.
+                let directory = base_path.rfind('/').map_or("", |at| &base_path[..at]);
+                out.push_str(directory);
+                path
+            }
+        };
+        let mut segments = segments.split('/').peekable();
+        while let Some(segment) = segments.next() {
+            let last = segments.peek().is_none();
+            match segment {
+                ".." => {
+                    if let Some(at) = out[path_start..].rfind('/') {
+                        out.truncate(path_start + at);
+                    }
+                    if last {
+                        out.push('/');
+                    }
+                }
+                "." => {
+                    if last {
+                        out.push('/');
+                    }
+                }
+                _ => {
+                    out.push('/');
+                    out.push_str(segment);
+                }
+            }
+        }
+        if out.len() == path_start {
+            out.push('/');
+        }
+        out.len() <= max
+    }
+
     fn check_length(&self, len: usize) -> Result<(), Rejected> {
         let max = self.config.max_length;
         if len > max {
@@ -352,8 +426,9 @@ impl Canonicalizer {
         // Setting the path runs the parser's dot-segment resolution again, which matters when
         // removing a path parameter leaves a `..` behind (`..;jsessionid=1`), as servers that
         // strip path parameters also read it.
-        let path = self.canonical_path(url.path());
-        if path != url.path() {
+        if let Some(path) = self.canonical_path(url.path())
+            && path != url.path()
+        {
             url.set_path(&path);
         }
 
@@ -373,13 +448,17 @@ impl Canonicalizer {
         Ok(Canonical { url })
     }
 
-    /// Normalizes escapes, then drops session-id path parameters segment by segment. The
-    /// parser has already resolved dot segments (including `%2e` spellings) and turned an
-    /// empty path into `/`.
-    fn canonical_path(&self, path: &str) -> String {
+    /// Normalizes escapes, then drops session-id path parameters segment by segment; `None`
+    /// when the path has neither escapes, nor bytes to escape, nor parameters, as most have:
+    /// it is canonical already, and nothing is allocated. The parser has already resolved dot
+    /// segments (including `%2e` spellings) and turned an empty path into `/`.
+    fn canonical_path(&self, path: &str) -> Option<String> {
+        if !path.contains(';') && escape::is_plain(path, Component::Path) {
+            return None;
+        }
         let normalized = escape::normalize(path, Component::Path);
         if !normalized.contains(';') {
-            return normalized;
+            return Some(normalized);
         }
         let mut out = String::with_capacity(normalized.len());
         for (i, segment) in normalized.split('/').enumerate() {
@@ -397,8 +476,19 @@ impl Canonicalizer {
                 }
             }
         }
-        out
+        Some(out)
     }
+}
+
+/// The bytes of a link [`Canonicalizer::resolve_plain`] resolves on its own: unreserved
+/// characters, `/`, and the sub-delimiters that neither the parser nor the canonical rules
+/// touch in a path (not `'`, escaped by some parsers, nor `;`, which starts a parameter).
+fn is_plain_link_byte(b: u8) -> bool {
+    escape::is_unreserved(b)
+        || matches!(
+            b,
+            b'/' | b'!' | b'$' | b'&' | b'(' | b')' | b'*' | b'+' | b',' | b'=' | b'@'
+        )
 }
 
 impl Default for Canonicalizer {
@@ -682,5 +772,133 @@ impl AsRef<str> for Canonical {
 impl AsRef<[u8]> for Canonical {
     fn as_ref(&self) -> &[u8] {
         self.as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use url::Url;
+
+    use super::Canonicalizer;
+
+    /// Bases of every kind `resolve_plain` must take or leave to the parser: plain paths,
+    /// escapes, parameters, a trailing-dot host, IP hosts, user information, ports, a query
+    /// and a fragment, other schemes.
+    const BASES: &[&str] = &[
+        "http://example.com/",
+        "https://example.com/a/b/c.html",
+        "https://example.com/a/b/",
+        "http://example.com/a//b/c",
+        "https://example.com/docs/%7Euser/x",
+        "https://example.com/docs/a%2Fb/x",
+        "https://example.com/a;jsessionid=1/b",
+        "https://example.com./a/b",
+        "http://127.0.0.1:8080/std/vec/struct.Vec.html",
+        "http://[::1]:81/a/",
+        "https://user:pw@example.com:8443/a/b?q=1#top",
+        "ftp://example.com/a/b",
+        "mailto:someone@example.com",
+        "http://example.com/a'b/c",
+    ];
+
+    fn check(canon: &Canonicalizer, base: &str, href: &str) -> Result<(), TestCaseError> {
+        let base = Url::parse(base).unwrap();
+        let mut out = String::from("left over");
+        if canon.resolve_plain(&base, href, &mut out) {
+            let parsed = canon.canonicalize_relative(&base, href);
+            prop_assert_eq!(
+                Some(out.as_str()),
+                parsed.as_ref().ok().map(|url| url.as_str()),
+                "base {} href {:?}",
+                base,
+                href
+            );
+        }
+        Ok(())
+    }
+
+    /// Hrefs made of the plain bytes, the dots and slashes of path segments, and a few
+    /// hostile ones (`:`, `;`, `%`, `?`, `\`, spaces, tabs, non-ASCII), with fragments.
+    fn href() -> impl Strategy<Value = String> {
+        let segment = prop_oneof![
+            Just(".".to_owned()),
+            Just("..".to_owned()),
+            Just(String::new()),
+            "[a-zA-Z0-9._~!$&()*+,=@-]{1,6}",
+            "[a-z:;%?\\\\ \t\u{e9}'|#.]{1,4}",
+        ];
+        (
+            prop_oneof![Just(""), Just("/"), Just("//"), Just("./"), Just("../")],
+            prop::collection::vec(segment, 0..7),
+            prop_oneof![
+                Just(""),
+                Just("/"),
+                Just("#"),
+                Just("#x y"),
+                Just("#a/../b")
+            ],
+        )
+            .prop_map(|(start, segments, end)| format!("{start}{}{end}", segments.join("/")))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// The shortcut gives the parser's canonical text whenever it answers at all.
+        #[test]
+        fn plain_links_resolve_as_the_parser_resolves_them(
+            href in href(),
+            base in proptest::sample::select(BASES),
+            max in prop_oneof![Just(2048usize), 20usize..60],
+        ) {
+            let canon = Canonicalizer::builder().max_length(max).build();
+            check(&canon, base, &href)?;
+        }
+
+        /// Arbitrary text: never a panic, and the parser's text whenever it answers.
+        #[test]
+        fn any_text_resolves_as_the_parser_or_not_at_all(
+            href in "\\PC{0,40}",
+            base in proptest::sample::select(BASES),
+        ) {
+            check(&Canonicalizer::new(), base, &href)?;
+        }
+    }
+
+    #[test]
+    fn the_common_forms_take_the_shortcut() {
+        let canon = Canonicalizer::new();
+        let base = Url::parse("http://127.0.0.1:8080/std/vec/struct.Vec.html").unwrap();
+        let mut out = String::new();
+        for (href, expected) in [
+            (
+                "../../core/option/enum.Option.html#variant.None",
+                "http://127.0.0.1:8080/core/option/enum.Option.html",
+            ),
+            (
+                "struct.IntoIter.html",
+                "http://127.0.0.1:8080/std/vec/struct.IntoIter.html",
+            ),
+            ("./", "http://127.0.0.1:8080/std/vec/"),
+            ("..", "http://127.0.0.1:8080/std/"),
+            ("/index.html", "http://127.0.0.1:8080/index.html"),
+            ("/../../a/./b/.", "http://127.0.0.1:8080/a/b/"),
+        ] {
+            assert!(canon.resolve_plain(&base, href, &mut out), "{href}");
+            assert_eq!(out, expected);
+        }
+        for href in [
+            "?q=1",
+            "#top",
+            "//other.example/",
+            "a:b",
+            "%7E",
+            "a b",
+            "a\\b",
+            ";x",
+        ] {
+            assert!(!canon.resolve_plain(&base, href, &mut out), "{href}");
+        }
     }
 }

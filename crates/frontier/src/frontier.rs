@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
+use crate::admission::Repeat;
 use crate::journal::{self, Journal, JournalBatch, Replayed};
 use crate::{
     Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DiskErrorKind,
@@ -575,6 +576,79 @@ impl Frontier {
         let _gate = self.read_gate();
         let verdict = self.admission.admit_link_on(page, base, href, depth)?;
         self.queue(verdict, Some(page.as_str()), depth, now)
+    }
+
+    /// [`push_link_on`](Self::push_link_on) for each of a page's links, in order. A link
+    /// repeated on the page (the same text before its `#`) is resolved once: its repeats are
+    /// counted as that first one decides, as pushing them would have (seen, or dropped or
+    /// invalid for the same reason), without being resolved, canonicalized or hashed again.
+    /// Pages repeat about half their links (a table of contents and a body that link to
+    /// the same sections).
+    ///
+    /// Returns how many links were queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push): the first error met. A link that fails does not keep the
+    /// others out.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::Frontier;
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// let page = frontier::Url::parse("https://example.com/docs/a.html").unwrap();
+    /// let hrefs = ["b.html#one", "b.html#two", "c.html", "mailto:x@example.com", "b.html"];
+    /// assert_eq!(frontier.push_links_on(&page, &page, &hrefs, 1, now)?, 2);
+    /// let stats = frontier.stats().admission;
+    /// assert_eq!((stats.new, stats.seen), (2, 2));
+    /// assert_eq!(stats.invalid, [("unsupported_scheme", 1)]);
+    /// # Ok::<(), frontier::FrontierError>(())
+    /// ```
+    pub fn push_links_on<S: AsRef<str>>(
+        &self,
+        page: &Url,
+        base: &Url,
+        hrefs: &[S],
+        depth: u32,
+        now: Instant,
+    ) -> Result<usize, FrontierError> {
+        // An href longer than the length limit is rejected on its whole length, fragment
+        // included: it is never taken for a repeat of a shorter one.
+        let max = self.admission.canonicalizer().max_length();
+        let mut firsts: HashMap<&str, Repeat> = HashMap::with_capacity(hrefs.len());
+        let mut queued = 0;
+        let mut first_error = None;
+        let mut buffer = String::new();
+        for href in hrefs {
+            let href = href.as_ref();
+            let key = (href.len() <= max).then(|| href.split_once('#').map_or(href, |(k, _)| k));
+            if let Some(first) = key.and_then(|key| firsts.get(key)) {
+                self.admission.count_repeat(first);
+                continue;
+            }
+            let pushed = {
+                let _gate = self.read_gate();
+                self.admission
+                    .admit_link_buffered(page, base, href, depth, &mut buffer)
+                    .map_err(FrontierError::from)
+                    .and_then(|verdict| self.queue(verdict, Some(page.as_str()), depth, now))
+            };
+            match pushed {
+                Ok(push) => {
+                    queued += usize::from(matches!(push, Push::Queued | Push::HostGivenUp));
+                    if let Some(key) = key {
+                        firsts.insert(key, Repeat::of(&push));
+                    }
+                }
+                Err(err) => {
+                    first_error.get_or_insert(err);
+                }
+            }
+        }
+        first_error.map_or(Ok(queued), Err)
     }
 
     /// Admits a URL already in canonical form and queues it if new: the cheapest push, for

@@ -320,14 +320,19 @@ impl ScopeRules {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn check(&self, url: &Canonical, depth: u32) -> Result<(), DropReason> {
-        if !self.host_in_scope(url) || !self.patterns_admit(url.as_str()) {
+        self.check_parts(&Parts::of(url), depth)
+    }
+
+    /// [`check`](Self::check) on a canonical URL's parts.
+    pub(crate) fn check_parts(&self, url: &Parts<'_>, depth: u32) -> Result<(), DropReason> {
+        if !self.host_in_scope(url) || !self.patterns_admit(url.text) {
             return Err(DropReason::OutOfScope);
         }
         if self.config.max_depth.is_some_and(|max| depth > max) {
             return Err(DropReason::TooDeep);
         }
         path::check(
-            url.as_url().path(),
+            url.path,
             self.config.max_path_segments,
             self.config.max_repeated_segment,
         )
@@ -363,23 +368,33 @@ impl ScopeRules {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn check_link(&self, page: &Url, url: &Canonical, depth: u32) -> Result<(), DropReason> {
-        self.check(url, depth)?;
+        self.check_link_parts(page, &Parts::of(url), depth)
+    }
+
+    /// [`check_link`](Self::check_link) on a canonical URL's parts.
+    pub(crate) fn check_link_parts(
+        &self,
+        page: &Url,
+        url: &Parts<'_>,
+        depth: u32,
+    ) -> Result<(), DropReason> {
+        self.check_parts(url, depth)?;
         if self
             .config
             .max_same_shape_depth
             .is_some_and(|max| depth > max)
-            && shape::same_shape(page, url.as_url())
+            && shape::same_shape(&shape::Parts::of(page), &url.shape())
         {
             return Err(DropReason::RepeatedShape);
         }
         Ok(())
     }
 
-    fn host_in_scope(&self, url: &Canonical) -> bool {
+    fn host_in_scope(&self, url: &Parts<'_>) -> bool {
         match self.config.mode {
             ScopeMode::AnyHost => true,
             ScopeMode::SeedHosts | ScopeMode::SeedDomains => {
-                self.hosts.contains(url.host_key())
+                self.hosts.contains(url.host_key)
                     || in_domains(&self.domains, url)
                     || self.in_added(url)
             }
@@ -387,7 +402,7 @@ impl ScopeRules {
     }
 
     /// Whether the URL's host is that of a seed added since the rules were built.
-    fn in_added(&self, url: &Canonical) -> bool {
+    fn in_added(&self, url: &Parts<'_>) -> bool {
         if !self.added.any.load(Ordering::Acquire) {
             return false;
         }
@@ -397,7 +412,7 @@ impl ScopeRules {
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let (hosts, domains) = &*sets;
-        hosts.contains(url.host_key()) || in_domains(domains, url)
+        hosts.contains(url.host_key) || in_domains(domains, url)
     }
 
     /// Adds a seed while the crawl runs: its host (or registrable domain, by the
@@ -447,12 +462,71 @@ impl ScopeRules {
 /// Whether the URL's host is one of the registrable `domains` or below one. Looks up the
 /// host and each of its parent domains in turn, so the cost grows with the host's labels,
 /// not with the number of seeds.
-fn in_domains(domains: &HostSet, url: &Canonical) -> bool {
+/// What the rules read of a canonical URL, whether it is held as a [`Canonical`] or only as
+/// its text (a link tested before a [`Canonical`] is built for it: see
+/// `Admission::admit_link_fast`).
+#[derive(Clone, Debug)]
+pub(crate) struct Parts<'a> {
+    /// The canonical URL.
+    pub(crate) text: &'a str,
+    /// [`Canonical::host_key`].
+    pub(crate) host_key: &'a str,
+    /// The host.
+    pub(crate) host: Option<Host<&'a str>>,
+    /// The port, if not the scheme's default.
+    pub(crate) port: Option<u16>,
+    /// The path.
+    pub(crate) path: &'a str,
+    /// The query, without its `?`.
+    pub(crate) query: Option<&'a str>,
+}
+
+impl<'a> Parts<'a> {
+    /// The parts of a URL held as such.
+    pub(crate) fn of(url: &'a Canonical) -> Parts<'a> {
+        let parsed = url.as_url();
+        Parts {
+            text: url.as_str(),
+            host_key: url.host_key(),
+            host: parsed.host(),
+            port: parsed.port(),
+            path: parsed.path(),
+            query: parsed.query(),
+        }
+    }
+
+    /// What the shape rule reads.
+    fn shape(&self) -> shape::Parts<'a> {
+        shape::Parts {
+            host: self.host.as_ref().map(|host| match host {
+                Host::Domain(name) => *name,
+                // The host's text as the URL writes it (IPv6 in brackets), as `host_str`.
+                Host::Ipv4(_) | Host::Ipv6(_) => self.host_text(),
+            }),
+            port: self.port,
+            path: self.path,
+            query: self.query,
+        }
+    }
+
+    /// The host as written in the URL: the host key without its port.
+    fn host_text(&self) -> &'a str {
+        match self.port {
+            Some(_) => self
+                .host_key
+                .rsplit_once(':')
+                .map_or(self.host_key, |(host, _)| host),
+            None => self.host_key,
+        }
+    }
+}
+
+fn in_domains(domains: &HostSet, url: &Parts<'_>) -> bool {
     if domains.is_empty() {
         return false;
     }
     // An IP address is no name under a domain, whatever its dotted form looks like.
-    let Some(Host::Domain(mut name)) = url.as_url().host() else {
+    let Some(Host::Domain(mut name)) = url.host else {
         return false;
     };
     loop {

@@ -274,7 +274,13 @@ impl<F: SharedFilter> SeenSet<F> {
     /// # Ok::<(), bloom::Error>(())
     /// ```
     pub fn insert(&self, url: &Canonical) -> Result<bool, bloom::Error> {
-        let new = self.filter.insert_shared(url.as_bytes())?;
+        self.insert_canonical_text(url.as_bytes())
+    }
+
+    /// [`insert`](Self::insert) for the text of a canonical URL that is not (yet) held as a
+    /// [`Canonical`]: the caller vouches that it is one.
+    pub(crate) fn insert_canonical_text(&self, url: &[u8]) -> Result<bool, bloom::Error> {
+        let new = self.filter.insert_shared(url)?;
         if new {
             let admitted = self.admitted.fetch_add(1, Ordering::Relaxed) + 1;
             if admitted.is_multiple_of(SAMPLE_EVERY) {

@@ -142,3 +142,115 @@ fn concurrent_admission_is_exactly_once_and_fully_counted() {
         [("unsupported_scheme", (THREADS * PAGES) as u64)]
     );
 }
+
+/// A frontier for the repeated-links property: one seed host, a small page budget and a
+/// depth limit, so that links are queued, seen, dropped for several reasons and invalid.
+fn page_frontier(budget: u64) -> frontier::Frontier {
+    let canon = Canonicalizer::builder().max_length(60).build();
+    let seed = canon.canonicalize("https://example.com/").unwrap();
+    let scope = ScopeRules::builder()
+        .seed(&seed)
+        .max_depth(Some(3))
+        .max_same_shape_depth(Some(1))
+        .per_host_budget(Some(budget))
+        .build()
+        .unwrap();
+    frontier::Frontier::builder()
+        .canonicalizer(canon)
+        .scope(scope)
+        .seen(SeenSet::builder().initial_capacity(1_000).key([3; 16]))
+        .build()
+        .unwrap()
+}
+
+/// Every URL queued, in the order it is leased.
+fn leased(frontier: &frontier::Frontier, now: std::time::Instant) -> Vec<String> {
+    let mut urls = Vec::new();
+    while let frontier::Pop::Lease(lease) = frontier.pop(now).unwrap() {
+        urls.push(lease.url().as_str().to_owned());
+        frontier
+            .complete(lease, frontier::Outcome::Success, now)
+            .unwrap();
+    }
+    urls
+}
+
+/// Hrefs as pages write them, hostile ones included: few enough texts that a page repeats
+/// some, with fragments, spellings of one URL, escapes, other hosts and schemes, controls,
+/// and texts around the length limit (60) with and without a fragment past it.
+fn href() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop_oneof![
+        Just("a.html".to_owned()),
+        Just("./a.html".to_owned()),
+        Just("/d/../a.html".to_owned()),
+        Just("cal/7".to_owned()),
+        Just("cal/8".to_owned()),
+        Just("7".to_owned()),
+        Just("../x/./y/..".to_owned()),
+        Just("/".to_owned()),
+        Just(".".to_owned()),
+        Just("../../../a.html".to_owned()),
+        "[a-c./]{1,8}",
+        Just("%7Eb".to_owned()),
+        Just("https://elsewhere.example/".to_owned()),
+        Just("mailto:me@example.com".to_owned()),
+        Just("http://[::1".to_owned()),
+        Just("a\t.html".to_owned()),
+        Just("x/y/z/w/v".to_owned()),
+        Just("b".repeat(55)),
+        "[a-c/.#%?]{0,6}",
+    ];
+    let fragment = prop_oneof![Just(String::new()), Just("#".to_owned()), "#[a-z]{0,70}"];
+    (piece, fragment).prop_map(|(piece, fragment)| piece + &fragment)
+}
+
+/// The bases a page's links resolve against in the property below: the page's directory, a
+/// page in it, a page of the calendar (the shape rule), a base with an escape, a host with a
+/// trailing dot, another host (out of scope), a port, and user information.
+const BASES: &[&str] = &[
+    "https://example.com/doc/",
+    "https://example.com/doc/x.html",
+    "https://example.com/cal/5",
+    "https://example.com/a%7Eb/c",
+    "https://example.com./d/",
+    "https://other.example/d/",
+    "https://example.com:8443/d/",
+    "https://u@example.com/d/e",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Pushing a page's links at once (repeats counted from their first occurrence, plain
+    /// links judged on their text before any parse) leaves the counters and the queues
+    /// exactly as pushing each link on its own does.
+    #[test]
+    fn a_pages_repeated_links_count_as_pushing_each_would(
+        pages in proptest::collection::vec(
+            (
+                proptest::collection::vec(href(), 0..40),
+                0u32..5,
+                proptest::sample::select(BASES),
+            ),
+            1..5,
+        ),
+        budget in 1u64..20,
+    ) {
+        let now = std::time::Instant::now();
+        let (one_by_one, at_once) = (page_frontier(budget), page_frontier(budget));
+        let page = frontier::Url::parse("https://example.com/cal/6").unwrap();
+        for (hrefs, depth, base) in &pages {
+            let base = frontier::Url::parse(base).unwrap();
+            let mut queued = 0;
+            for href in hrefs {
+                let push = one_by_one.push_link_on(&page, &base, href, *depth, now).unwrap();
+                queued += usize::from(matches!(push, frontier::Push::Queued));
+            }
+            let pushed = at_once.push_links_on(&page, &base, hrefs, *depth, now).unwrap();
+            proptest::prop_assert_eq!(pushed, queued);
+        }
+        proptest::prop_assert_eq!(one_by_one.stats().admission, at_once.stats().admission);
+        proptest::prop_assert_eq!(leased(&one_by_one, now), leased(&at_once, now));
+    }
+}

@@ -51,6 +51,14 @@ fn push_escaped(out: &mut String, b: u8) {
     out.push(char::from(HEX_UPPER[usize::from(b & 0x0F)]));
 }
 
+/// Whether [`normalize`] would give `input` back as it is because it holds no escape and no
+/// byte to escape: the common case, told without allocating.
+pub(crate) fn is_plain(input: &str, component: Component) -> bool {
+    input
+        .bytes()
+        .all(|b| b != b'%' && is_allowed_raw(b, component))
+}
+
 /// Normalizes every escape in `input` and escapes what may not appear raw.
 ///
 /// * `%XX` of an unreserved character is decoded: `%7E` and `%7e` become `~`.
@@ -94,7 +102,25 @@ pub(crate) fn normalize(input: &str, component: Component) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Component, normalize};
+    use super::{Component, is_plain, normalize};
+
+    proptest::proptest! {
+        /// The shortcut the canonicalizer takes for plain paths: only where normalizing
+        /// would change nothing, and on every text of unreserved and raw-allowed bytes.
+        #[test]
+        fn plain_text_is_what_normalizing_leaves_alone(
+            input in "[a-zA-Z0-9._~!$&'()*+,;=:@/?%|^ \\[\\]\"<>{}\t\u{0}\u{7f}\u{e9}-]{0,24}",
+        ) {
+            for component in [Component::Path, Component::Query] {
+                let unchanged = normalize(&input, component) == input;
+                if is_plain(&input, component) {
+                    proptest::prop_assert!(unchanged, "{:?} {:?}", input, component);
+                } else if !input.contains('%') {
+                    proptest::prop_assert!(!unchanged, "{:?} {:?}", input, component);
+                }
+            }
+        }
+    }
 
     #[test]
     fn decodes_unreserved_and_uppercases_the_rest() {

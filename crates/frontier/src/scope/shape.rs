@@ -9,13 +9,38 @@ use url::Url;
 /// Hex tokens at least this long are ids or hashes, generalized like digits.
 const HEX_ID: usize = 8;
 
+/// What the shape of a URL is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Parts<'a> {
+    /// The host as written in the URL ([`Url::host_str`]).
+    pub(crate) host: Option<&'a str>,
+    /// The port, if not the scheme's default.
+    pub(crate) port: Option<u16>,
+    /// The path.
+    pub(crate) path: &'a str,
+    /// The query, without its `?`.
+    pub(crate) query: Option<&'a str>,
+}
+
+impl<'a> Parts<'a> {
+    /// The parts of a parsed URL.
+    pub(crate) fn of(url: &'a Url) -> Parts<'a> {
+        Parts {
+            host: url.host_str(),
+            port: url.port(),
+            path: url.path(),
+            query: url.query(),
+        }
+    }
+}
+
 /// Whether two URLs have the same shape. Allocates: asked only of links deeper than a
 /// limit, a small share of a crawl.
-pub(crate) fn same_shape(a: &Url, b: &Url) -> bool {
-    a.host_str() == b.host_str()
-        && a.port() == b.port()
-        && generalized(a.path()) == generalized(b.path())
-        && query_names(a).eq(query_names(b))
+pub(crate) fn same_shape(a: &Parts<'_>, b: &Parts<'_>) -> bool {
+    a.host == b.host
+        && a.port == b.port
+        && generalized(a.path) == generalized(b.path)
+        && query_names(a.query).eq(query_names(b.query))
 }
 
 /// The path with each long hex token as `#`, and each run of digits as `#`.
@@ -54,8 +79,8 @@ fn generalized(path: &str) -> Vec<u8> {
 }
 
 /// The query's parameter names, in order (canonical URLs have them sorted).
-fn query_names(url: &Url) -> impl Iterator<Item = &str> {
-    url.query()
+fn query_names(query: Option<&str>) -> impl Iterator<Item = &str> {
+    query
         .into_iter()
         .flat_map(|q| q.split('&'))
         .map(|pair| pair.split_once('=').map_or(pair, |(name, _)| name))
@@ -66,7 +91,8 @@ mod tests {
     use super::*;
 
     fn same(a: &str, b: &str) -> bool {
-        same_shape(&Url::parse(a).unwrap(), &Url::parse(b).unwrap())
+        let (a, b) = (Url::parse(a).unwrap(), Url::parse(b).unwrap());
+        same_shape(&Parts::of(&a), &Parts::of(&b))
     }
 
     #[test]
