@@ -166,7 +166,7 @@ fn page_frontier(budget: u64) -> frontier::Frontier {
 /// Every URL queued, in the order it is leased.
 fn leased(frontier: &frontier::Frontier, now: std::time::Instant) -> Vec<String> {
     let mut urls = Vec::new();
-    while let frontier::Pop::Lease(lease) = frontier.pop(now).unwrap() {
+    while let frontier::Next::Lease(lease) = frontier.pop(now).unwrap() {
         urls.push(lease.url().as_str().to_owned());
         frontier
             .complete(lease, frontier::Outcome::Success, now)
