@@ -20,6 +20,8 @@ use crate::fetch::Validators;
 pub(crate) struct Known {
     /// Links followed from a seed to it.
     pub(crate) depth: u32,
+    /// The HTTP status it answered, if it had an answer.
+    pub(crate) status: Option<u16>,
     /// Its validators, when its last answer had any.
     pub(crate) validators: Validators,
     /// The SHA-1 of the body it answered, with a 2xx.
@@ -101,6 +103,7 @@ impl Earlier {
             let ok = record.status.is_some_and(|s| (200..300).contains(&s));
             let known = Known {
                 depth: record.depth,
+                status: record.status,
                 validators: Validators {
                     etag: record.etag.map(String::into_boxed_str),
                     // A date that is not an HTTP date is not sent: the ETag still is.

@@ -25,9 +25,11 @@ fn revisit(known: Option<&Known>, fetched: &Fetched, digest: Option<&Digest>) ->
     let Some(known) = known else {
         return Revisit::New;
     };
+    let gone = |status| matches!(status, 404 | 410);
     match fetched.status {
         304 => Revisit::Unchanged,
-        404 | 410 => Revisit::Gone,
+        // A page gone before is still gone: not news.
+        now if gone(now) && !known.status.is_some_and(gone) => Revisit::Gone,
         200..=299 => {
             let same = digest
                 .zip(known.digest.as_ref())
@@ -38,6 +40,8 @@ fn revisit(known: Option<&Known>, fetched: &Fetched, digest: Option<&Digest>) ->
                 Revisit::Changed
             }
         }
+        // A redirect, an error answer: the same status as before is the same answer.
+        now if known.status == Some(now) => Revisit::Unchanged,
         _ => Revisit::Changed,
     }
 }
