@@ -127,6 +127,16 @@ impl SharedLease {
     }
 }
 
+/// What [`SharedFrontier::push_links`] decided for a link's first occurrence on a page,
+/// which its repeats are counted as.
+#[derive(Clone, Copy)]
+enum Judged {
+    Invalid(&'static str),
+    Dropped(&'static str),
+    /// Queued (a repeat is then seen), or seen already.
+    Seen,
+}
+
 /// What a process is to do next: the frontier crate's answer, with a [`SharedLease`]. It is
 /// never [`Pending`](frontier::Next::Pending): a process that finds nothing to lease is told
 /// when to ask again, as leases of other processes complete out of its sight.
@@ -498,18 +508,36 @@ impl SharedFrontier {
         inner.check_server();
         let from: Arc<str> = Arc::from(page.as_str());
         let mut links = Vec::with_capacity(hrefs.len());
+        // A link repeated on the page (the same text before its `#`) is judged once: its
+        // repeats count as its first occurrence decided, a queued one's as seen, as the
+        // embedded frontier counts them (`Frontier::push_links_on`).
+        let mut judged: HashMap<&str, Judged> = HashMap::with_capacity(hrefs.len());
         for href in hrefs {
+            let text = href.split('#').next().unwrap_or(href);
+            if let Some(first) = judged.get(text) {
+                match *first {
+                    Judged::Invalid(reason) => inner.count_invalid(reason),
+                    Judged::Dropped(reason) => inner.count_drop(reason),
+                    Judged::Seen => {
+                        inner.counts.seen.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                continue;
+            }
             let url = match inner.canon.canonicalize_relative(base, href) {
                 Ok(url) => url,
                 Err(rejected) => {
                     inner.count_invalid(rejected.reason());
+                    judged.insert(text, Judged::Invalid(rejected.reason()));
                     continue;
                 }
             };
             if let Err(reason) = inner.scope.check_link(page, &url, depth) {
                 inner.count_drop(reason.reason());
+                judged.insert(text, Judged::Dropped(reason.reason()));
                 continue;
             }
+            judged.insert(text, Judged::Seen);
             if inner
                 .pushed
                 .read()

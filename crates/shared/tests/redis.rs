@@ -567,3 +567,34 @@ async fn sitemaps_are_known_to_the_crawl_and_capped_per_host_across_processes() 
     assert_eq!(a.mark_sitemap(&map(2), 0, 2).await.unwrap(), Taken);
     assert_eq!(a.mark_sitemap(&map(3), 0, 2).await.unwrap(), OverCap);
 }
+
+/// A link repeated on a page is judged once, and its repeats are counted as its first
+/// occurrence decided: the counters are those of pushing each link on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_repeated_on_a_page_count_as_if_pushed_one_by_one() {
+    let server = RedisServer::start();
+    let page = frontier::Url::parse("http://a.example/dir/page").unwrap();
+    let hrefs: Vec<String> = [
+        "/x",
+        "/x#part",
+        "y",
+        "mailto:me@a.example",
+        "/x",
+        "mailto:me@a.example",
+        "y#top",
+        "http://b.example/",
+    ]
+    .map(String::from)
+    .to_vec();
+    let at_once = frontier(&server.url(), "at-once", Duration::from_secs(30)).await;
+    at_once.push_links(&page, &page, &hrefs, 1).await.unwrap();
+    let one_by_one = frontier(&server.url(), "one-by-one", Duration::from_secs(30)).await;
+    for href in &hrefs {
+        let one = std::slice::from_ref(href);
+        one_by_one.push_links(&page, &page, one, 1).await.unwrap();
+    }
+    let (a, b) = (at_once.stats().admission, one_by_one.stats().admission);
+    assert_eq!((a.new, a.seen), (3, 3), "{a:?}");
+    assert_eq!((a.new, a.seen, &a.invalid), (b.new, b.seen, &b.invalid));
+    assert_eq!(a.invalid.iter().map(|(_, n)| n).sum::<u64>(), 2, "{a:?}");
+}
