@@ -13,6 +13,15 @@ use crate::config::{self, Config, Progress, Scope};
 ///
 /// Settings come from config/default.toml's defaults, then the --config file, then these
 /// flags. Durations take a unit: 250ms, 1s, 10m, 1h.
+///
+/// ```
+/// use clap::Parser;
+/// let cli = crawler::Cli::try_parse_from(["crawler", "--seed", "https://example.com/"]);
+/// assert!(cli.is_ok());
+/// // A duration without its unit is refused, saying which units there are.
+/// let err = crawler::Cli::try_parse_from(["crawler", "--delay", "5"]).unwrap_err();
+/// assert!(err.to_string().contains("needs a unit"));
+/// ```
 #[derive(Debug, Parser)]
 #[command(name = "crawler", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {

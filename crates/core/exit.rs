@@ -1,4 +1,12 @@
 //! How a run ended, as an exit code: what scripts driving the crawler test.
+//!
+//! ```
+//! use crawler::{EXIT_ERROR, EXIT_FINISHED, EXIT_NOTHING_FETCHED, EXIT_QUIT, Ended};
+//! let codes = [Ended::Crawled, Ended::NothingFetched, Ended::AlreadyFinished, Ended::Quit]
+//!     .map(Ended::exit_code);
+//! assert_eq!(codes, [0, EXIT_NOTHING_FETCHED, EXIT_FINISHED, EXIT_QUIT]);
+//! assert!(!codes.contains(&EXIT_ERROR)); // a run that failed has no `Ended`
+//! ```
 
 /// The exit code of a crawl that ran but got not a single answer: every seed's host failed
 /// to resolve, refused the connection, failed TLS or timed out (or robots.txt allowed
