@@ -127,6 +127,16 @@ impl SharedLease {
     }
 }
 
+/// The links of a page leased to this process, waiting for its completion, and how many of
+/// this process's leases are of that page: after a rollback, or a lease that expired while
+/// its worker went on, the same URL can be leased to it twice, and the links one worker
+/// pushed must reach Redis with whichever completion comes.
+#[derive(Default)]
+pub(super) struct Pending {
+    holders: usize,
+    links: Vec<Link>,
+}
+
 /// What [`SharedFrontier::push_links`] decided for a link's first occurrence on a page,
 /// which its repeats are counted as.
 #[derive(Clone, Copy)]
@@ -261,7 +271,7 @@ struct Inner {
     held: Mutex<HashSet<(u32, u64)>>,
     /// The links of each page leased to this process, sent when it is completed: those to
     /// other buckets first, those of its own bucket with the completion (one round trip).
-    pending: Mutex<HashMap<String, Vec<Link>>>,
+    pending: Mutex<HashMap<String, Pending>>,
     /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
     /// not sent again. Most links of a page lead where earlier pages led, so this saves
     /// most of the seen-test's work in Redis and its round trips. Replaced by an empty one
@@ -538,17 +548,19 @@ impl SharedFrontier {
                 continue;
             }
             judged.insert(text, Judged::Seen);
-            if inner
+            let pushed = inner
                 .pushed
                 .read()
                 .unwrap_or_else(PoisonError::into_inner)
-                .contains(&url)
+                .contains(&url);
+            if pushed
                 || !inner
                     .sending
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(url.as_str().to_owned())
             {
+                tracing::trace!(%url, %page, pushed, "link not sent: sent before");
                 inner.counts.seen.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -561,7 +573,7 @@ impl SharedFrontier {
         {
             let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(held) = pending.get_mut(page.as_str()) {
-                held.append(&mut links);
+                held.links.append(&mut links);
             }
         }
         inner.admit(links).await.map(drop)
@@ -682,12 +694,7 @@ impl SharedFrontier {
         let inner = &self.inner;
         // Its worker is free for another lease while this one's completion is sent.
         drop(lease.working.take());
-        let links = inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(lease.url.as_str())
-            .unwrap_or_default();
+        let links = inner.let_go_pending(lease.url.as_str(), true);
         // The links to other buckets first: a process dying between the two scripts leaves
         // the page leased, so it is fetched again, rather than done with links never queued.
         let (links, others): (Vec<Link>, Vec<Link>) =
@@ -767,14 +774,10 @@ impl SharedFrontier {
     pub async fn abandon(&self, mut lease: SharedLease) -> Result<(), Error> {
         let inner = &self.inner;
         drop(lease.working.take());
-        let pending = inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(lease.url.as_str());
-        if let Some(links) = pending {
-            inner.not_sending(&links);
-        }
+        // Kept for another lease of the same URL, if this process holds one: its worker
+        // completes the page with them.
+        let links = inner.let_go_pending(lease.url.as_str(), false);
+        inner.not_sending(&links);
         let tag = inner.store.tag(lease.bucket);
         let mut invocation = inner.scripts.abandon.prepare_invoke();
         for key in ["ready", "hosts", "counts", "leases", "due"] {
@@ -919,6 +922,33 @@ impl Inner {
     /// Stops renewing a lease: completed, given back, or its completion failed, when it
     /// expires and its URL comes back to the crawl (it may have been done after all: then
     /// the lease is gone already).
+    /// Notes a lease of `url`: its page's links wait for a completion.
+    pub(super) fn hold_pending(&self, url: &str) {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        pending.entry(url.to_owned()).or_default().holders += 1;
+    }
+
+    /// A lease of `url` ends: its completion takes the page's links (`completing`), or it is
+    /// abandoned, and the links go with it only when no other lease of the page is held.
+    fn let_go_pending(&self, url: &str, completing: bool) -> Vec<Link> {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(held) = pending.get_mut(url) else {
+            return Vec::new();
+        };
+        held.holders = held.holders.saturating_sub(1);
+        if held.holders == 0 {
+            return pending
+                .remove(url)
+                .map(|held| held.links)
+                .unwrap_or_default();
+        }
+        if completing {
+            std::mem::take(&mut held.links)
+        } else {
+            Vec::new()
+        }
+    }
+
     fn stop_renewing(&self, lease: &SharedLease) {
         self.held
             .lock()

@@ -255,24 +255,35 @@ impl Store {
     }
 
     /// Reads the server's identity if a request failed since it was last read, and counts
-    /// a change. On a cluster, whose nodes each have their own, nothing: a failover there
-    /// shows in the buckets' counts of changes only.
-    async fn check_server(&self) {
+    /// a change: whether it is known now. On a cluster, whose nodes each have their own,
+    /// nothing: a failover there shows in the buckets' counts of changes only.
+    async fn check_server(&self) -> bool {
         let Conn::Single(conn) = &self.conn else {
-            return;
+            return true;
         };
         let mut known = self.server.lock().await;
         if !self.recheck.load(Ordering::Relaxed) {
-            return;
+            return true;
         }
         let mut conn = conn.clone();
-        let Ok(info) = redis::cmd("INFO")
+        let info = match redis::cmd("INFO")
             .arg("server")
             .arg("replication")
             .query_async::<String>(&mut conn)
             .await
-        else {
-            return;
+        {
+            Ok(info) => info,
+            // Not reachable yet: asked again before the next request.
+            Err(err) if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() => {
+                return false;
+            }
+            Err(_) => {
+                // INFO refused (renamed away on a managed server, say): the identity cannot
+                // be known, and requests go on without it, as the buckets' counts of
+                // changes still show a rollback.
+                self.recheck.store(false, Ordering::Relaxed);
+                return true;
+            }
         };
         let field = |name: &str| {
             info.lines()
@@ -287,6 +298,7 @@ impl Store {
         }
         *known = Some(id);
         self.recheck.store(false, Ordering::Relaxed);
+        true
     }
 
     /// A server that evicts keys when full would drop queued URLs and seen-test bits
@@ -812,8 +824,20 @@ impl Store {
         let started = tokio::time::Instant::now();
         let mut wait = Duration::from_millis(50);
         loop {
-            if self.recheck.load(Ordering::Relaxed) {
-                self.check_server().await;
+            // Not sent before the server after a blip is known: it may be another one (a
+            // restart from an older snapshot, a promoted replica), which the frontier must
+            // learn before any answer of it is taken for the one it knew.
+            if self.recheck.load(Ordering::Relaxed) && !self.check_server().await {
+                if started.elapsed() > RETRY_FOR {
+                    return Err(ErrorKind::Unreachable {
+                        url: self.url.clone(),
+                        detail: "its identity (INFO) cannot be read".to_owned(),
+                    }
+                    .into());
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(2));
+                continue;
             }
             self.requests.fetch_add(1, Ordering::Relaxed);
             let sent = self.since_connected();

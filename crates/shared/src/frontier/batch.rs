@@ -275,10 +275,42 @@ impl Inner {
                 }
                 batch.waiting.drain(..take).collect::<Vec<_>>()
             };
+            // Forgotten first if Redis is another server already: the script is built with
+            // what this process knows of the seen-test (copies of frozen generations).
+            self.check_server();
             // Links sent before Redis is found to have gone back are not to be remembered
             // after: their answer may come from the state that was lost.
             let forgets = self.forgets.load(Ordering::Relaxed);
+            let server = self.store.server_changes();
             let result = self.send_batch(bucket, &steps).await;
+            if result.is_ok()
+                && (
+                    self.store.server_changes(),
+                    self.forgets.load(Ordering::Relaxed),
+                ) != (server, forgets)
+            {
+                // The script, built with what the lost state knew (links it held as seen were
+                // left out), may have run on the one that replaced it, sent again after a
+                // cut (a completion among them, its page now done): its links go again,
+                // whole. The seen-test drops those Redis holds.
+                // A step of this bucket's batch (its links are this bucket's), which this
+                // loop sends next; nobody waits for its answer.
+                let links: Vec<Link> = steps
+                    .iter()
+                    .flat_map(|(step, _)| step.links.iter().cloned())
+                    .collect();
+                if !links.is_empty() {
+                    let (unheard, _) = oneshot::channel();
+                    let step = Step { lease: None, links };
+                    self.batches
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .entry(bucket)
+                        .or_default()
+                        .waiting
+                        .push((step, unheard));
+                }
+            }
             match result {
                 Ok((answers, generations)) => {
                     let remember = self.forgets.load(Ordering::Relaxed) == forgets;
@@ -364,7 +396,9 @@ impl Inner {
             let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {
                 let mut probes = link.probes;
-                if !self.frozen.holds(bucket, &mut probes) {
+                if self.frozen.holds(bucket, &mut probes) {
+                    tracing::trace!(url = %link.url, "link not sent: a frozen generation holds it");
+                } else {
                     sent.push((link, probes));
                 }
             }

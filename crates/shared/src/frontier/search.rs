@@ -302,11 +302,13 @@ impl Inner {
         self.counts.leases.fetch_add(got as u64, Ordering::Relaxed);
         {
             let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
             for lease in &leases {
                 held.insert((lease.bucket, lease.token));
-                pending.insert(lease.url.as_str().to_owned(), Vec::new());
             }
+        }
+        for lease in &leases {
+            // Added to, not replaced: a lease of the same page may be held already.
+            self.hold_pending(lease.url.as_str());
         }
         self.buffer
             .lock()
