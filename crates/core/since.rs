@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -78,15 +78,16 @@ impl Earlier {
     }
 
     fn read(&mut self, path: &Path) -> Result<()> {
-        let mut file = std::fs::File::open(path).context("cannot open it")?;
-        let mut magic = [0u8; 2];
-        let gzipped =
-            file.read(&mut magic).context("cannot read it")? == 2 && magic == [0x1f, 0x8b];
-        let file = std::fs::File::open(path).context("cannot open it")?;
+        let mut file = BufReader::new(std::fs::File::open(path).context("cannot open it")?);
+        // Gzip's magic, peeked at without reading past it.
+        let gzipped = file
+            .fill_buf()
+            .context("cannot read it")?
+            .starts_with(&[0x1f, 0x8b]);
         let reader: Box<dyn BufRead> = if gzipped {
             Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
         } else {
-            Box::new(BufReader::new(file))
+            Box::new(file)
         };
         let mut lines = reader.lines().enumerate().peekable();
         while let Some((n, line)) = lines.next() {
