@@ -97,15 +97,16 @@ pub(crate) struct Crawler {
 }
 
 /// How many worker tasks a crawl runs: `fetch.concurrency`, and, in a crawl shared through
-/// Redis, half as many more. A shared crawl's page waits a round trip to Redis after its
-/// fetch (the content-seen test): the extra tasks fetch meanwhile, so that a Redis
-/// milliseconds away does not idle the fetches, which stay at most `fetch.concurrency`.
+/// Redis, three times as many. A shared crawl's page waits round trips to Redis besides its
+/// fetch (its lease when none is buffered, the content-seen test, its completion): with Redis
+/// 4 ms away they take about as long as a 20 ms fetch, and the extra tasks fetch meanwhile,
+/// so that the fetches, which stay at most `fetch.concurrency`, are not idle. A task waiting
+/// for a fetch to end holds its lease: the others are queued at most one fetch time longer.
+/// Measured with `RTT_MS=4 benches/shared.sh` (docs/benchmarks.md): four processes made 3.2x
+/// one process's pages a second with half as many more tasks, 3.4 to 3.6x with twice as many,
+/// 3.5 to 3.6x with three times.
 pub(crate) fn worker_tasks(concurrency: usize, shared: bool) -> usize {
-    if shared {
-        concurrency + concurrency.div_ceil(2)
-    } else {
-        concurrency
-    }
+    if shared { concurrency * 3 } else { concurrency }
 }
 
 /// How the caller of [`Crawler::run`] stops it.
