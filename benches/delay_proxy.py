@@ -35,7 +35,12 @@ async def pipe(reader, writer, delay):
 
 async def main(upstream, listen, delay):
     async def handle(client_reader, client_writer):
-        server_reader, server_writer = await asyncio.open_connection("127.0.0.1", upstream)
+        try:
+            server_reader, server_writer = await asyncio.open_connection("127.0.0.1", upstream)
+        except OSError:
+            # The server is down: the client sees its connection closed, as it would.
+            client_writer.close()
+            return
         await asyncio.gather(
             pipe(client_reader, server_writer, delay),
             pipe(server_reader, client_writer, delay),

@@ -280,6 +280,12 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         Some(mut earlier) => {
             let urls = earlier.take_urls();
             tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
+            let unreadable = earlier.unreadable();
+            if unreadable > 0 {
+                tracing::warn!(
+                    "--since: {unreadable} recorded URLs are not URLs this crawler fetches"
+                );
+            }
             (crawler.recrawling(earlier), urls)
         }
         None => (crawler, Vec::new()),
@@ -332,25 +338,22 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
 /// resume, or another process of a shared crawl). Pushed a few hundred at a time, so that
 /// a shared crawl sends them in batches.
-async fn push_earlier(crawler: &Crawler, urls: Vec<(Box<str>, u32)>) {
-    let canon = Canonicalizer::new();
-    let mut unreadable = 0u64;
-    for chunk in urls.chunks(512) {
-        let pushes = chunk.iter().filter_map(|(url, depth)| {
-            let Ok(url) = canon.canonicalize(url) else {
-                unreadable += 1;
-                return None;
-            };
-            Some(crawler.frontier().push_canonical(url, None, *depth))
-        });
+async fn push_earlier(crawler: &Crawler, urls: Vec<(Canonical, u32)>) {
+    let mut urls = urls.into_iter();
+    loop {
+        let pushes: Vec<_> = urls
+            .by_ref()
+            .take(512)
+            .map(|(url, depth)| crawler.frontier().push_canonical(url, None, depth))
+            .collect();
+        if pushes.is_empty() {
+            return;
+        }
         for pushed in futures_util::future::join_all(pushes).await {
             if let Err(err) = pushed {
                 tracing::warn!("queuing a URL of the earlier crawl: {err}");
             }
         }
-    }
-    if unreadable > 0 {
-        tracing::warn!("--since: {unreadable} recorded URLs are not URLs this crawler fetches");
     }
 }
 

@@ -3,6 +3,7 @@
 //! and the SSRF guard judge it as a link), and fetched with its validators, so that an
 //! unchanged page answers 304 and costs no body.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::io::{BufRead, BufReader};
@@ -11,6 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+
+use frontier::{Canonical, Canonicalizer};
 
 use crate::fetch::Validators;
 
@@ -34,34 +37,84 @@ pub(crate) struct Known {
 
 /// The URLs of earlier crawls. Each is kept by a 128-bit keyed hash of its canonical text
 /// rather than the text itself: about a third of the memory, and two URLs share a hash
-/// with a chance of one in 2^64 or so for a billion of them. The texts are kept only until
-/// they are queued ([`Earlier::take_urls`]).
+/// with a chance of one in 2^64 or so for a billion of them. The URLs themselves are kept
+/// only until they are queued ([`Earlier::take_urls`]).
 #[derive(Debug, Default)]
 pub(crate) struct Earlier {
-    by_url: HashMap<u128, Known>,
-    urls: Vec<(Box<str>, u32)>,
+    by_url: HashMap<u128, Known, KeyHasher>,
+    urls: Vec<(Canonical, u32)>,
+    /// Records whose URL is not one this crawler fetches (another scheme, say).
+    unreadable: u64,
     keys: (RandomState, RandomState),
 }
 
-/// The fields of a record this reads; the others are not needed.
+/// The fields of a record this reads; the others are skipped. Texts are borrowed from the
+/// line unless JSON escapes in them (an ETag's quotes) need a copy.
 #[derive(Deserialize)]
-struct Line {
-    url: String,
+struct Line<'a> {
+    #[serde(borrow)]
+    url: Text<'a>,
     #[serde(default)]
     status: Option<u16>,
     #[serde(default)]
     depth: u32,
-    #[serde(default)]
-    etag: Option<String>,
-    #[serde(default)]
-    last_modified: Option<String>,
-    #[serde(default)]
-    digest: Option<String>,
+    #[serde(default, borrow)]
+    etag: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    last_modified: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    digest: Option<Text<'a>>,
     #[serde(default)]
     bytes: u64,
-    #[serde(default)]
-    fetched_at: Option<String>,
+    #[serde(default, borrow)]
+    fetched_at: Option<Text<'a>>,
 }
+
+/// A JSON string, borrowed where it can be (inside an `Option` a bare `Cow` never is).
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// The map's hasher: its keys are keyed hashes already, so their low 64 bits serve.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher;
+
+impl BuildHasher for KeyHasher {
+    type Hasher = KeyHash;
+    fn build_hasher(&self) -> KeyHash {
+        KeyHash(0)
+    }
+}
+
+/// See [`KeyHasher`].
+struct KeyHash(u64);
+
+impl std::hash::Hasher for KeyHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not called for a `u128` key; folded in anyway, for any other.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, key: u128) {
+        self.0 = key as u64;
+    }
+}
+
+/// One URL's record, parsed: its key in the map, what it tells, its canonical form (`None`
+/// if it has none).
+struct Parsed {
+    key: u128,
+    known: Known,
+    url: Option<Canonical>,
+}
+
+/// How much of a records file is parsed at a time, split between the cores: large enough
+/// that the threads' start is nothing beside it, small enough that a file of any size
+/// costs a few of these in memory.
+const WINDOW: usize = 16 << 20;
 
 impl Earlier {
     /// Reads the records in `paths` (JSON Lines, gzipped or not). A URL recorded in several
@@ -71,65 +124,81 @@ impl Earlier {
         let mut earlier = Earlier::default();
         for path in paths {
             earlier
-                .read(path)
+                .read(path, WINDOW)
                 .with_context(|| format!("--since {}", path.display()))?;
         }
         Ok(earlier)
     }
 
-    fn read(&mut self, path: &Path) -> Result<()> {
+    /// Reads one file a window at a time, each window's lines parsed on every core (JSON is
+    /// most of a recrawl's start: 100,000 records took 0.3 s on one core), then taken in
+    /// order, so that the last record of a URL still wins.
+    fn read(&mut self, path: &Path, window_size: usize) -> Result<()> {
         let mut file = BufReader::new(std::fs::File::open(path).context("cannot open it")?);
         // Gzip's magic, peeked at without reading past it.
         let gzipped = file
             .fill_buf()
             .context("cannot read it")?
             .starts_with(&[0x1f, 0x8b]);
-        let reader: Box<dyn BufRead> = if gzipped {
+        let mut reader: Box<dyn BufRead> = if gzipped {
             Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
         } else {
             Box::new(file)
         };
-        let mut lines = reader.lines().enumerate().peekable();
-        while let Some((n, line)) = lines.next() {
-            let line = line.with_context(|| format!("line {}: cannot read it", n + 1))?;
-            if line.trim().is_empty() {
-                continue;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let mut window = Vec::with_capacity(window_size + 4096);
+        let mut first_line = 1;
+        loop {
+            window.clear();
+            // Whole lines, to a little past the window's size.
+            let cannot = || format!("line {first_line} or after: cannot read it");
+            while window.len() < window_size {
+                if reader.read_until(b'\n', &mut window).with_context(cannot)? == 0 {
+                    break;
+                }
             }
-            let record: Line = match serde_json::from_str(&line) {
-                Ok(record) => record,
-                // The last line of a crawl killed while writing it.
-                Err(_) if lines.peek().is_none() && !line.ends_with('}') => continue,
-                Err(err) => bail!("line {}: not a record of this crawler: {err}", n + 1),
-            };
-            let ok = record.status.is_some_and(|s| (200..300).contains(&s));
-            let known = Known {
-                depth: record.depth,
-                status: record.status,
-                validators: Validators {
-                    etag: record.etag.map(String::into_boxed_str),
-                    // A date that is not an HTTP date is not sent: the ETag still is.
-                    last_modified: record
-                        .last_modified
-                        .and_then(|date| httpdate::parse_http_date(&date).ok())
-                        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
-                        .map(|since| since.as_secs()),
-                },
-                digest: record.digest.filter(|_| ok).and_then(|text| sha1(&text)),
-                bytes: record.bytes,
-                fetched_at: record
-                    .fetched_at
-                    .and_then(|at| crate::output::parse_rfc3339(&at)),
-            };
-            let key = self.key(&record.url);
-            if self.by_url.insert(key, known).is_none() {
-                self.urls.push((record.url.into_boxed_str(), record.depth));
+            let last = reader.fill_buf().with_context(cannot)?.is_empty();
+            let parts = split_lines(&window, threads);
+            let parsed: Vec<Result<Vec<Parsed>>> = std::thread::scope(|scope| {
+                let mut line = first_line;
+                let handles: Vec<_> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, part)| {
+                        let (from, keys) = (line, &self.keys);
+                        line += part.iter().filter(|&&b| b == b'\n').count();
+                        let torn_ok = last && i + 1 == parts.len();
+                        scope.spawn(move || parse_part(part, from, torn_ok, keys))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            first_line += window.iter().filter(|&&b| b == b'\n').count();
+            for part in parsed {
+                let part = part?;
+                self.by_url.reserve(part.len());
+                for Parsed { key, known, url } in part {
+                    let Some(url) = url else {
+                        self.unreadable += 1;
+                        continue;
+                    };
+                    let depth = known.depth;
+                    if self.by_url.insert(key, known).is_none() {
+                        self.urls.push((url, depth));
+                    }
+                }
+            }
+            if last {
+                return Ok(());
             }
         }
-        Ok(())
     }
 
     fn key(&self, url: &str) -> u128 {
-        (u128::from(self.keys.0.hash_one(url)) << 64) | u128::from(self.keys.1.hash_one(url))
+        key(&self.keys, url)
     }
 
     /// What the earlier crawls knew of `url`, if they recorded it.
@@ -137,8 +206,8 @@ impl Earlier {
         self.by_url.get(&self.key(url))
     }
 
-    /// Every URL recorded, with its depth, once each; their texts are not kept after.
-    pub(crate) fn take_urls(&mut self) -> Vec<(Box<str>, u32)> {
+    /// Every URL recorded, with its depth, once each; they are not kept after.
+    pub(crate) fn take_urls(&mut self) -> Vec<(Canonical, u32)> {
         std::mem::take(&mut self.urls)
     }
 
@@ -148,8 +217,13 @@ impl Earlier {
         self.urls
             .iter()
             .filter(|(_, depth)| *depth == 0)
-            .map(|(url, _)| url.to_string())
+            .map(|(url, _)| url.as_str().to_owned())
             .collect()
+    }
+
+    /// How many records had a URL this crawler does not fetch (not queued).
+    pub(crate) fn unreadable(&self) -> u64 {
+        self.unreadable
     }
 
     /// How many URLs were recorded.
@@ -164,6 +238,88 @@ fn sha1(text: &str) -> Option<[u8; 20]> {
         .decode(text.strip_prefix("sha1:")?.as_bytes())
         .ok()?;
     bytes.try_into().ok()
+}
+
+/// `bytes` cut into about `n` parts of whole lines.
+fn split_lines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
+    let mut parts = Vec::with_capacity(n);
+    let mut rest = bytes;
+    for i in (1..n).rev() {
+        let target = rest.len() / (i + 1);
+        let Some(nl) = rest[target..].iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        let (part, tail) = rest.split_at(target + nl + 1);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.push(rest);
+    parts
+}
+
+/// The records in `part`, whose first line is line number `first` of its file. A torn last
+/// line is skipped if `torn_ok` (the part ends the file).
+fn parse_part(
+    part: &[u8],
+    first: usize,
+    torn_ok: bool,
+    keys: &(RandomState, RandomState),
+) -> Result<Vec<Parsed>> {
+    let canon = Canonicalizer::new();
+    let mut parsed = Vec::with_capacity(part.len() / 256);
+    let mut lines = part.split(|&b| b == b'\n').enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let n = first + i;
+        let record: Line<'_> = match serde_json::from_slice(line) {
+            Ok(record) => record,
+            // The last line of a crawl killed while writing it (only the file's last line is
+            // without its newline, so an empty piece follows it).
+            Err(_)
+                if torn_ok
+                    && lines.peek().is_none_or(|(_, rest)| rest.is_empty())
+                    && !line.ends_with(b"}") =>
+            {
+                continue;
+            }
+            Err(err) => bail!("line {n}: not a record of this crawler: {err}"),
+        };
+        let ok = record.status.is_some_and(|s| (200..300).contains(&s));
+        let known = Known {
+            depth: record.depth,
+            status: record.status,
+            validators: Validators {
+                etag: record.etag.map(|t| t.0.into()),
+                // A date that is not an HTTP date is not sent: the ETag still is.
+                last_modified: record
+                    .last_modified
+                    .and_then(|date| httpdate::parse_http_date(&date.0).ok())
+                    .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+                    .map(|since| since.as_secs()),
+            },
+            digest: record.digest.filter(|_| ok).and_then(|text| sha1(&text.0)),
+            bytes: record.bytes,
+            fetched_at: record
+                .fetched_at
+                .and_then(|at| crate::output::parse_rfc3339(&at.0)),
+        };
+        // Keyed by the canonical form the lease will have, whatever spelling the record
+        // has (an earlier version's, or another tool's).
+        let url = canon.canonicalize(&record.url.0).ok();
+        parsed.push(Parsed {
+            key: key(keys, url.as_ref().map_or(&*record.url.0, Canonical::as_str)),
+            known,
+            url,
+        });
+    }
+    Ok(parsed)
+}
+
+fn key(keys: &(RandomState, RandomState), url: &str) -> u128 {
+    (u128::from(keys.0.hash_one(url)) << 64) | u128::from(keys.1.hash_one(url))
 }
 
 #[cfg(test)]
@@ -221,6 +377,52 @@ mod tests {
         assert_eq!((gone.depth, gone.digest), (1, None));
         assert_eq!(earlier.take_urls().len(), 2);
         assert!(earlier.take_urls().is_empty());
+    }
+
+    /// Windows of a few lines, each split between threads: the last record of a URL still
+    /// wins across windows, an error names its line in a later window, and a torn last
+    /// line is skipped only at the end of the file.
+    #[test]
+    fn records_read_a_window_at_a_time_are_read_as_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..40 {
+            let (status, url) = (200 + i % 2, format!("http://a.test/{}", i % 25));
+            text.push_str(&format!(
+                "{{\"url\":\"{url}\",\"status\":{status},\"depth\":{i},\"bytes\":{i}}}\n"
+            ));
+        }
+        let torn = write(
+            dir.path(),
+            "t.jsonl",
+            &format!("{text}{{\"url\":\"http://a"),
+            false,
+        );
+        for window in [1, 60, 150, 1 << 20] {
+            let mut earlier = Earlier::default();
+            earlier.read(&torn, window).unwrap();
+            assert_eq!(earlier.len(), 25, "window {window}");
+            // http://a.test/3 was recorded at lines 4 and 29: the second wins.
+            let known = earlier.get("http://a.test/3").unwrap();
+            assert_eq!(
+                (known.depth, known.status, known.bytes),
+                (28, Some(200), 28)
+            );
+            let urls = earlier.take_urls();
+            assert_eq!(urls.len(), 25);
+            // In the order first read, each with its first depth.
+            assert_eq!((urls[3].0.as_str(), urls[3].1), ("http://a.test/3", 3));
+        }
+        let bad = write(
+            dir.path(),
+            "b.jsonl",
+            &format!("{text}not json\n{text}"),
+            false,
+        );
+        for window in [1, 150, 1 << 20] {
+            let err = format!("{:#}", Earlier::default().read(&bad, window).unwrap_err());
+            assert!(err.contains("line 41:"), "window {window}: {err}");
+        }
     }
 
     #[test]
