@@ -4,7 +4,6 @@
 //! unchanged page answers 304 and costs no body.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -17,12 +16,10 @@ use frontier::{Canonical, Canonicalizer};
 
 use crate::fetch::Validators;
 
-/// What an earlier crawl knew of a URL, in a few dozen bytes: what a conditional request,
-/// the comparison of a new body, and a WARC revisit record need.
+/// What an earlier crawl knew of a URL: what a conditional request, the comparison of a new
+/// body, and a WARC revisit record need.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Known {
-    /// Links followed from a seed to it.
-    pub(crate) depth: u32,
     /// The HTTP status it answered, if it had an answer.
     pub(crate) status: Option<u16>,
     /// Its validators, when its last answer had any.
@@ -35,13 +32,37 @@ pub(crate) struct Known {
     pub(crate) fetched_at: Option<SystemTime>,
 }
 
+/// A [`Known`] packed in 64 bytes with its key, its ETag's text in [`Earlier::etags`]: no
+/// allocation per URL, and no hash table's spare slots.
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    key: u128,
+    digest: [u8; 20],
+    /// Milliseconds since the Unix epoch; 0: not known.
+    fetched_ms: u64,
+    /// Where its ETag is in `etags` (the high 48 bits) and its length (the low 16); 0: none.
+    etag: u64,
+    /// Saturated: a body over 4 GiB counts as 4 GiB saved.
+    bytes: u32,
+    /// Seconds since the Unix epoch (to 2106); 0: none.
+    last_modified: u32,
+    /// 0: no answer.
+    status: u16,
+    has_digest: bool,
+}
+
 /// The URLs of earlier crawls. Each is kept by a 128-bit keyed hash of its canonical text
-/// rather than the text itself: about a third of the memory, and two URLs share a hash
-/// with a chance of one in 2^64 or so for a billion of them. The URLs themselves are kept
-/// only until they are queued ([`Earlier::take_urls`]).
+/// rather than the text itself, two URLs sharing a hash with a chance of one in 2^64 or so
+/// for a billion of them, in a [`Packed`] record: 64 bytes and its ETag's text a URL, found
+/// by a binary search. The URLs themselves are kept only until they are queued
+/// ([`Earlier::take_urls`]).
 #[derive(Debug, Default)]
 pub(crate) struct Earlier {
-    by_url: HashMap<u128, Known, KeyHasher>,
+    /// By key, one a URL, once loaded; in the order read while loading.
+    packed: Vec<Packed>,
+    /// The ETags' texts, one after the other.
+    etags: Vec<u8>,
+    /// Every URL read, with its depth, in the order read (a URL recorded twice, twice).
     urls: Vec<(Canonical, u32)>,
     /// Records whose URL is not one this crawler fetches (another scheme, say).
     unreadable: u64,
@@ -74,40 +95,12 @@ struct Line<'a> {
 #[derive(Deserialize)]
 struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
-/// The map's hasher: its keys are keyed hashes already, so their low 64 bits serve.
-#[derive(Clone, Copy, Debug, Default)]
-struct KeyHasher;
-
-impl BuildHasher for KeyHasher {
-    type Hasher = KeyHash;
-    fn build_hasher(&self) -> KeyHash {
-        KeyHash(0)
-    }
-}
-
-/// See [`KeyHasher`].
-struct KeyHash(u64);
-
-impl std::hash::Hasher for KeyHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Not called for a `u128` key; folded in anyway, for any other.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u128(&mut self, key: u128) {
-        self.0 = key as u64;
-    }
-}
-
-/// One URL's record, parsed: its key in the map, what it tells, its canonical form (`None`
+/// One URL's record, parsed: its key, what it tells, its depth, its canonical form (`None`
 /// if it has none).
 struct Parsed {
     key: u128,
     known: Known,
+    depth: u32,
     url: Option<Canonical>,
 }
 
@@ -127,7 +120,78 @@ impl Earlier {
                 .read(path, WINDOW)
                 .with_context(|| format!("--since {}", path.display()))?;
         }
+        earlier.index();
         Ok(earlier)
+    }
+
+    /// Sorts the records by key, the last read of each key kept.
+    fn index(&mut self) {
+        // Stable: records of one key stay in the order read.
+        self.packed.sort_by_key(|p| p.key);
+        let mut kept = 0;
+        for i in 0..self.packed.len() {
+            let last_of_key = self
+                .packed
+                .get(i + 1)
+                .is_none_or(|next| next.key != self.packed[i].key);
+            if last_of_key {
+                self.packed[kept] = self.packed[i];
+                kept += 1;
+            }
+        }
+        self.packed.truncate(kept);
+        self.packed.shrink_to_fit();
+    }
+
+    /// Packs what a record told, its ETag's text appended to `etags`.
+    fn pack(&mut self, key: u128, known: &Known) -> Packed {
+        let etag = match known.validators.etag.as_deref() {
+            // An ETag longer than 64 KiB is not one a server sends; not kept.
+            Some(text) if !text.is_empty() && text.len() <= usize::from(u16::MAX) => {
+                let at = self.etags.len() as u64;
+                self.etags.extend_from_slice(text.as_bytes());
+                (at << 16) | text.len() as u64
+            }
+            _ => 0,
+        };
+        let fetched_ms = known
+            .fetched_at
+            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |since| {
+                u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+            });
+        Packed {
+            key,
+            digest: known.digest.unwrap_or_default(),
+            fetched_ms,
+            etag,
+            bytes: u32::try_from(known.bytes).unwrap_or(u32::MAX),
+            last_modified: known
+                .validators
+                .last_modified
+                .and_then(|secs| u32::try_from(secs).ok())
+                .unwrap_or(0),
+            status: known.status.unwrap_or(0),
+            has_digest: known.digest.is_some(),
+        }
+    }
+
+    fn unpack(&self, p: &Packed) -> Known {
+        let etag = (p.etag != 0).then(|| {
+            let (at, len) = ((p.etag >> 16) as usize, (p.etag & 0xffff) as usize);
+            String::from_utf8_lossy(&self.etags[at..at + len]).into()
+        });
+        Known {
+            status: (p.status != 0).then_some(p.status),
+            validators: Validators {
+                etag,
+                last_modified: (p.last_modified != 0).then_some(u64::from(p.last_modified)),
+            },
+            digest: p.has_digest.then_some(p.digest),
+            bytes: u64::from(p.bytes),
+            fetched_at: (p.fetched_ms != 0)
+                .then(|| UNIX_EPOCH + std::time::Duration::from_millis(p.fetched_ms)),
+        }
     }
 
     /// Reads one file a window at a time, each window's lines parsed on every core (JSON is
@@ -179,16 +243,21 @@ impl Earlier {
             first_line += window.iter().filter(|&&b| b == b'\n').count();
             for part in parsed {
                 let part = part?;
-                self.by_url.reserve(part.len());
-                for Parsed { key, known, url } in part {
+                self.packed.reserve(part.len());
+                for Parsed {
+                    key,
+                    known,
+                    depth,
+                    url,
+                } in part
+                {
                     let Some(url) = url else {
                         self.unreadable += 1;
                         continue;
                     };
-                    let depth = known.depth;
-                    if self.by_url.insert(key, known).is_none() {
-                        self.urls.push((url, depth));
-                    }
+                    let packed = self.pack(key, &known);
+                    self.packed.push(packed);
+                    self.urls.push((url, depth));
                 }
             }
             if last {
@@ -202,11 +271,14 @@ impl Earlier {
     }
 
     /// What the earlier crawls knew of `url`, if they recorded it.
-    pub(crate) fn get(&self, url: &str) -> Option<&Known> {
-        self.by_url.get(&self.key(url))
+    pub(crate) fn get(&self, url: &str) -> Option<Known> {
+        let key = self.key(url);
+        let at = self.packed.binary_search_by_key(&key, |p| p.key).ok()?;
+        Some(self.unpack(&self.packed[at]))
     }
 
-    /// Every URL recorded, with its depth, once each; they are not kept after.
+    /// Every URL recorded, with its depth, in the order read (one recorded twice comes
+    /// twice: the seen-test drops the second); they are not kept after.
     pub(crate) fn take_urls(&mut self) -> Vec<(Canonical, u32)> {
         std::mem::take(&mut self.urls)
     }
@@ -214,9 +286,10 @@ impl Earlier {
     /// The URLs recorded at depth 0: the earlier crawl's seeds (and their redirects'
     /// targets), in the order read.
     pub(crate) fn seeds(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
         self.urls
             .iter()
-            .filter(|(_, depth)| *depth == 0)
+            .filter(|(url, depth)| *depth == 0 && seen.insert(url.as_str()))
             .map(|(url, _)| url.as_str().to_owned())
             .collect()
     }
@@ -228,7 +301,7 @@ impl Earlier {
 
     /// How many URLs were recorded.
     pub(crate) fn len(&self) -> usize {
-        self.by_url.len()
+        self.packed.len()
     }
 }
 
@@ -289,7 +362,6 @@ fn parse_part(
         };
         let ok = record.status.is_some_and(|s| (200..300).contains(&s));
         let known = Known {
-            depth: record.depth,
             status: record.status,
             validators: Validators {
                 etag: record.etag.map(|t| t.0.into()),
@@ -312,6 +384,7 @@ fn parse_part(
         parsed.push(Parsed {
             key: key(keys, url.as_ref().map_or(&*record.url.0, Canonical::as_str)),
             known,
+            depth: record.depth,
             url,
         });
     }
@@ -349,7 +422,7 @@ mod tests {
             concat!(
                 r#"{"url":"http://a.test/","status":200,"depth":0,"etag":"\"1\"","digest":"sha1:X","bytes":10}"#,
                 "\n",
-                r#"{"url":"http://a.test/gone","status":404,"depth":1,"digest":"sha1:Y","bytes":3}"#,
+                r#"{"url":"http://a.test/gone","status":404,"depth":1,"digest":"sha1:Y","bytes":3,"etag":"W/\"g\""}"#,
                 "\n",
             ),
             false,
@@ -374,8 +447,19 @@ mod tests {
         assert_eq!((root.digest, root.bytes), (Some(*empty.as_bytes()), 12));
         // Not a page: no digest to compare a new body with.
         let gone = earlier.get("http://a.test/gone").unwrap();
-        assert_eq!((gone.depth, gone.digest), (1, None));
-        assert_eq!(earlier.take_urls().len(), 2);
+        assert_eq!((gone.status, gone.digest), (Some(404), None));
+        assert_eq!(gone.validators.etag.as_deref(), Some("W/\"g\""));
+        assert_eq!(earlier.seeds(), ["http://a.test/"]);
+        let urls = earlier.take_urls();
+        let urls: Vec<_> = urls.iter().map(|(u, d)| (u.as_str(), *d)).collect();
+        assert_eq!(
+            urls,
+            [
+                ("http://a.test/", 0),
+                ("http://a.test/gone", 1),
+                ("http://a.test/", 0)
+            ]
+        );
         assert!(earlier.take_urls().is_empty());
     }
 
@@ -401,16 +485,14 @@ mod tests {
         for window in [1, 60, 150, 1 << 20] {
             let mut earlier = Earlier::default();
             earlier.read(&torn, window).unwrap();
+            earlier.index();
             assert_eq!(earlier.len(), 25, "window {window}");
             // http://a.test/3 was recorded at lines 4 and 29: the second wins.
             let known = earlier.get("http://a.test/3").unwrap();
-            assert_eq!(
-                (known.depth, known.status, known.bytes),
-                (28, Some(200), 28)
-            );
+            assert_eq!((known.status, known.bytes), (Some(200), 28));
             let urls = earlier.take_urls();
-            assert_eq!(urls.len(), 25);
-            // In the order first read, each with its first depth.
+            assert_eq!(urls.len(), 40);
+            // In the order read, each with its depth.
             assert_eq!((urls[3].0.as_str(), urls[3].1), ("http://a.test/3", 3));
         }
         let bad = write(

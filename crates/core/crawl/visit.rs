@@ -239,7 +239,7 @@ impl Crawler {
         let fetched = {
             // Never closed: always a permit.
             let _fetching = self.fetching.acquire().await.ok();
-            let validators = known.map(|k| &k.validators);
+            let validators = known.as_ref().map(|k| &k.validators);
             self.fetcher
                 .get(
                     &url,
@@ -293,7 +293,7 @@ impl Crawler {
                         truncated: fetched.too_large,
                         digest,
                         fetched_at: visit.fetched_at,
-                        earlier_fetch: known.and_then(|k| k.fetched_at),
+                        earlier_fetch: known.as_ref().and_then(|k| k.fetched_at),
                     };
                     if let Err(err) = cpu_bound(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
@@ -305,7 +305,9 @@ impl Crawler {
                     }
                 }
                 let depth = visit.lease().depth();
-                let result = self.follow(depth, &url, &fetched, digest, known).await;
+                let result = self
+                    .follow(depth, &url, &fetched, digest, known.as_ref())
+                    .await;
                 visit.finish(outcome, result).await;
             }
         }
