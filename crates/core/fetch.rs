@@ -99,7 +99,8 @@ impl Fetcher for Http {
         validators: Option<&'a Validators>,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
         let settings = self.hosts.for_url(url);
-        let mut request = self.client.get(url.as_str());
+        // A `Url` as it is: its text would be parsed again (a copy costs a tenth of that).
+        let mut request = self.client.get(url.clone());
         if let Some(validators) = validators {
             // Both when both are known: a server that does not compare ETags may still
             // compare dates (RFC 9110 has it ignore the date when it does).
