@@ -203,8 +203,8 @@ pub struct Cli {
     /// [output.file] The JSON Lines file of records; - for standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     output: Option<PathBuf>,
-    /// [output.warc] Also write every response and request to this .warc.gz file (numbered
-    /// FILE-00000.warc.gz, ... with --warc-max-bytes).
+    /// [output.warc] Also write every response and request to .warc.gz files named after
+    /// this one: FILE-00000.warc.gz, then -00001 past --warc-max-bytes (0: FILE alone).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     warc: Option<PathBuf>,
     /// [output.warc_max_bytes] Start the next numbered WARC file past this size: bytes, or

@@ -90,7 +90,7 @@ pub(crate) async fn join_shared(
             "crawler: the crawl {name:?} on {shown} finished at {at}: nothing is left to \
              fetch (exit code {EXIT_FINISHED}). To crawl again from the start, remove it \
              (crawler --redis URL --crawl-name {name} --remove-crawl) and run this again, or \
-             give another --crawl-name; to add pages, give seeds it does not have.",
+             give another --crawl-name; to add pages to it, give seeds it does not have with --join.",
             name = r.crawl_name,
         );
         return Ok(Joined::Finished);

@@ -111,8 +111,9 @@ const WINDOW: usize = 16 << 20;
 
 impl Earlier {
     /// Reads the records in `paths` (JSON Lines, gzipped or not). A URL recorded in several
-    /// keeps its last record. A torn last line (a crawl killed while writing) is skipped; any
-    /// other line that is not a record is an error naming its file and line.
+    /// keeps its last record. A last line cut off (no newline: a crawl killed while writing
+    /// it) is skipped; any other line that is not a record is an error naming its file and
+    /// line.
     pub(crate) fn load(paths: &[PathBuf]) -> Result<Earlier> {
         let mut earlier = Earlier::default();
         for path in paths {
@@ -215,15 +216,22 @@ impl Earlier {
         loop {
             window.clear();
             // Whole lines, to a little past the window's size.
-            let cannot = || format!("line {first_line} or after: cannot read it");
+            let mut line = first_line;
+            let cannot = |line: usize| format!("line {line}: cannot read it");
             while window.len() < window_size {
-                if reader.read_until(b'\n', &mut window).with_context(cannot)? == 0 {
+                let read = reader.read_until(b'\n', &mut window);
+                if read.with_context(|| cannot(line))? == 0 {
                     break;
                 }
+                line += 1;
             }
-            let last = reader.fill_buf().with_context(cannot)?.is_empty();
+            let last = reader.fill_buf().with_context(|| cannot(line))?.is_empty();
+            // A byte order mark, as some editors save JSON Lines with.
+            if first_line == 1 && window.starts_with(b"\xEF\xBB\xBF") {
+                window.drain(..3);
+            }
             let parts = split_lines(&window, threads);
-            let parsed: Vec<Result<Vec<Parsed>>> = std::thread::scope(|scope| {
+            let parsed: Vec<Result<Part>> = std::thread::scope(|scope| {
                 let mut line = first_line;
                 let handles: Vec<_> = parts
                     .iter()
@@ -242,7 +250,14 @@ impl Earlier {
             });
             first_line += window.iter().filter(|&&b| b == b'\n').count();
             for part in parsed {
-                let part = part?;
+                let Part { parsed: part, torn } = part?;
+                if let Some(n) = torn {
+                    tracing::warn!(
+                        "--since {}: line {n}, the last, is cut off (a crawl killed while \
+                         writing it): skipped",
+                        path.display()
+                    );
+                }
                 self.packed.reserve(part.len());
                 for Parsed {
                     key,
@@ -330,14 +345,20 @@ fn split_lines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
     parts
 }
 
-/// The records in `part`, whose first line is line number `first` of its file. A torn last
-/// line is skipped if `torn_ok` (the part ends the file).
+/// The records of a part of a file, and the number of its last line if that was cut off.
+struct Part {
+    parsed: Vec<Parsed>,
+    torn: Option<usize>,
+}
+
+/// The records in `part`, whose first line is line number `first` of its file. A last line
+/// cut off is skipped if `torn_ok` (the part ends the file).
 fn parse_part(
     part: &[u8],
     first: usize,
     torn_ok: bool,
     keys: &(RandomState, RandomState),
-) -> Result<Vec<Parsed>> {
+) -> Result<Part> {
     let canon = Canonicalizer::new();
     let mut parsed = Vec::with_capacity(part.len() / 256);
     let mut lines = part.split(|&b| b == b'\n').enumerate().peekable();
@@ -349,16 +370,15 @@ fn parse_part(
         let n = first + i;
         let record: Line<'_> = match serde_json::from_slice(line) {
             Ok(record) => record,
-            // The last line of a crawl killed while writing it (only the file's last line is
-            // without its newline, so an empty piece follows it).
-            Err(_)
-                if torn_ok
-                    && lines.peek().is_none_or(|(_, rest)| rest.is_empty())
-                    && !line.ends_with(b"}") =>
-            {
-                continue;
+            // The last line of a crawl killed while writing it: the one line without its
+            // newline, so nothing follows it.
+            Err(_) if torn_ok && lines.peek().is_none() => {
+                return Ok(Part {
+                    parsed,
+                    torn: Some(n),
+                });
             }
-            Err(err) => bail!("line {n}: not a record of this crawler: {err}"),
+            Err(err) => bail!("line {n}: not a record of this crawler: {}", describe(&err)),
         };
         let ok = record.status.is_some_and(|s| (200..300).contains(&s));
         let known = Known {
@@ -388,7 +408,17 @@ fn parse_part(
             url,
         });
     }
-    Ok(parsed)
+    Ok(Part { parsed, torn: None })
+}
+
+/// A JSON error without its "at line 1 column N", which names the line's line, not the
+/// file's.
+fn describe(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    match text.rsplit_once(" at line ") {
+        Some((what, _)) => format!("{what} (column {})", err.column()),
+        None => text,
+    }
 }
 
 fn key(keys: &(RandomState, RandomState), url: &str) -> u128 {
@@ -517,7 +547,32 @@ mod tests {
             false,
         );
         let err = format!("{:#}", Earlier::load(&[path]).unwrap_err());
-        assert!(err.contains("bad.jsonl") && err.contains("line 2"), "{err}");
+        assert!(
+            err.contains("bad.jsonl") && err.contains("line 2:"),
+            "{err}"
+        );
+        // The line's column, not serde's "line 1" beside the file's line.
+        assert!(
+            err.contains("(column 2)") && !err.contains("at line"),
+            "{err}"
+        );
+        // A last line with its newline was written whole: not a torn one, an error.
+        let last = write(
+            dir.path(),
+            "last.jsonl",
+            "{\"url\":\"http://a.test/\"}\ngarbage\n\n",
+            false,
+        );
+        let err = format!("{:#}", Earlier::load(&[last]).unwrap_err());
+        assert!(err.contains("line 2:"), "{err}");
+        // A byte order mark before the first record is not part of it.
+        let bom = write(
+            dir.path(),
+            "bom.jsonl",
+            "\u{feff}{\"url\":\"http://a.test/\"}\n",
+            false,
+        );
+        assert_eq!(Earlier::load(&[bom]).unwrap().len(), 1);
         let missing = dir.path().join("missing.jsonl");
         let err = format!("{:#}", Earlier::load(&[missing]).unwrap_err());
         assert!(
