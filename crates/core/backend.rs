@@ -364,6 +364,28 @@ impl Backend {
         }
     }
 
+    /// Queues `urls`, each at its depth, as links are (scope, traps, seen-test), from a list
+    /// named `list` that the other processes of a shared crawl may be given too: each then
+    /// queues its share (see `SharedFrontier::push_shared`). Errors are logged, not
+    /// returned: a URL not queued is one page fetched in full instead of conditionally.
+    pub(crate) async fn push_list(&self, list: &str, urls: Vec<(Canonical, u32)>) {
+        match self {
+            Backend::Local(local) => {
+                let now = now();
+                for (url, depth) in urls {
+                    if let Err(err) = local.frontier.push_canonical_from(url, None, depth, now) {
+                        tracing::warn!("queuing {list}: {err}");
+                    }
+                }
+            }
+            Backend::Shared(remote) => {
+                if let Err(err) = remote.frontier.push_shared(list, urls).await {
+                    tracing::warn!("queuing {list}: {}", shared_error(err));
+                }
+            }
+        }
+    }
+
     /// Makes `url` a seed: its host (or domain) joins the scope.
     pub(crate) async fn add_seed(&self, url: &Canonical) {
         match self {

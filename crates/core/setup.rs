@@ -336,25 +336,18 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
 
 /// Queues the URLs an earlier crawl recorded (`--since`), each at its depth: the scope
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
-/// resume, or another process of a shared crawl). Pushed a few hundred at a time, so that
-/// a shared crawl sends them in batches.
+/// resume). In a shared crawl, the processes given the same records each queue a share of
+/// them: the list is named by a digest of its URLs.
 async fn push_earlier(crawler: &Crawler, urls: Vec<(Canonical, u32)>) {
-    let mut urls = urls.into_iter();
-    loop {
-        let pushes: Vec<_> = urls
-            .by_ref()
-            .take(512)
-            .map(|(url, depth)| crawler.frontier().push_canonical(url, None, depth))
-            .collect();
-        if pushes.is_empty() {
-            return;
-        }
-        for pushed in futures_util::future::join_all(pushes).await {
-            if let Err(err) = pushed {
-                tracing::warn!("queuing a URL of the earlier crawl: {err}");
-            }
-        }
+    use sha1::{Digest as _, Sha1};
+    let mut digest = Sha1::new();
+    for (url, depth) in &urls {
+        digest.update(url.as_str().as_bytes());
+        digest.update(depth.to_le_bytes());
     }
+    let digest = digest.finalize();
+    let list = format!("since-{}", data_encoding::HEXLOWER.encode(&digest[..8]));
+    crawler.frontier().push_list(&list, urls).await;
 }
 
 /// The local frontier: the checkpoint's, resumed, or a new one (replaying a journal a crash

@@ -28,7 +28,7 @@ use tokio::sync::oneshot;
 
 use crate::scripts::{self, FateCode, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
-use crate::store::{Layout, Store, Stored};
+use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
 
 mod batch;
@@ -41,6 +41,15 @@ use facts::Bodies;
 pub use facts::SitemapMark;
 use presence::*;
 use search::*;
+
+/// URLs in a chunk of a list several processes share (see [`SharedFrontier::push_shared`]):
+/// a claim and a word that it is done, two round trips, for some 60 ms of queuing.
+pub const SHARE_CHUNK: usize = 4096;
+/// How long a claim on a chunk holds: past it, another process takes a chunk whose claimer
+/// died. A chunk takes well under a second to queue.
+pub const SHARE_HOLD: Duration = Duration::from_secs(30);
+/// How often a process whose share is done asks after the chunks others hold.
+const SHARE_POLL: Duration = Duration::from_millis(200);
 
 /// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
 /// deadline passes (then it goes back to the crawl for any process).
@@ -488,6 +497,70 @@ impl SharedFrontier {
         let link = vec![self.inner.link(url, depth, from.map(Arc::from))];
         self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)
+    }
+
+    /// Queues a list of URLs, each at its depth, that several processes of the crawl may be
+    /// given (an earlier crawl's records, for a recrawl), each process taking its share:
+    /// the list is cut in chunks of [`SHARE_CHUNK`] URLs, and a process queues a chunk only
+    /// once it has claimed it in Redis (`NAME:shares`), so that processes given the same
+    /// list queue it once between them rather than each all of it (the seen-test would drop
+    /// the copies, each at a script's cost). A chunk claimed by a process that died is
+    /// claimed again [`SHARE_HOLD`] later. Answers once every chunk is queued, by whichever
+    /// process, how many URLs this process queued; `list` names the list, the same in every
+    /// process given it.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let canon = frontier::Canonicalizer::new();
+    /// let urls = vec![(canon.canonicalize("https://example.com/a")?, 1)];
+    /// let queued = frontier.push_shared("yesterday", urls).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_shared(&self, list: &str, urls: Vec<(Canonical, u32)>) -> Result<u64, Error> {
+        let mut chunks: Vec<(usize, Vec<(Canonical, u32)>)> = Vec::new();
+        let mut urls = urls.into_iter();
+        loop {
+            let chunk: Vec<_> = urls.by_ref().take(SHARE_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push((chunks.len(), chunk));
+        }
+        let mut queued = 0;
+        while !chunks.is_empty() {
+            let mut taken = Vec::new();
+            for (k, chunk) in chunks {
+                let share = format!("{list}:{k}");
+                match self
+                    .inner
+                    .store
+                    .claim_share(&share, &self.inner.id, SHARE_HOLD)
+                    .await?
+                {
+                    Share::Done => {}
+                    Share::Taken => taken.push((k, chunk)),
+                    Share::Mine => {
+                        for part in chunk.chunks(512) {
+                            let pushes = part
+                                .iter()
+                                .map(|(url, depth)| self.push_canonical(url.clone(), None, *depth));
+                            for new in join_all(pushes).await {
+                                queued += u64::from(new?);
+                            }
+                        }
+                        self.inner.store.share_done(&share).await?;
+                    }
+                }
+            }
+            chunks = taken;
+            if !chunks.is_empty() {
+                // Another process is queuing them, or died doing it: asked again soon.
+                tokio::time::sleep(SHARE_POLL).await;
+            }
+        }
+        Ok(queued)
     }
 
     /// Pushes the links found on `page` (resolved against `base`), `depth` links from a

@@ -65,7 +65,9 @@ mod seen;
 mod store;
 
 pub use error::{Error, ErrorKind};
-pub use frontier::{Next, SharedFrontier, SharedLease, SitemapMark, Totals};
+pub use frontier::{
+    Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark, Totals,
+};
 pub use store::{Layout, Store, Stored};
 
 /// Compiles the README's example as a doc test.

@@ -27,6 +27,18 @@ enum Conn {
     Cluster(ClusterConnection),
 }
 
+/// What became of a share of a list several processes were given (see
+/// [`Store::claim_share`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Share {
+    /// This process claimed it: it queues it, then says it is done.
+    Mine,
+    /// Another process holds it now.
+    Taken,
+    /// Queued whole, by some process.
+    Done,
+}
+
 /// The crawl as stored: how its keys are laid out, the caller's settings, and its seeds.
 ///
 /// # Example
@@ -361,6 +373,54 @@ impl Store {
         format!("{}:seed-redirects", self.name)
     }
 
+    /// The shares of lists given to several processes (see [`Store::claim_share`]).
+    fn shares_key(&self) -> String {
+        format!("{}:shares", self.name)
+    }
+
+    /// Claims share `share` (a list's name and a chunk's number) for process `me`, for
+    /// `hold` (long enough to queue it): [`Share::Mine`] if no process has done it and none
+    /// other holds it now (a claim of a process that died lapses), [`Share::Taken`] while
+    /// another holds it, [`Share::Done`] once [`Store::share_done`] was said of it. Sent
+    /// again after a cut answer, it answers the same.
+    pub(crate) async fn claim_share(
+        &self,
+        share: &str,
+        me: &str,
+        hold: Duration,
+    ) -> Result<Share, Error> {
+        let script = redis::Script::new(
+            r"local v = redis.call('HGET', KEYS[1], ARGV[1])
+              if v == 'done' then return 'done' end
+              local t = redis.call('TIME')
+              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+              if v then
+                local who, till = string.match(v, '^(%S+) (%d+)$')
+                if who and who ~= ARGV[2] and tonumber(till) > now then return 'taken' end
+              end
+              redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[3])))
+              return 'mine'",
+        );
+        let mut invocation = script.key(self.shares_key());
+        invocation.arg(share).arg(me).arg(hold.as_millis() as u64);
+        let answer: String = self.invoke(&invocation).await?;
+        match answer.as_str() {
+            "mine" => Ok(Share::Mine),
+            "taken" => Ok(Share::Taken),
+            "done" => Ok(Share::Done),
+            other => {
+                Err(ErrorKind::Server(format!("unexpected answer to a claim: {other}")).into())
+            }
+        }
+    }
+
+    /// Says share `share` is done: queued whole (see [`Store::claim_share`]).
+    pub(crate) async fn share_done(&self, share: &str) -> Result<(), Error> {
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(self.shares_key()).arg(share).arg("done");
+        self.query::<i64>(&cmd).await.map(drop)
+    }
+
     /// The processes working on the crawl, by when each last said so.
     pub(crate) fn procs_key(&self) -> String {
         format!("{}:procs", self.name)
@@ -582,6 +642,7 @@ impl Store {
             self.seeds_key(),
             self.redirect_targets_key(),
             self.procs_key(),
+            self.shares_key(),
         ] {
             removed += self.unlink(&[key]).await?;
         }

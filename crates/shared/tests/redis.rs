@@ -598,3 +598,39 @@ async fn links_repeated_on_a_page_count_as_if_pushed_one_by_one() {
     assert_eq!((a.new, a.seen, &a.invalid), (b.new, b.seen, &b.invalid));
     assert_eq!(a.invalid.iter().map(|(_, n)| n).sum::<u64>(), 2, "{a:?}");
 }
+
+/// Issue 27: processes given the same list (an earlier crawl's records) each queue a share
+/// of it, claimed chunk by chunk; a chunk whose claimer died is queued once its claim
+/// lapses; a process given the list after it was queued whole sends none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_given_to_several_processes_is_queued_once_between_them() {
+    let server = RedisServer::start();
+    let list: Vec<(Canonical, u32)> = urls(3 * frontier_redis::SHARE_CHUNK)
+        .into_iter()
+        .map(|url| (url, 1))
+        .collect();
+    let a = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
+    // A process that claimed the second chunk and died: its claim lapses in a second.
+    let time = server.cli(&["TIME"]);
+    let now: u64 = time.lines().next().unwrap().trim().parse().unwrap();
+    let lapses = format!("dead {}", now * 1000 + 1000);
+    server.cli(&["HSET", "shares:shares", "L:1", &lapses]);
+    let (queued_a, queued_b) = tokio::join!(
+        a.push_shared("L", list.clone()),
+        b.push_shared("L", list.clone())
+    );
+    let (queued_a, queued_b) = (queued_a.unwrap(), queued_b.unwrap());
+    assert_eq!(queued_a + queued_b, list.len() as u64);
+    let totals = a.totals().await.unwrap();
+    assert_eq!(totals.queued, list.len() as u64);
+    let shares = server.cli(&["HGETALL", "shares:shares"]);
+    assert_eq!(shares.matches("done").count(), 3, "{shares}");
+    // Late: every chunk is done, so nothing of it is sent: a claim asked per chunk, and the
+    // process's own heartbeat (queuing them would take a script per bucket at least, 64).
+    let c = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
+    let before = c.store().requests();
+    assert_eq!(c.push_shared("L", list).await.unwrap(), 0);
+    let sent = c.store().requests() - before;
+    assert!(sent <= 10, "{sent} requests");
+}
