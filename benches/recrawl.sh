@@ -4,12 +4,12 @@
 # generation 1, with CHANGED of its pages changed (0 and 0.1 by default), and recrawled with
 # --since the first crawl's records. Prints, for the first crawl and each recrawl: wall time,
 # CPU per page, the bytes of pages the server sent, the pages it answered 304, and the
-# records by what became of their page. With PROCESSES=2 the recrawl is two processes sharing
-# it through a redis-server started here.
+# records by what became of their page. With PROCESSES=2 the first crawl and the recrawls are
+# each two processes sharing them through a redis-server started here.
 #
 #   benches/recrawl.sh                  # 100,000 pages; recrawls with 0% and 10% changed
 #   PAGES=10000 CHANGED="0.1" benches/recrawl.sh
-#   PROCESSES=2 benches/recrawl.sh      # the recrawls by two processes on Redis
+#   PROCESSES=2 benches/recrawl.sh      # every crawl by two processes on Redis
 #
 # Needs GNU time (/usr/bin/time); with PROCESSES=2, redis-server.
 set -euo pipefail
@@ -58,7 +58,7 @@ stop() {
 crawl() { # name, more flags...
     local name=$1
     shift
-    if [ "$PROCESSES" = 1 ] || [ "$name" = first ]; then
+    if [ "$PROCESSES" = 1 ]; then
         /usr/bin/time -f '%e %U %S' -o "$work/time" "$bin/crawler" --config config/local.toml \
             --seed "$seed" --output "$work/$name.jsonl" --progress off "$@" 2>"$work/$name.err"
         cat "$work/time"
@@ -99,8 +99,8 @@ serve 0 0
 read -r wall user sys < <(crawl first)
 stop
 pages=$(wc -l <"$work/first.jsonl")
-awk -v w="$wall" -v u="$user" -v s="$sys" -v p="$pages" -v b="$sent" 'BEGIN {
-    printf "| first | 1 | %.1f s | %.3f ms | %.1f MB | 0 | |\n", w, (u + s) * 1000 / p, b / 1e6 }'
+awk -v P="$PROCESSES" -v w="$wall" -v u="$user" -v s="$sys" -v p="$pages" -v b="$sent" 'BEGIN {
+    printf "| first | %d | %.1f s | %.3f ms | %.1f MB | 0 | |\n", P, w, (u + s) * 1000 / p, b / 1e6 }'
 for changed in $CHANGED; do
     name="recrawl-$changed"
     serve 1 "$changed"
