@@ -70,7 +70,8 @@ impl<F> Builder<F> {
     /// bits in every run. Default: a random key.
     ///
     /// Keep the key secret when items come from untrusted sources: it is what stops them from
-    /// crafting collisions.
+    /// crafting collisions. The serialized filter holds it (`to_bytes` writes it in the
+    /// header): keep those bytes as secret as the key.
     ///
     /// # Example
     ///

@@ -58,7 +58,9 @@ impl Plan {
                 break;
             }
             if hashes > f64::from(MAX_HASHES) {
-                return Err(ErrorKind::InvalidTightening(self.tightening).into());
+                // The rate (for the first sub-filter), or the rate as tightened for a later
+                // one: either way, more hashes than a filter has.
+                return Err(ErrorKind::TooManyHashes(hashes.ceil() as u64).into());
             }
         }
         Ok(self)
@@ -268,11 +270,17 @@ impl ScalableBloomFilter {
     /// # Errors
     ///
     /// A rate outside (0, 1) or NaN, zero capacity, or a first sub-filter beyond
-    /// [`MAX_BITS`](crate::MAX_BITS).
+    /// [`MAX_BITS`](crate::MAX_BITS); [`ErrorKind::TooManyHashes`] when a sub-filter the
+    /// filter may grow to would need more than [`MAX_HASHES`](crate::MAX_HASHES) hashes: its
+    /// rate tightens with each one, so rates below about 1e-16 are refused.
     ///
     /// # Example
     ///
     /// ```
+    /// use bloom::ErrorKind;
+    ///
+    /// let err = bloom::ScalableBloomFilter::new(1000, 1e-17).unwrap_err();
+    /// assert!(matches!(err.kind(), ErrorKind::TooManyHashes(_)));
     /// let filter = bloom::ScalableBloomFilter::new(10_000, 1e-6)?;
     /// assert_eq!(filter.capacity(), 10_000);
     /// # Ok::<(), bloom::Error>(())

@@ -154,7 +154,8 @@ pub(crate) fn standard_rate(bits: u64, items: f64, hashes: u32) -> f64 {
 }
 
 /// How many items a standard filter of `bits` holds at rate `p`: `m (ln 2)^2 / -ln p`,
-/// rounded down.
+/// rounded down. (A filter's own [`Filter::capacity`](crate::Filter::capacity) is its
+/// half-fill load instead, whatever the rate.)
 ///
 /// # Errors
 ///

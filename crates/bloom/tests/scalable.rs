@@ -118,15 +118,21 @@ fn degenerate_parameters_are_typed_errors() {
             .is_err()
     );
     // Regression: a ratio this small was accepted, then growth failed at the 11th sub-filter
-    // (insert 20,470) needing 65 hashes. It is refused up front now.
+    // (insert 20,470) needing 65 hashes. It is refused up front now, saying so.
     assert!(
         kind(
             ScalableBloomFilter::builder(10, 1e-6)
                 .tightening_ratio(0.01)
                 .build()
         )
-        .starts_with("InvalidTightening")
+        .starts_with("TooManyHashes")
     );
+    // A rate so low that the sub-filters growth adds would need more than 64 hashes: the
+    // rate is named, not the (default) tightening ratio.
+    for rate in [1e-17, 1e-300, f64::MIN_POSITIVE] {
+        assert!(kind(ScalableBloomFilter::new(1000, rate)).starts_with("TooManyHashes"));
+    }
+    assert!(ScalableBloomFilter::new(1000, 1e-16).is_ok());
     assert!(
         kind(
             ScalableBloomFilter::builder(10, 0.6)
@@ -134,7 +140,7 @@ fn degenerate_parameters_are_typed_errors() {
                 .growth_factor(16)
                 .build()
         )
-        .starts_with("InvalidTightening")
+        .starts_with("TooManyHashes")
     );
     // Small but workable ratios still build and grow.
     let mut f = ScalableBloomFilter::builder(10, 1e-3)
