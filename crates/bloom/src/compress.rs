@@ -92,7 +92,7 @@ pub fn compress(serialized: &[u8]) -> Result<Vec<u8>> {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::TooLarge`] beyond `max_len`; [`ErrorKind::OutOfMemory`] when the allocator
+/// [`ErrorKind::OverLimit`] beyond `max_len`; [`ErrorKind::OutOfMemory`] when the allocator
 /// refuses even that; [`ErrorKind::BadMagic`],
 /// [`ErrorKind::UnsupportedVersion`], [`ErrorKind::Truncated`],
 /// [`ErrorKind::ChecksumMismatch`], [`ErrorKind::Corrupt`] or [`ErrorKind::TrailingBytes`] for
@@ -135,8 +135,9 @@ pub fn decompress(compressed: &[u8], max_len: usize) -> Result<Vec<u8>> {
     let total = payload_len
         .checked_add((FILTER_HEADER + 4) as u64)
         .filter(|&t| t <= max_len as u64)
-        .ok_or(ErrorKind::TooLarge {
-            bits: payload_len as f64 * 8.0,
+        .ok_or(ErrorKind::OverLimit {
+            bytes: payload_len.saturating_add((FILTER_HEADER + 4) as u64),
+            limit: max_len as u64,
         })? as usize;
     let rest = &compressed[HEADER..];
     if rest.len() < coded_len.saturating_add(4) {

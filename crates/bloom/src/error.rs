@@ -73,6 +73,14 @@ pub enum ErrorKind {
     InvalidTightening(f64),
     /// Counting filters have 4- or 8-bit counters; another width was requested.
     InvalidCounterBits(u32),
+    /// A compressed filter would restore to more bytes than the caller's limit (`max_len`
+    /// of [`decompress`](crate::decompress)).
+    OverLimit {
+        /// The bytes it would restore to.
+        bytes: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
     /// The allocator could not provide the filter's memory.
     OutOfMemory {
         /// The number of bytes requested.
@@ -183,6 +191,10 @@ impl fmt::Display for Error {
             ErrorKind::InvalidCounterBits(w) => {
                 write!(f, "counters must be 4 or 8 bits wide, not {w}")
             }
+            ErrorKind::OverLimit { bytes, limit } => write!(
+                f,
+                "the compressed filter restores to {bytes} bytes, over the limit of {limit}"
+            ),
             ErrorKind::OutOfMemory { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the filter")
             }
