@@ -369,18 +369,18 @@ impl Backend {
     /// queues its share (see `SharedFrontier::push_shared`). Errors are logged, not
     /// returned: a URL not queued is one page fetched in full instead of conditionally.
     pub(crate) async fn push_list(&self, list: &str, urls: Vec<(Canonical, u32)>) {
+        let not_queued = "those not queued are fetched only if found as links";
         match self {
-            Backend::Local(local) => {
-                let now = now();
+            Backend::Local(_) => {
                 for (url, depth) in urls {
-                    if let Err(err) = local.frontier.push_canonical_from(url, None, depth, now) {
-                        tracing::warn!("queuing {list}: {err}");
+                    if let Err(err) = self.push_canonical(url, None, depth).await {
+                        tracing::warn!("queuing {list}: {err}; {not_queued}");
                     }
                 }
             }
             Backend::Shared(remote) => {
                 if let Err(err) = remote.frontier.push_shared(list, urls).await {
-                    tracing::warn!("queuing {list}: {}", shared_error(err));
+                    tracing::warn!("queuing {list}: {}; {not_queued}", shared_error(err));
                 }
             }
         }

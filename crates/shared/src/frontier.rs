@@ -542,10 +542,17 @@ impl SharedFrontier {
                     Share::Done => {}
                     Share::Taken => taken.push((k, chunk)),
                     Share::Mine => {
-                        for part in chunk.chunks(512) {
-                            let pushes = part
-                                .iter()
-                                .map(|(url, depth)| self.push_canonical(url.clone(), None, *depth));
+                        // A few hundred at a time, so that they go in batch scripts.
+                        let mut chunk = chunk.into_iter();
+                        loop {
+                            let pushes: Vec<_> = chunk
+                                .by_ref()
+                                .take(512)
+                                .map(|(url, depth)| self.push_canonical(url, None, depth))
+                                .collect();
+                            if pushes.is_empty() {
+                                break;
+                            }
                             for new in join_all(pushes).await {
                                 queued += u64::from(new?);
                             }
