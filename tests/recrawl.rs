@@ -236,6 +236,47 @@ fn a_recrawl_of_an_unchanged_site_transfers_no_page() {
     );
 }
 
+/// The earlier records travel with the queued URLs (their leases' memos), in the
+/// checkpoint too: a recrawl stopped and resumed without --since asks for the pages left
+/// with their validators as before, and still says what became of each.
+#[test]
+fn a_recrawl_resumed_without_since_still_asks_for_the_rest_conditionally() {
+    let first = first_crawl();
+    let site = serve(config(0, first.port));
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().to_str().unwrap();
+    let mut args = fast();
+    for seed in site.web.roots() {
+        args.extend(["--seed".to_owned(), seed]);
+    }
+    let since = first.earlier.to_str().unwrap();
+    args.extend(["--since", since, "--state-dir", dir, "--max-pages", "7"].map(String::from));
+    let part = crawl(&args);
+    assert!(part.output.status.success(), "{}", part.stderr());
+    assert_eq!(part.records.len(), 7);
+    let rest = crawl(&["--resume", "--state-dir", dir, "--max-pages", "0"]);
+    assert!(rest.output.status.success(), "{}", rest.stderr());
+    assert_eq!(
+        part.records.len() + rest.records.len(),
+        first.crawl.records.len(),
+        "{}",
+        rest.stderr()
+    );
+    for crawl in [&part, &rest] {
+        assert!(
+            revisits(crawl).values().all(|r| r == "unchanged"),
+            "{:?}",
+            revisits(crawl)
+        );
+    }
+    assert_eq!(
+        (0..2).map(|h| site.web.page_bytes_served(h)).sum::<u64>(),
+        0,
+        "every page answered 304"
+    );
+    assert!(rest.stderr().contains("unchanged"), "{}", rest.stderr());
+}
+
 #[test]
 fn a_records_file_that_cannot_be_read_stops_the_start_naming_it() {
     let dir = tempfile::tempdir().unwrap();

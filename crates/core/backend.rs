@@ -235,6 +235,14 @@ impl Lease {
         }
     }
 
+    /// What was queued with the URL (a recrawl's earlier record), if anything.
+    pub(crate) fn memo(&self) -> Option<&[u8]> {
+        match self {
+            Lease::Local(lease, _) => lease.memo(),
+            Lease::Shared(lease, _) => lease.memo(),
+        }
+    }
+
     /// Whether the URL is handed out only to be recorded: its host was given up.
     pub(crate) fn host_given_up(&self) -> bool {
         match self {
@@ -349,18 +357,35 @@ impl Backend {
         from: Option<&str>,
         depth: u32,
     ) -> Result<Push, Error> {
+        self.push_canonical_with(url, from, None, depth).await
+    }
+
+    /// [`push_canonical`](Self::push_canonical) with a memo that comes back with the URL's
+    /// lease ([`Lease::memo`]), in either store.
+    async fn push_canonical_with(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+    ) -> Result<Push, Error> {
         match self {
             Backend::Local(local) => {
                 Ok(local
                     .frontier
-                    .push_canonical_from(url, from, depth, now())?)
+                    .push_canonical_with(url, from, memo, depth, now())?)
             }
-            Backend::Shared(remote) => match remote.frontier.push_canonical(url, from, depth).await
-            {
-                Ok(true) => Ok(Push::Queued),
-                Ok(false) => Ok(Push::Seen),
-                Err(err) => Err(shared_error(err)),
-            },
+            Backend::Shared(remote) => {
+                match remote
+                    .frontier
+                    .push_canonical_with(url, from, memo, depth)
+                    .await
+                {
+                    Ok(true) => Ok(Push::Queued),
+                    Ok(false) => Ok(Push::Seen),
+                    Err(err) => Err(shared_error(err)),
+                }
+            }
         }
     }
 
@@ -368,12 +393,13 @@ impl Backend {
     /// named `list` that the other processes of a shared crawl may be given too: each then
     /// queues its share (see `SharedFrontier::push_shared`). Errors are logged, not
     /// returned: a URL not queued is one page fetched in full instead of conditionally.
-    pub(crate) async fn push_list(&self, list: &str, urls: Vec<(Canonical, u32)>) {
+    pub(crate) async fn push_list(&self, list: &str, urls: Vec<frontier_redis::Listed>) {
         let not_queued = "those not queued are fetched only if found as links";
         match self {
             Backend::Local(_) => {
-                for (url, depth) in urls {
-                    if let Err(err) = self.push_canonical(url, None, depth).await {
+                for (url, depth, memo) in urls {
+                    let pushed = self.push_canonical_with(url, None, memo.as_deref(), depth);
+                    if let Err(err) = pushed.await {
                         tracing::warn!("queuing {list}: {err}; {not_queued}");
                     }
                 }

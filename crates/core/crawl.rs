@@ -91,9 +91,9 @@ pub(crate) struct Crawler {
     pub(crate) in_flight: InFlight,
     /// `fetch.concurrency` permits, one held by each fetch in flight (see [`worker_tasks`]).
     fetching: tokio::sync::Semaphore,
-    /// What earlier crawls recorded (`--since`): a recrawl asks for each page again only if
-    /// it changed.
-    earlier: Option<crate::since::Earlier>,
+    /// A recrawl (`--since`): each page queued with its earlier record (as its lease's memo)
+    /// is asked for again only if it changed, and each record says what became of its page.
+    recrawl: bool,
 }
 
 /// How many worker tasks a crawl runs: `fetch.concurrency`, and, in a crawl shared through
@@ -200,16 +200,17 @@ impl Crawler {
             seed_redirects,
             in_flight: InFlight::new(workers),
             fetching: tokio::sync::Semaphore::new(fetches),
-            earlier: None,
+            recrawl: false,
         }
     }
 
-    /// Makes this crawl a recrawl of what `earlier` recorded: its pages are fetched with
-    /// their validators, and each record says what became of its page.
-    pub(crate) fn recrawling(mut self, earlier: crate::since::Earlier) -> Self {
+    /// Makes this crawl a recrawl: the pages queued with an earlier record (see
+    /// [`since::Earlier`](crate::since::Earlier)) are fetched with their validators, and
+    /// each record says what became of its page.
+    pub(crate) fn recrawling(mut self) -> Self {
         // The digest tells an unchanged body from a changed one.
         self.wants_digest = true;
-        self.earlier = Some(earlier);
+        self.recrawl = true;
         self
     }
 
@@ -387,7 +388,7 @@ impl Crawler {
                 late: shared.fenced(),
             }),
             slow: self.in_flight.slow(backend::now(), snapshot::SLOW),
-            recrawl: self.earlier.as_ref().map(|_| snapshot::Recrawl {
+            recrawl: self.recrawl.then(|| snapshot::Recrawl {
                 by_kind: std::array::from_fn(|kind| load(&s.revisits[kind])),
                 not_modified: load(&s.not_modified),
                 bytes_unsent: load(&s.bytes_unsent),

@@ -220,6 +220,15 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
+    // A recrawl resumed is one again: its queued URLs have their earlier records with them.
+    let recrawl = match &state {
+        Some(state) if earlier.is_some() => {
+            state.mark_recrawl()?;
+            true
+        }
+        Some(state) => cli.resume && state.is_recrawl(),
+        None => earlier.is_some(),
+    };
     // Before the user agent is resolved, which makes it look written.
     let anonymous = anonymity_warning(&config.politeness, &seeds);
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
@@ -277,16 +286,17 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         seed_redirects,
     );
     let (crawler, earlier_urls) = match earlier {
+        None if recrawl => (crawler.recrawling(), Vec::new()),
         Some(mut earlier) => {
-            let urls = earlier.take_urls();
             tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
+            let urls = earlier.take_listed();
             let unreadable = earlier.unreadable();
             if unreadable > 0 {
                 tracing::warn!(
                     "--since: {unreadable} recorded URLs are not URLs this crawler fetches"
                 );
             }
-            (crawler.recrawling(earlier), urls)
+            (crawler.recrawling(), urls)
         }
         None => (crawler, Vec::new()),
     };
@@ -313,13 +323,14 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
             }
         }
     }
+    // Before the seeds, so that a seed recorded earlier is queued with its record.
+    if !earlier_urls.is_empty() {
+        runtime.block_on(push_earlier(&crawler, earlier_urls));
+    }
     // On resume the seeds are seen already: pushing them again is a no-op.
     runtime
         .block_on(crawler.frontier().push_seeds(seeds))
         .context("cannot queue the seeds")?;
-    if !earlier_urls.is_empty() {
-        runtime.block_on(push_earlier(&crawler, earlier_urls));
-    }
     if let Some(warning) = anonymous {
         // Last before the crawl, so that a bad setting found later is not preceded by it.
         tracing::warn!("{warning}");
@@ -338,12 +349,15 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
 /// resume). In a shared crawl, the processes given the same records each queue a share of
 /// them: the list is named by a digest of its URLs.
-async fn push_earlier(crawler: &Crawler, urls: Vec<(Canonical, u32)>) {
+async fn push_earlier(crawler: &Crawler, urls: Vec<frontier_redis::Listed>) {
     use sha1::{Digest as _, Sha1};
     let mut digest = Sha1::new();
-    for (url, depth) in &urls {
+    for (url, depth, memo) in &urls {
         digest.update(url.as_str().as_bytes());
         digest.update(depth.to_le_bytes());
+        if let Some(memo) = memo {
+            digest.update(memo);
+        }
     }
     let digest = digest.finalize();
     let list = format!("since-{}", data_encoding::HEXLOWER.encode(&digest[..8]));

@@ -4,7 +4,7 @@
 //! unchanged page answers 304 and costs no body.
 
 use std::borrow::Cow;
-use std::hash::{BuildHasher, RandomState};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -32,41 +32,106 @@ pub(crate) struct Known {
     pub(crate) fetched_at: Option<SystemTime>,
 }
 
-/// A [`Known`] packed in 64 bytes with its key, its ETag's text in [`Earlier::etags`]: no
-/// allocation per URL, and no hash table's spare slots.
-#[derive(Clone, Copy, Debug)]
-struct Packed {
-    key: u128,
-    digest: [u8; 20],
-    /// Milliseconds since the Unix epoch; 0: not known.
-    fetched_ms: u64,
-    /// Where its ETag is in `etags` (the high 48 bits) and its length (the low 16); 0: none.
-    etag: u64,
-    /// Saturated: a body over 4 GiB counts as 4 GiB saved.
-    bytes: u32,
-    /// Seconds since the Unix epoch (to 2106); 0: none.
-    last_modified: u32,
-    /// 0: no answer.
-    status: u16,
-    has_digest: bool,
+/// The first byte of a memo this version writes: another version's memo (another first
+/// byte) is not read, and its URL is fetched as a new one.
+const MEMO_FORMAT: u8 = 1;
+/// The longest ETag kept: a server sends a few dozen bytes; a longer one is not sent back.
+const MAX_ETAG: usize = 1024;
+
+impl Known {
+    /// What it tells, as the memo its URL is queued with ([`Known::from_memo`] reads it):
+    /// the format, then flags of which fields follow, the status (2 bytes), the bytes read
+    /// (8), the validators' date and the fetch's time (8 each, seconds and milliseconds since
+    /// the Unix epoch), the digest (20), and the ETag's text to the end; numbers
+    /// little-endian. About 50 bytes: it travels with the URL in every queue, in Redis too.
+    pub(crate) fn memo(&self) -> Box<[u8]> {
+        let etag = self
+            .validators
+            .etag
+            .as_deref()
+            .filter(|etag| !etag.is_empty() && etag.len() <= MAX_ETAG);
+        let fetched_ms = self
+            .fetched_at
+            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+            .map(|since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX));
+        let flags = u8::from(self.status.is_some())
+            | u8::from(self.validators.last_modified.is_some()) << 1
+            | u8::from(fetched_ms.is_some()) << 2
+            | u8::from(self.digest.is_some()) << 3
+            | u8::from(etag.is_some()) << 4;
+        let mut memo = Vec::with_capacity(48 + etag.map_or(0, str::len));
+        memo.extend_from_slice(&[MEMO_FORMAT, flags]);
+        memo.extend_from_slice(&self.status.unwrap_or(0).to_le_bytes());
+        memo.extend_from_slice(&self.bytes.to_le_bytes());
+        if let Some(secs) = self.validators.last_modified {
+            memo.extend_from_slice(&secs.to_le_bytes());
+        }
+        if let Some(ms) = fetched_ms {
+            memo.extend_from_slice(&ms.to_le_bytes());
+        }
+        if let Some(digest) = &self.digest {
+            memo.extend_from_slice(digest);
+        }
+        if let Some(etag) = etag {
+            memo.extend_from_slice(etag.as_bytes());
+        }
+        memo.into()
+    }
+
+    /// What [`Known::memo`] wrote; `None` for bytes it did not write (another version's).
+    pub(crate) fn from_memo(memo: &[u8]) -> Option<Known> {
+        let (&[format, flags], rest) = memo.split_first_chunk::<2>()?;
+        if format != MEMO_FORMAT || flags >> 5 != 0 {
+            return None;
+        }
+        let (status, rest) = rest.split_first_chunk::<2>()?;
+        let (bytes, mut rest) = rest.split_first_chunk::<8>()?;
+        let mut u64_if = |bit: u8| -> Option<Option<u64>> {
+            if flags & bit == 0 {
+                return Some(None);
+            }
+            let (n, tail) = rest.split_first_chunk::<8>()?;
+            rest = tail;
+            Some(Some(u64::from_le_bytes(*n)))
+        };
+        let last_modified = u64_if(1 << 1)?;
+        let fetched_ms = u64_if(1 << 2)?;
+        let digest = if flags & 1 << 3 != 0 {
+            let (digest, tail) = rest.split_first_chunk::<20>()?;
+            rest = tail;
+            Some(*digest)
+        } else {
+            None
+        };
+        let etag = match flags & 1 << 4 {
+            0 if rest.is_empty() => None,
+            0 => return None,
+            _ => Some(std::str::from_utf8(rest).ok()?.into()),
+        };
+        Some(Known {
+            status: (flags & 1 != 0).then_some(u16::from_le_bytes(*status)),
+            validators: Validators {
+                etag,
+                last_modified,
+            },
+            digest,
+            bytes: u64::from_le_bytes(*bytes),
+            fetched_at: fetched_ms.map(|ms| UNIX_EPOCH + std::time::Duration::from_millis(ms)),
+        })
+    }
 }
 
-/// The URLs of earlier crawls. Each is kept by a 128-bit keyed hash of its canonical text
-/// rather than the text itself, two URLs sharing a hash with a chance of one in 2^64 or so
-/// for a billion of them, in a [`Packed`] record: 64 bytes and its ETag's text a URL, found
-/// by a binary search. The URLs themselves are kept only until they are queued
-/// ([`Earlier::take_urls`]).
+/// The URLs of earlier crawls, each once with what its last record told as a memo (see
+/// [`Known::memo`]), to be queued with it: the frontier keeps the memo with the URL (spilled
+/// with it, in checkpoints and the journal, and in Redis for a shared crawl), and hands it
+/// back with the URL's lease. Nothing of them is kept here once they are queued.
 #[derive(Debug, Default)]
 pub(crate) struct Earlier {
-    /// By key, one a URL, once loaded; in the order read while loading.
-    packed: Vec<Packed>,
-    /// The ETags' texts, one after the other.
-    etags: Vec<u8>,
-    /// Every URL read, with its depth, in the order read (a URL recorded twice, twice).
-    urls: Vec<(Canonical, u32)>,
+    /// Every record read whose URL this crawler fetches, in the order read, until
+    /// [`Earlier::dedup`] keeps the last of each URL.
+    listed: Vec<Parsed>,
     /// Records whose URL is not one this crawler fetches (another scheme, say).
     unreadable: u64,
-    keys: (RandomState, RandomState),
 }
 
 /// The fields of a record this reads; the others are skipped. Texts are borrowed from the
@@ -95,13 +160,12 @@ struct Line<'a> {
 #[derive(Deserialize)]
 struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
 
-/// One URL's record, parsed: its key, what it tells, its depth, its canonical form (`None`
-/// if it has none).
+/// One URL's record, parsed: its canonical form, its depth, what it tells as a memo.
+#[derive(Debug)]
 struct Parsed {
-    key: u128,
-    known: Known,
+    url: Canonical,
     depth: u32,
-    url: Option<Canonical>,
+    memo: Box<[u8]>,
 }
 
 /// How much of a records file is parsed at a time, split between the cores: large enough
@@ -121,78 +185,22 @@ impl Earlier {
                 .read(path, WINDOW)
                 .with_context(|| format!("--since {}", path.display()))?;
         }
-        earlier.index();
+        earlier.dedup();
         Ok(earlier)
     }
 
-    /// Sorts the records by key, the last read of each key kept.
-    fn index(&mut self) {
-        // Stable: records of one key stay in the order read.
-        self.packed.sort_by_key(|p| p.key);
-        let mut kept = 0;
-        for i in 0..self.packed.len() {
-            let last_of_key = self
-                .packed
-                .get(i + 1)
-                .is_none_or(|next| next.key != self.packed[i].key);
-            if last_of_key {
-                self.packed[kept] = self.packed[i];
-                kept += 1;
+    /// Keeps the last record of each URL, where it was read: the frontier's seen-test would
+    /// keep the first one queued.
+    fn dedup(&mut self) {
+        let mut seen = HashSet::with_capacity(self.listed.len());
+        let mut kept: Vec<Parsed> = Vec::with_capacity(self.listed.len());
+        for parsed in std::mem::take(&mut self.listed).into_iter().rev() {
+            if seen.insert(parsed.url.as_str().to_owned()) {
+                kept.push(parsed);
             }
         }
-        self.packed.truncate(kept);
-        self.packed.shrink_to_fit();
-    }
-
-    /// Packs what a record told, its ETag's text appended to `etags`.
-    fn pack(&mut self, key: u128, known: &Known) -> Packed {
-        let etag = match known.validators.etag.as_deref() {
-            // An ETag longer than 64 KiB is not one a server sends; not kept.
-            Some(text) if !text.is_empty() && text.len() <= usize::from(u16::MAX) => {
-                let at = self.etags.len() as u64;
-                self.etags.extend_from_slice(text.as_bytes());
-                (at << 16) | text.len() as u64
-            }
-            _ => 0,
-        };
-        let fetched_ms = known
-            .fetched_at
-            .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |since| {
-                u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-            });
-        Packed {
-            key,
-            digest: known.digest.unwrap_or_default(),
-            fetched_ms,
-            etag,
-            bytes: u32::try_from(known.bytes).unwrap_or(u32::MAX),
-            last_modified: known
-                .validators
-                .last_modified
-                .and_then(|secs| u32::try_from(secs).ok())
-                .unwrap_or(0),
-            status: known.status.unwrap_or(0),
-            has_digest: known.digest.is_some(),
-        }
-    }
-
-    fn unpack(&self, p: &Packed) -> Known {
-        let etag = (p.etag != 0).then(|| {
-            let (at, len) = ((p.etag >> 16) as usize, (p.etag & 0xffff) as usize);
-            String::from_utf8_lossy(&self.etags[at..at + len]).into()
-        });
-        Known {
-            status: (p.status != 0).then_some(p.status),
-            validators: Validators {
-                etag,
-                last_modified: (p.last_modified != 0).then_some(u64::from(p.last_modified)),
-            },
-            digest: p.has_digest.then_some(p.digest),
-            bytes: u64::from(p.bytes),
-            fetched_at: (p.fetched_ms != 0)
-                .then(|| UNIX_EPOCH + std::time::Duration::from_millis(p.fetched_ms)),
-        }
+        kept.reverse();
+        self.listed = kept;
     }
 
     /// Reads one file a window at a time, each window's lines parsed on every core (JSON is
@@ -237,10 +245,10 @@ impl Earlier {
                     .iter()
                     .enumerate()
                     .map(|(i, part)| {
-                        let (from, keys) = (line, &self.keys);
+                        let from = line;
                         line += part.iter().filter(|&&b| b == b'\n').count();
                         let torn_ok = last && i + 1 == parts.len();
-                        scope.spawn(move || parse_part(part, from, torn_ok, keys))
+                        scope.spawn(move || parse_part(part, from, torn_ok))
                     })
                     .collect();
                 handles
@@ -258,21 +266,12 @@ impl Earlier {
                         path.display()
                     );
                 }
-                self.packed.reserve(part.len());
-                for Parsed {
-                    key,
-                    known,
-                    depth,
-                    url,
-                } in part
-                {
-                    let Some(url) = url else {
-                        self.unreadable += 1;
-                        continue;
-                    };
-                    let packed = self.pack(key, &known);
-                    self.packed.push(packed);
-                    self.urls.push((url, depth));
+                self.listed.reserve(part.len());
+                for parsed in part {
+                    match parsed {
+                        Some(parsed) => self.listed.push(parsed),
+                        None => self.unreadable += 1,
+                    }
                 }
             }
             if last {
@@ -281,31 +280,22 @@ impl Earlier {
         }
     }
 
-    fn key(&self, url: &str) -> u128 {
-        key(&self.keys, url)
-    }
-
-    /// What the earlier crawls knew of `url`, if they recorded it.
-    pub(crate) fn get(&self, url: &str) -> Option<Known> {
-        let key = self.key(url);
-        let at = self.packed.binary_search_by_key(&key, |p| p.key).ok()?;
-        Some(self.unpack(&self.packed[at]))
-    }
-
-    /// Every URL recorded, with its depth, in the order read (one recorded twice comes
-    /// twice: the seen-test drops the second); they are not kept after.
-    pub(crate) fn take_urls(&mut self) -> Vec<(Canonical, u32)> {
-        std::mem::take(&mut self.urls)
+    /// Every URL recorded, once, with its depth and its memo, in the order read; they are
+    /// not kept after.
+    pub(crate) fn take_listed(&mut self) -> Vec<frontier_redis::Listed> {
+        std::mem::take(&mut self.listed)
+            .into_iter()
+            .map(|Parsed { url, depth, memo }| (url, depth, Some(memo)))
+            .collect()
     }
 
     /// The URLs recorded at depth 0: the earlier crawl's seeds (and their redirects'
     /// targets), in the order read.
     pub(crate) fn seeds(&self) -> Vec<String> {
-        let mut seen = std::collections::HashSet::new();
-        self.urls
+        self.listed
             .iter()
-            .filter(|(url, depth)| *depth == 0 && seen.insert(url.as_str()))
-            .map(|(url, _)| url.as_str().to_owned())
+            .filter(|parsed| parsed.depth == 0)
+            .map(|parsed| parsed.url.as_str().to_owned())
             .collect()
     }
 
@@ -316,7 +306,7 @@ impl Earlier {
 
     /// How many URLs were recorded.
     pub(crate) fn len(&self) -> usize {
-        self.packed.len()
+        self.listed.len()
     }
 }
 
@@ -347,18 +337,14 @@ fn split_lines(bytes: &[u8], n: usize) -> Vec<&[u8]> {
 
 /// The records of a part of a file, and the number of its last line if that was cut off.
 struct Part {
-    parsed: Vec<Parsed>,
+    /// `None` for a record whose URL this crawler does not fetch.
+    parsed: Vec<Option<Parsed>>,
     torn: Option<usize>,
 }
 
 /// The records in `part`, whose first line is line number `first` of its file. A last line
 /// cut off is skipped if `torn_ok` (the part ends the file).
-fn parse_part(
-    part: &[u8],
-    first: usize,
-    torn_ok: bool,
-    keys: &(RandomState, RandomState),
-) -> Result<Part> {
+fn parse_part(part: &[u8], first: usize, torn_ok: bool) -> Result<Part> {
     let canon = Canonicalizer::new();
     let mut parsed = Vec::with_capacity(part.len() / 256);
     let mut lines = part.split(|&b| b == b'\n').enumerate().peekable();
@@ -398,15 +384,14 @@ fn parse_part(
                 .fetched_at
                 .and_then(|at| crate::output::parse_rfc3339(&at.0)),
         };
-        // Keyed by the canonical form the lease will have, whatever spelling the record
-        // has (an earlier version's, or another tool's).
+        // In the canonical form the lease will have, whatever spelling the record has (an
+        // earlier version's, or another tool's).
         let url = canon.canonicalize(&record.url.0).ok();
-        parsed.push(Parsed {
-            key: key(keys, url.as_ref().map_or(&*record.url.0, Canonical::as_str)),
-            known,
-            depth: record.depth,
+        parsed.push(url.map(|url| Parsed {
             url,
-        });
+            depth: record.depth,
+            memo: known.memo(),
+        }));
     }
     Ok(Part { parsed, torn: None })
 }
@@ -419,10 +404,6 @@ fn describe(err: &serde_json::Error) -> String {
         Some((what, _)) => format!("{what} (column {})", err.column()),
         None => text,
     }
-}
-
-fn key(keys: &(RandomState, RandomState), url: &str) -> u128 {
-    (u128::from(keys.0.hash_one(url)) << 64) | u128::from(keys.1.hash_one(url))
 }
 
 #[cfg(test)]
@@ -469,28 +450,61 @@ mod tests {
         );
         let mut earlier = Earlier::load(&[a, b]).unwrap();
         assert_eq!(earlier.len(), 2);
-        let root = earlier.get("http://a.test/").unwrap();
+        assert_eq!(earlier.seeds(), ["http://a.test/"]);
+        let listed = earlier.take_listed();
+        // Each URL once, where its last record was read, with what that record told.
+        let urls: Vec<_> = listed.iter().map(|(u, d, _)| (u.as_str(), *d)).collect();
+        assert_eq!(urls, [("http://a.test/gone", 1), ("http://a.test/", 0)]);
+        let known = |i: usize| Known::from_memo(listed[i].2.as_deref().unwrap()).unwrap();
+        let root = known(1);
         assert_eq!(root.validators.etag, None);
         // Wed, 01 May 2024 10:00:00 GMT
         assert_eq!(root.validators.last_modified, Some(1_714_557_600));
         let empty = crate::content::Digest::of(b"");
         assert_eq!((root.digest, root.bytes), (Some(*empty.as_bytes()), 12));
         // Not a page: no digest to compare a new body with.
-        let gone = earlier.get("http://a.test/gone").unwrap();
+        let gone = known(0);
         assert_eq!((gone.status, gone.digest), (Some(404), None));
         assert_eq!(gone.validators.etag.as_deref(), Some("W/\"g\""));
-        assert_eq!(earlier.seeds(), ["http://a.test/"]);
-        let urls = earlier.take_urls();
-        let urls: Vec<_> = urls.iter().map(|(u, d)| (u.as_str(), *d)).collect();
-        assert_eq!(
-            urls,
-            [
-                ("http://a.test/", 0),
-                ("http://a.test/gone", 1),
-                ("http://a.test/", 0)
-            ]
-        );
-        assert!(earlier.take_urls().is_empty());
+        assert!(earlier.take_listed().is_empty());
+    }
+
+    #[test]
+    fn a_memo_gives_back_what_it_was_made_of_and_refuses_other_bytes() {
+        let full = Known {
+            status: Some(304),
+            validators: Validators {
+                etag: Some("W/\"\u{e9}t\u{e9}\"".into()),
+                last_modified: Some(1_714_557_600),
+            },
+            digest: Some([7; 20]),
+            bytes: 1 << 40,
+            fetched_at: Some(UNIX_EPOCH + std::time::Duration::from_millis(1_764_000_000_123)),
+        };
+        let empty = Known::default();
+        for known in [&full, &empty] {
+            let memo = known.memo();
+            assert_eq!(Known::from_memo(&memo).as_ref(), Some(known));
+            // Cut anywhere but after the ETag's whole text, or another format: not read.
+            for cut in 0..memo.len() {
+                let read = Known::from_memo(&memo[..cut]);
+                assert!(read.is_none() || read.unwrap().validators.etag != full.validators.etag);
+            }
+            let mut other = memo.to_vec();
+            other[0] = 2;
+            assert_eq!(Known::from_memo(&other), None);
+        }
+        assert_eq!(empty.memo().len(), 12);
+        // An ETag no server sends is not kept (nor sent back).
+        let long = Known {
+            validators: Validators {
+                etag: Some("x".repeat(MAX_ETAG + 1).into()),
+                last_modified: None,
+            },
+            ..Known::default()
+        };
+        assert_eq!(Known::from_memo(&long.memo()), Some(Known::default()));
+        assert_eq!(Known::from_memo(b"\x01\x01"), None);
     }
 
     /// Windows of a few lines, each split between threads: the last record of a URL still
@@ -515,15 +529,16 @@ mod tests {
         for window in [1, 60, 150, 1 << 20] {
             let mut earlier = Earlier::default();
             earlier.read(&torn, window).unwrap();
-            earlier.index();
+            earlier.dedup();
             assert_eq!(earlier.len(), 25, "window {window}");
-            // http://a.test/3 was recorded at lines 4 and 29: the second wins.
-            let known = earlier.get("http://a.test/3").unwrap();
+            let listed = earlier.take_listed();
+            // http://a.test/3 was recorded at lines 4 and 29: the second wins, and the URLs
+            // come in the order of their last records (lines 16 to 40: URLs 15 to 24, 0 to 14).
+            let (url, depth, memo) = &listed[13];
+            assert_eq!((url.as_str(), *depth), ("http://a.test/3", 28));
+            let known = Known::from_memo(memo.as_deref().unwrap()).unwrap();
             assert_eq!((known.status, known.bytes), (Some(200), 28));
-            let urls = earlier.take_urls();
-            assert_eq!(urls.len(), 40);
-            // In the order read, each with its depth.
-            assert_eq!((urls[3].0.as_str(), urls[3].1), ("http://a.test/3", 3));
+            assert_eq!(listed[0].0.as_str(), "http://a.test/15");
         }
         let bad = write(
             dir.path(),

@@ -92,6 +92,21 @@ impl StateDir {
         write_atomically(&self.sitemaps(), text.as_bytes())
     }
 
+    fn recrawl_marker(&self) -> PathBuf {
+        self.dir.join("recrawl")
+    }
+
+    /// Marks the crawl as a recrawl (`--since`): resumed, it is one again without `--since`,
+    /// its queued URLs holding their earlier records in the checkpoint.
+    pub(crate) fn mark_recrawl(&self) -> Result<()> {
+        write_atomically(&self.recrawl_marker(), b"started with --since\n")
+    }
+
+    /// Whether the crawl here is a recrawl ([`mark_recrawl`](Self::mark_recrawl)).
+    pub(crate) fn is_recrawl(&self) -> bool {
+        self.recrawl_marker().exists()
+    }
+
     /// Where the frontier is checkpointed.
     pub(crate) fn checkpoint(&self) -> PathBuf {
         self.dir.join("checkpoint")

@@ -137,9 +137,8 @@ impl Crawler {
             last_modified: fetched.last_modified.as_deref(),
             etag: fetched.etag.as_deref(),
             revisit: self
-                .earlier
-                .as_ref()
-                .map(|_| revisit(known, fetched, digest.as_ref())),
+                .recrawl
+                .then(|| revisit(known, fetched, digest.as_ref())),
             unsent: known
                 .filter(|_| fetched.status == 304)
                 .map(|k| (k.digest.map(|d| Digest::from_bytes(d).text()), k.bytes)),

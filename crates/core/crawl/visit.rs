@@ -13,6 +13,7 @@ use crate::content::Digest;
 use crate::errors::ErrorKind;
 use crate::fetch::FetchError;
 use crate::robots::{self, Rules};
+use crate::since::Known;
 use crate::sitemap::{self};
 use crate::warc::Exchange;
 
@@ -235,7 +236,9 @@ impl Crawler {
             }
         }
         let keep_headers = self.warc.is_some();
-        let known = self.earlier.as_ref().and_then(|e| e.get(url.as_str()));
+        // Queued with its earlier record by a recrawl (another version's memo is not read:
+        // the page is then fetched as a new one).
+        let known = visit.lease().memo().and_then(Known::from_memo);
         let fetched = {
             // Never closed: always a permit.
             let _fetching = self.fetching.acquire().await.ok();

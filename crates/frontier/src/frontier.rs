@@ -463,7 +463,13 @@ impl Frontier {
             .collect();
         let mut queues = self.lock_queues();
         for entry in entries {
-            let journal::Entry::Admit { depth, from, url } = *entry else {
+            let journal::Entry::Admit {
+                depth,
+                from,
+                memo,
+                url,
+            } = *entry
+            else {
                 continue;
             };
             // Canonical when written; if this version spells it otherwise, it is still the
@@ -477,7 +483,7 @@ impl Frontier {
             match done.remove(url) {
                 Some(fate) => queues.count_replayed(fate),
                 None => {
-                    queues.push_from(canonical, from, depth, now)?;
+                    queues.push_with(canonical, from, memo, depth, now)?;
                 }
             }
         }
@@ -510,7 +516,7 @@ impl Frontier {
     pub fn push(&self, url: &str, depth: u32, now: Instant) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
         let verdict = self.admission.admit_str(url, depth)?;
-        self.queue(verdict, None, depth, now)
+        self.queue(verdict, None, None, depth, now)
     }
 
     /// Admits a link found on page `base` (resolved against it) and queues it if new, with
@@ -575,7 +581,7 @@ impl Frontier {
     ) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
         let verdict = self.admission.admit_link_on(page, base, href, depth)?;
-        self.queue(verdict, Some(page.as_str()), depth, now)
+        self.queue(verdict, Some(page.as_str()), None, depth, now)
     }
 
     /// [`push_link_on`](Self::push_link_on) for each of a page's links, in order. A link
@@ -634,7 +640,7 @@ impl Frontier {
                 self.admission
                     .admit_link_buffered(page, base, href, depth, &mut buffer)
                     .map_err(FrontierError::from)
-                    .and_then(|verdict| self.queue(verdict, Some(page.as_str()), depth, now))
+                    .and_then(|verdict| self.queue(verdict, Some(page.as_str()), None, depth, now))
             };
             match pushed {
                 Ok(push) => {
@@ -706,23 +712,59 @@ impl Frontier {
         depth: u32,
         now: Instant,
     ) -> Result<Push, FrontierError> {
-        let _gate = self.read_gate();
-        let verdict = self.admission.admit(url, depth)?;
-        self.queue(verdict, referrer, depth, now)
+        self.push_canonical_with(url, referrer, None, depth, now)
     }
 
-    /// Queues a new URL, found on page `from`; the gate must be held from its admission on.
+    /// [`push_canonical_from`](Self::push_canonical_from) with a memo, the caller's bytes
+    /// handed back with the URL's lease ([`Lease::memo`]) and kept with it through retries,
+    /// spill runs, checkpoints and the journal (see [`HostQueues::push_with`]). A URL seen
+    /// before keeps the memo it was queued with, if any: this one is dropped with it.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, Frontier, Next, Push};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// let url = Canonicalizer::new().canonicalize("https://example.com/")?;
+    /// let pushed = frontier.push_canonical_with(url, None, Some(b"v1"), 0, now)?;
+    /// assert_eq!(pushed, Push::Queued);
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.memo(), Some(&b"v1"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn push_canonical_with(
+        &self,
+        url: Canonical,
+        referrer: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit(url, depth)?;
+        self.queue(verdict, referrer, memo, depth, now)
+    }
+
+    /// Queues a new URL, found on page `from`, with `memo`; the gate must be held from its
+    /// admission on.
     fn queue(
         &self,
         verdict: Verdict,
         from: Option<&str>,
+        memo: Option<&[u8]>,
         depth: u32,
         now: Instant,
     ) -> Result<Push, FrontierError> {
         Ok(match verdict {
             Verdict::New(url) => match self
-                .journaled(&url, from, depth)
-                .push_from(url, from, depth, now)?
+                .journaled(&url, from, memo, depth)
+                .push_with(url, from, memo, depth, now)?
             {
                 Pushed::Queued => Push::Queued,
                 Pushed::HostGivenUp => Push::HostGivenUp,
@@ -1087,12 +1129,14 @@ impl Frontier {
         &self,
         url: &Canonical,
         from: Option<&str>,
+        memo: Option<&[u8]>,
         depth: u32,
     ) -> MutexGuard<'_, HostQueues> {
         if let Some(journal) = &self.journal {
             journal.append(journal::Entry::Admit {
                 depth,
                 from,
+                memo,
                 url: url.as_str(),
             });
         }

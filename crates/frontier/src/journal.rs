@@ -57,6 +57,9 @@ const ADMIT: u8 = 1;
 const DONE: u8 = 2;
 /// An admission with the page whose link led to the URL.
 const ADMIT_FROM: u8 = 3;
+/// An admission with a memo (and a referrer when it has one): the memo, length-prefixed,
+/// follows the depth, then the referrer's tag (0: none, 1: its text follows).
+const ADMIT_MEMO: u8 = 4;
 
 /// The journal file of checkpoint generation `generation`.
 pub(crate) fn file_name(generation: u64) -> String {
@@ -74,10 +77,12 @@ pub(crate) fn parse_name(name: &str) -> Option<u64> {
 /// One journal entry, borrowing its URL from the file's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Entry<'a> {
-    /// A URL admitted as new, at this depth, found on page `from` if known.
+    /// A URL admitted as new, at this depth, found on page `from` if known, queued with
+    /// `memo` if any.
     Admit {
         depth: u32,
         from: Option<&'a str>,
+        memo: Option<&'a [u8]>,
         url: &'a str,
     },
     /// A URL done with, whatever became of it.
@@ -276,11 +281,34 @@ fn encode(entry: Entry<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
     match entry {
-        Entry::Admit { depth, from, url } => {
+        Entry::Admit {
+            depth,
+            from,
+            memo: None,
+            url,
+        } => {
             out.push(if from.is_some() { ADMIT_FROM } else { ADMIT });
             put_varint(out, depth.into());
             if let Some(from) = from {
                 put_bytes(out, from.as_bytes());
+            }
+            out.extend_from_slice(url.as_bytes());
+        }
+        Entry::Admit {
+            depth,
+            from,
+            memo: Some(memo),
+            url,
+        } => {
+            out.push(ADMIT_MEMO);
+            put_varint(out, depth.into());
+            put_bytes(out, memo);
+            match from {
+                None => out.push(0),
+                Some(from) => {
+                    out.push(1);
+                    put_bytes(out, from.as_bytes());
+                }
             }
             out.extend_from_slice(url.as_bytes());
         }
@@ -320,15 +348,29 @@ fn fate_of(code: u8) -> Option<Fate> {
 fn decode(payload: &[u8]) -> Option<Entry<'_>> {
     let (&kind, rest) = payload.split_first()?;
     match kind {
-        ADMIT | ADMIT_FROM => {
+        ADMIT | ADMIT_FROM | ADMIT_MEMO => {
             let mut reader = Reader::new(rest);
             let depth = u32::try_from(reader.varint()?).ok()?;
-            let from = match kind {
-                ADMIT_FROM => Some(reader.str()?),
-                _ => None,
+            let (from, memo) = match kind {
+                ADMIT_FROM => (Some(reader.str()?), None),
+                ADMIT_MEMO => {
+                    let memo = reader.bytes()?;
+                    let from = match reader.take(1)? {
+                        [0] => None,
+                        [1] => Some(reader.str()?),
+                        _ => return None,
+                    };
+                    (from, Some(memo))
+                }
+                _ => (None, None),
             };
             let url = std::str::from_utf8(reader.take(reader.remaining())?).ok()?;
-            Some(Entry::Admit { depth, from, url })
+            Some(Entry::Admit {
+                depth,
+                from,
+                memo,
+                url,
+            })
         }
         DONE => {
             let (&code, url) = rest.split_first()?;
@@ -481,6 +523,7 @@ mod tests {
         Entry::Admit {
             depth: 3,
             from: None,
+            memo: None,
             url: "http://a.example/x",
         },
         Entry::Done {
@@ -490,9 +533,32 @@ mod tests {
         Entry::Admit {
             depth: 1,
             from: Some("https://b.example/"),
+            memo: None,
             url: "https://b.example/c",
         },
     ];
+
+    #[test]
+    fn admissions_with_memos_read_back_as_written() {
+        let entries = [
+            Entry::Admit {
+                depth: 0,
+                from: None,
+                memo: Some(b"\x00etag \"1\""),
+                url: "https://c.example/",
+            },
+            Entry::Admit {
+                depth: 2,
+                from: Some("https://c.example/"),
+                memo: Some(b""),
+                url: "https://c.example/d",
+            },
+        ];
+        let bytes = journal(&entries);
+        let (read_back, end) = read(Path::new("j"), &bytes).unwrap();
+        assert_eq!(read_back, entries);
+        assert_eq!(end, bytes.len());
+    }
 
     #[test]
     fn entries_read_back_as_written() {
@@ -596,6 +662,7 @@ mod tests {
         let old = Entry::Admit {
             depth: 7,
             from: None,
+            memo: None,
             url: "http://a.example/old",
         };
         assert_eq!(entries, [old]);

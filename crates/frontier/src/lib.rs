@@ -18,7 +18,8 @@
 //! * The per-host page budget ([`HostBudget`]), charged for new URLs only.
 //! * [`Admission`] runs the four above and counts every outcome ([`Verdict`]).
 //! * Queues and politeness: [`HostQueues`] keeps admitted URLs in per-host FIFO queues, each
-//!   with the page whose link led to it ([`Lease::referrer`]), and hands them out as
+//!   with the page whose link led to it ([`Lease::referrer`]) and the caller's memo, if
+//!   any ([`Lease::memo`]), and hands them out as
 //!   [`Lease`]s, each host as its [`Politeness`] allows (connections,
 //!   delay, robots `Crawl-delay`, `Retry-After`, back-off after errors); it queues retries
 //!   and gives up hosts that keep failing for long, handing their URLs out flagged so that

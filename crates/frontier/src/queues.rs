@@ -193,6 +193,7 @@ struct InFlight {
     url: Box<str>,
     /// The page whose link led to the URL, if known.
     from: Option<Arc<str>>,
+    memo: Option<host::Memo>,
     depth: u32,
     attempts: u32,
 }
@@ -513,11 +514,48 @@ impl HostQueues {
         depth: u32,
         now: Instant,
     ) -> Result<Pushed, DiskError> {
+        self.push_with(url, referrer, None, depth, now)
+    }
+
+    /// [`push_from`](Self::push_from) with a memo: bytes of the caller's, kept with the URL
+    /// through retries, spill runs, checkpoints and the journal, and handed back by
+    /// [`Lease::memo`]. What a caller knew of the URL when it queued it travels with it
+    /// rather than in a map beside the queues: a recrawl queues each earlier URL with what
+    /// its conditional request needs, and the queues spill that to disk with the URL.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let mut queues = HostQueues::new(Politeness::default());
+    /// let now = Instant::now();
+    /// let url = canon.canonicalize("https://example.com/")?;
+    /// queues.push_with(url, None, Some(b"etag \"v1\""), 0, now)?;
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.memo(), Some(&b"etag \"v1\""[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn push_with(
+        &mut self,
+        url: Canonical,
+        referrer: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Pushed, DiskError> {
         let h = self.intern(url.host_key());
         self.stats.pushed += 1;
         let given_up = self.hosts[h as usize].record.given_up;
         let from = referrer.map(|from| self.referrers.share(from));
-        self.enqueue(h, Entry::new(url, from, depth, 1), now);
+        let memo = memo.map(host::memo_of);
+        self.enqueue(h, Entry::new(url, from, memo, depth, 1), now);
         self.evict_if_over_budget()?;
         Ok(if given_up {
             Pushed::HostGivenUp
@@ -705,7 +743,7 @@ impl HostQueues {
             Fate::DroppedWithHost => self.stats.given_up_urls += 1,
             Fate::Retried { attempts } => {
                 self.stats.retries += 1;
-                let entry = Entry::new(lease.url, lease.from, lease.depth, attempts);
+                let entry = Entry::new(lease.url, lease.from, lease.memo, lease.depth, attempts);
                 self.enqueue(h, entry, now);
             }
         }
@@ -859,7 +897,13 @@ impl HostQueues {
         if host.queue.is_empty() {
             self.stats.hosts_queued += 1;
         }
-        let entry = Entry::new(lease.url, lease.from, lease.depth, lease.attempts);
+        let entry = Entry::new(
+            lease.url,
+            lease.from,
+            lease.memo,
+            lease.depth,
+            lease.attempts,
+        );
         self.memory += entry.bytes();
         host.queue.push_front(entry);
         self.stats.queued += 1;
@@ -987,13 +1031,14 @@ impl HostQueues {
         let id = self.stats.leases;
         self.stats.leases += 1;
         self.schedule(h, now);
-        let host::Item { url, from } = *entry.item;
+        let host::Item { url, from, memo } = *entry.item;
         self.leased.insert(
             id,
             InFlight {
                 host: h,
                 url: url.as_str().into(),
                 from: from.clone(),
+                memo: memo.clone(),
                 depth: entry.depth,
                 attempts: entry.attempts,
             },
@@ -1001,6 +1046,7 @@ impl HostQueues {
         let lease = Lease {
             url,
             from,
+            memo,
             depth: entry.depth,
             attempts: entry.attempts,
             id,

@@ -1,6 +1,7 @@
-//! Referrers: the page whose link led to a URL comes back with its lease through everything
-//! that holds a queued URL (memory, spill runs, checkpoints, the journal, retries, abandoned
-//! leases), and state written before referrers existed still opens, with them unknown.
+//! Referrers and memos: the page whose link led to a URL, and the bytes a caller queued with
+//! it, come back with its lease through everything that holds a queued URL (memory, spill
+//! runs, checkpoints, the journal, retries, abandoned leases), and state written before
+//! referrers existed still opens, with them unknown.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -8,8 +9,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use frontier::{
-    Frontier, FrontierBuilder, HostQueues, Next, Outcome, Politeness, ScopeMode, ScopeRules,
-    SeenSet, SpillSettings, Url,
+    Canonicalizer, Frontier, FrontierBuilder, HostQueues, Next, Outcome, Politeness, ScopeMode,
+    ScopeRules, SeenSet, SpillSettings, Url,
 };
 
 mod common;
@@ -38,33 +39,61 @@ fn builder(spill: Option<&Path>) -> FrontierBuilder {
     }
 }
 
+/// A URL's referrer and memo, as leased.
+type Tail = (Option<String>, Option<Vec<u8>>);
+
 /// Pushes a seed and, from two pages, links to three hosts: 20 links in all, so that spill
-/// runs hold referrers repeated, changing, and absent.
-fn push_links(frontier: &Frontier, now: Instant) -> BTreeMap<String, Option<String>> {
+/// runs hold referrers repeated, changing, and absent; then four URLs with memos, two with a
+/// referrer (one of them the last link's, written as "the same") and one with an empty memo.
+fn push_links(frontier: &Frontier, now: Instant) -> BTreeMap<String, Tail> {
     let mut expected = BTreeMap::new();
     frontier.push("https://a.example/", 0, now).unwrap();
-    expected.insert("https://a.example/".to_owned(), None);
+    expected.insert("https://a.example/".to_owned(), (None, None));
     for page in ["https://a.example/", "https://a.example/other"] {
         let base = Url::parse(page).unwrap();
         for i in 0..10 {
             let host = ["a", "b", "c"][i % 3];
             let href = format!("https://{host}.example/{}-{i}", page.len());
             frontier.push_link(&base, &href, 1, now).unwrap();
-            expected.insert(href, Some(page.to_owned()));
+            expected.insert(href, (Some(page.to_owned()), None));
         }
+    }
+    let canon = Canonicalizer::new();
+    let with_memos: [(&str, Option<&str>, &[u8]); 4] = [
+        ("https://a.example/m1", None, b"\x00\x01 etag \"x\"\n"),
+        (
+            "https://b.example/m2",
+            Some("https://a.example/other"),
+            b"memo",
+        ),
+        (
+            "https://c.example/m3",
+            Some("https://z.example/"),
+            &[0xff; 300],
+        ),
+        ("https://c.example/m4", None, b""),
+    ];
+    for (url, from, memo) in with_memos {
+        let canonical = canon.canonicalize(url).unwrap();
+        frontier
+            .push_canonical_with(canonical, from, Some(memo), 2, now)
+            .unwrap();
+        let tail = (from.map(str::to_owned), Some(memo.to_vec()));
+        expected.insert(url.to_owned(), tail);
     }
     expected
 }
 
-/// Leases everything, completing with success, and returns each URL's referrer. The clock
-/// jumps to each `WaitUntil` (a replay queues URLs at the instant of opening).
-fn drain(frontier: &Frontier, mut now: Instant) -> BTreeMap<String, Option<String>> {
+/// Leases everything, completing with success, and returns each URL's referrer and memo.
+/// The clock jumps to each `WaitUntil` (a replay queues URLs at the instant of opening).
+fn drain(frontier: &Frontier, mut now: Instant) -> BTreeMap<String, Tail> {
     let mut found = BTreeMap::new();
     loop {
         match frontier.pop(now).unwrap() {
             Next::Lease(lease) => {
                 let from = lease.referrer().map(str::to_owned);
-                found.insert(lease.url().as_str().to_owned(), from);
+                let memo = lease.memo().map(<[u8]>::to_vec);
+                found.insert(lease.url().as_str().to_owned(), (from, memo));
                 frontier.complete(lease, Outcome::Success, now).unwrap();
             }
             Next::WaitUntil(at) => now = at,
@@ -131,12 +160,13 @@ fn referrers_survive_a_journal_replay() {
 }
 
 #[test]
-fn a_retried_or_abandoned_url_keeps_its_referrer() {
+fn a_retried_or_abandoned_url_keeps_its_referrer_and_memo() {
     let mut queues = HostQueues::new(Politeness::builder().delay(secs(0)).build().unwrap());
     let now = Instant::now();
     let page = "https://example.com/index.html";
+    let memo = Some(&b"earlier"[..]);
     queues
-        .push_from(url("https://example.com/broken"), Some(page), 1, now)
+        .push_with(url("https://example.com/broken"), Some(page), memo, 1, now)
         .unwrap();
     let Next::Lease(first) = queues.pop(now).unwrap() else {
         panic!("a lease")
@@ -151,11 +181,13 @@ fn a_retried_or_abandoned_url_keeps_its_referrer() {
         panic!("a lease")
     };
     assert_eq!((second.attempts(), second.referrer()), (2, Some(page)));
+    assert_eq!(second.memo(), memo);
     queues.abandon(second, later).unwrap();
     let Next::Lease(third) = queues.pop(later).unwrap() else {
         panic!("a lease")
     };
     assert_eq!((third.attempts(), third.referrer()), (2, Some(page)));
+    assert_eq!(third.memo(), memo);
 }
 
 /// A checkpoint written by the version before referrers (state version 1, spill runs and
@@ -191,11 +223,13 @@ fn a_checkpoint_and_journal_from_before_referrers_still_open() {
         "https://b.example/x",     // spilled
         "https://c.example/after", // journaled
     ];
-    let mut expected: BTreeMap<String, Option<String>> =
-        unknown.iter().map(|u| (u.to_string(), None)).collect();
+    let mut expected: BTreeMap<String, Tail> = unknown
+        .iter()
+        .map(|u| (u.to_string(), (None, None)))
+        .collect();
     expected.insert(
         "https://a.example/new".to_owned(),
-        Some("https://a.example/2".to_owned()),
+        (Some("https://a.example/2".to_owned()), None),
     );
     assert_eq!(found, expected);
 }

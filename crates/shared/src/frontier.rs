@@ -51,6 +51,17 @@ pub const SHARE_HOLD: Duration = Duration::from_secs(30);
 /// How often a process whose share is done asks after the chunks others hold.
 const SHARE_POLL: Duration = Duration::from_millis(200);
 
+/// A URL of a list [`SharedFrontier::push_shared`] queues: the URL, its depth, its memo.
+///
+/// # Example
+///
+/// ```
+/// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
+/// let listed: frontier_redis::Listed = (url, 1, Some(b"etag".to_vec().into()));
+/// # Ok::<(), frontier::Rejected>(())
+/// ```
+pub type Listed = (Canonical, u32, Option<Box<[u8]>>);
+
 /// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
 /// deadline passes (then it goes back to the crawl for any process).
 ///
@@ -69,6 +80,7 @@ const SHARE_POLL: Duration = Duration::from_millis(200);
 pub struct SharedLease {
     url: Canonical,
     referrer: Option<String>,
+    memo: Option<Vec<u8>>,
     depth: u32,
     attempts: u32,
     given_up: bool,
@@ -100,6 +112,19 @@ impl SharedLease {
     /// ```
     pub fn referrer(&self) -> Option<&str> {
         self.referrer.as_deref()
+    }
+
+    /// The memo queued with the URL ([`SharedFrontier::push_canonical_with`]), if any: the
+    /// same bytes after retries, a lease that expired, and a Redis restart, as
+    /// [`frontier::Lease::memo`] in one process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: frontier_redis::SharedLease) { println!("{:?}", lease.memo()); }
+    /// ```
+    pub fn memo(&self) -> Option<&[u8]> {
+        self.memo.as_deref()
     }
 
     /// Links followed from a seed to reach the URL.
@@ -467,7 +492,7 @@ impl SharedFrontier {
     pub async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<u64, Error> {
         let links = seeds
             .into_iter()
-            .map(|seed| self.inner.link(seed, 0, None))
+            .map(|seed| self.inner.link(seed, 0, None, None))
             .collect::<Vec<_>>();
         self.inner.set_policies(&links).await?;
         self.inner.admit(links).await
@@ -490,17 +515,43 @@ impl SharedFrontier {
         from: Option<&str>,
         depth: u32,
     ) -> Result<bool, Error> {
+        self.push_canonical_with(url, from, None, depth).await
+    }
+
+    /// [`push_canonical`](Self::push_canonical) with a memo, bytes of the caller's that come
+    /// back with the URL's lease ([`SharedLease::memo`]), whichever process leases it: they
+    /// travel in its queue entry (base64, after the URL), through retries and leases that
+    /// expire, as [`frontier::Frontier::push_canonical_with`]'s in one process. A URL seen
+    /// before keeps the memo it was queued with, if any.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
+    /// let new = frontier.push_canonical_with(url, None, Some(b"etag"), 0).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_canonical_with(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+    ) -> Result<bool, Error> {
         if let Err(reason) = self.inner.scope.check(&url, depth) {
             self.inner.count_drop(reason.reason());
             return Ok(false);
         }
-        let link = vec![self.inner.link(url, depth, from.map(Arc::from))];
+        let link = vec![self.inner.link(url, depth, from.map(Arc::from), memo)];
         self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)
     }
 
-    /// Queues a list of URLs, each at its depth, that several processes of the crawl may be
-    /// given (an earlier crawl's records, for a recrawl), each process taking its share:
+    /// Queues a list of URLs, each at its depth and with its memo if any (see
+    /// [`push_canonical_with`](Self::push_canonical_with)), that several processes of the
+    /// crawl may be given (an earlier crawl's records, for a recrawl), each process taking
+    /// its share:
     /// the list is cut in chunks of [`SHARE_CHUNK`] URLs, and a process queues a chunk only
     /// once it has claimed it in Redis (`NAME:shares`), so that processes given the same
     /// list queue it once between them rather than each all of it (the seen-test would drop
@@ -514,12 +565,12 @@ impl SharedFrontier {
     /// ```no_run
     /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let canon = frontier::Canonicalizer::new();
-    /// let urls = vec![(canon.canonicalize("https://example.com/a")?, 1)];
+    /// let urls = vec![(canon.canonicalize("https://example.com/a")?, 1, None)];
     /// let queued = frontier.push_shared("yesterday", urls).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn push_shared(&self, list: &str, urls: Vec<(Canonical, u32)>) -> Result<u64, Error> {
-        let mut chunks: Vec<(usize, Vec<(Canonical, u32)>)> = Vec::new();
+    pub async fn push_shared(&self, list: &str, urls: Vec<Listed>) -> Result<u64, Error> {
+        let mut chunks: Vec<(usize, Vec<Listed>)> = Vec::new();
         let mut urls = urls.into_iter();
         loop {
             let chunk: Vec<_> = urls.by_ref().take(SHARE_CHUNK).collect();
@@ -548,7 +599,10 @@ impl SharedFrontier {
                             let pushes: Vec<_> = chunk
                                 .by_ref()
                                 .take(512)
-                                .map(|(url, depth)| self.push_canonical(url, None, depth))
+                                .map(|(url, depth, memo)| async move {
+                                    self.push_canonical_with(url, None, memo.as_deref(), depth)
+                                        .await
+                                })
                                 .collect();
                             if pushes.is_empty() {
                                 break;
@@ -644,7 +698,7 @@ impl SharedFrontier {
                 inner.counts.seen.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            links.push(inner.link(url, depth, Some(Arc::clone(&from))));
+            links.push(inner.link(url, depth, Some(Arc::clone(&from)), None));
         }
         if let Err(err) = inner.set_policies(&links).await {
             inner.not_sending(&links);

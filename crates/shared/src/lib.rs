@@ -66,7 +66,7 @@ mod store;
 
 pub use error::{Error, ErrorKind};
 pub use frontier::{
-    Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark, Totals,
+    Listed, Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark, Totals,
 };
 pub use store::{Layout, Store, Stored};
 

@@ -382,7 +382,8 @@ pub(crate) fn completion(
     invocation.arg(links);
 }
 
-/// Adds a link to a batch entry: its seen-test probes, host, depth, URL and referrer.
+/// Adds a link to a batch entry: its seen-test probes, host, depth, URL, referrer and memo
+/// (as [`memo_text`](crate::frontier::batch::memo_text) writes it).
 pub(crate) fn link(
     invocation: &mut ScriptInvocation<'_>,
     probes: &[u8],
@@ -390,13 +391,14 @@ pub(crate) fn link(
     depth: u32,
     url: &str,
     from: Option<&str>,
+    memo: Option<&str>,
 ) {
-    invocation
-        .arg(probes)
-        .arg(host)
-        .arg(depth)
-        .arg(url)
-        .arg(from.unwrap_or(""));
+    invocation.arg(probes).arg(host).arg(depth).arg(url);
+    // What follows the URL in its entry, space-separated: the scripts append it whole.
+    match (from, memo) {
+        (Some(from), Some(memo)) => invocation.arg(format!("{from} {memo}")),
+        (from, memo) => invocation.arg(from.or(memo).unwrap_or("")),
+    };
 }
 
 /// A duration in whole milliseconds, as the scripts take times.

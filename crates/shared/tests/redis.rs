@@ -605,9 +605,9 @@ async fn links_repeated_on_a_page_count_as_if_pushed_one_by_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     let server = RedisServer::start();
-    let list: Vec<(Canonical, u32)> = urls(3 * frontier_redis::SHARE_CHUNK)
+    let list: Vec<frontier_redis::Listed> = urls(3 * frontier_redis::SHARE_CHUNK)
         .into_iter()
-        .map(|url| (url, 1))
+        .map(|url| (url, 1, None))
         .collect();
     let a = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
     let b = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
@@ -633,4 +633,77 @@ async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     assert_eq!(c.push_shared("L", list).await.unwrap(), 0);
     let sent = c.store().requests() - before;
     assert!(sent <= 10, "{sent} requests");
+}
+
+/// Issue 27: what a process queued with a URL (a recrawl's earlier validators) comes back
+/// with its lease in any process, as in one process: with and without a referrer, empty,
+/// binary, after a retry and after a lease that expired; a URL pushed again with another
+/// memo keeps its first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "memos", Duration::from_secs(1)).await;
+    let b = frontier(&server.url(), "memos", Duration::from_secs(1)).await;
+    let canon = Canonicalizer::new();
+    let memos: [(&str, Option<&str>, &[u8]); 3] = [
+        ("http://m.example/1", None, b"\x00 etag \"x\"\n\xff"),
+        ("http://m.example/2", Some("http://m.example/"), b"memo"),
+        ("http://m.example/3", None, b""),
+    ];
+    for (url, from, memo) in memos {
+        let url = canon.canonicalize(url).unwrap();
+        assert!(
+            a.push_canonical_with(url, from, Some(memo), 1)
+                .await
+                .unwrap()
+        );
+    }
+    let again = canon.canonicalize("http://m.example/1").unwrap();
+    assert!(
+        !a.push_canonical_with(again, None, Some(b"other"), 1)
+            .await
+            .unwrap()
+    );
+    let mut leases = Vec::new();
+    while leases.len() < memos.len() {
+        match b.next().await.unwrap() {
+            Next::Lease(lease) => leases.push(lease),
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            other => panic!("three URLs are queued: {other:?}"),
+        }
+    }
+    leases.sort_by(|x, y| x.url().as_str().cmp(y.url().as_str()));
+    for (lease, (url, from, memo)) in leases.iter().zip(memos) {
+        assert_eq!(lease.url().as_str(), url);
+        assert_eq!((lease.referrer(), lease.memo()), (from, Some(memo)));
+    }
+    // The first fails and is retried; the second is left to expire (b "dies").
+    let mut leases = leases.into_iter();
+    let retry = Outcome::Failure {
+        retry: true,
+        retry_after: None,
+    };
+    b.complete(leases.next().unwrap(), retry).await.unwrap();
+    let expiring = leases.next().unwrap();
+    b.complete(leases.next().unwrap(), Outcome::Success)
+        .await
+        .unwrap();
+    std::mem::forget(expiring);
+    drop(b);
+    let mut back = Vec::new();
+    while back.len() < 2 {
+        match a.next().await.unwrap() {
+            Next::Lease(lease) => back.push(lease),
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            other => panic!("two URLs come back: {other:?}"),
+        }
+    }
+    back.sort_by(|x, y| x.url().as_str().cmp(y.url().as_str()));
+    assert_eq!(back[0].attempts(), 2);
+    assert_eq!(back[0].memo(), Some(memos[0].2));
+    assert_eq!(back[1].attempts(), 1, "an expired lease is not a try");
+    assert_eq!(
+        (back[1].referrer(), back[1].memo()),
+        (memos[1].1, Some(memos[1].2))
+    );
 }

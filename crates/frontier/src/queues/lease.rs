@@ -35,6 +35,8 @@ pub struct Lease {
     pub(super) url: Canonical,
     /// The page whose link led to the URL: see [`Lease::referrer`].
     pub(super) from: Option<Arc<str>>,
+    /// What was queued with the URL: see [`Lease::memo`].
+    pub(super) memo: Option<super::host::Memo>,
     pub(super) depth: u32,
     pub(super) attempts: u32,
     pub(super) id: u64,
@@ -87,6 +89,27 @@ impl Lease {
     /// ```
     pub fn referrer(&self) -> Option<&str> {
         self.from.as_deref()
+    }
+
+    /// The memo queued with the URL ([`HostQueues::push_with`](super::HostQueues::push_with)),
+    /// if any: the same bytes after retries, a spill to disk, a checkpoint or a journal's
+    /// replay.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use std::time::Instant;
+    /// # use frontier::{Canonicalizer, HostQueues, Politeness, Next};
+    /// # let mut queues = HostQueues::new(Politeness::default());
+    /// # let now = Instant::now();
+    /// let canon = Canonicalizer::new();
+    /// queues.push(canon.canonicalize("https://example.com/")?, 0, now)?;
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// assert_eq!(lease.memo(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn memo(&self) -> Option<&[u8]> {
+        self.memo.as_deref().map(|memo| &**memo)
     }
 
     /// Links followed from a seed to reach the URL, as pushed.

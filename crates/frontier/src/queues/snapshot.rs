@@ -58,7 +58,12 @@ impl HostQueues {
         for (_, lease) in leased {
             put_varint(out, lease.host.into());
             encode_parts(out, &lease.url, lease.depth, lease.attempts);
-            encode_from(out, lease.from.as_ref(), &mut previous);
+            encode_from(
+                out,
+                lease.from.as_ref(),
+                lease.memo.as_deref().map(|memo| &**memo),
+                &mut previous,
+            );
         }
     }
 

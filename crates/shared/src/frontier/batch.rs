@@ -76,6 +76,43 @@ pub(super) struct Link {
     pub(super) url: Canonical,
     /// The page whose link this is, shared by its links; `None` for a seed.
     pub(super) from: Option<Arc<str>>,
+    /// The memo queued with it, as its entry holds it (see [`memo_text`]).
+    pub(super) memo: Option<Box<str>>,
+}
+
+/// What marks a memo's token in a queue entry, before its base64: a referrer is a URL, which
+/// never starts with it.
+const MEMO_MARK: char = '~';
+
+/// A memo as its queue entry holds it: `~` and its bytes in base64url, so that the entry
+/// stays space-separated text that the scripts carry without reading.
+pub(super) fn memo_text(memo: &[u8]) -> Box<str> {
+    let mut text = String::with_capacity(1 + memo.len().div_ceil(3) * 4);
+    text.push(MEMO_MARK);
+    data_encoding::BASE64URL_NOPAD.encode_append(memo, &mut text);
+    text.into()
+}
+
+/// What follows the URL in a queue entry, read: the referrer and the memo, each optional.
+/// `None` when a token is neither.
+pub(super) fn entry_tail(rest: Option<&str>) -> Option<(Option<String>, Option<Vec<u8>>)> {
+    let (mut referrer, mut memo) = (None, None);
+    for token in rest.into_iter().flat_map(|rest| rest.split(' ')) {
+        match token.strip_prefix(MEMO_MARK) {
+            Some(text) if memo.is_none() => {
+                memo = Some(
+                    data_encoding::BASE64URL_NOPAD
+                        .decode(text.as_bytes())
+                        .ok()?,
+                );
+            }
+            None if referrer.is_none() && memo.is_none() && !token.is_empty() => {
+                referrer = Some(token.to_owned());
+            }
+            _ => return None,
+        }
+    }
+    Some((referrer, memo))
 }
 
 /// Counts one more of `reason`.
@@ -175,7 +212,13 @@ impl Inner {
         }
     }
 
-    pub(super) fn link(&self, url: Canonical, depth: u32, from: Option<Arc<str>>) -> Link {
+    pub(super) fn link(
+        &self,
+        url: Canonical,
+        depth: u32,
+        from: Option<Arc<str>>,
+        memo: Option<&[u8]>,
+    ) -> Link {
         let host = url.host_key().to_owned();
         Link {
             bucket: self.bucket_of(&host),
@@ -184,6 +227,7 @@ impl Inner {
             depth,
             url,
             from,
+            memo: memo.map(memo_text),
         }
     }
 
@@ -414,6 +458,7 @@ impl Inner {
                     link.depth,
                     link.url.as_str(),
                     link.from.as_deref(),
+                    link.memo.as_deref(),
                 );
             }
         }

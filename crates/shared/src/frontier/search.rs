@@ -268,7 +268,7 @@ impl Inner {
             else {
                 return Err(bad());
             };
-            let referrer = parts.next().map(str::to_owned);
+            let (referrer, memo) = super::batch::entry_tail(parts.next()).ok_or_else(bad)?;
             let attempts: u32 = attempts.parse().map_err(|_| bad())?;
             let depth: u32 = depth.parse().map_err(|_| bad())?;
             // Canonical already when pushed: parsing again gives it back as it was.
@@ -279,6 +279,7 @@ impl Inner {
             leases.push(SharedLease {
                 url,
                 referrer,
+                memo,
                 depth,
                 attempts: attempts + 1,
                 given_up,

@@ -15,8 +15,10 @@
 -- These are frontier::HostRecord's fields, and the rules that change them (start_lease,
 -- settle, space_starts below) are HostRecord's: frontier's conformance table holds both
 -- stores to them.
--- Queue entry: "attempts depth url[ from]" (attempts made before, 0 for a new URL; from: the
--- page whose link led here, when known). URLs are canonical: they hold no space.
+-- Queue entry: "attempts depth url[ from][ ~memo]" (attempts made before, 0 for a new URL;
+-- from: the page whose link led here, when known; memo: the client's bytes queued with it, in
+-- base64url). URLs are canonical: they hold no space. The scripts read the first three fields
+-- and carry the rest untouched.
 -- Lease: "host start entry" in the `leases` hash under its token, start being
 -- "at:next:last:gaveup", what the lease's start found (frontier::Started); its deadline in
 -- `due`.

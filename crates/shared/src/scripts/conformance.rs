@@ -62,7 +62,7 @@ impl Redis<'_> {
         completion(&mut call, lease, usize::from(url.is_some()));
         if let Some(url) = url {
             let probes = self.schedule.probes(&[7; 16], url);
-            link(&mut call, &probes, HOST, 0, url, None);
+            link(&mut call, &probes, HOST, 0, url, None, None);
         }
         let answer: Vec<i64> = call.invoke(self.con).map_err(|err| err.to_string())?;
         Ok(answer[..5].to_vec())
