@@ -277,6 +277,76 @@ fn a_recrawl_resumed_without_since_still_asks_for_the_rest_conditionally() {
     assert!(rest.stderr().contains("unchanged"), "{}", rest.stderr());
 }
 
+/// What a resume needs is said, not guessed: a crawl that was no recrawl cannot become one
+/// (its queued URLs have no records), and a recrawl stopped while queuing its earlier URLs
+/// needs its --since files again for those not queued yet.
+#[test]
+fn a_resume_says_when_it_needs_or_refuses_since() {
+    let first = first_crawl();
+    let site = serve(config(0, first.port));
+    let since = first.earlier.to_str().unwrap().to_owned();
+    let seeds: Vec<String> = site
+        .web
+        .roots()
+        .into_iter()
+        .flat_map(|seed| ["--seed".to_owned(), seed])
+        .collect();
+    let start = |dir: &str, more: &[&str]| {
+        let mut args = fast();
+        args.extend(seeds.iter().cloned());
+        args.extend(["--state-dir", dir, "--max-pages", "3"].map(String::from));
+        args.extend(more.iter().map(|a| a.to_string()));
+        crawl(&args)
+    };
+    // Not a recrawl: --since on resume is refused, naming the directory.
+    let plain = tempfile::tempdir().unwrap();
+    let plain_dir = plain.path().to_str().unwrap();
+    assert!(start(plain_dir, &[]).output.status.success());
+    let refused = crawl(&["--resume", "--state-dir", plain_dir, "--since", &since]);
+    assert_eq!(
+        refused.output.status.code(),
+        Some(2),
+        "{}",
+        refused.stderr()
+    );
+    assert!(
+        refused.stderr().contains("was not started with --since"),
+        "{}",
+        refused.stderr()
+    );
+    // A recrawl stopped while queuing (as a crash would leave it): --since is asked for,
+    // and given, the crawl goes on as a recrawl.
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().to_str().unwrap();
+    let part = start(dir, &["--since", &since]);
+    assert!(part.output.status.success(), "{}", part.stderr());
+    std::fs::write(state.path().join("recrawl"), "queuing\n").unwrap();
+    let asked = crawl(&["--resume", "--state-dir", dir, "--max-pages", "0"]);
+    assert_eq!(asked.output.status.code(), Some(2), "{}", asked.stderr());
+    assert!(
+        asked.stderr().contains("same --since files"),
+        "{}",
+        asked.stderr()
+    );
+    let rest = crawl(&[
+        "--resume",
+        "--state-dir",
+        dir,
+        "--max-pages",
+        "0",
+        "--since",
+        &since,
+    ]);
+    assert!(rest.output.status.success(), "{}", rest.stderr());
+    assert_eq!(
+        part.records.len() + rest.records.len(),
+        first.crawl.records.len()
+    );
+    assert!(revisits(&rest).values().all(|r| r == "unchanged"));
+    let marker = std::fs::read_to_string(state.path().join("recrawl")).unwrap();
+    assert_eq!(marker, "queued\n");
+}
+
 #[test]
 fn a_records_file_that_cannot_be_read_stops_the_start_naming_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,7 +2,8 @@
 //! frontier built, its outputs opened and its seeds queued. Every mistake a user can make is
 //! found here, before anything is written: the caller reports it and exits 2.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +15,7 @@ use frontier::{
 use crate::cli::Cli;
 use crate::config::{self, Config, Scope};
 use crate::crawl::Crawler;
-use crate::state::StateDir;
+use crate::state::{Recrawl, StateDir};
 use crate::{backend, crawl, fetch, guard, hosts, join, output, report, since, sitemap, warc};
 
 /// A crawl set up and ready to run.
@@ -221,13 +222,20 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         None => {}
     }
     // A recrawl resumed is one again: its queued URLs have their earlier records with them.
+    let shown = cli.state_dir.as_deref().unwrap_or(Path::new("")).display();
     let recrawl = match &state {
-        Some(state) if earlier.is_some() => {
-            state.mark_recrawl()?;
-            true
-        }
-        Some(state) => cli.resume && state.is_recrawl(),
-        None => earlier.is_some(),
+        Some(state) if cli.resume => match (state.recrawl(), earlier.is_some()) {
+            (Recrawl::No, true) => bail!(
+                "--since: the crawl in {} was not started with --since, and its URLs queued                  already cannot take earlier records now: recrawl in a new state directory",
+                shown
+            ),
+            (Recrawl::Queuing, false) => bail!(
+                "the crawl in {} stopped while queuing its --since records: resume it with the                  same --since files, so that those not queued yet are",
+                shown
+            ),
+            (recrawl, _) => recrawl != Recrawl::No,
+        },
+        _ => earlier.is_some(),
     };
     // Before the user agent is resolved, which makes it look written.
     let anonymous = anonymity_warning(&config.politeness, &seeds);
@@ -323,13 +331,32 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
             }
         }
     }
-    // Before the seeds, so that a seed recorded earlier is queued with its record.
-    if !earlier_urls.is_empty() {
-        runtime.block_on(push_earlier(&crawler, earlier_urls));
-    }
-    // On resume the seeds are seen already: pushing them again is a no-op.
+    // The seeds the earlier crawl did not record first (a per-host page budget charges them
+    // before the earlier URLs), then the earlier URLs, each with its record, then the seeds
+    // recorded, seen by then. On resume the seeds are seen already: pushing them again is a
+    // no-op.
+    let (recorded, fresh): (Vec<_>, Vec<_>) = {
+        let listed: HashSet<&str> = earlier_urls.iter().map(|(u, _, _)| u.as_str()).collect();
+        seeds
+            .into_iter()
+            .partition(|seed| listed.contains(seed.as_str()))
+    };
     runtime
-        .block_on(crawler.frontier().push_seeds(seeds))
+        .block_on(crawler.frontier().push_seeds(fresh))
+        .context("cannot queue the seeds")?;
+    if !earlier_urls.is_empty() {
+        if let Some(state) = &state {
+            state.mark_recrawl(false)?;
+        }
+        runtime.block_on(push_earlier(&crawler, earlier_urls));
+        if let Some(state) = &state {
+            // Once every admission is in the journal: a crash from here on loses none.
+            crawler.sync_journal();
+            state.mark_recrawl(true)?;
+        }
+    }
+    runtime
+        .block_on(crawler.frontier().push_seeds(recorded))
         .context("cannot queue the seeds")?;
     if let Some(warning) = anonymous {
         // Last before the crawl, so that a bad setting found later is not preceded by it.

@@ -37,6 +37,8 @@ pub(crate) struct Known {
 const MEMO_FORMAT: u8 = 1;
 /// The longest ETag kept: a server sends a few dozen bytes; a longer one is not sent back.
 const MAX_ETAG: usize = 1024;
+/// 10000-01-01T00:00:00Z in seconds since the Unix epoch: no date of a memo is this late.
+const MAX_DATE_SECS: u64 = 253_402_300_800;
 
 impl Known {
     /// What it tells, as the memo its URL is queued with ([`Known::from_memo`] reads it):
@@ -94,8 +96,15 @@ impl Known {
             rest = tail;
             Some(Some(u64::from_le_bytes(*n)))
         };
-        let last_modified = u64_if(1 << 1)?;
-        let fetched_ms = u64_if(1 << 2)?;
+        // Dates past the year 9999 are no HTTP or RFC 3339 date: a memo holding one was not
+        // written by `memo` (a damaged or hostile queue entry).
+        let last_modified = u64_if(1 << 1)?.filter(|&secs| secs < MAX_DATE_SECS);
+        let fetched_ms = u64_if(1 << 2)?.filter(|&ms| ms / 1000 < MAX_DATE_SECS);
+        if (flags & 1 << 1 != 0 && last_modified.is_none())
+            || (flags & 1 << 2 != 0 && fetched_ms.is_none())
+        {
+            return None;
+        }
         let digest = if flags & 1 << 3 != 0 {
             let (digest, tail) = rest.split_first_chunk::<20>()?;
             rest = tail;
@@ -192,15 +201,16 @@ impl Earlier {
     /// Keeps the last record of each URL, where it was read: the frontier's seen-test would
     /// keep the first one queued.
     fn dedup(&mut self) {
-        let mut seen = HashSet::with_capacity(self.listed.len());
-        let mut kept: Vec<Parsed> = Vec::with_capacity(self.listed.len());
-        for parsed in std::mem::take(&mut self.listed).into_iter().rev() {
-            if seen.insert(parsed.url.as_str().to_owned()) {
-                kept.push(parsed);
-            }
-        }
-        kept.reverse();
-        self.listed = kept;
+        let keep: Vec<bool> = {
+            let mut seen = HashSet::with_capacity(self.listed.len());
+            let mut keep: Vec<bool> = (self.listed.iter().rev())
+                .map(|parsed| seen.insert(parsed.url.as_str()))
+                .collect();
+            keep.reverse();
+            keep
+        };
+        let mut keep = keep.into_iter();
+        self.listed.retain(|_| keep.next().unwrap_or(true));
     }
 
     /// Reads one file a window at a time, each window's lines parsed on every core (JSON is
@@ -505,6 +515,20 @@ mod tests {
         };
         assert_eq!(Known::from_memo(&long.memo()), Some(Known::default()));
         assert_eq!(Known::from_memo(b"\x01\x01"), None);
+        // A date no server sends (past the year 9999) is refused, not carried to a request.
+        let late = Known {
+            validators: Validators {
+                etag: None,
+                last_modified: Some(MAX_DATE_SECS),
+            },
+            ..Known::default()
+        };
+        assert_eq!(Known::from_memo(&late.memo()), None);
+        let late = Known {
+            fetched_at: Some(UNIX_EPOCH + std::time::Duration::from_secs(MAX_DATE_SECS)),
+            ..Known::default()
+        };
+        assert_eq!(Known::from_memo(&late.memo()), None);
     }
 
     /// Windows of a few lines, each split between threads: the last record of a URL still

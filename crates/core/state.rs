@@ -9,6 +9,7 @@
 //! | `checkpoint/` | the frontier's latest checkpoint (see the frontier crate: atomic, typed errors) |
 //! | `spill/` | the running crawl's spilled queue; a resume clears it, the checkpoint holds copies |
 //! | `checkpoint/journal-G.log` | what changed since checkpoint `G` (see the frontier crate) |
+//! | `recrawl` | in a recrawl (`--since`): `queuing` while its earlier URLs are being queued, then `queued` (they are in the frontier, each with its record) |
 //! | `lock` | locked (an OS file lock) by the process using the directory |
 
 use std::fs;
@@ -17,6 +18,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::config::Config;
+
+/// Whether a crawl is a recrawl (`--since`), and how far the queuing of its earlier URLs got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Recrawl {
+    No,
+    /// Stopped while queuing them: some may not be in the frontier.
+    Queuing,
+    Queued,
+}
 
 /// A crawl's state directory.
 pub(crate) struct StateDir {
@@ -96,15 +106,22 @@ impl StateDir {
         self.dir.join("recrawl")
     }
 
-    /// Marks the crawl as a recrawl (`--since`): resumed, it is one again without `--since`,
-    /// its queued URLs holding their earlier records in the checkpoint.
-    pub(crate) fn mark_recrawl(&self) -> Result<()> {
-        write_atomically(&self.recrawl_marker(), b"started with --since\n")
+    /// Marks the crawl as a recrawl (`--since`) whose earlier URLs are being queued, or
+    /// (`queued`) are all in the frontier, each with its record: resumed, it is one again
+    /// without `--since`.
+    pub(crate) fn mark_recrawl(&self, queued: bool) -> Result<()> {
+        let text = if queued { "queued\n" } else { "queuing\n" };
+        write_atomically(&self.recrawl_marker(), text.as_bytes())
     }
 
-    /// Whether the crawl here is a recrawl ([`mark_recrawl`](Self::mark_recrawl)).
-    pub(crate) fn is_recrawl(&self) -> bool {
-        self.recrawl_marker().exists()
+    /// Whether the crawl here is a recrawl, and how far the queuing of its earlier URLs got
+    /// ([`mark_recrawl`](Self::mark_recrawl)).
+    pub(crate) fn recrawl(&self) -> Recrawl {
+        match fs::read_to_string(self.recrawl_marker()) {
+            Err(_) => Recrawl::No,
+            Ok(text) if text.trim() == "queued" => Recrawl::Queued,
+            Ok(_) => Recrawl::Queuing,
+        }
     }
 
     /// Where the frontier is checkpointed.
@@ -164,6 +181,8 @@ impl StateDir {
     pub(crate) fn create(&self, config: &Config, seeds: &[String]) -> Result<()> {
         self.refuse_if_in_use()?;
         self.make_dir()?;
+        // Left by a crawl whose other files were removed by hand: not this crawl's.
+        let _ = fs::remove_file(self.recrawl_marker());
         self.save(config, seeds)
     }
 

@@ -12,8 +12,9 @@ use crate::admission::Repeat;
 use crate::journal::{self, Journal, JournalBatch, Replayed};
 use crate::{
     Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DiskErrorKind,
-    DropReason, Fate, ForeignLease, HostQueues, Lease, Next, Outcome, Politeness, Pushed,
-    QueueStats, RejectKind, ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings, Verdict,
+    DropReason, Fate, ForeignLease, HostQueues, Lease, MAX_MEMO_BYTES, Next, Outcome, Politeness,
+    Pushed, QueueStats, RejectKind, ScopeMode, ScopeRules, SeenSet, SeenSetBuilder, SpillSettings,
+    Verdict,
 };
 
 /// A crawler's frontier: every URL goes through admission (canonical form, scope and traps,
@@ -717,8 +718,9 @@ impl Frontier {
 
     /// [`push_canonical_from`](Self::push_canonical_from) with a memo, the caller's bytes
     /// handed back with the URL's lease ([`Lease::memo`]) and kept with it through retries,
-    /// spill runs, checkpoints and the journal (see [`HostQueues::push_with`]). A URL seen
-    /// before keeps the memo it was queued with, if any: this one is dropped with it.
+    /// spill runs, checkpoints and the journal (see [`HostQueues::push_with`]; one longer than
+    /// [`MAX_MEMO_BYTES`] is not kept). A URL seen before keeps the memo it was queued with,
+    /// if any: this one is dropped with it.
     ///
     /// # Errors
     ///
@@ -748,6 +750,8 @@ impl Frontier {
     ) -> Result<Push, FrontierError> {
         let _gate = self.read_gate();
         let verdict = self.admission.admit(url, depth)?;
+        // Not journaled either: the journal's reader would take it for damage.
+        let memo = memo.filter(|memo| memo.len() <= MAX_MEMO_BYTES);
         self.queue(verdict, referrer, memo, depth, now)
     }
 

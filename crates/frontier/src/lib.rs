@@ -78,8 +78,8 @@ pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push
 pub use journal::{JournalBatch, Replayed};
 pub use queues::{
     Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, HostRecord, Lease,
-    Next, Outcome, Politeness, PolitenessBuilder, PolitenessError, PolitenessErrorKind, Pushed,
-    QueueStats, Settled, SpillSettings, Started, fate, known_fate,
+    MAX_MEMO_BYTES, Next, Outcome, Politeness, PolitenessBuilder, PolitenessError,
+    PolitenessErrorKind, Pushed, QueueStats, Settled, SpillSettings, Started, fate, known_fate,
 };
 pub use redact::redact_url;
 pub use scope::{

@@ -106,8 +106,8 @@ const SWEEP_SLACK: usize = 64;
 ///
 /// A queued URL in memory takes 16 bytes in its host's queue (a pointer, depth and
 /// attempts), up to twice that with the queue's growth slack, plus its parsed form and the
-/// pointer to its referrer (104 bytes) and its text on the heap: a million URLs of 60
-/// characters take about 215 MB. A referrer's text is shared by the links of its page
+/// pointers to its referrer and its memo (112 bytes) and its text on the heap: a million
+/// URLs of 60 characters take about 223 MB. A referrer's text is shared by the links of its page
 /// pushed in a row ([`push_from`](Self::push_from)), so it adds about 8 bytes per URL for
 /// a page with 10 new links, and 80 for a page with one.
 /// Queues made
@@ -184,6 +184,17 @@ pub struct HostQueues {
     /// The referrers of the URLs pushed lately, shared by the links of one page.
     referrers: Referrers,
 }
+
+/// The longest memo a queued URL keeps ([`HostQueues::push_with`]), in either store: a memo
+/// is what a caller knew of a URL (a recrawl's, some fifty bytes), and each admission with
+/// one is a journal entry, whose reader refuses any over a megabyte as damage.
+///
+/// # Example
+///
+/// ```
+/// assert_eq!(frontier::MAX_MEMO_BYTES, 65_536);
+/// ```
+pub const MAX_MEMO_BYTES: usize = 64 << 10;
 
 /// A lease in flight as a checkpoint records it: its URL goes back in its host's queue when
 /// the checkpoint is opened.
@@ -521,7 +532,8 @@ impl HostQueues {
     /// through retries, spill runs, checkpoints and the journal, and handed back by
     /// [`Lease::memo`]. What a caller knew of the URL when it queued it travels with it
     /// rather than in a map beside the queues: a recrawl queues each earlier URL with what
-    /// its conditional request needs, and the queues spill that to disk with the URL.
+    /// its conditional request needs, and the queues spill that to disk with the URL. A memo
+    /// longer than [`MAX_MEMO_BYTES`] is not kept: the URL is queued without it.
     ///
     /// # Errors
     ///
@@ -554,7 +566,9 @@ impl HostQueues {
         self.stats.pushed += 1;
         let given_up = self.hosts[h as usize].record.given_up;
         let from = referrer.map(|from| self.referrers.share(from));
-        let memo = memo.map(host::memo_of);
+        let memo = memo
+            .filter(|memo| memo.len() <= MAX_MEMO_BYTES)
+            .map(host::memo_of);
         self.enqueue(h, Entry::new(url, from, memo, depth, 1), now);
         self.evict_if_over_budget()?;
         Ok(if given_up {

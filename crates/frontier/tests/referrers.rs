@@ -233,3 +233,33 @@ fn a_checkpoint_and_journal_from_before_referrers_still_open() {
     );
     assert_eq!(found, expected);
 }
+
+/// A memo over the limit is not kept, in the queue or the journal (whose reader would take
+/// the entry for damage): the URL is queued, and a replay after a crash reads the journal.
+#[test]
+fn a_memo_over_the_limit_is_not_kept_and_the_journal_still_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Instant::now();
+    let frontier = builder(None).journal(dir.path()).build().unwrap();
+    let canon = Canonicalizer::new();
+    let at_limit = vec![1; frontier::MAX_MEMO_BYTES];
+    let over = vec![2; frontier::MAX_MEMO_BYTES + 1];
+    for (url, memo) in [
+        ("https://a.example/at", &at_limit),
+        ("https://a.example/over", &over),
+    ] {
+        let url = canon.canonicalize(url).unwrap();
+        frontier
+            .push_canonical_with(url, None, Some(memo), 1, now)
+            .unwrap();
+    }
+    frontier.sync_journal().unwrap();
+    drop(frontier);
+    let replayed = builder(None).journal(dir.path()).build().unwrap();
+    let found = drain(&replayed, now);
+    assert_eq!(
+        found["https://a.example/at"].1.as_deref(),
+        Some(&at_limit[..])
+    );
+    assert_eq!(found["https://a.example/over"], (None, None));
+}

@@ -521,8 +521,9 @@ impl SharedFrontier {
     /// [`push_canonical`](Self::push_canonical) with a memo, bytes of the caller's that come
     /// back with the URL's lease ([`SharedLease::memo`]), whichever process leases it: they
     /// travel in its queue entry (base64, after the URL), through retries and leases that
-    /// expire, as [`frontier::Frontier::push_canonical_with`]'s in one process. A URL seen
-    /// before keeps the memo it was queued with, if any.
+    /// expire, as [`frontier::Frontier::push_canonical_with`]'s in one process (one longer
+    /// than [`frontier::MAX_MEMO_BYTES`] is not kept). A URL seen before keeps the memo it was
+    /// queued with, if any.
     ///
     /// # Example
     ///
@@ -543,6 +544,8 @@ impl SharedFrontier {
             self.inner.count_drop(reason.reason());
             return Ok(false);
         }
+        // The embedded frontier's limit, so that both stores keep the same memos.
+        let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
         let link = vec![self.inner.link(url, depth, from.map(Arc::from), memo)];
         self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)

@@ -394,7 +394,10 @@ pub(crate) fn link(
     memo: Option<&str>,
 ) {
     invocation.arg(probes).arg(host).arg(depth).arg(url);
-    // What follows the URL in its entry, space-separated: the scripts append it whole.
+    // What follows the URL in its entry, space-separated: the scripts append it whole. A
+    // referrer is a URL, one token; anything else is not one, and not kept.
+    let from =
+        from.filter(|from| !from.is_empty() && !from.contains(' ') && !from.starts_with('~'));
     match (from, memo) {
         (Some(from), Some(memo)) => invocation.arg(format!("{from} {memo}")),
         (from, memo) => invocation.arg(from.or(memo).unwrap_or("")),

@@ -15,10 +15,11 @@ use crate::{Error, ErrorKind};
 /// How long a request is retried while the server is unreachable (restarting, a network
 /// blip) or refuses writes (out of memory) before the error is the caller's.
 const RETRY_FOR: Duration = Duration::from_secs(120);
-/// The version of the keys' layout a crawl is stored in. 3: the seen-test a cuckoo filter of
-/// fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1 one of single
-/// bits).
-const VERSION: &str = "3";
+/// The version of the keys' layout a crawl is stored in. 4: a queue entry may end with a memo
+/// (`~` and base64), which version 3 would take for part of the referrer; 3: the seen-test a
+/// cuckoo filter of fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1
+/// one of single bits).
+const VERSION: &str = "4";
 
 /// A connection to the server or the cluster; cheap to clone, shared by every task.
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use crate::{Canonical, DiskError};
 /// A URL waiting in its host's queue.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    /// Boxed, so that a queue's spare capacity costs 8 bytes a slot rather than 104: hosts
+    /// Boxed, so that a queue's spare capacity costs 8 bytes a slot rather than 112: hosts
     /// with a URL or two in memory are the common case. Kept parsed, because parsing again
     /// at each lease would cost about 300 ns, a third of the URL's whole time in the
     /// frontier.

@@ -94,25 +94,27 @@ pub(super) fn memo_text(memo: &[u8]) -> Box<str> {
 }
 
 /// What follows the URL in a queue entry, read: the referrer and the memo, each optional.
-/// `None` when a token is neither.
-pub(super) fn entry_tail(rest: Option<&str>) -> Option<(Option<String>, Option<Vec<u8>>)> {
+/// Lenient, as an entry that fails to read would fail its whole lease script's answer, and
+/// come back to fail it again: a memo that is not base64 is dropped (its URL is fetched as
+/// if queued without it), and tokens beyond a referrer and a memo are ignored.
+pub(super) fn entry_tail(rest: Option<&str>) -> (Option<String>, Option<Vec<u8>>) {
     let (mut referrer, mut memo) = (None, None);
     for token in rest.into_iter().flat_map(|rest| rest.split(' ')) {
         match token.strip_prefix(MEMO_MARK) {
-            Some(text) if memo.is_none() => {
-                memo = Some(
-                    data_encoding::BASE64URL_NOPAD
-                        .decode(text.as_bytes())
-                        .ok()?,
-                );
+            Some(text) => {
+                let decoded = data_encoding::BASE64URL_NOPAD.decode(text.as_bytes());
+                if decoded.is_err() {
+                    tracing::warn!("a queue entry's memo is not base64: dropped");
+                }
+                memo = memo.or(decoded.ok());
             }
             None if referrer.is_none() && memo.is_none() && !token.is_empty() => {
                 referrer = Some(token.to_owned());
             }
-            _ => return None,
+            None => {}
         }
     }
-    Some((referrer, memo))
+    (referrer, memo)
 }
 
 /// Counts one more of `reason`.
@@ -478,5 +480,35 @@ impl Inner {
             .map(StepAnswer::of)
             .collect();
         Ok((answers, view[5]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{entry_tail, memo_text};
+
+    #[test]
+    fn an_entry_tail_reads_back_what_was_queued_and_never_fails() {
+        let memo = memo_text(b"\x00\xff etag");
+        let tail = |text: &str| entry_tail(Some(text));
+        assert_eq!(entry_tail(None), (None, None));
+        assert_eq!(tail("http://a/"), (Some("http://a/".into()), None));
+        let both = format!("http://a/ {memo}");
+        assert_eq!(
+            tail(&both),
+            (Some("http://a/".into()), Some(b"\x00\xff etag".to_vec()))
+        );
+        assert_eq!(tail(&memo), (None, Some(b"\x00\xff etag".to_vec())));
+        assert_eq!(tail("~"), (None, Some(Vec::new())));
+        // Damaged or unexpected: the URL is still leased, without what cannot be read.
+        assert_eq!(
+            tail("http://a/ ~not*base64"),
+            (Some("http://a/".into()), None)
+        );
+        assert_eq!(tail(" ~"), (None, Some(Vec::new())));
+        assert_eq!(
+            tail("http://a/ http://b/ ~ x"),
+            (Some("http://a/".into()), Some(Vec::new()))
+        );
     }
 }

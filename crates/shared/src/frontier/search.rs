@@ -268,7 +268,7 @@ impl Inner {
             else {
                 return Err(bad());
             };
-            let (referrer, memo) = super::batch::entry_tail(parts.next()).ok_or_else(bad)?;
+            let (referrer, memo) = super::batch::entry_tail(parts.next());
             let attempts: u32 = attempts.parse().map_err(|_| bad())?;
             let depth: u32 = depth.parse().map_err(|_| bad())?;
             // Canonical already when pushed: parsing again gives it back as it was.
