@@ -448,41 +448,57 @@ fn pages_new_since_are_fetched_in_full_and_recorded_as_new() {
 /// Two processes of a crawl shared through Redis, each given the earlier records: each
 /// queues them (the seen-test drops the other's), and each asks with their validators.
 #[test]
-fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed() {
+fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed_one_without_since() {
     let First {
         dir, earlier, port, ..
     } = first_crawl();
-    let later = serve(config(1, port));
+    // Slow pages on one host (the same pages: a latency changes no validator), so that the
+    // process joining takes part whatever its start's timing.
+    let mut slow = config(1, port);
+    slow.host_configs[0].latency = Duration::from_millis(300);
+    let later = serve(slow);
     let changes = later.web.changes_since(&config(0, port)).unwrap();
     let redis = RedisServer::start();
     let outs: Vec<_> = (0..2)
         .map(|i| dir.path().join(format!("out{i}.jsonl")))
         .collect();
+    // The second process joins without --since, once the first has queued the earlier URLs
+    // (as the guide says): the records come with the URLs it leases, and make it a recrawl.
     let children: Vec<_> = outs
         .iter()
-        .map(|out| {
+        .enumerate()
+        .map(|(i, out)| {
             let mut args = fast();
-            for seed in later.web.roots() {
-                args.extend(["--seed".to_owned(), seed]);
+            args.extend(["--redis", &redis.url()].map(String::from));
+            if i == 0 {
+                for seed in later.web.roots() {
+                    args.extend(["--seed".to_owned(), seed]);
+                }
+                args.extend(["--since", earlier.to_str().unwrap()].map(String::from));
+            } else {
+                args.push("--join".to_owned());
             }
-            args.extend(
-                [
-                    "--redis",
-                    &redis.url(),
-                    "--since",
-                    earlier.to_str().unwrap(),
-                    "--output",
-                    out.to_str().unwrap(),
-                ]
-                .map(String::from),
-            );
-            std::process::Command::new(env!("CARGO_BIN_EXE_crawler"))
+            args.extend(["--output", out.to_str().unwrap()].map(String::from));
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_crawler"))
                 .args(&args)
-                .env("RUST_LOG", "warn")
+                .env("RUST_LOG", if i == 0 { "info" } else { "warn" })
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .unwrap()
+                .unwrap();
+            if i == 0 {
+                // Its log, read to the line saying the earlier URLs are queued; the rest is
+                // read on, so that the process never blocks on a full pipe.
+                use std::io::BufRead;
+                let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+                let queued = lines
+                    .by_ref()
+                    .map_while(Result::ok)
+                    .any(|line| line.contains("earlier URLs are queued"));
+                assert!(queued, "the first process said nothing of queuing");
+                std::thread::spawn(move || lines.for_each(drop));
+            }
+            child
         })
         .collect();
     for child in children {
@@ -506,6 +522,8 @@ fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed() {
         }
     }
     assert_eq!(kinds.len(), later.web.expected_pages().len());
+    let joined = std::fs::read_to_string(&outs[1]).unwrap().lines().count();
+    assert!(joined > 0, "the process that joined recorded no page");
     for (url, kind) in &kinds {
         let want = if changes.changed.contains(url) {
             "changed"

@@ -93,7 +93,9 @@ pub(crate) struct Crawler {
     fetching: tokio::sync::Semaphore,
     /// A recrawl (`--since`): each page queued with its earlier record (as its lease's memo)
     /// is asked for again only if it changed, and each record says what became of its page.
-    recrawl: bool,
+    /// Set at start by `--since` (or a recrawl's state directory), or by the first lease
+    /// with an earlier record: a process that joins a shared recrawl without `--since`.
+    recrawl: AtomicBool,
 }
 
 /// How many worker tasks a crawl runs: `fetch.concurrency`, and, in a crawl shared through
@@ -200,7 +202,7 @@ impl Crawler {
             seed_redirects,
             in_flight: InFlight::new(workers),
             fetching: tokio::sync::Semaphore::new(fetches),
-            recrawl: false,
+            recrawl: AtomicBool::new(false),
         }
     }
 
@@ -210,8 +212,13 @@ impl Crawler {
     pub(crate) fn recrawling(mut self) -> Self {
         // The digest tells an unchanged body from a changed one.
         self.wants_digest = true;
-        self.recrawl = true;
+        self.recrawl = AtomicBool::new(true);
         self
+    }
+
+    /// Whether this crawl is a recrawl (see the field).
+    pub(crate) fn recrawl(&self) -> bool {
+        self.recrawl.load(Ordering::Relaxed)
     }
 
     /// The frontier, through its seam.
@@ -388,7 +395,7 @@ impl Crawler {
                 late: shared.fenced(),
             }),
             slow: self.in_flight.slow(backend::now(), snapshot::SLOW),
-            recrawl: self.recrawl.then(|| snapshot::Recrawl {
+            recrawl: self.recrawl().then(|| snapshot::Recrawl {
                 by_kind: std::array::from_fn(|kind| load(&s.revisits[kind])),
                 not_modified: load(&s.not_modified),
                 bytes_unsent: load(&s.bytes_unsent),

@@ -388,7 +388,10 @@ async fn push_earlier(crawler: &Crawler, urls: Vec<frontier_redis::Listed>) {
     }
     let digest = digest.finalize();
     let list = format!("since-{}", data_encoding::HEXLOWER.encode(&digest[..8]));
+    let count = urls.len();
     crawler.frontier().push_list(&list, urls).await;
+    // What a process joining without --since waits for: see the guide's "Recrawling".
+    tracing::info!("--since: the {count} earlier URLs are queued, each with its record");
 }
 
 /// The local frontier: the checkpoint's, resumed, or a new one (replaying a journal a crash

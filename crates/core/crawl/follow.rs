@@ -137,7 +137,7 @@ impl Crawler {
             last_modified: fetched.last_modified.as_deref(),
             etag: fetched.etag.as_deref(),
             revisit: self
-                .recrawl
+                .recrawl()
                 .then(|| revisit(known, fetched, digest.as_ref())),
             unsent: known
                 .filter(|_| fetched.status == 304)

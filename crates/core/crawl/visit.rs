@@ -239,6 +239,10 @@ impl Crawler {
         // Queued with its earlier record by a recrawl (another version's memo is not read:
         // the page is then fetched as a new one).
         let known = visit.lease().memo().and_then(Known::from_memo);
+        if known.is_some() && !self.recrawl() {
+            // A process that joined a shared recrawl without --since: one from now on.
+            self.recrawl.store(true, Ordering::Relaxed);
+        }
         let fetched = {
             // Never closed: always a permit.
             let _fetching = self.fetching.acquire().await.ok();
@@ -275,8 +279,8 @@ impl Crawler {
             Ok(fetched) => {
                 // Once per body, for the record, the WARC file and the content-seen test; not
                 // at all when none of them wants it (`output.digest` off, no WARC, no test).
-                let digest = self
-                    .wants_digest
+                // An unchanged body is told from a changed one by its digest.
+                let digest = (self.wants_digest || known.is_some())
                     .then(|| cpu_bound(fetched.body.len(), || Digest::of(&fetched.body)));
                 let outcome = match fetched.status {
                     429 | 500..=599 => Outcome::ErrorAnswer {

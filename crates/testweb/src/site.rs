@@ -359,14 +359,18 @@ impl Site {
         }
         let log = config.log_requests.then(|| Mutex::new(Vec::new()));
         let fingerprint = {
-            // Its description, as Debug writes it: every field a page's bytes follow from.
-            let pages = SiteConfig {
+            // Its description, as Debug writes it: every field a page's bytes follow from. A
+            // host's latency is not one: the same site served slower has the same pages.
+            let mut pages = SiteConfig {
                 generation: 0,
                 changed_fraction: 0.0,
                 log_requests: true,
                 port: 0,
                 ..config.clone()
             };
+            for host in &mut pages.host_configs {
+                host.latency = Duration::ZERO;
+            }
             let text = format!("{pages:?} {ports:?}");
             text.bytes().fold(0x7E57_7EB0, |h, b| mix(h ^ u64::from(b)))
         };
@@ -1100,6 +1104,31 @@ mod tests {
         assert!(site.allowed(0, "/p/12") && site.allowed(0, "/p/123"));
         assert!(site.allowed(0, "/a/b"), "allow wins a tie");
         assert!(site.allowed(0, "/p/2") && site.allowed(0, "/robots.txt"));
+    }
+
+    /// A slower server serves the same pages: a host's latency changes no validator (a
+    /// recrawl test serves its second generation slowly and still gets 304s).
+    #[test]
+    fn a_hosts_latency_changes_no_validator() {
+        let with = |latency| SiteConfig {
+            host_configs: vec![HostConfig {
+                latency,
+                ..HostConfig::default()
+            }],
+            ..SiteConfig::default()
+        };
+        let fast = Site::new(with(Duration::ZERO), &[1]).expect("site");
+        let slow = Site::new(with(Duration::from_millis(300)), &[1]).expect("site");
+        assert_eq!(fast.validators(0, 7), slow.validators(0, 7));
+        let other = Site::new(
+            SiteConfig {
+                seed: 9,
+                ..with(Duration::ZERO)
+            },
+            &[1],
+        )
+        .expect("site");
+        assert_ne!(fast.validators(0, 7), other.validators(0, 7));
     }
 
     #[test]
