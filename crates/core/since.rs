@@ -1,7 +1,8 @@
 //! `--since FILE`: the records of an earlier crawl, for a recrawl that fetches in full only
 //! what changed. Each URL the earlier crawl recorded is queued again at its depth (the scope
-//! and the SSRF guard judge it as a link), and fetched with its validators, so that an
-//! unchanged page answers 304 and costs no body.
+//! and the SSRF guard judge it as a link) with its last record as the URL's memo, which the
+//! frontier keeps with it and its lease hands back ([`Known::from_memo`]); it is fetched
+//! with the record's validators, so that an unchanged page answers 304 and costs no body.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
