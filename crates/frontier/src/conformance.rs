@@ -193,11 +193,27 @@ pub enum Leased<L> {
         attempts: u32,
         /// Handed out for a given-up host.
         given_up: bool,
+        /// The memo it came with, which must be the one [`memo`] gives its URL.
+        memo: Option<Vec<u8>>,
     },
     /// None before `at` ms.
     WaitUntil(u64),
     /// None.
     Nothing,
+}
+
+/// The memo URL number `n` is queued with ([`HostQueues::push_with`]): every case checks
+/// that each lease, a retry's too, comes with its URL's, in every store; one URL in three
+/// has none.
+///
+/// # Example
+///
+/// ```
+/// assert!(frontier::conformance::memo(0).is_some());
+/// assert_eq!(frontier::conformance::memo(2), None);
+/// ```
+pub fn memo(n: u32) -> Option<Vec<u8>> {
+    (n % 3 != 2).then(|| [&b"memo \0"[..], &n.to_le_bytes(), &[0xff]].concat())
 }
 
 /// Runs one case against a store, fresh for it. `Err` names the case, the step and what
@@ -221,7 +237,11 @@ pub fn run<S: Store>(case: &Case, store: &mut S) -> Result<(), String> {
                         url,
                         attempts,
                         given_up,
+                        memo: got,
                     } => {
+                        if got != memo(url) {
+                            return Err(fail(format!("URL {url} leased with memo {got:?}")));
+                        }
                         leases.push(Some(lease));
                         Expect::Granted {
                             url,
@@ -308,7 +328,7 @@ impl Store for Embedded {
             .map_err(|err| err.to_string())?;
         let now = self.t0;
         self.queues
-            .push(url, 0, now)
+            .push_with(url, None, memo(n).as_deref(), 0, now)
             .map(drop)
             .map_err(|err| err.to_string())
     }
@@ -320,6 +340,7 @@ impl Store for Embedded {
                     url: url_number(lease.url().as_str())?,
                     attempts: lease.attempts(),
                     given_up: lease.host_given_up(),
+                    memo: lease.memo().map(<[u8]>::to_vec),
                     lease,
                 },
                 Next::WaitUntil(t) => {

@@ -31,7 +31,7 @@ use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
 
-mod batch;
+pub(crate) mod batch;
 mod facts;
 pub(crate) mod presence;
 mod search;

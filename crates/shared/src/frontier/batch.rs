@@ -86,7 +86,7 @@ const MEMO_MARK: char = '~';
 
 /// A memo as its queue entry holds it: `~` and its bytes in base64url, so that the entry
 /// stays space-separated text that the scripts carry without reading.
-pub(super) fn memo_text(memo: &[u8]) -> Box<str> {
+pub(crate) fn memo_text(memo: &[u8]) -> Box<str> {
     let mut text = String::with_capacity(1 + memo.len().div_ceil(3) * 4);
     text.push(MEMO_MARK);
     data_encoding::BASE64URL_NOPAD.encode_append(memo, &mut text);
@@ -97,7 +97,7 @@ pub(super) fn memo_text(memo: &[u8]) -> Box<str> {
 /// Lenient, as an entry that fails to read would fail its whole lease script's answer, and
 /// come back to fail it again: a memo that is not base64 is dropped (its URL is fetched as
 /// if queued without it), and tokens beyond a referrer and a memo are ignored.
-pub(super) fn entry_tail(rest: Option<&str>) -> (Option<String>, Option<Vec<u8>>) {
+pub(crate) fn entry_tail(rest: Option<&str>) -> (Option<String>, Option<Vec<u8>>) {
     let (mut referrer, mut memo) = (None, None);
     for token in rest.into_iter().flat_map(|rest| rest.split(' ')) {
         match token.strip_prefix(MEMO_MARK) {

@@ -1,11 +1,12 @@
 //! The scripts against the host policy's conformance table (`frontier::conformance`), on a
 //! real `redis-server`, their clock set to each step's time.
 
-use frontier::conformance::{CASES, Case, HOST, Leased, Store, run, url_number};
+use frontier::conformance::{CASES, Case, HOST, Leased, Store, memo, run, url_number};
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Connection, Value};
 
 use super::{Clock, FateCode, Scripts, completion, link};
+use crate::frontier::batch::{entry_tail, memo_text};
 use crate::seen::Schedule;
 
 #[allow(dead_code, unreachable_pub)]
@@ -52,7 +53,7 @@ impl Redis<'_> {
         &mut self,
         at: u64,
         lease: Option<(&str, &str, Outcome)>,
-        url: Option<&str>,
+        url: Option<(&str, Option<Vec<u8>>)>,
     ) -> Result<Vec<i64>, String> {
         self.clock(at)?;
         let request = self.request();
@@ -60,9 +61,10 @@ impl Redis<'_> {
             self.scripts
                 .batch_call(TAG, &self.politeness, self.schedule.text(0), &request, 0);
         completion(&mut call, lease, usize::from(url.is_some()));
-        if let Some(url) = url {
+        if let Some((url, memo)) = url {
             let probes = self.schedule.probes(&[7; 16], url);
-            link(&mut call, &probes, HOST, 0, url, None, None);
+            let memo = memo.as_deref().map(memo_text);
+            link(&mut call, &probes, HOST, 0, url, None, memo.as_deref());
         }
         let answer: Vec<i64> = call.invoke(self.con).map_err(|err| err.to_string())?;
         Ok(answer[..5].to_vec())
@@ -74,7 +76,7 @@ impl Store for Redis<'_> {
 
     fn push(&mut self, n: u32) -> Result<(), String> {
         let url = format!("https://{HOST}/{n}");
-        let answer = self.batch(0, None, Some(&url))?;
+        let answer = self.batch(0, None, Some((&url, memo(n))))?;
         match answer[3] {
             1 => Ok(()),
             _ => Err(format!("{url} not admitted: {answer:?}")),
@@ -113,16 +115,18 @@ impl Store for Redis<'_> {
         if text(host)? != HOST {
             return Err(format!("a lease of {host:?}"));
         }
-        let mut parts = entry.split(' ');
+        let mut parts = entry.splitn(4, ' ');
         let (Some(before), Some(_depth), Some(url)) = (parts.next(), parts.next(), parts.next())
         else {
             return Err(format!("unexpected entry {entry:?}"));
         };
+        let (_, memo) = entry_tail(parts.next());
         let before: u32 = before.parse().map_err(|_| format!("entry {entry:?}"))?;
         Ok(Leased::Granted {
             url: url_number(url)?,
             attempts: before + 1,
             given_up: number(given_up)? == 1,
+            memo,
             lease: Held {
                 token,
                 url: url.to_string(),
