@@ -226,11 +226,13 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     let recrawl = match &state {
         Some(state) if cli.resume => match (state.recrawl(), earlier.is_some()) {
             (Recrawl::No, true) => bail!(
-                "--since: the crawl in {} was not started with --since, and its URLs queued                  already cannot take earlier records now: recrawl in a new state directory",
+                "--since: the crawl in {} was not started with --since, and its URLs queued \
+                 already cannot take earlier records now: recrawl in a new state directory",
                 shown
             ),
             (Recrawl::Queuing, false) => bail!(
-                "the crawl in {} stopped while queuing its --since records: resume it with the                  same --since files, so that those not queued yet are",
+                "the crawl in {} stopped while queuing its --since records: resume it with the \
+                 same --since files, so that those not queued yet are",
                 shown
             ),
             (recrawl, _) => recrawl != Recrawl::No,
