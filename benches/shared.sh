@@ -13,6 +13,7 @@
 #   RTT_MS=4 benches/shared.sh              # Redis 4 ms away (round trip): the crawlers reach
 #                                           # it through benches/delay_proxy.py
 #   CRAWLER_ARGS="--content-seen false" benches/shared.sh   # more flags for every crawler
+#   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -64,7 +65,7 @@ for n in $PROCESSES; do
     start=$(date +%s.%N)
     pids=()
     for i in $(seq "$n"); do
-        "$bin/crawler" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
+        "${CRAWLER_BIN:-$bin/crawler}" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
             --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
             --output "$work/records.$i" "${crawler_args[@]}" 2>"$work/stderr.$i" &
         pids+=($!)

@@ -23,6 +23,8 @@ mod robots;
 mod sitemaps;
 // Per-host delay and connection limits, from the server's request log.
 mod politeness;
+// The limit on open files: raised at start, the concurrency cut to it, no fetch failing.
+mod open_files;
 // Bad command lines and config files: a message naming the problem, exit code 2.
 mod cli;
 // What is followed besides links: frames and iframes.

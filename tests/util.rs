@@ -82,9 +82,16 @@ pub(crate) fn crawl<S: AsRef<str>>(args: &[S]) -> Crawl {
 
 /// `crawl`, with these environment variables set for the crawler.
 pub(crate) fn crawl_with_env<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) -> Crawl {
-    let child = Command::new(env!("CARGO_BIN_EXE_crawler"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawler"));
+    command.envs(env.iter().copied());
+    crawl_by(command, args)
+}
+
+/// `crawl`, started by `command`: the crawler itself, or a shell that runs it after setting
+/// the process's limits (see `crawler()`).
+pub(crate) fn crawl_by<S: AsRef<str>>(mut command: Command, args: &[S]) -> Crawl {
+    let child = command
         .args(args.iter().map(AsRef::as_ref))
-        .envs(env.iter().copied())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -442,15 +442,6 @@ impl Backend {
         }
     }
 
-    /// Whether leases are waiting for a worker to take them (fetched from the shared
-    /// frontier for several workers at once).
-    pub(crate) fn has_waiting_leases(&self) -> bool {
-        match self {
-            Backend::Local(_) => false,
-            Backend::Shared(remote) => remote.frontier.buffered() > 0,
-        }
-    }
-
     /// Sets a host's robots.txt `Crawl-delay`.
     pub(crate) async fn set_crawl_delay(&self, host: &str, delay: Duration) {
         match self {

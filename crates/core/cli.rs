@@ -115,6 +115,10 @@ pub struct Cli {
     /// [politeness.robots] Obey robots.txt (true/false). Off only for your own sites.
     #[arg(long, value_name = "BOOL", help_heading = "Politeness")]
     robots: Option<bool>,
+    /// [politeness.robots_max_age] How long robots.txt rules are used before the file is
+    /// fetched again (at most 24h).
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    robots_max_age: Option<Duration>,
     /// [politeness.max_crawl_delay] The longest robots.txt Crawl-delay honoured.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
     max_crawl_delay: Option<Duration>,
@@ -298,6 +302,7 @@ impl Cli {
         set(&mut p.connections_per_host, &self.connections_per_host);
         set(&mut p.delay, &self.delay);
         set(&mut p.robots, &self.robots);
+        set(&mut p.robots_max_age, &self.robots_max_age);
         set(&mut p.max_crawl_delay, &self.max_crawl_delay);
         set(&mut p.max_retry_after, &self.max_retry_after);
         set(&mut p.backoff_base, &self.backoff_base);

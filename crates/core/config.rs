@@ -118,6 +118,10 @@ pub(crate) enum Scope {
     Any,
 }
 
+/// The longest a robots.txt's rules are used before the file is fetched again (RFC 9309
+/// section 2.4: not more than 24 hours), and the default of `politeness.robots_max_age`.
+pub(crate) const ROBOTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+
 /// `[politeness]`: how hard each host is hit.
 #[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -129,6 +133,10 @@ pub(crate) struct Politeness {
     pub(crate) delay: Duration,
     /// Obey robots.txt. Turn it off only for sites you run.
     pub(crate) robots: bool,
+    /// How long a host's robots.txt rules are used before the file is fetched again: at most
+    /// 24 hours (RFC 9309 section 2.4).
+    #[serde(with = "duration")]
+    pub(crate) robots_max_age: Duration,
     /// The longest robots.txt `Crawl-delay` honoured.
     #[serde(with = "duration")]
     pub(crate) max_crawl_delay: Duration,
@@ -343,6 +351,7 @@ impl Default for Politeness {
             connections_per_host: 1,
             delay: Duration::from_secs(1),
             robots: true,
+            robots_max_age: ROBOTS_MAX_AGE,
             max_crawl_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(3600),
             backoff_base: Duration::from_secs(1),
@@ -519,6 +528,14 @@ impl Config {
         }
         if self.politeness.max_consecutive_errors == 0 {
             return bad("politeness.max_consecutive_errors", "must be at least 1");
+        }
+        let max_age = self.politeness.robots_max_age;
+        if max_age.is_zero() || max_age > ROBOTS_MAX_AGE {
+            return bad(
+                "politeness.robots_max_age",
+                "must be longer than 0 and at most 24h (RFC 9309: a robots.txt is not used \
+                 for more than 24 hours)",
+            );
         }
         let contact = self.politeness.contact.trim();
         if !contact.is_empty()

@@ -1,14 +1,15 @@
-//! The crawl: fetch workers pulling leases from the frontier, and what they do with each.
+//! The crawl: one dispatcher taking leases from the frontier, a task visiting each, and what
+//! it does with it.
 //!
-//! [`worker_tasks`] tasks each loop: take a lease (or wait for the instant the frontier
-//! names, or for a lease to complete), check robots.txt, fetch, extract and push links,
-//! complete the lease, and write the URL's record once its fate is final. Everything they ask
-//! of the frontier goes through [`Backend`], the one seam to it. At most `fetch.concurrency`
-//! of them fetch at once.
+//! The dispatcher (`worker`) takes a lease whenever one of [`worker_tasks`] slots is free,
+//! or waits for the instant the frontier names, or for a lease to complete; each lease's task
+//! checks robots.txt, fetches, extracts and pushes links, completes the lease, and writes the
+//! URL's record once its fate is final. Everything they ask of the frontier goes through
+//! [`Backend`], the one seam to it. At most `fetch.concurrency` of them fetch at once.
 //!
 //! Stopping: [`Crawler::run`] takes a [`Shutdown`]. Its `stop` token ends the taking of
-//! leases (workers finish the one they hold); its `abort` token cancels the workers at once,
-//! and each gives its lease back without a record. `crawl.max_pages` and a failure to write
+//! leases (the visits in flight finish); its `abort` token cancels the visits at once, and
+//! each gives its lease back without a record. `crawl.max_pages` and a failure to write
 //! records stop the crawl the same way from inside.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -59,21 +60,17 @@ pub(crate) struct Crawler {
     wants_digest: bool,
     robots: RobotsCache,
     sink: Sink,
-    /// Woken when a lease completes: a host may have become ready, or links were pushed
-    /// (see [`Backend::wake`]).
+    /// Wakes the dispatcher, its one listener, when a lease completes: a host may have
+    /// become ready, or links were pushed (see [`Backend::wake`]).
     wake: Arc<Notify>,
-    /// Wakes one sleeping worker when leases wait for a worker (the shared frontier takes
-    /// them for every idle worker at once). Only sleeping workers listen, not one that is
-    /// asking or fetching, which would hold the wake-up until its fetch ended; with none
-    /// asleep it is kept for the next to sleep, which wakes at once and asks again.
-    leases_waiting: Notify,
     /// Leases still allowed by `crawl.max_pages` (`u64::MAX` without a limit): taken when a
     /// lease is taken, given back when it ends in a retry.
     budget: AtomicU64,
     /// Cancelled when the workers are to take no more leases: by the caller's
     /// [`Shutdown::stop`], `crawl.max_pages`, or records that cannot be written.
     stop: CancellationToken,
-    /// Leases being worked on that hold a share of `budget`.
+    /// Leases being visited, each holding a share of `budget`: counted by the dispatcher as
+    /// it starts a visit, uncounted when the visit's task ends.
     outstanding: AtomicU64,
     /// The crawl stopped because `crawl.max_pages` URLs had their record, for the summary.
     reached_max_pages: AtomicBool,
@@ -98,8 +95,8 @@ pub(crate) struct Crawler {
     recrawl: AtomicBool,
 }
 
-/// How many worker tasks a crawl runs: `fetch.concurrency`, and, in a crawl shared through
-/// Redis, three times as many. A shared crawl's page waits round trips to Redis besides its
+/// How many leases a crawl visits at once (its slots): `fetch.concurrency`, and, in a crawl
+/// shared through Redis, three times as many. A shared crawl's page waits round trips to Redis besides its
 /// fetch (its lease when none is buffered, the content-seen test, its completion): with Redis
 /// 4 ms away they take about as long as a 20 ms fetch, and the extra tasks fetch meanwhile,
 /// so that the fetches, which stay at most `fetch.concurrency`, are not idle. A task waiting
@@ -181,6 +178,7 @@ impl Crawler {
                 &config.politeness.user_agent,
                 config.politeness.max_retry_after.min(UNREACHABLE_TTL),
             )
+            .with_max_age(config.politeness.robots_max_age)
             .with_shared(frontier.as_shared().cloned()),
             sitemaps: Sitemaps::new(config.crawl.sitemaps),
             config,
@@ -191,7 +189,6 @@ impl Crawler {
             warc,
             sink,
             wake,
-            leases_waiting: Notify::new(),
             budget: AtomicU64::new(budget),
             stop: CancellationToken::new(),
             outstanding: AtomicU64::new(0),
@@ -296,31 +293,39 @@ impl Crawler {
         }
     }
 
-    /// Runs the workers until the frontier is done, `crawl.max_pages` is reached, or
-    /// `shutdown` says to stop. A worker that panics gives its lease back with a record
-    /// (error `internal`), and the others go on.
+    /// Runs the crawl until the frontier is done, `crawl.max_pages` is reached, or
+    /// `shutdown` says to stop: one task takes the leases and starts a task for each (see
+    /// `dispatch`). A visit that panics gives its lease back with a record (error
+    /// `internal`), and the others go on.
     pub(crate) async fn run(self: &Arc<Self>, shutdown: Shutdown) {
-        let mut workers = JoinSet::new();
-        for worker in 0..self.in_flight.workers() {
-            let crawler = Arc::clone(self);
-            workers.spawn(async move { crawler.work(worker).await });
+        let mut visits = JoinSet::new();
+        let mut aborted = {
+            let stop = async {
+                shutdown.stop.cancelled().await;
+                self.stop();
+                std::future::pending::<()>().await;
+            };
+            tokio::select! {
+                () = self.dispatch(&mut visits) => false,
+                () = stop => false,
+                () = shutdown.abort.cancelled() => true,
+            }
+        };
+        if aborted {
+            self.stop();
+            // Each cancelled visit gives its lease back (see `Visit`'s drop).
+            visits.abort_all();
         }
-        let mut aborted = false;
         loop {
             tokio::select! {
-                joined = workers.join_next() => match joined {
+                joined = visits.join_next() => match joined {
                     None => break,
-                    Some(Err(err)) if err.is_panic() => {
-                        tracing::error!("a fetch worker failed: {err}");
-                    }
-                    Some(_) => {}
+                    Some(joined) => worker::report_panic(joined),
                 },
-                () = shutdown.stop.cancelled(), if !self.stop.is_cancelled() => self.stop(),
                 () = shutdown.abort.cancelled(), if !aborted => {
                     aborted = true;
                     self.stop();
-                    // Each cancelled worker gives its lease back (see `Visit`'s drop).
-                    workers.abort_all();
+                    visits.abort_all();
                 }
             }
         }
@@ -339,7 +344,7 @@ impl Crawler {
         self.flush();
     }
 
-    /// Stops taking leases; workers waiting for one return.
+    /// Stops taking leases; the visits in flight finish.
     fn stop(&self) {
         self.stop.cancel();
     }

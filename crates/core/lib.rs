@@ -20,8 +20,8 @@
 //!   frontier, outputs; joining a shared crawl in `join`), driving to the end in `drive`
 //!   (checkpoints, Ctrl-C), how it ended in [`exit`];
 //! - the settings: [`cli`] (flags), `config` (keys and their defaults), `hosts` (`[[hosts]]`:
-//!   each host's own settings, headers, cookies and credentials), `state` (`--state-dir`);
-//! - the crawl: `crawl` (the worker loop and page budget), with one file per job under it:
+//!   each host's own settings, headers, cookies and credentials), `state` (`--state-dir`), `open_files` (the limit on open files, raised at start);
+//! - the crawl: `crawl` (the dispatcher, a task per lease, and the page budget), with one file per job under it:
 //!   `visit` (robots, the SSRF guard, the fetch, WARC), `follow` (links and sitemaps), `record`
 //!   (records and their counts); `backend` is the one seam to the frontier, local
 //!   (`frontier` crate) or shared (`frontier_redis` crate);
@@ -44,6 +44,7 @@ mod guard;
 mod hosts;
 mod join;
 mod metrics;
+mod open_files;
 mod output;
 mod report;
 mod robots;

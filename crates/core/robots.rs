@@ -22,7 +22,8 @@
 //! that and parse it themselves ([`RobotsCache::with_shared`]).
 //!
 //! Rules are per scheme, host and port (RFC 9309 section 2.3): `http://` and `https://` of one
-//! host have a robots.txt each. They are kept for 24 hours at most (RFC 9309 section 2.4),
+//! host have a robots.txt each. They are kept for `politeness.robots_max_age`, 24 hours at
+//! most (RFC 9309 section 2.4), whether fetched here or by another process of a shared crawl;
 //! and the cache holds about [`CACHE_BYTES`] of them (counted as the bytes parsed; compiled
 //! rules take some more): past that, other hosts' rules are dropped and fetched again when
 //! needed.
@@ -44,9 +45,8 @@ pub(crate) const MAX_BYTES: u64 = 500 * 1024;
 const MAX_REDIRECTS: usize = 5;
 /// The longest an unreachable robots.txt keeps its host closed before it is fetched again.
 pub(crate) const UNREACHABLE_TTL: Duration = Duration::from_secs(60);
-/// How long rules are used before robots.txt is fetched again (RFC 9309 section 2.4: not
-/// more than 24 hours).
-const RULES_TTL: Duration = Duration::from_secs(24 * 3600);
+/// The longest rules are used before robots.txt is fetched again.
+use crate::config::ROBOTS_MAX_AGE as RULES_MAX_AGE;
 /// The memory the cached rules may take, counted as the bytes parsed plus a little per host:
 /// past it, other hosts' rules are dropped, to be fetched again when needed. Hostile hosts
 /// serving 500 KiB files each cannot grow the cache without bound.
@@ -135,6 +135,9 @@ pub(crate) struct RobotsCache {
     hosts: Mutex<HashMap<String, Arc<Entry>>>,
     /// How long an unreachable robots.txt is kept before it is fetched again.
     unreachable_ttl: Duration,
+    /// How long other rules are kept before the file is fetched again
+    /// (`politeness.robots_max_age`).
+    max_age: Duration,
     /// The cost of the entries whose rules are known (see [`CACHE_BYTES`]); changed under
     /// the `hosts` lock.
     cached: std::sync::atomic::AtomicUsize,
@@ -164,6 +167,7 @@ impl RobotsCache {
             agent,
             hosts: Mutex::new(HashMap::new()),
             unreachable_ttl,
+            max_age: RULES_MAX_AGE,
             cached: std::sync::atomic::AtomicUsize::new(0),
             budget: CACHE_BYTES,
             shared: None,
@@ -174,6 +178,13 @@ impl RobotsCache {
     /// when another process fetched them, and are stored there when this one does.
     pub(crate) fn with_shared(mut self, frontier: Option<frontier_redis::SharedFrontier>) -> Self {
         self.shared = frontier;
+        self
+    }
+
+    /// This cache, fetching each robots.txt again once its rules are `max_age` old (at most
+    /// [`RULES_MAX_AGE`]).
+    pub(crate) fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age.min(RULES_MAX_AGE);
         self
     }
 
@@ -222,9 +233,11 @@ impl RobotsCache {
             let ttl = match **rules {
                 Rules::Unreachable(_) => self.unreachable_ttl,
                 Rules::Unanswered(_) => Duration::ZERO,
-                _ => RULES_TTL,
+                _ => self.max_age,
             };
-            if at.elapsed() >= ttl && !known_here && asked >= *at {
+            // The crawl's clock, which tests pause and advance, as `at` is.
+            let age = crate::backend::now().saturating_duration_since(*at);
+            if age >= ttl && !known_here && asked >= *at {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
@@ -302,7 +315,7 @@ impl RobotsCache {
                     if let Some((rules, bytes)) = self.decode(&text) {
                         let ttl = match rules {
                             Rules::Unreachable(_) => self.unreachable_ttl,
-                            _ => RULES_TTL,
+                            _ => self.max_age,
                         };
                         if age < ttl {
                             let now = crate::backend::now();

@@ -16,7 +16,9 @@ use crate::cli::Cli;
 use crate::config::{self, Config, Scope};
 use crate::crawl::Crawler;
 use crate::state::{Recrawl, StateDir};
-use crate::{backend, crawl, fetch, guard, hosts, join, output, report, since, sitemap, warc};
+use crate::{
+    backend, crawl, fetch, guard, hosts, join, open_files, output, report, since, sitemap, warc,
+};
 
 /// A crawl set up and ready to run.
 pub(crate) struct Ready {
@@ -186,6 +188,10 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     if let Some(state) = &state {
         state.clear_spill()?;
     }
+    // Fetches in flight each take a file or two (their connections): this process's limit
+    // is raised, and the concurrency cut to it if it must be, for this run only (a resumed
+    // crawl keeps the setting as given, for a machine where it fits).
+    let concurrency = open_files::raise_and_fit(config.fetch.concurrency);
     let now = std::time::Instant::now();
     let backend = match (shared, local) {
         (Some((store, stored)), _) => {
@@ -198,12 +204,9 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
                 scope,
                 politeness(&config, &hosts)?,
                 config.redis.lease_time,
-                crawl::worker_tasks(config.fetch.concurrency, true),
+                crawl::worker_tasks(concurrency, true),
             )?;
-            backend::Backend::shared(
-                frontier,
-                crawl::worker_tasks(config.fetch.concurrency, true),
-            )
+            backend::Backend::shared(frontier, crawl::worker_tasks(concurrency, true))
         }
         (None, Some(builder)) => {
             let seen = (
@@ -239,6 +242,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         },
         _ => earlier.is_some(),
     };
+    config.fetch.concurrency = concurrency;
     // Before the user agent is resolved, which makes it look written.
     let anonymous = anonymity_warning(&config.politeness, &seeds);
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory

@@ -115,7 +115,16 @@ fn crawler(site: &Arc<FakeSite>, concurrency: usize, max_pages: u64) -> (Arc<Cra
     config.fetch.concurrency = concurrency;
     config.crawl.max_pages = max_pages;
     config.politeness.robots = false;
-    config.politeness.delay = Duration::ZERO;
+    crawler_with(site, config, Duration::ZERO)
+}
+
+/// A crawler of `site` with `config` and `delay` between two requests to a host.
+fn crawler_with(
+    site: &Arc<FakeSite>,
+    mut config: Config,
+    delay: Duration,
+) -> (Arc<Crawler>, Records) {
+    config.politeness.delay = delay;
     config.politeness.connections_per_host = 64;
     let frontier = Frontier::builder()
         .scope(
@@ -126,7 +135,7 @@ fn crawler(site: &Arc<FakeSite>, concurrency: usize, max_pages: u64) -> (Arc<Cra
         )
         .politeness(
             Politeness::builder()
-                .delay(Duration::ZERO)
+                .delay(delay)
                 .connections_per_host(64)
                 .backoff_base(Duration::from_millis(1))
                 .build()
@@ -238,4 +247,31 @@ async fn a_panicking_fetch_is_recorded_as_internal_and_the_crawl_ends() {
     assert_eq!(panicked.len(), 1);
     assert_eq!(panicked[0]["error"], "internal");
     assert_eq!(crawler.frontier().stats().queues.in_flight, 0);
+}
+
+/// A crawl of `site` with robots.txt obeyed, 10 hours between two requests to its host, and
+/// `config`'s other settings: the paths it requested, in order.
+async fn crawl_for_days(site: &Arc<FakeSite>, config: Config) -> Vec<String> {
+    let (crawler, _) = crawler_with(site, config, Duration::from_secs(10 * 3600));
+    seed(&crawler).await;
+    crawler.run(Shutdown::default()).await;
+    site.log.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn robots_txt_is_fetched_again_once_its_rules_are_a_day_old() {
+    // The root and four pages, one every 10 hours: the rules are 40 hours old at the last.
+    let site = Arc::new(FakeSite::new(4, Duration::ZERO));
+    let log = crawl_for_days(&site, Config::default()).await;
+    let robots = |log: &[String]| log.iter().filter(|p| *p == "/robots.txt").count();
+    // Fetched before the root, and again before the page of hour 30 (24 hours passed).
+    assert_eq!(robots(&log), 2, "{log:?}");
+    assert_eq!(log.len(), 5 + 2, "{log:?}");
+
+    // Kept 10 hours: fetched again for every page after the root's.
+    let site = Arc::new(FakeSite::new(4, Duration::ZERO));
+    let mut config = Config::default();
+    config.politeness.robots_max_age = Duration::from_secs(10 * 3600);
+    let log = crawl_for_days(&site, config).await;
+    assert_eq!(robots(&log), 5, "{log:?}");
 }

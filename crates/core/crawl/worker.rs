@@ -1,19 +1,22 @@
-//! The worker loop: take a lease (or wait for the instant the frontier names, or for a lease
-//! to complete), visit it, and the page budget (`crawl.max_pages`) that may stop the loop;
-//! which URL each worker is on, for the progress line.
+//! The dispatcher: take a lease whenever a slot is free (or wait for the instant the frontier
+//! names, or for a lease to complete) and start a task that visits it; the page budget
+//! (`crawl.max_pages`) that may stop it; which URL each slot is on, for the progress line.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::futures::Notified;
+use tokio::sync::mpsc::{self, UnboundedSender};
+use tokio::task::JoinError;
 
 use crate::backend::{Lease, Next};
 
 use super::*;
 use crate::snapshot::Slow;
 
-/// The URL each worker is on and since when. One slot per worker: marking one costs an
+/// The URL each slot is on and since when (a slot: one visit in flight, see
+/// [`worker_tasks`]). Marking one costs an
 /// uncontended lock and a copy into the slot's buffer, kept from its last URL (no allocation
 /// once the buffer is as long as the URLs), and the slots are read only when the progress
 /// line is drawn.
@@ -97,28 +100,108 @@ impl Drop for InFlightMark<'_> {
     }
 }
 
-/// One lease in `Crawler::outstanding`, for as long as it lives, even through a panic.
-pub(super) struct Outstanding<'a>(&'a AtomicU64);
-
-impl<'a> Outstanding<'a> {
-    fn count(counter: &'a AtomicU64) -> Self {
-        counter.fetch_add(1, Ordering::AcqRel);
-        Outstanding(counter)
-    }
+/// A visit task's hold on one of the crawl's slots, for as long as the task lives (one lease
+/// after another), even through a panic or a cancellation: dropped, it counts the task's
+/// lease as no longer in flight, frees the slot for the dispatcher's next lease and wakes the
+/// dispatcher.
+struct Running {
+    crawler: Arc<Crawler>,
+    slot: usize,
+    free: UnboundedSender<usize>,
 }
 
-impl Drop for Outstanding<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        // Uncounted before the wake-up, so that the dispatcher, waiting for the leases in
+        // flight with the budget spent, sees this one gone.
+        self.crawler.outstanding.fetch_sub(1, Ordering::AcqRel);
+        // Fails only once the dispatcher is gone, which wants no more slots.
+        let _ = self.free.send(self.slot);
+        self.crawler.wake.notify_waiters();
     }
 }
 
 impl Crawler {
-    /// The loop of worker number `worker`, which takes leases until there are none.
-    pub(super) async fn work(&self, worker: usize) {
+    /// Takes a lease whenever a slot is free and starts a task that visits it, until the
+    /// frontier is done or the crawl stops. The one task that waits for the frontier: a lease
+    /// completing wakes it alone, and a visit's task lives only while a lease is ready for it
+    /// (it takes the next one ready itself, see `ready_lease`), so a crawl pays nothing for
+    /// the fetches it could hold in flight but does not (thousands, in a broad crawl whose
+    /// hosts are mostly waiting for their delay).
+    pub(super) async fn dispatch(self: &Arc<Self>, visits: &mut JoinSet<()>) {
+        let (free, mut freed) = mpsc::unbounded_channel();
+        for slot in 0..self.in_flight.workers() {
+            let _ = free.send(slot);
+        }
+        loop {
+            while let Some(joined) = visits.try_join_next() {
+                report_panic(joined);
+            }
+            let slot = tokio::select! {
+                slot = freed.recv() => slot,
+                () = self.stop.cancelled() => None,
+            };
+            // Never closed while `free` is held here.
+            let Some(slot) = slot else { return };
+            let Some(lease) = self.next_lease().await else {
+                return;
+            };
+            // Counted here, not by the task, which may not have started when the budget is
+            // next looked at.
+            self.outstanding.fetch_add(1, Ordering::AcqRel);
+            let running = Running {
+                crawler: Arc::clone(self),
+                slot,
+                free: free.clone(),
+            };
+            visits.spawn(async move {
+                let crawler = &running.crawler;
+                let mut lease = lease;
+                loop {
+                    crawler.visit(running.slot, lease).await;
+                    // Its host's connection is free, its links queued: the dispatcher may
+                    // have a slot waiting for that.
+                    crawler.wake.notify_waiters();
+                    match crawler.ready_lease().await {
+                        Some(next) => lease = next,
+                        None => break,
+                    }
+                }
+                drop(running);
+            });
+        }
+    }
+
+    /// A lease ready now, within the page budget, for a visit's task that just ended one: on
+    /// a site that always has one (a crawl with no delay), tasks go from one to the next as
+    /// workers would, with no hand-over to the dispatcher; `None` when there is none now, and
+    /// the task ends, leaving the waiting to the dispatcher.
+    async fn ready_lease(&self) -> Option<Lease> {
+        if self.stop.is_cancelled() || self.budget.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        match self.frontier.next().await {
+            Ok(Next::Lease(lease)) => {
+                if self.take_budget() {
+                    return Some(lease);
+                }
+                self.abandon(lease);
+                None
+            }
+            Ok(_) => None,
+            Err(err) => {
+                tracing::error!("frontier: {err}");
+                None
+            }
+        }
+    }
+
+    /// The next lease within the page budget, waiting as long as the frontier says (or until
+    /// a lease completes); `None` once the crawl is over or stops.
+    async fn next_lease(&self) -> Option<Lease> {
         loop {
             if self.stop.is_cancelled() {
-                return;
+                return None;
             }
             // Registered before asking, so that a completion between the answer and the
             // wait is not missed.
@@ -129,40 +212,22 @@ impl Crawler {
                 // A lease taken now would only be given back (a round trip each on a shared
                 // crawl).
                 if self.wait_while_spent(woken).await {
-                    return;
+                    return None;
                 }
                 continue;
             }
             match self.frontier.next().await {
                 Ok(Next::Lease(lease)) => {
-                    if self.frontier.has_waiting_leases() {
-                        // Taken for the workers waiting too: one of them takes the next, and
-                        // wakes another if more are left.
-                        self.leases_waiting.notify_one();
+                    if self.take_budget() {
+                        return Some(lease);
                     }
-                    // Counted before the budget is taken, so that a worker finding the budget
-                    // spent never sees no lease in flight while this one is set up.
-                    let outstanding = Outstanding::count(&self.outstanding);
-                    if !self.take_budget() {
-                        drop(outstanding);
-                        self.abandon(lease);
-                        if self.wait_while_spent(woken).await {
-                            return;
-                        }
-                        continue;
-                    }
-                    self.visit(worker, lease).await;
-                    // Uncounted before the wake-up, so that a woken worker waiting for the
-                    // leases in flight sees this one gone.
-                    drop(outstanding);
-                    self.wake.notify_waiters();
+                    self.abandon(lease);
                 }
                 Ok(Next::WaitUntil(at)) => {
                     let at = tokio::time::Instant::from_std(at);
                     tokio::select! {
                         () = tokio::time::sleep_until(at) => {}
                         () = &mut woken => {}
-                        () = self.leases_waiting.notified() => {}
                         () = self.stop.cancelled() => {}
                     }
                 }
@@ -172,10 +237,7 @@ impl Crawler {
                         () = self.stop.cancelled() => {}
                     }
                 }
-                Ok(Next::Done) => {
-                    self.wake.notify_waiters();
-                    return;
-                }
+                Ok(Next::Done) => return None,
                 Err(err) => {
                     // Spilled URLs could not be read back: they are lost (and counted); the
                     // crawl goes on with the rest.
@@ -193,7 +255,7 @@ impl Crawler {
 
     /// `max_pages` is spent, unless a lease in flight ends in a retry and gives its share
     /// back: waits for one to end (`woken`), then answers whether the crawl stops, which it
-    /// does (waking the other workers) when none is in flight and the budget is still spent.
+    /// does when none is in flight and the budget is still spent.
     pub(super) async fn wait_while_spent(&self, woken: std::pin::Pin<&mut Notified<'_>>) -> bool {
         if self.outstanding.load(Ordering::Acquire) == 0 {
             // Read again: a retry gives its share back before its lease stops counting as
@@ -203,7 +265,6 @@ impl Crawler {
             }
             self.reached_max_pages.store(true, Ordering::Relaxed);
             self.stop();
-            self.wake.notify_waiters();
             return true;
         }
         tokio::select! {
@@ -224,5 +285,15 @@ impl Crawler {
         if let Err(err) = lease.abandon() {
             tracing::error!("{err}");
         }
+    }
+}
+
+/// Logs a visit's task that panicked (its lease was given back with a record as it unwound,
+/// see `Visit`'s drop); the crawl goes on.
+pub(super) fn report_panic(joined: Result<(), JoinError>) {
+    if let Err(err) = joined
+        && err.is_panic()
+    {
+        tracing::error!("a fetch worker failed: {err}");
     }
 }
