@@ -470,6 +470,9 @@ fn two_processes_on_redis_recrawl_each_page_once_fetching_only_what_changed_one_
         .map(|(i, out)| {
             let mut args = fast();
             args.extend(["--redis", &redis.url()].map(String::from));
+            // Few fetches a process: the crawl lasts seconds, not one, so that the process
+            // joining takes part however late a loaded machine starts it.
+            args.extend(["--concurrency", "32"].map(String::from));
             if i == 0 {
                 for seed in later.web.roots() {
                     args.extend(["--seed".to_owned(), seed]);
