@@ -283,6 +283,22 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
     if snapshot.reached_max_pages {
         let _ = writeln!(s, "  {}", max_pages_line(snapshot, ending));
     }
+    answers(&mut s, snapshot);
+    links(&mut s, snapshot);
+    bodies(&mut s, snapshot);
+    if let Some(shared) = &snapshot.shared {
+        whole_crawl(&mut s, shared, pages);
+    }
+    if resumed {
+        let _ = writeln!(s, "since the crawl began, earlier runs included:");
+    }
+    urls_and_hosts(&mut s, snapshot);
+    seen_test(&mut s, snapshot);
+    s
+}
+
+/// The summary's lines on the answers: by status, errors and retries.
+fn answers(s: &mut String, snapshot: &Snapshot) {
     let classes = ["with no answer", "1xx", "2xx", "3xx", "4xx", "5xx"];
     let by_class: Vec<String> = classes
         .iter()
@@ -303,6 +319,10 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
         join_or_none(&errors),
         plural(snapshot.retries, "retry", "retries")
     );
+}
+
+/// The summary's lines on links and sitemaps.
+fn links(s: &mut String, snapshot: &Snapshot) {
     let links = &snapshot.links;
     // Named only when it cut some page short: the key is then the thing to know.
     let over_cap = match links.over_cap {
@@ -334,6 +354,10 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
             plural(sitemaps.refused, "sitemap", "sitemaps")
         );
     }
+}
+
+/// The summary's lines on bodies: duplicates, and what a recrawl found changed.
+fn bodies(s: &mut String, snapshot: &Snapshot) {
     if let Some(c) = &snapshot.duplicates {
         // This run's: a resumed crawl starts with an empty content-seen test.
         let tested = plural(c.tested, "non-empty 2xx body", "non-empty 2xx bodies");
@@ -370,42 +394,46 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
             count(gone),
         );
     }
-    if let Some(shared) = &snapshot.shared {
-        let t = &shared.totals;
+}
+
+/// The summary's lines on the whole of a shared crawl, of which this process recorded
+/// `pages`.
+fn whole_crawl(s: &mut String, shared: &crate::snapshot::Shared, pages: u64) {
+    let t = &shared.totals;
+    let _ = writeln!(
+        s,
+        "  whole crawl {:?}, all its processes: {} done, {} seen, {} queued, {} leased; \
+         {} came back from processes that stopped; this process sent {}{}",
+        shared.name,
+        plural(t.done, "URL", "URLs"),
+        count(t.seen),
+        count(t.queued),
+        count(t.leased),
+        plural(t.reaped, "lease", "leases"),
+        plural(shared.requests, "Redis request", "Redis requests"),
+        // A process that recorded nothing still asked for work: no ratio to give.
+        if pages > 0 {
+            format!(
+                ", {:.2} per URL recorded",
+                shared.requests as f64 / pages as f64
+            )
+        } else {
+            String::new()
+        }
+    );
+    if shared.late > 0 {
+        // Each said in a warning when it happened; the count, for the whole run.
         let _ = writeln!(
             s,
-            "  whole crawl {:?}, all its processes: {} done, {} seen, {} queued, {} leased; \
-             {} came back from processes that stopped; this process sent {}{}",
-            shared.name,
-            plural(t.done, "URL", "URLs"),
-            count(t.seen),
-            count(t.queued),
-            count(t.leased),
-            plural(t.reaped, "lease", "leases"),
-            plural(shared.requests, "Redis request", "Redis requests"),
-            // A process that recorded nothing still asked for work: no ratio to give.
-            if pages > 0 {
-                format!(
-                    ", {:.2} per URL recorded",
-                    shared.requests as f64 / pages as f64
-                )
-            } else {
-                String::new()
-            }
+            "  {} of this process's came too late: their leases had expired, and \
+             another process fetches their URLs again",
+            plural(shared.late, "completion", "completions")
         );
-        if shared.late > 0 {
-            // Each said in a warning when it happened; the count, for the whole run.
-            let _ = writeln!(
-                s,
-                "  {} of this process's came too late: their leases had expired, and \
-                 another process fetches their URLs again",
-                plural(shared.late, "completion", "completions")
-            );
-        }
     }
-    if resumed {
-        let _ = writeln!(s, "since the crawl began, earlier runs included:");
-    }
+}
+
+/// The summary's lines on the frontier's URLs and hosts.
+fn urls_and_hosts(s: &mut String, snapshot: &Snapshot) {
     let frontier = &snapshot.frontier;
     let a = &frontier.admission;
     let dropped: Vec<String> = a
@@ -437,7 +465,11 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
         count(q.hosts),
         plural(q.queued, "URL", "URLs")
     );
-    let seen = &a.seen_set;
+}
+
+/// The summary's lines on the seen-test: its memory and its false-positive rate.
+fn seen_test(s: &mut String, snapshot: &Snapshot) {
+    let seen = &snapshot.frontier.admission.seen_set;
     // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter; the
     // local one a Bloom filter that adds a larger one each time it fills.
     let (memory, filter) = match snapshot.shared {
@@ -472,7 +504,6 @@ pub(crate) fn summary(snapshot: &Snapshot, ending: Ending) -> String {
         one_in(seen.target_rate),
         expected(seen.expected_wrongly_dropped)
     );
-    s
 }
 
 /// What stopping at `crawl.max_pages` did, and what becomes of the URLs left queued.

@@ -50,37 +50,13 @@ pub(crate) enum Start {
 pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Start> {
     let state = cli.state_dir.as_deref().map(StateDir::new);
     let lock = state.as_ref().map(StateDir::lock).transpose()?;
-    let (mut config, mut seed_texts) = settings(cli, state.as_ref())?;
-    config.validate().context("bad setting")?;
-    // The secrets are read here, before anything is written: a missing one stops the start.
-    let hosts = Arc::new(
-        hosts::HostRules::new(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?,
-    );
-    let proxy = fetch::proxy(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?;
-    // A secret must not reach the state directory or Redis: refused before either is written.
-    if let Some(state) = &state {
-        config
-            .storable(&format!("in {}", state.settings().display()))
-            .context("bad setting")?;
-    }
-    for seed in seed_texts_from(cli)? {
-        // A resume given its seeds again does not list them twice.
-        if !seed_texts.contains(&seed) {
-            seed_texts.push(seed);
-        }
-    }
-    // Read before anything is written: a file that cannot be read stops the start.
-    let earlier = if cli.since.is_empty() {
-        None
-    } else {
-        Some(since::Earlier::load(&cli.since)?)
-    };
-    // A recrawl given no seeds crawls from the earlier crawl's: its URLs at depth 0.
-    if seed_texts.is_empty()
-        && let Some(earlier) = &earlier
-    {
-        seed_texts = earlier.seeds();
-    }
+    let Command {
+        mut config,
+        mut seed_texts,
+        hosts,
+        proxy,
+        earlier,
+    } = Command::read(cli, state.as_ref())?;
     let shared = if config.redis.url.is_empty() {
         None
     } else {
@@ -100,34 +76,17 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     } else {
         (hosts, proxy)
     };
-    if seed_texts.is_empty() {
-        match &cli.seeds_file {
-            Some(path) => bail!(
-                "no seeds: {} holds no URL (only blank lines and lines starting with #), and no \
-                 --seed was given",
-                path.display()
-            ),
-            None => {
-                bail!("no seeds: give at least one --seed URL, --sitemap URL or a --seeds-file")
-            }
-        }
-    }
+    let Seeds {
+        seeds,
+        redirects,
+        redirected,
+    } = Seeds::read(
+        cli,
+        &seed_texts,
+        state.as_ref(),
+        shared.as_ref().map(|(_, s)| s),
+    )?;
     let canon = Canonicalizer::new();
-    let seeds = canonical_seeds(&seed_texts, &canon)?;
-    // Targets of the seeds' redirects a resumed crawl had: seeds of its scope again.
-    // Each with the URL that redirected to it, when known: the guard trusts a target only
-    // where it is the same server as that URL.
-    let mut redirects: Vec<(String, Option<String>)> = match &state {
-        Some(state) if cli.resume => state.load_seed_redirects()?,
-        _ => Vec::new(),
-    };
-    // A shared crawl's: in the scope, never trusted (another process saw the redirect).
-    if let Some((_, stored)) = &shared {
-        redirects.extend(stored.redirect_targets.iter().map(|t| (t.clone(), None)));
-    }
-    let redirect_texts: Vec<String> = redirects.iter().map(|(t, _)| t.clone()).collect();
-    let redirected = canonical_seeds(&redirect_texts, &canon)
-        .context("the seeds' redirect targets (seed-redirects.txt)")?;
     // Everything is checked before the state directory is written: a setting refused after
     // it would leave a crawl there that the corrected command could not start, or a resume
     // whose every later run fails on the saved mistake.
@@ -152,38 +111,8 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
             (Some(builder), spill_dir)
         }
     };
-    for (path, key) in [
-        (&config.output.file, "output.file"),
-        (&config.output.summary_json, "output.summary_json"),
-    ] {
-        output::check_writable(path)
-            .with_context(|| format!("bad setting: {key}: cannot write {}", path.display()))?;
-    }
-    // Opened (its first file created, nothing written in it yet) with the other outputs'
-    // checks, before the state directory is written.
-    let warc = if config.output.warc.as_os_str().is_empty() {
-        None
-    } else {
-        let settings = warc::Settings {
-            path: config.output.warc.clone(),
-            max_bytes: config.output.warc_max_bytes,
-            revisits: config.output.warc_revisits,
-            info: warc::Info::new(&config, &user_agent, seeds.len()),
-            synced: state.is_some(),
-        };
-        Some(warc::Warc::open(settings).map_err(|err| {
-            anyhow::anyhow!("bad setting: output.warc: cannot write the WARC file: {err}")
-        })?)
-    };
-    let metrics = if config.output.metrics.is_empty() {
-        None
-    } else {
-        let addr = config::metrics_address(&config.output.metrics).map_err(anyhow::Error::msg)?;
-        let listener = std::net::TcpListener::bind(addr)
-            .and_then(|l| l.set_nonblocking(true).map(|()| l))
-            .with_context(|| format!("bad setting: output.metrics: cannot listen on {addr}"))?;
-        Some(listener)
-    };
+    let Outputs { warc, metrics } =
+        Outputs::open(&config, &user_agent, seeds.len(), state.is_some())?;
     // The last run's spilled URLs are in its checkpoint: the spill directory starts empty.
     if let Some(state) = &state {
         state.clear_spill()?;
@@ -192,31 +121,16 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     // is raised, and the concurrency cut to it if it must be, for this run only (a resumed
     // crawl keeps the setting as given, for a machine where it fits).
     let concurrency = open_files::raise_and_fit(config.fetch.concurrency);
-    let now = std::time::Instant::now();
-    let backend = match (shared, local) {
-        (Some((store, stored)), _) => {
-            let scope = scope_rules(&config, &scope_seeds)?;
-            let _entered = runtime.enter();
-            let frontier = frontier_redis::SharedFrontier::new(
-                store,
-                &stored,
-                canon,
-                scope,
-                politeness(&config, &hosts)?,
-                config.redis.lease_time,
-                crawl::worker_tasks(concurrency, true),
-            )?;
-            backend::Backend::shared(frontier, crawl::worker_tasks(concurrency, true))
-        }
-        (None, Some(builder)) => {
-            let seen = (
-                config.frontier.seen_initial_capacity,
-                config.frontier.seen_false_positive_rate,
-            );
-            backend::Backend::local(local_frontier(cli, state.as_ref(), builder, seen, now)?)
-        }
-        (None, None) => unreachable!("a local frontier is built when no Redis is given"),
-    };
+    let backend = backend_for(
+        cli,
+        runtime,
+        &config,
+        &hosts,
+        (shared, local),
+        &scope_seeds,
+        state.as_ref(),
+        concurrency,
+    )?;
     // Only now, with every setting checked and the frontier built (its seen-test sized), is
     // the state directory written.
     match &state {
@@ -224,49 +138,14 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         Some(state) => state.create(&config, &seed_texts)?,
         None => {}
     }
-    // A recrawl resumed is one again: its queued URLs have their earlier records with them.
-    let shown = cli.state_dir.as_deref().unwrap_or(Path::new("")).display();
-    let recrawl = match &state {
-        Some(state) if cli.resume => match (state.recrawl(), earlier.is_some()) {
-            (Recrawl::No, true) => bail!(
-                "--since: the crawl in {} was not started with --since, and its URLs queued \
-                 already cannot take earlier records now: recrawl in a new state directory",
-                shown
-            ),
-            (Recrawl::Queuing, false) => bail!(
-                "the crawl in {} stopped while queuing its --since records: resume it with the \
-                 same --since files, so that those not queued yet are",
-                shown
-            ),
-            (recrawl, _) => recrawl != Recrawl::No,
-        },
-        _ => earlier.is_some(),
-    };
+    let recrawl = recrawl_of(cli, state.as_ref(), earlier.is_some())?;
     config.fetch.concurrency = concurrency;
     // Before the user agent is resolved, which makes it look written.
     let anonymous = anonymity_warning(&config.politeness, &seeds);
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
     // saved the setting as given: a resume with another --contact builds it anew.
     config.politeness.user_agent = user_agent;
-    let mut guard = guard::Guard::new(
-        !config.fetch.allow_private_addresses,
-        seeds.iter().map(Canonical::as_url),
-    );
-    if let Ok(proxy) = url::Url::parse(&config.fetch.proxy)
-        && let Some(host) = proxy.host_str()
-    {
-        guard.trust_proxy(host);
-    }
-    // A resumed crawl's redirect targets, trusted again where they are the same server as
-    // the URL that redirected (resolved anew: addresses may have changed since).
-    for (target, from) in &redirects {
-        if let (Some(from), Ok(target)) = (from, url::Url::parse(target))
-            && let Ok(from) = url::Url::parse(from)
-        {
-            runtime.block_on(guard.trust_redirect(&from, &target));
-        }
-    }
-    let guard = Arc::new(guard);
+    let guard = guard_for(runtime, &config, &seeds, &redirects);
     let client = fetch::client(&config, Arc::clone(&guard), &hosts, proxy).context(
         "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
     )?;
@@ -299,24 +178,144 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         warc,
         seed_redirects,
     );
-    let (crawler, earlier_urls) = match earlier {
-        None if recrawl => (crawler.recrawling(), Vec::new()),
-        Some(mut earlier) => {
-            tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
-            let urls = earlier.take_listed();
-            let unreadable = earlier.unreadable();
-            if unreadable > 0 {
-                tracing::warn!(
-                    "--since: {unreadable} recorded URLs are not URLs this crawler fetches"
-                );
-            }
-            (crawler.recrawling(), urls)
-        }
-        None => (crawler, Vec::new()),
-    };
+    let (crawler, earlier_urls) = recrawling(crawler, earlier, recrawl);
     let crawler = Arc::new(crawler);
-    // Known as sitemaps before they are queued, so that no worker takes one for a page; a
-    // resume knows again those its last checkpoint knew.
+    queue(cli, runtime, &crawler, state.as_ref(), seeds, earlier_urls)?;
+    if let Some(warning) = anonymous {
+        // Last before the crawl, so that a bad setting found later is not preceded by it.
+        tracing::warn!("{warning}");
+    }
+    Ok(Start::Ready(Box::new(Ready {
+        crawler,
+        config,
+        state,
+        metrics,
+        spill_dir,
+        lock,
+    })))
+}
+
+/// What the command says, read and checked before anything is written: its settings (the
+/// state directory's on `--resume`), its seeds, each host's own settings with their secrets,
+/// the proxy, and `--since`'s earlier records.
+struct Command {
+    config: Config,
+    seed_texts: Vec<String>,
+    hosts: Arc<hosts::HostRules>,
+    proxy: Option<reqwest::Proxy>,
+    earlier: Option<since::Earlier>,
+}
+
+impl Command {
+    fn read(cli: &Cli, state: Option<&StateDir>) -> Result<Command> {
+        let (config, mut seed_texts) = settings(cli, state)?;
+        config.validate().context("bad setting")?;
+        // The secrets are read here, before anything is written: a missing one stops the
+        // start.
+        let hosts = Arc::new(
+            hosts::HostRules::new(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?,
+        );
+        let proxy = fetch::proxy(&config).map_err(|why| anyhow::anyhow!("bad setting: {why}"))?;
+        // A secret must not reach the state directory or Redis: refused before either is
+        // written.
+        if let Some(state) = state {
+            config
+                .storable(&format!("in {}", state.settings().display()))
+                .context("bad setting")?;
+        }
+        for seed in seed_texts_from(cli)? {
+            // A resume given its seeds again does not list them twice.
+            if !seed_texts.contains(&seed) {
+                seed_texts.push(seed);
+            }
+        }
+        // Read before anything is written: a file that cannot be read stops the start.
+        let earlier = if cli.since.is_empty() {
+            None
+        } else {
+            Some(since::Earlier::load(&cli.since)?)
+        };
+        // A recrawl given no seeds crawls from the earlier crawl's: its URLs at depth 0.
+        if seed_texts.is_empty()
+            && let Some(earlier) = &earlier
+        {
+            seed_texts = earlier.seeds();
+        }
+        Ok(Command {
+            config,
+            seed_texts,
+            hosts,
+            proxy,
+            earlier,
+        })
+    }
+}
+
+/// The seeds, canonical, and the targets of their redirects that are seeds too.
+struct Seeds {
+    seeds: Vec<Canonical>,
+    /// Each target with the URL that redirected to it, when known.
+    redirects: Vec<(String, Option<String>)>,
+    /// The targets, canonical.
+    redirected: Vec<Canonical>,
+}
+
+impl Seeds {
+    /// The seeds of `seed_texts`, and the redirect targets a resumed crawl (`state`) or the
+    /// shared crawl joined (`shared`) had.
+    fn read(
+        cli: &Cli,
+        seed_texts: &[String],
+        state: Option<&StateDir>,
+        shared: Option<&frontier_redis::Stored>,
+    ) -> Result<Seeds> {
+        let canon = Canonicalizer::new();
+        if seed_texts.is_empty() {
+            match &cli.seeds_file {
+                Some(path) => bail!(
+                    "no seeds: {} holds no URL (only blank lines and lines starting with #), and no \
+                     --seed was given",
+                    path.display()
+                ),
+                None => {
+                    bail!("no seeds: give at least one --seed URL, --sitemap URL or a --seeds-file")
+                }
+            }
+        }
+        let seeds = canonical_seeds(seed_texts, &canon)?;
+        // Targets of the seeds' redirects a resumed crawl had: seeds of its scope again.
+        // Each with the URL that redirected to it, when known: the guard trusts a target only
+        // where it is the same server as that URL.
+        let mut redirects: Vec<(String, Option<String>)> = match state {
+            Some(state) if cli.resume => state.load_seed_redirects()?,
+            _ => Vec::new(),
+        };
+        // A shared crawl's: in the scope, never trusted (another process saw the redirect).
+        if let Some(stored) = shared {
+            redirects.extend(stored.redirect_targets.iter().map(|t| (t.clone(), None)));
+        }
+        let redirect_texts: Vec<String> = redirects.iter().map(|(t, _)| t.clone()).collect();
+        let redirected = canonical_seeds(&redirect_texts, &canon)
+            .context("the seeds' redirect targets (seed-redirects.txt)")?;
+        Ok(Seeds {
+            seeds,
+            redirects,
+            redirected,
+        })
+    }
+}
+
+/// Queues what the crawl starts from: the sitemaps of `--sitemap` (known as sitemaps before
+/// they are queued, so that no worker takes one for a page; a resume knows again those its
+/// last checkpoint knew), the seeds and the earlier URLs of `--since`.
+fn queue(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    crawler: &Crawler,
+    state: Option<&StateDir>,
+    seeds: Vec<Canonical>,
+    earlier_urls: Vec<frontier_redis::Listed>,
+) -> Result<()> {
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
         crawler.sitemaps.mark(&sitemap, 0);
         // Known to the whole crawl, so that whichever process leases it reads it as one.
@@ -327,7 +326,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
             }
         }
     }
-    if let Some(state) = &state
+    if let Some(state) = state
         && cli.resume
     {
         let canon = Canonicalizer::new();
@@ -351,11 +350,11 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         .block_on(crawler.frontier().push_seeds(fresh))
         .context("cannot queue the seeds")?;
     if !earlier_urls.is_empty() {
-        if let Some(state) = &state {
+        if let Some(state) = state {
             state.mark_recrawl(false)?;
         }
-        runtime.block_on(push_earlier(&crawler, earlier_urls));
-        if let Some(state) = &state {
+        runtime.block_on(push_earlier(crawler, earlier_urls));
+        if let Some(state) = state {
             // Once every admission is in the journal: a crash from here on loses none.
             crawler.sync_journal();
             state.mark_recrawl(true)?;
@@ -364,18 +363,173 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     runtime
         .block_on(crawler.frontier().push_seeds(recorded))
         .context("cannot queue the seeds")?;
-    if let Some(warning) = anonymous {
-        // Last before the crawl, so that a bad setting found later is not preceded by it.
-        tracing::warn!("{warning}");
+    Ok(())
+}
+
+/// Whether this run is a recrawl: given `--since` (`since`), or resuming one. A recrawl
+/// resumed is one again, as its queued URLs have their earlier records with them; a resume
+/// that cannot be one is refused.
+fn recrawl_of(cli: &Cli, state: Option<&StateDir>, since: bool) -> Result<bool> {
+    let shown = cli.state_dir.as_deref().unwrap_or(Path::new("")).display();
+    Ok(match state {
+        Some(state) if cli.resume => match (state.recrawl(), since) {
+            (Recrawl::No, true) => bail!(
+                "--since: the crawl in {} was not started with --since, and its URLs queued \
+                 already cannot take earlier records now: recrawl in a new state directory",
+                shown
+            ),
+            (Recrawl::Queuing, false) => bail!(
+                "the crawl in {} stopped while queuing its --since records: resume it with the \
+                 same --since files, so that those not queued yet are",
+                shown
+            ),
+            (recrawl, _) => recrawl != Recrawl::No,
+        },
+        _ => since,
+    })
+}
+
+/// The outputs besides the records, opened (or bound) with the records' checks, before the
+/// state directory is written: the WARC file (its first file created, nothing written in it
+/// yet) and the metrics listener.
+struct Outputs {
+    warc: Option<warc::Warc>,
+    metrics: Option<std::net::TcpListener>,
+}
+
+impl Outputs {
+    fn open(config: &Config, user_agent: &str, seeds: usize, synced: bool) -> Result<Outputs> {
+        for (path, key) in [
+            (&config.output.file, "output.file"),
+            (&config.output.summary_json, "output.summary_json"),
+        ] {
+            output::check_writable(path)
+                .with_context(|| format!("bad setting: {key}: cannot write {}", path.display()))?;
+        }
+        let warc = if config.output.warc.as_os_str().is_empty() {
+            None
+        } else {
+            let settings = warc::Settings {
+                path: config.output.warc.clone(),
+                max_bytes: config.output.warc_max_bytes,
+                revisits: config.output.warc_revisits,
+                info: warc::Info::new(config, user_agent, seeds),
+                synced,
+            };
+            Some(warc::Warc::open(settings).map_err(|err| {
+                anyhow::anyhow!("bad setting: output.warc: cannot write the WARC file: {err}")
+            })?)
+        };
+        let metrics = if config.output.metrics.is_empty() {
+            None
+        } else {
+            let addr =
+                config::metrics_address(&config.output.metrics).map_err(anyhow::Error::msg)?;
+            let listener = std::net::TcpListener::bind(addr)
+                .and_then(|l| l.set_nonblocking(true).map(|()| l))
+                .with_context(|| format!("bad setting: output.metrics: cannot listen on {addr}"))?;
+            Some(listener)
+        };
+        Ok(Outputs { warc, metrics })
     }
-    Ok(Start::Ready(Box::new(Ready {
-        crawler,
-        config,
-        state,
-        metrics,
-        spill_dir,
-        lock,
-    })))
+}
+
+/// The SSRF guard: the seeds' hosts and the proxy trusted, and a resumed crawl's redirect
+/// targets where they are the same server as the URL that redirected (resolved anew:
+/// addresses may have changed since).
+fn guard_for(
+    runtime: &tokio::runtime::Runtime,
+    config: &Config,
+    seeds: &[Canonical],
+    redirects: &[(String, Option<String>)],
+) -> Arc<guard::Guard> {
+    let mut guard = guard::Guard::new(
+        !config.fetch.allow_private_addresses,
+        seeds.iter().map(Canonical::as_url),
+    );
+    if let Ok(proxy) = url::Url::parse(&config.fetch.proxy)
+        && let Some(host) = proxy.host_str()
+    {
+        guard.trust_proxy(host);
+    }
+    for (target, from) in redirects {
+        if let (Some(from), Ok(target)) = (from, url::Url::parse(target))
+            && let Ok(from) = url::Url::parse(from)
+        {
+            runtime.block_on(guard.trust_redirect(&from, &target));
+        }
+    }
+    Arc::new(guard)
+}
+
+/// The frontier the crawl runs on: the shared crawl joined (its store and what it holds), or
+/// this process's own from `builder`, resumed from the state directory if asked; sized for
+/// `concurrency` fetches.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is a part start-up checked on its own before the frontier is built"
+)]
+fn backend_for(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    config: &Config,
+    hosts: &Arc<hosts::HostRules>,
+    frontiers: (
+        Option<(frontier_redis::Store, frontier_redis::Stored)>,
+        Option<FrontierBuilder>,
+    ),
+    scope_seeds: &[Canonical],
+    state: Option<&StateDir>,
+    concurrency: usize,
+) -> Result<backend::Backend> {
+    let now = std::time::Instant::now();
+    Ok(match frontiers {
+        (Some((store, stored)), _) => {
+            let scope = scope_rules(config, scope_seeds)?;
+            let _entered = runtime.enter();
+            let frontier = frontier_redis::SharedFrontier::new(
+                store,
+                &stored,
+                Canonicalizer::new(),
+                scope,
+                politeness(config, hosts)?,
+                config.redis.lease_time,
+                crawl::worker_tasks(concurrency, true),
+            )?;
+            backend::Backend::shared(frontier, crawl::worker_tasks(concurrency, true))
+        }
+        (None, Some(builder)) => {
+            let seen = (
+                config.frontier.seen_initial_capacity,
+                config.frontier.seen_false_positive_rate,
+            );
+            backend::Backend::local(local_frontier(cli, state, builder, seen, now)?)
+        }
+        (None, None) => unreachable!("a local frontier is built when no Redis is given"),
+    })
+}
+
+/// The crawler, made a recrawl if it is one, and the earlier URLs of `--since` to queue.
+fn recrawling(
+    crawler: Crawler,
+    earlier: Option<since::Earlier>,
+    recrawl: bool,
+) -> (Crawler, Vec<frontier_redis::Listed>) {
+    match earlier {
+        None if recrawl => (crawler.recrawling(), Vec::new()),
+        Some(mut earlier) => {
+            tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
+            let urls = earlier.take_listed();
+            let unreadable = earlier.unreadable();
+            if unreadable > 0 {
+                tracing::warn!(
+                    "--since: {unreadable} recorded URLs are not URLs this crawler fetches"
+                );
+            }
+            (crawler.recrawling(), urls)
+        }
+        None => (crawler, Vec::new()),
+    }
 }
 
 /// Queues the URLs an earlier crawl recorded (`--since`), each at its depth: the scope

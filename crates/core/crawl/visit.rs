@@ -150,91 +150,22 @@ impl Crawler {
             let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
             return visit.finish(Outcome::Skipped, result).await;
         }
-        if self
+        let obey_robots = self
             .hosts
             .for_host(visit.lease().url().host_key())
-            .obey_robots
-        {
-            let host = visit.lease().url().host_key().to_owned();
-            let robots::Answer {
-                rules,
-                known,
-                fetched_here: fresh,
-            } = self
-                .robots
-                .rules(&*self.fetcher, &self.guard, &host, &url, visit.started)
-                .await;
-            // Leases that waited for the robots.txt another lease of the host was fetching
-            // started before its rules were known.
-            let waited = !fresh && visit.started < known;
-            if let Some(delay) = rules.crawl_delay()
-                && fresh
-            {
-                self.frontier.set_crawl_delay(&host, delay).await;
-            }
-            if fresh
-                && self.sitemaps.enabled
-                && let Rules::Parsed(robot) = &*rules
-                && !robot.sitemaps.is_empty()
-            {
-                // Once per fetch of the host's robots.txt; a sitemap seen before is dropped
-                // by the seen-test, so a robots.txt fetched again reads none twice.
-                let listed: Vec<sitemap::Entry> = robot
-                    .sitemaps
-                    .iter()
-                    .map(|loc| sitemap::Entry {
-                        loc: loc.clone(),
-                        lastmod: None,
-                    })
-                    .collect();
-                let robots_txt = url.join("/robots.txt").ok();
-                let from = robots_txt.as_ref().map(Url::as_str);
-                self.push_listed(&url, from, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
-                    .await;
-            }
-            let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
-            if waited && (rules.crawl_delay().is_some() || failed) {
-                // Back in line: to start when the Crawl-delay allows, or, when robots.txt
-                // could not be had, after the back-off the fetching lease's failure sets,
-                // so that it counts as one error of the host, not one per connection.
-                self.abandon(visit.take());
-                self.give_back_budget();
-                return;
-            }
-            match &*rules {
-                Rules::Unreachable(status) => {
-                    let retry = Outcome::ErrorAnswer {
-                        retry_after: Some(self.robots.unreachable_ttl()),
-                    };
-                    let why = format!("robots.txt answered {status}");
-                    let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
-                    return visit.finish(retry, result).await;
-                }
-                Rules::Unanswered(err) => {
-                    // The host cannot be reached: the page's own fetch would fail the same.
-                    let retry = Outcome::Failure {
-                        retry: true,
-                        retry_after: None,
-                    };
-                    let why = format!("fetching robots.txt: {}", err.detail);
-                    return visit.finish(retry, Draft::failed(err.kind, why)).await;
-                }
-                _ => {}
-            }
-            if !rules.allows(&url) {
-                // No request made for the page: the host's delay is not spent on it, so that
-                // thousands of disallowed links do not take thousands of delays. Unless this
-                // lease fetched robots.txt, which was a request.
-                let outcome = if fresh {
-                    Outcome::Success
-                } else {
-                    Outcome::Skipped
-                };
-                return visit
-                    .finish(outcome, Draft::error(ErrorKind::RobotsDenied))
-                    .await;
+            .obey_robots;
+        if obey_robots {
+            match self.obey_robots(visit, &url).await {
+                Some(allowed) => visit = allowed,
+                None => return,
             }
         }
+        self.fetch_and_follow(visit, url).await;
+    }
+
+    /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links
+    /// followed and the lease completed.
+    async fn fetch_and_follow<'c>(&'c self, mut visit: Visit<'c>, url: Url) {
         let keep_headers = self.warc.is_some();
         // Queued with its earlier record by a recrawl (another version's memo is not read:
         // the page is then fetched as a new one).
@@ -318,5 +249,94 @@ impl Crawler {
                 visit.finish(outcome, result).await;
             }
         }
+    }
+
+    /// What robots.txt says of `url`, the visit's URL: `Some(visit)` to go on with the fetch,
+    /// `None` when robots.txt ended the visit (a refusal, an unreachable file, or back in
+    /// line behind the file another lease fetched), with its record if it has one.
+    async fn obey_robots<'c>(&'c self, mut visit: Visit<'c>, url: &Url) -> Option<Visit<'c>> {
+        let host = visit.lease().url().host_key().to_owned();
+        let robots::Answer {
+            rules,
+            known,
+            fetched_here: fresh,
+        } = self
+            .robots
+            .rules(&*self.fetcher, &self.guard, &host, url, visit.started)
+            .await;
+        // Leases that waited for the robots.txt another lease of the host was fetching
+        // started before its rules were known.
+        let waited = !fresh && visit.started < known;
+        if let Some(delay) = rules.crawl_delay()
+            && fresh
+        {
+            self.frontier.set_crawl_delay(&host, delay).await;
+        }
+        if fresh
+            && self.sitemaps.enabled
+            && let Rules::Parsed(robot) = &*rules
+            && !robot.sitemaps.is_empty()
+        {
+            // Once per fetch of the host's robots.txt; a sitemap seen before is dropped
+            // by the seen-test, so a robots.txt fetched again reads none twice.
+            let listed: Vec<sitemap::Entry> = robot
+                .sitemaps
+                .iter()
+                .map(|loc| sitemap::Entry {
+                    loc: loc.clone(),
+                    lastmod: None,
+                })
+                .collect();
+            let robots_txt = url.join("/robots.txt").ok();
+            let from = robots_txt.as_ref().map(Url::as_str);
+            self.push_listed(url, from, &listed, ROBOTS_SITEMAP_DEPTH, Some(0))
+                .await;
+        }
+        let failed = matches!(*rules, Rules::Unreachable(_) | Rules::Unanswered(_));
+        if waited && (rules.crawl_delay().is_some() || failed) {
+            // Back in line: to start when the Crawl-delay allows, or, when robots.txt
+            // could not be had, after the back-off the fetching lease's failure sets,
+            // so that it counts as one error of the host, not one per connection.
+            self.abandon(visit.take());
+            self.give_back_budget();
+            return None;
+        }
+        match &*rules {
+            Rules::Unreachable(status) => {
+                let retry = Outcome::ErrorAnswer {
+                    retry_after: Some(self.robots.unreachable_ttl()),
+                };
+                let why = format!("robots.txt answered {status}");
+                let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
+                visit.finish(retry, result).await;
+                return None;
+            }
+            Rules::Unanswered(err) => {
+                // The host cannot be reached: the page's own fetch would fail the same.
+                let retry = Outcome::Failure {
+                    retry: true,
+                    retry_after: None,
+                };
+                let why = format!("fetching robots.txt: {}", err.detail);
+                visit.finish(retry, Draft::failed(err.kind, why)).await;
+                return None;
+            }
+            _ => {}
+        }
+        if !rules.allows(url) {
+            // No request made for the page: the host's delay is not spent on it, so that
+            // thousands of disallowed links do not take thousands of delays. Unless this
+            // lease fetched robots.txt, which was a request.
+            let outcome = if fresh {
+                Outcome::Success
+            } else {
+                Outcome::Skipped
+            };
+            visit
+                .finish(outcome, Draft::error(ErrorKind::RobotsDenied))
+                .await;
+            return None;
+        }
+        Some(visit)
     }
 }

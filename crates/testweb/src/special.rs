@@ -220,50 +220,48 @@ pub(crate) fn respond(site: &Site, host: usize, index: usize) -> (Reply, Wait) {
             }
             now(response)
         }
-        SpecialKind::BaseHref => now(reply(
-            200,
-            HTML,
-            Body::full(format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
-                 <base href=\"{t}/base/\"><base href=\"{t}/wrong/\"><title>base</title></head>\n\
-                 <body><p>Links resolved against the base URL:\n<a href=\"a\">a</a>\n\
-                 <a href=\"sub/b\">b</a>\n<a href=\"../c\">c</a>\n<a href=\"/\">home</a></p>\n\
-                 </body></html>\n"
-            )),
-        )),
-        SpecialKind::Nofollow => now(reply(
-            200,
-            HTML,
-            Body::full(format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nofollow</title>\
-                 </head>\n<body><ul>\n\
-                 <li><a href=\"{t}/followed\">followed</a></li>\n\
-                 <li><a rel=\"nofollow\" href=\"{t}/nofollow-1\">nofollow</a></li>\n\
-                 <li><a rel=\"external NoFollow\" href=\"{t}/nofollow-2\">nofollow too</a></li>\n\
-                 <li><a rel=\"nofollowers\" href=\"{t}/followed-2\">not nofollow</a></li>\n\
-                 </ul></body></html>\n"
-            )),
-        )),
-        SpecialKind::MetaNofollow => now(reply(
-            200,
-            HTML,
-            Body::full(format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
-                 <meta name=\"robots\" content=\"noindex, NoFollow\"><title>meta nofollow</title>\
-                 </head>\n<body><p><a href=\"{t}/1\">one</a> <a href=\"{t}/2\">two</a></p>\n\
-                 </body></html>\n"
-            )),
-        )),
-        SpecialKind::Canonical { href } => now(reply(
-            200,
-            HTML,
-            Body::full(format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
-                 <link rel=\"canonical\" href=\"{}\"><title>canonical</title></head>\n\
-                 <body><p>The canonical version of this page is elsewhere.</p></body></html>\n",
-                html_escape(href)
-            )),
-        )),
+        SpecialKind::BaseHref
+        | SpecialKind::Nofollow
+        | SpecialKind::MetaNofollow
+        | SpecialKind::Canonical { .. } => {
+            now(reply(200, HTML, Body::full(link_page(&special.kind, &t))))
+        }
+    }
+}
+
+/// The HTML of a special page that tests how links are read (a base URL, nofollow, a
+/// canonical link), whose links start with `t`; empty for other kinds.
+fn link_page(kind: &SpecialKind, t: &str) -> String {
+    match kind {
+        SpecialKind::BaseHref => format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
+             <base href=\"{t}/base/\"><base href=\"{t}/wrong/\"><title>base</title></head>\n\
+             <body><p>Links resolved against the base URL:\n<a href=\"a\">a</a>\n\
+             <a href=\"sub/b\">b</a>\n<a href=\"../c\">c</a>\n<a href=\"/\">home</a></p>\n\
+             </body></html>\n"
+        ),
+        SpecialKind::Nofollow => format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>nofollow</title>\
+             </head>\n<body><ul>\n\
+             <li><a href=\"{t}/followed\">followed</a></li>\n\
+             <li><a rel=\"nofollow\" href=\"{t}/nofollow-1\">nofollow</a></li>\n\
+             <li><a rel=\"external NoFollow\" href=\"{t}/nofollow-2\">nofollow too</a></li>\n\
+             <li><a rel=\"nofollowers\" href=\"{t}/followed-2\">not nofollow</a></li>\n\
+             </ul></body></html>\n"
+        ),
+        SpecialKind::MetaNofollow => format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
+             <meta name=\"robots\" content=\"noindex, NoFollow\"><title>meta nofollow</title>\
+             </head>\n<body><p><a href=\"{t}/1\">one</a> <a href=\"{t}/2\">two</a></p>\n\
+             </body></html>\n"
+        ),
+        SpecialKind::Canonical { href } => format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\
+             <link rel=\"canonical\" href=\"{}\"><title>canonical</title></head>\n\
+             <body><p>The canonical version of this page is elsewhere.</p></body></html>\n",
+            html_escape(href)
+        ),
+        _ => String::new(),
     }
 }
 
