@@ -33,7 +33,7 @@ fn bad_seeds_are_named() {
     fails_with(&["--seeds-file", path], "line 4");
 }
 
-/// Regression (issue 23): a seen-test too large said "N bits exceed the maximum filter size"
+/// Regression: a seen-test too large said "N bits exceed the maximum filter size"
 /// twice, and named no key.
 #[test]
 fn a_seen_test_too_large_names_its_key_and_limit_once() {
@@ -57,7 +57,7 @@ fn a_seen_test_too_large_names_its_key_and_limit_once() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-/// Regression (issue 23): an `http://` Redis URL was taken, and failed later as "did not
+/// Regression: an `http://` Redis URL was taken, and failed later as "did not
 /// parse - InvalidClientConfig", with its password printed.
 #[test]
 fn a_redis_url_of_another_scheme_is_refused_without_its_password() {
@@ -236,7 +236,7 @@ fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
         stderr.contains("(frontier.seen_false_positive_rate: 1 in 1,000,000)"),
         "{stderr}"
     );
-    // Regression (issue 23): words a newcomer could not read.
+    // Regression: words a newcomer could not read.
     for jargon in ["part", "fewer than 1 in", "over the cap"] {
         assert!(!stderr.contains(jargon), "{jargon:?} in: {stderr}");
     }
@@ -244,7 +244,7 @@ fn a_local_crawl_is_quiet_about_its_contact_and_summed_up_in_words() {
     assert!(!stderr.contains("this run"), "not resumed: {stderr}");
 }
 
-/// Regression (issue 10): `--state-dir s --exclude '('` exited 2 but had written
+/// Regression: `--state-dir s --exclude '('` exited 2 but had written
 /// `s/crawl.toml`, so the corrected command was refused ("holds a crawl already"); and a bad
 /// override given with `--resume` was saved before it failed, so every later plain
 /// `--resume` failed too. Every setting is now checked before the state directory is
@@ -294,7 +294,7 @@ fn a_refused_setting_leaves_the_state_directory_untouched() {
     assert!(run.output.status.success(), "{}", run.stderr());
 }
 
-/// Issue 23: logs redirected to a file carried ANSI colour codes (`[2m...[0m [33m WARN`).
+/// Regression: logs redirected to a file carried ANSI colour codes (`[2m...[0m [33m WARN`).
 #[test]
 fn logs_written_to_a_file_or_pipe_have_no_colour_codes() {
     // A seed that redirects: an info line says its target is a seed too.

@@ -59,7 +59,7 @@ fn max_pages_stops_at_exactly_that_many_records() {
     for limit in ["1", "37"] {
         let crawl = crawl_site(&site, &["--max-pages", limit, "--robots", "false"]);
         assert_eq!(crawl.records.len().to_string(), limit, "{}", crawl.stderr());
-        // Regression (issue 23): the summary did not say why the crawl stopped, nor what
+        // Regression: the summary did not say why the crawl stopped, nor what
         // became of the URLs left queued; and it said "1 URLs".
         let stderr = crawl.stderr();
         let crawled = if limit == "1" {

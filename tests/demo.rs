@@ -13,7 +13,7 @@ fn readme_demo() -> String {
     section[start..end].to_owned()
 }
 
-/// Regression (issue 14): the demo started testweb in the background and the crawler at
+/// Regression: the demo started testweb in the background and the crawler at
 /// once, which could read `seed.txt` before testweb wrote it (1 run in 4 exited with "no
 /// seeds"). Runs the README's lines as written, in a directory where `target/release` holds
 /// this build's binaries and `cargo` does nothing (the binaries are built already).

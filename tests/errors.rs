@@ -63,7 +63,7 @@ fn each_kind_of_answer_gets_the_record_it_deserves() {
     for path in ["/huge", "/gzip-bomb"] {
         assert_eq!(field(path, "error"), "too_large", "{path}");
         assert_eq!(field(path, "bytes"), 1_000_000, "{path}");
-        // Regression (issue 23): a too_large record said nothing of the cap or what was kept.
+        // Regression: a too_large record said nothing of the cap or what was kept.
         let detail = field(path, "error_detail");
         let detail = detail.as_str().unwrap_or_default();
         assert!(

@@ -31,7 +31,7 @@ fn html_linking(links: &[String]) -> Vec<u8> {
     format!("<!doctype html><html><body>{anchors}</body></html>").into_bytes()
 }
 
-/// Regression (issue 14): a home page linking first to five pages that answer 500, then to
+/// Regression: a home page linking first to five pages that answer 500, then to
 /// 100 good pages, gave the whole host up after the fifth error: 2 of 106 URLs crawled,
 /// the rest dropped without records, exit code 0.
 #[test]
@@ -62,7 +62,7 @@ fn a_few_broken_pages_do_not_abandon_their_site() {
     assert!(!crawl.stderr().contains("giving up"), "{}", crawl.stderr());
 }
 
-/// Regression (issue 14, tried as a user): with the default back-off, the five broken pages'
+/// Regression (found trying it as a user): with the default back-off, the five broken pages'
 /// retries doubled the host's wait after each, and the 106-page site took 9 minutes. A
 /// server that answers is up: its broken pages wait the base back-off each.
 #[test]
@@ -158,7 +158,7 @@ fn crawl_unreachable(seed: &str) -> (crate::util::Crawl, Duration) {
     (crawl, started.elapsed())
 }
 
-/// Regression (issue 14): an unreachable seed took two minutes, wrote `robots_unreachable`
+/// Regression: an unreachable seed took two minutes, wrote `robots_unreachable`
 /// and exited 0, naming neither DNS nor the connection.
 #[test]
 fn an_unreachable_seed_is_known_in_seconds_says_why_and_exits_3() {
@@ -228,7 +228,7 @@ fn a_crawl_with_an_answer_exits_0_and_names_the_hosts_it_could_not_reach() {
     assert!(!stderr.contains(&format!("127.0.0.1:{port} (")), "{stderr}");
 }
 
-/// Regression (issue 23): a fetch that hangs showed as "1 in flight" for as long as it hung,
+/// Regression: a fetch that hangs showed as "1 in flight" for as long as it hung,
 /// with no word of which URL. Past 5 s the status line names it.
 #[test]
 fn a_fetch_in_flight_long_is_named_in_the_status_line() {

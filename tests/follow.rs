@@ -1,6 +1,6 @@
 use crate::util::{crawl, fast, serve};
 
-/// Regression (issue 13): mdBook puts its table of contents in `toc.html`, loaded through
+/// Regression: mdBook puts its table of contents in `toc.html`, loaded through
 /// `<iframe src>`, which was not followed. Frames are links by default, counted in the
 /// summary, and `--follow-frames false` turns them off.
 #[test]

@@ -139,7 +139,7 @@ fn traps_end_with(name: &str, profile: &[String], last_month: u32) {
     }
 }
 
-/// Regression (issue 13): a book whose 600 chapters each link to the next (as mdBook makes
+/// Regression: a book whose 600 chapters each link to the next (as mdBook makes
 /// them) was cut at the old depth limit of 20. With each profile's settings, every page of
 /// the site is fetched, the last chapter 601 links from the seed.
 #[test]

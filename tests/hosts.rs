@@ -425,7 +425,7 @@ fn bad_entries_and_missing_secrets_stop_the_start_and_secrets_stay_out_of_the_st
     }
 }
 
-/// Issue 23: a proxy's password was written to `DIR/crawl.toml` (mode 0644) and a secret
+/// Regression: a proxy's password was written to `DIR/crawl.toml` (mode 0644) and a secret
 /// header's value with it. Now the password comes from the environment, and a secret that
 /// would be stored is refused, before anything is written, without being printed.
 #[test]

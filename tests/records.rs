@@ -51,7 +51,7 @@ fn first_and_copy(crawl: &crate::util::Crawl, root: &str) -> (&'static str, &'st
     }
 }
 
-/// Issue 23: with the defaults, the page reachable only through a duplicate's relative link
+/// Regression: with the defaults, the page reachable only through a duplicate's relative link
 /// was never crawled.
 #[test]
 fn a_body_read_before_is_a_duplicate_and_its_links_are_followed() {
@@ -75,7 +75,7 @@ fn a_body_read_before_is_a_duplicate_and_its_links_are_followed() {
         "{}",
         crawl.stderr()
     );
-    // Regression (issue 23): --summary-json lacked the text summary's duplicates.
+    // Regression: --summary-json lacked the text summary's duplicates.
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let duplicates = &summary["this_run"]["duplicates"];
     assert_eq!(duplicates["duplicates"], 1, "{summary}");

@@ -99,7 +99,7 @@ fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
     let run = crawl(&args);
     assert!(run.output.status.success(), "{}", run.stderr());
     assert_eq!(run.records.len(), 5);
-    // The summary says where the URLs left queued are (issue 23).
+    // The summary says where the URLs left queued are.
     assert!(
         run.stderr()
             .contains("left queued are kept in the state directory: --resume crawls on"),
@@ -267,7 +267,7 @@ fn ctrl_c_without_a_state_dir_says_the_queued_urls_are_lost_and_how_to_keep_them
     assert!(stderr.contains("--resume"), "{stderr}");
 }
 
-/// Regression (issue 10): a second Ctrl-C quit from inside a task with `process::exit`,
+/// Regression: a second Ctrl-C quit from inside a task with `process::exit`,
 /// leaving the temporary spill directory and its segment files behind.
 #[test]
 fn a_second_ctrl_c_quits_at_once_and_leaves_no_spill_files() {
@@ -338,7 +338,7 @@ fn a_second_ctrl_c_quits_at_once_and_leaves_no_spill_files() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// Issue 23: with `--state-dir`, records sent to `/dev/null` (to keep only a WARC file) made
+/// Regression: with `--state-dir`, records sent to `/dev/null` (to keep only a WARC file) made
 /// every periodic sync fail with EINVAL, and the crawl stopped early with exit code 2.
 #[test]
 fn records_to_dev_null_with_a_state_dir_keep_only_the_warc_file() {

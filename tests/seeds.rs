@@ -32,7 +32,7 @@ fn crawl_seed(a: u16, extra: &[&str]) -> Crawl {
     crawl
 }
 
-/// Regression (issue 14): with the default scope (the seeds' hosts), a seed redirecting to
+/// Regression: with the default scope (the seeds' hosts), a seed redirecting to
 /// another host (`example.com` to `www.example.com`) was dropped as `out_of_scope`.
 #[test]
 fn a_seeds_redirect_target_is_a_seed_and_its_host_in_scope() {
@@ -130,7 +130,7 @@ fn seed_redirecting_to(location: fn(u16) -> String) -> u16 {
     port
 }
 
-/// Issue 23: a seed `http://127.0.0.1:PORT/` answering with a redirect to
+/// Regression: a seed `http://127.0.0.1:PORT/` answering with a redirect to
 /// `http://localhost:PORT/home` had its target recorded `ssrf_blocked`: it is the same server
 /// under another name, and is crawled now, links and all; a resume trusts it again.
 #[test]

@@ -335,7 +335,7 @@ fn a_redis_restart_mid_crawl_is_waited_out() {
     wait_until("nothing recorded", || urls_recorded(&out).len() >= 100);
     redis.restart();
     let stderr = finish(child);
-    // One line for the blip, not one per worker waiting it out (issue 22).
+    // One line for the blip, not one per worker waiting it out.
     assert_eq!(stderr.matches("; retrying").count(), 1, "{stderr}");
     assert_eq!(stderr.matches("answers again").count(), 1, "{stderr}");
     let counts = recorded(std::slice::from_ref(&out));
@@ -345,7 +345,7 @@ fn a_redis_restart_mid_crawl_is_waited_out() {
     );
 }
 
-/// Issue 22: Redis rolled back (a `SAVE`, more crawling, `kill -9`, restarted from the
+/// Regression: Redis rolled back (a `SAVE`, more crawling, `kill -9`, restarted from the
 /// snapshot, as a crash without AOF or a failover to a lagging replica leaves it): 431 of
 /// these 3,000 pages never had a record, as the processes' lists of links already sent (and
 /// their copies of the seen-test) held URLs the snapshot had forgotten, and they never sent
@@ -388,7 +388,7 @@ fn a_redis_rolled_back_to_an_older_snapshot_loses_no_page() {
     );
 }
 
-/// Issue 22: a replica promoted mid-crawl (the master killed with SIGKILL, the replica made
+/// Regression: a replica promoted mid-crawl (the master killed with SIGKILL, the replica made
 /// master, the crawl's address moved to it, as a failover does): replication is
 /// asynchronous, so the replica may be a little behind, which the processes take as Redis
 /// going back in time. Every page still gets its record, and both processes end.
@@ -426,7 +426,7 @@ fn a_replica_promoted_mid_crawl_loses_no_page() {
     assert!(missing.is_empty(), "{missing:?} never recorded; {stderr}");
 }
 
-/// Issue 22: with many buckets and Redis a few milliseconds away, every page was fetched and
+/// Regression: with many buckets and Redis a few milliseconds away, every page was fetched and
 /// then both processes asked Redis for work for ever: a search ran until a sweep asked no
 /// bucket, and an empty bucket was due again after a second, less than a sweep took.
 #[test]
@@ -464,7 +464,7 @@ fn many_buckets_far_away_still_end() {
     );
 }
 
-/// Issue 22: a process whose link to Redis stalls (connections open, nothing going through)
+/// Regression: a process whose link to Redis stalls (connections open, nothing going through)
 /// for longer than its leases last: the other process takes its leases back when they
 /// expire and fetches them, and the stalled one's completions, arriving late, are refused.
 /// Nothing is lost, and both end.
@@ -501,7 +501,7 @@ fn a_process_stalled_longer_than_its_leases_loses_nothing() {
     );
 }
 
-/// Issue 22: a script that ran but whose answer was lost (a timeout, a dropped connection)
+/// Regression: a script that ran but whose answer was lost (a timeout, a dropped connection)
 /// was sent again, and its second run did not answer what the first did: a batch's
 /// completions came back "not held" and their records were never written; a lease script's
 /// leases waited for their deadline. Now a script sent again answers from its first run.
@@ -546,7 +546,7 @@ fn answers_cut_off_lose_no_record_and_strand_no_lease() {
     );
 }
 
-/// Issue 21: each process read robots.txt for itself (with two processes on 100 hosts, 100
+/// Regression: each process read robots.txt for itself (with two processes on 100 hosts, 100
 /// repeated requests). Now the first process to need a host's file fetches it and stores
 /// it in Redis, and the others use it.
 #[test]
@@ -568,7 +568,7 @@ fn robots_txt_is_fetched_once_per_host_for_the_whole_crawl() {
     assert_eq!(recorded(&outs).len(), 400);
 }
 
-/// Issue 21: `--per-host-pages` was charged by the embedded frontier's admission only; two
+/// Regression: `--per-host-pages` was charged by the embedded frontier's admission only; two
 /// processes on Redis fetched every page. The budget now holds for the crawl, in Redis, and
 /// both stores admit the same number of pages per host.
 #[test]
@@ -609,7 +609,7 @@ fn the_per_host_page_budget_holds_for_the_crawl_on_either_store() {
     assert!(stderr.contains("host budget"), "{stderr}");
 }
 
-/// Issue 21: the content-seen test was each process's own: a body one process had read was
+/// Regression: the content-seen test was each process's own: a body one process had read was
 /// new to the next. The first process reads a mirror or two and stops; the second finishes
 /// the crawl, and takes every mirror it reads for a duplicate.
 #[test]
@@ -681,7 +681,7 @@ fn a_body_read_by_one_process_is_a_duplicate_for_another() {
     assert!(stderr.contains("by a process of the crawl"), "{stderr}");
 }
 
-/// Issue 21: which URLs are sitemaps, and at which index level, was each process's own: a
+/// Regression: which URLs are sitemaps, and at which index level, was each process's own: a
 /// sitemap an index listed, leased by a process that had not read the index, was read as a
 /// page, and its pages were never reached. The first process reads the index given on its
 /// command line and stops; the second, given nothing, reads the sitemap the index listed.
@@ -744,7 +744,7 @@ fn a_sitemap_is_one_whichever_process_leases_it() {
     }
 }
 
-/// Issue 21: a seed's redirect to another host widened the scope of the process that saw it
+/// Regression: a seed's redirect to another host widened the scope of the process that saw it
 /// only: a running process that leased the target's pages dropped their links as out of
 /// scope. The target is in Redis before it is queued, and a process leasing a URL at depth 0
 /// reads the targets first.
@@ -864,7 +864,7 @@ fn joining_needs_a_crawl_and_takes_its_settings() {
 }
 
 /// Processes started together, the one with the seeds last (as README.md's example may run
-/// them): the one without seeds waits for the crawl rather than fail (issue 23).
+/// them): the one without seeds waits for the crawl rather than fail.
 #[test]
 fn a_process_without_seeds_waits_for_the_crawl_to_be_started() {
     let redis = RedisServer::start();
@@ -878,7 +878,7 @@ fn a_process_without_seeds_waits_for_the_crawl_to_be_started() {
     assert_eq!(recorded(&outs).len(), 20);
 }
 
-/// Issue 21: the same command run again on a finished crawl printed "crawled 0 URLs" and
+/// Regression: the same command run again on a finished crawl printed "crawled 0 URLs" and
 /// exited 0; a crawl of another site under the default name joined the old crawl and took
 /// its settings; a crawl's keys could only be removed by hand.
 #[test]
@@ -926,7 +926,7 @@ fn a_finished_crawl_says_so_another_site_is_refused_and_removing_starts_anew() {
     assert!(String::from_utf8_lossy(&remove.stderr).contains("no crawl named \"nothing\""));
 }
 
-/// Issue 23: the Redis password was printed on an error (`cannot reach Redis at
+/// Regression: the Redis password was printed on an error (`cannot reach Redis at
 /// redis://:WrongPw123@...`) and when a process joined, and the crawl's stored settings held
 /// the Redis URL. Now every message shows `redis://:***@host` and Redis stores no secret.
 #[test]
@@ -989,7 +989,7 @@ fn the_redis_password_is_never_printed_nor_stored() {
     assert!(!dump.contains("S3cretPw"), "{dump}");
 }
 
-/// Issue 22: slots moved between a cluster's masters mid-crawl (`redis-cli --cluster
+/// Regression: slots moved between a cluster's masters mid-crawl (`redis-cli --cluster
 /// reshard`). A script run while its bucket's slot was half moved read the keys not moved
 /// yet as empty on the new master, or failed half-way on the old one with its first writes
 /// made (Redis does not roll a script back). Scripts now refuse to run while their slot is

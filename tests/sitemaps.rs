@@ -126,7 +126,7 @@ fn sitemaps_lead_to_pages_nothing_links_to_each_fetched_once() {
     assert_eq!(from("/sitemap.txt"), web.url(0, "/robots.txt").as_str());
     let stderr = crawl.stderr();
     assert!(stderr.contains("sitemaps: 4 read"), "{stderr}");
-    // Regression (issue 23): --summary-json lacked the text summary's sitemaps.
+    // Regression: --summary-json lacked the text summary's sitemaps.
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(summary["this_run"]["sitemaps"]["read"], 4, "{summary}");

@@ -48,7 +48,7 @@ fn links_from_pages_to_private_addresses_are_not_fetched() {
     assert_eq!(log.paths(), ["/"], "only the seed was requested");
     let stderr = run.stderr();
     assert!(stderr.contains("3 ssrf_blocked"), "{stderr}");
-    // Regression (issue 23): the records said nothing of why, and the summary's hosts not
+    // Regression: the records said nothing of why, and the summary's hosts not
     // crawled ended in "ssrf_blocked: " with nothing after it.
     let allow = "--allow-private-addresses true (fetch.allow_private_addresses) allows them";
     for (url, why) in [

@@ -1018,7 +1018,7 @@ mod tests {
         assert!(err.to_string().contains("MiB"), "{err}");
     }
 
-    /// Regression (issue 23): `delay = 5` said "invalid type: integer `5`, expected a string".
+    /// Regression: `delay = 5` said "invalid type: integer `5`, expected a string".
     #[test]
     fn a_key_in_the_wrong_table_is_pointed_to_its_own() {
         let err = Config::from_toml("delay = \"1s\"\n")

@@ -101,9 +101,8 @@ pub(crate) struct Crawler {
 /// 4 ms away they take about as long as a 20 ms fetch, and the extra tasks fetch meanwhile,
 /// so that the fetches, which stay at most `fetch.concurrency`, are not idle. A task waiting
 /// for a fetch to end holds its lease: the others are queued at most one fetch time longer.
-/// Measured with `RTT_MS=4 benches/shared.sh` (docs/benchmarks.md): four processes made 3.2x
-/// one process's pages a second with half as many more tasks, 3.4 to 3.6x with twice as many,
-/// 3.5 to 3.6x with three times.
+/// Why three: `RTT_MS=4 benches/shared.sh`, in docs/benchmarks.md ("three worker tasks a
+/// fetch").
 pub(crate) fn worker_tasks(concurrency: usize, shared: bool) -> usize {
     if shared { concurrency * 3 } else { concurrency }
 }
@@ -140,7 +139,7 @@ fn cpu_bound<R>(bytes: usize, work: impl FnOnce() -> R) -> R {
 impl Crawler {
     #[expect(
         clippy::too_many_arguments,
-        reason = "each is a part main.rs builds and checks on its own before the crawl"
+        reason = "each is a part start-up builds and checks on its own before the crawl"
     )]
     pub(crate) fn new(
         config: Config,

@@ -389,7 +389,7 @@ mod tests {
         assert!(Guard::new(false, [&seed]).allows_address("localhost", loopback));
     }
 
-    /// Issue 23: a seed `127.0.0.1:PORT` answering with a redirect to `localhost:PORT` had
+    /// Regression: a seed `127.0.0.1:PORT` answering with a redirect to `localhost:PORT` had
     /// its target blocked; a public seed's redirect to a private address must stay blocked.
     #[tokio::test]
     async fn a_seeds_redirect_to_the_same_server_is_trusted_and_no_other() {

@@ -728,7 +728,7 @@ mod tests {
         assert_eq!(plural(12_345, "URL", "URLs"), "12,345 URLs");
     }
 
-    /// Regression (issue 23): the offline demo sat 20 s on "1 in flight" with no word of
+    /// Regression: the offline demo sat 20 s on "1 in flight" with no word of
     /// which URL.
     #[test]
     fn a_url_in_flight_long_is_named_in_the_status() {

@@ -472,7 +472,7 @@ mod tests {
         }
     }
 
-    /// Regression (issue 10): an entry evicted between its fetch and its own `make_room` had
+    /// Regression: an entry evicted between its fetch and its own `make_room` had
     /// its cost taken out of the count without ever being added, so the count fell below
     /// what the cache held and the cache could outgrow its budget.
     #[test]

@@ -588,7 +588,7 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records
     assert_eq!(queues.pop(t0).unwrap(), Next::Pending); // b.example is in flight
 }
 
-/// Regression (issue 14): five broken pages at the head of a site gave the whole site up.
+/// Regression: five broken pages at the head of a site gave the whole site up.
 /// Errors in a row give a host up only once they have lasted `give_up_after`.
 #[test]
 fn broken_pages_cost_their_retries_not_their_site() {

@@ -444,7 +444,7 @@ fn chain_length(
     limit
 }
 
-/// Regression (issue 13): a book of 600 chapters, each linking to the next, was cut at the
+/// Regression: a book of 600 chapters, each linking to the next, was cut at the
 /// depth limit of 20. Chains of pages with their own names go on; a calendar, one shape
 /// page after page, ends where the old limit ended it.
 #[test]

@@ -426,7 +426,7 @@ fn extract_skips_text_comments_and_scripts() {
     }
 }
 
-/// Regression (issue 13): mdBook loads its whole table of contents through `<iframe src>`,
+/// Regression: mdBook loads its whole table of contents through `<iframe src>`,
 /// which was not followed. Frames and iframes are links, unless turned off.
 #[test]
 fn frames_and_iframes_are_links_unless_turned_off() {

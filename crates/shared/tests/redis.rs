@@ -352,7 +352,7 @@ async fn a_crawl_of_another_key_layout_is_refused() {
     assert!(err.to_string().contains("new crawl name"), "{err}");
 }
 
-/// Issue 23: a seed's redirect target went into the crawl's seed list, which processes that
+/// Regression: a seed's redirect target went into the crawl's seed list, which processes that
 /// join later trust as seeds the user gave (their SSRF guard let them be fetched at private
 /// addresses). Targets are kept apart now.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -369,7 +369,7 @@ async fn a_seeds_redirect_target_is_not_among_the_seeds_processes_join_with() {
     assert_eq!(stored.redirect_targets, vec![target.as_str().to_owned()]);
 }
 
-/// Issue 21: a crawl's keys could not be removed but by hand (77 keys after a small crawl).
+/// Regression: a crawl's keys could not be removed but by hand (77 keys after a small crawl).
 /// On a cluster, every bucket's keys go, slot by slot, and another crawl's stay.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_another() {
@@ -430,7 +430,7 @@ fn leases(server: &RedisServer, name: &str) -> (String, Vec<(String, String)>) {
     (key, pairs)
 }
 
-/// Issue 22: after Redis went back to an older snapshot, a bucket's counter handed its lease
+/// Regression: after Redis went back to an older snapshot, a bucket's counter handed its lease
 /// tokens out again, and a process's completion of its old lease landed on another URL's
 /// lease, whose URL then never had a record. Tokens now grow with the server's clock, and
 /// a completion names its URL.
@@ -501,7 +501,7 @@ async fn a_removal_cut_short_is_finished_by_the_next() {
     assert_eq!(server.cli(&["DBSIZE"]).trim(), "0");
 }
 
-/// Issue 21: the content-seen test of a crawl, shared by its processes: of two processes
+/// Regression: the content-seen test of a crawl, shared by its processes: of two processes
 /// reading the same bodies at once, exactly one takes each for new; its seen-test's URLs
 /// and the bodies' digests never meet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -540,7 +540,7 @@ async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
     assert_eq!(a.push_seeds(urls(200)).await.unwrap(), 200);
 }
 
-/// Issue 21: sitemaps known to the crawl, with a host's cap held across processes; a mark
+/// Regression: sitemaps known to the crawl, with a host's cap held across processes; a mark
 /// sent again by the process that made it (its answer lost) is still its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_are_known_to_the_crawl_and_capped_per_host_across_processes() {
@@ -599,7 +599,7 @@ async fn links_repeated_on_a_page_count_as_if_pushed_one_by_one() {
     assert_eq!(a.invalid.iter().map(|(_, n)| n).sum::<u64>(), 2, "{a:?}");
 }
 
-/// Issue 27: processes given the same list (an earlier crawl's records) each queue a share
+/// Regression: processes given the same list (an earlier crawl's records) each queue a share
 /// of it, claimed chunk by chunk; a chunk whose claimer died is queued once its claim
 /// lapses; a process given the list after it was queued whole sends none of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -635,7 +635,7 @@ async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     assert!(sent <= 10, "{sent} requests");
 }
 
-/// Issue 27: what a process queued with a URL (a recrawl's earlier validators) comes back
+/// Regression: what a process queued with a URL (a recrawl's earlier validators) comes back
 /// with its lease in any process, as in one process: with and without a referrer, empty,
 /// binary, after a retry and after a lease that expired; a URL pushed again with another
 /// memo keeps its first.
