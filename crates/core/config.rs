@@ -330,13 +330,13 @@ impl Default for Crawl {
     fn default() -> Self {
         Crawl {
             max_pages: 0,
-            max_depth: 2000,
-            max_same_shape_depth: 20,
+            max_depth: frontier::ScopeRules::DEFAULT_MAX_DEPTH,
+            max_same_shape_depth: frontier::ScopeRules::DEFAULT_MAX_SAME_SHAPE_DEPTH,
             scope: Scope::Hosts,
             include: Vec::new(),
             exclude: Vec::new(),
-            max_repeated_segment: 2,
-            max_path_segments: 32,
+            max_repeated_segment: frontier::ScopeRules::DEFAULT_MAX_REPEATED_SEGMENT,
+            max_path_segments: frontier::ScopeRules::DEFAULT_MAX_PATH_SEGMENTS,
             per_host_pages: 0,
             sitemaps: true,
             content_seen: true,
@@ -345,6 +345,8 @@ impl Default for Crawl {
     }
 }
 
+/// The frontier's politeness defaults are these too: `the_defaults_are_the_frontiers_own`
+/// ties them (the frontier keeps them private to its builder).
 impl Default for Politeness {
     fn default() -> Self {
         Politeness {
@@ -1173,5 +1175,23 @@ mod tests {
         assert!(duration::parse("10").is_err());
         assert!(duration::parse("-1s").is_err());
         assert!(duration::parse("1e300h").is_err());
+    }
+
+    #[test]
+    fn the_defaults_are_the_frontiers_own() {
+        let ours = Politeness::default();
+        let frontier = frontier::Politeness::builder().build().unwrap();
+        assert_eq!(ours.connections_per_host, frontier.connections_per_host());
+        assert_eq!(ours.delay, frontier.delay());
+        assert_eq!(ours.max_crawl_delay, frontier.max_crawl_delay());
+        assert_eq!(ours.backoff_base, frontier.backoff_base());
+        assert_eq!(ours.backoff_max, frontier.backoff_max());
+        assert_eq!(ours.max_retry_after, frontier.max_retry_after());
+        assert_eq!(
+            ours.max_consecutive_errors,
+            frontier.max_consecutive_errors()
+        );
+        assert_eq!(ours.give_up_after, frontier.give_up_after());
+        assert_eq!(ours.max_attempts, frontier.max_attempts());
     }
 }

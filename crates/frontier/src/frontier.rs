@@ -10,6 +10,7 @@ use url::Url;
 
 use crate::admission::Repeat;
 use crate::journal::{self, Journal, JournalBatch, Replayed};
+use crate::page_links::PageLinks;
 use crate::{
     Admission, AdmissionStats, Canonical, Canonicalizer, Completion, DiskError, DiskErrorKind,
     DropReason, Fate, ForeignLease, HostQueues, Lease, MAX_MEMO_BYTES, Next, Outcome, Politeness,
@@ -622,18 +623,15 @@ impl Frontier {
         depth: u32,
         now: Instant,
     ) -> Result<usize, FrontierError> {
-        // An href longer than the length limit is rejected on its whole length, fragment
-        // included: it is never taken for a repeat of a shorter one.
         let max = self.admission.canonicalizer().max_length();
-        let mut firsts: HashMap<&str, Repeat> = HashMap::with_capacity(hrefs.len());
+        let mut firsts: PageLinks<'_, Repeat> = PageLinks::new(max, hrefs.len());
         let mut queued = 0;
         let mut first_error = None;
         let mut buffer = String::new();
         for href in hrefs {
             let href = href.as_ref();
-            let key = (href.len() <= max).then(|| href.split_once('#').map_or(href, |(k, _)| k));
-            if let Some(first) = key.and_then(|key| firsts.get(key)) {
-                self.admission.count_repeat(first);
+            if let Some(first) = firsts.first_of(href) {
+                self.admission.count_repeat(&first);
                 continue;
             }
             let pushed = {
@@ -646,9 +644,7 @@ impl Frontier {
             match pushed {
                 Ok(push) => {
                     queued += usize::from(matches!(push, Push::Queued | Push::HostGivenUp));
-                    if let Some(key) = key {
-                        firsts.insert(key, Repeat::of(&push));
-                    }
+                    firsts.judged(href, Repeat::of(&push));
                 }
                 Err(err) => {
                     first_error.get_or_insert(err);

@@ -66,6 +66,7 @@ pub mod conformance;
 mod error;
 mod frontier;
 mod journal;
+mod page_links;
 mod queues;
 mod redact;
 mod scope;
@@ -76,6 +77,7 @@ pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Reje
 pub use error::{DiskError, DiskErrorKind};
 pub use frontier::{Frontier, FrontierBuilder, FrontierError, FrontierStats, Push};
 pub use journal::{JournalBatch, Replayed};
+pub use page_links::PageLinks;
 pub use queues::{
     Completion, Fate, ForeignLease, HostPolicy, HostPoliteness, HostQueues, HostRecord, Lease,
     MAX_MEMO_BYTES, Next, Outcome, Politeness, PolitenessBuilder, PolitenessError,

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, FrontierStats, HostPoliteness, Outcome, Politeness,
-    ScopeRules, SeenSet, Url,
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, HostPoliteness, Outcome, PageLinks,
+    Politeness, ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
@@ -655,14 +655,12 @@ impl SharedFrontier {
         inner.check_server();
         let from: Arc<str> = Arc::from(page.as_str());
         let mut links = Vec::with_capacity(hrefs.len());
-        // A link repeated on the page (the same text before its `#`) is judged once: its
-        // repeats count as its first occurrence decided, a queued one's as seen, as the
-        // embedded frontier counts them (`Frontier::push_links_on`).
-        let mut judged: HashMap<&str, Judged> = HashMap::with_capacity(hrefs.len());
+        // A link repeated on the page is judged once: its repeats count as its first
+        // occurrence decided, a queued one's as seen, by the embedded frontier's rule.
+        let mut judged = PageLinks::new(inner.canon.max_length(), hrefs.len());
         for href in hrefs {
-            let text = href.split('#').next().unwrap_or(href);
-            if let Some(first) = judged.get(text) {
-                match *first {
+            if let Some(first) = judged.first_of(href) {
+                match first {
                     Judged::Invalid(reason) => inner.count_invalid(reason),
                     Judged::Dropped(reason) => inner.count_drop(reason),
                     Judged::Seen => {
@@ -675,16 +673,16 @@ impl SharedFrontier {
                 Ok(url) => url,
                 Err(rejected) => {
                     inner.count_invalid(rejected.reason());
-                    judged.insert(text, Judged::Invalid(rejected.reason()));
+                    judged.judged(href, Judged::Invalid(rejected.reason()));
                     continue;
                 }
             };
             if let Err(reason) = inner.scope.check_link(page, &url, depth) {
                 inner.count_drop(reason.reason());
-                judged.insert(text, Judged::Dropped(reason.reason()));
+                judged.judged(href, Judged::Dropped(reason.reason()));
                 continue;
             }
-            judged.insert(text, Judged::Seen);
+            judged.judged(href, Judged::Seen);
             let pushed = inner
                 .pushed
                 .read()
