@@ -63,35 +63,57 @@ local out = {}
 local held, deadlines = {}, {}
 local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
 local leased = 0
-while leased < max do
-  local host = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)[1]
-  if not host then break end
-  local h = get_host(hosts, host)
-  local d = delay_of(h, delay)
-  -- As many leases from this host as it allows now, without asking the ready set again.
-  while leased < max and h[ACTIVE] < limit(h, conns) and (h[GAVEUP] == 1 or h[NEXT] <= now) do
-    local entry = redis.call('LPOP', queue_key(host))
-    if not entry then break end
-    -- Never below the server's clock in ms times 1024: a crawl rolled back to an older
-    -- snapshot goes back in seq, not in time, so its tokens are not handed out again (and a
-    -- completion names its URL besides: see the batch script).
-    seq = math.max(seq + 1, now * 1024)
-    local token = string.format('%d', seq)
-    local gaveup = h[GAVEUP]
-    local start = start_lease(h, d)
-    held[#held + 1] = token
-    held[#held + 1] = host .. ' ' .. start .. ' ' .. entry
-    deadlines[#deadlines + 1] = now + ttl
-    deadlines[#deadlines + 1] = token
-    h[ACTIVE] = h[ACTIVE] + 1
-    touch(host)
-    out[#out + 1] = token
-    out[#out + 1] = host
-    out[#out + 1] = entry
-    out[#out + 1] = gaveup
-    leased = leased + 1
+-- A lease of each ready host in turn, as the embedded frontier hands them out: taken many at
+-- once from one host (up to its connection limit), they opened as many connections to it,
+-- which the fetching process then kept idle for the host's next pages; with a thousand hosts
+-- and two processes, tens of thousands of idle connections, more than the server could hold.
+-- Each pass asks the ready set once; a pass that leases nothing has rescheduled every host
+-- it asked out of the ready set (or to a later time), so the passes are bounded by `max`.
+for _ = 1, max do
+  if leased >= max then break end
+  local turn = {}
+  for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, max - leased)) do
+    local h = get_host(hosts, host)
+    turn[#turn + 1] = {host = host, h = h, d = delay_of(h, delay), open = true}
   end
-  reschedule(ready, host, h, conns)
+  if #turn == 0 then break end
+  local took = true
+  while took and leased < max do
+    took = false
+    for _, t in ipairs(turn) do
+      if leased >= max then break end
+      local h = t.h
+      if t.open and h[ACTIVE] < limit(h, conns) and (h[GAVEUP] == 1 or h[NEXT] <= now) then
+        local entry = redis.call('LPOP', queue_key(t.host))
+        if entry then
+          -- Never below the server's clock in ms times 1024: a crawl rolled back to an older
+          -- snapshot goes back in seq, not in time, so its tokens are not handed out again
+          -- (and a completion names its URL besides: see the batch script).
+          seq = math.max(seq + 1, now * 1024)
+          local token = string.format('%d', seq)
+          local gaveup = h[GAVEUP]
+          local start = start_lease(h, t.d)
+          held[#held + 1] = token
+          held[#held + 1] = t.host .. ' ' .. start .. ' ' .. entry
+          deadlines[#deadlines + 1] = now + ttl
+          deadlines[#deadlines + 1] = token
+          h[ACTIVE] = h[ACTIVE] + 1
+          touch(t.host)
+          out[#out + 1] = token
+          out[#out + 1] = t.host
+          out[#out + 1] = entry
+          out[#out + 1] = gaveup
+          leased = leased + 1
+          took = true
+        else
+          t.open = false
+        end
+      else
+        t.open = false
+      end
+    end
+  end
+  for _, t in ipairs(turn) do reschedule(ready, t.host, t.h, conns) end
 end
 if leased > 0 then
   redis.call('HSET', leases, unpack(held))
