@@ -464,6 +464,33 @@ fn many_buckets_far_away_still_end() {
     );
 }
 
+/// Regression: Redis killed behind a proxy that kept the process's connection open and
+/// carried nothing on it (as a firewall that forgot the connection, or a server gone
+/// without a reset): every request timed out on it and was sent on it again, for ever; the
+/// process never ended. A request that times out now has the connection it was sent on made
+/// anew.
+#[test]
+fn a_connection_that_never_answers_again_is_made_anew() {
+    let redis = RedisServer::start();
+    let proxy = crate::redis_server::DelayProxy::start(redis.port, Duration::ZERO);
+    let site = site(4, 60, ms(20));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 1);
+    let child = start(
+        &proxy.url(),
+        &site.web.roots(),
+        &outs[0],
+        &["--delay", "20ms"],
+    );
+    wait_until("the process wrote nothing", || {
+        urls_recorded(&outs[0]).len() >= 20
+    });
+    proxy.black_hole();
+    let stderr = finish(child);
+    assert_every_page_recorded_after(&site, &outs, &stderr);
+    assert!(stderr.contains("timed out; retrying"), "{stderr}");
+}
+
 /// Regression: a process whose link to Redis stalls (connections open, nothing going through)
 /// for longer than its leases last: the other process takes its leases back when they
 /// expire and fetches them, and the stalled one's completions, arriving late, are refused.

@@ -34,6 +34,55 @@ enum Conn {
     Cluster(ClusterConnection),
 }
 
+/// The connection requests go through, and how to make it anew. A request that timed out
+/// may have been sent on a connection that will never answer again, every request after it
+/// timing out too until the connection is replaced: a cluster client left waiting during a
+/// reshard, or a server gone without a reset (its process killed behind a proxy, a firewall
+/// that dropped the connection's state), which neither answers nor closes.
+struct Link {
+    /// What makes a connection.
+    maker: Maker,
+    /// The connection in use, and how many were made before it: a request that timed out
+    /// replaces the one it was sent on, not one another request made since.
+    conn: std::sync::Mutex<(u64, Conn)>,
+}
+
+/// What makes a connection to the server or the cluster.
+enum Maker {
+    Single(redis::Client, ConnectionManagerConfig),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+impl Link {
+    /// The connection in use, and its generation.
+    fn get(&self) -> (u64, Conn) {
+        self.conn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the connection of generation `sent_on`, unless it was replaced already. A
+    /// connection that cannot be made now leaves the old one, for the next timeout to try.
+    async fn renew(&self, sent_on: u64) {
+        if self.get().0 != sent_on {
+            return;
+        }
+        let fresh = match &self.maker {
+            Maker::Single(client, config) => client
+                .get_connection_manager_with_config(config.clone())
+                .await
+                .map(Conn::Single),
+            Maker::Cluster(client) => client.get_async_connection().await.map(Conn::Cluster),
+        };
+        let Ok(fresh) = fresh else { return };
+        let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
+        if conn.0 == sent_on {
+            *conn = (sent_on + 1, fresh);
+        }
+    }
+}
+
 /// What became of a share of a list several processes were given (see
 /// [`Store::claim_share`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,7 +180,7 @@ impl Default for Layout {
 /// ```
 #[derive(Clone)]
 pub struct Store {
-    conn: Conn,
+    link: Arc<Link>,
     /// The server's URL for messages, its password hidden.
     url: String,
     name: String,
@@ -153,15 +202,6 @@ pub struct Store {
     /// again after a blip.
     connected: tokio::time::Instant,
     recovered: Arc<AtomicU64>,
-    /// On a cluster, its client and the connection requests go through, made anew after a
-    /// request times out: during a reshard the cluster client can be left waiting on a
-    /// connection that no longer answers, every request timing out until it is replaced.
-    cluster: Option<
-        Arc<(
-            redis::cluster::ClusterClient,
-            std::sync::Mutex<ClusterConnection>,
-        )>,
-    >,
 }
 
 impl Store {
@@ -209,7 +249,7 @@ impl Store {
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_number_of_retries(2);
         let mut single = client
-            .get_connection_manager_with_config(config)
+            .get_connection_manager_with_config(config.clone())
             .await
             .map_err(unreachable)?;
         let info: String = redis::cmd("INFO")
@@ -217,20 +257,22 @@ impl Store {
             .query_async(&mut single)
             .await
             .map_err(unreachable)?;
-        let (conn, cluster) = if info.contains("cluster_enabled:1") {
+        let (maker, conn) = if info.contains("cluster_enabled:1") {
             let client = redis::cluster::ClusterClient::builder(vec![url])
                 .connection_timeout(Duration::from_secs(3))
                 .response_timeout(RESPONSE_TIMEOUT)
                 .build()
                 .map_err(unreachable)?;
             let conn = client.get_async_connection().await.map_err(unreachable)?;
-            let cluster = Arc::new((client, std::sync::Mutex::new(conn.clone())));
-            (Conn::Cluster(conn), Some(cluster))
+            (Maker::Cluster(client), Conn::Cluster(conn))
         } else {
-            (Conn::Single(single), None)
+            (Maker::Single(client, config), Conn::Single(single))
         };
         let store = Store {
-            conn,
+            link: Arc::new(Link {
+                maker,
+                conn: std::sync::Mutex::new((0, conn)),
+            }),
             url: shown,
             name: name.to_owned(),
             requests: Arc::new(AtomicU64::new(0)),
@@ -240,7 +282,6 @@ impl Store {
             recheck: Arc::new(AtomicBool::new(true)),
             connected: tokio::time::Instant::now(),
             recovered: Arc::new(AtomicU64::new(0)),
-            cluster,
         };
         store.check_server().await;
         store.refuse_eviction().await?;
@@ -248,17 +289,8 @@ impl Store {
     }
 
     /// The connection a request goes through: on a cluster, the newest made.
-    fn connection(&self) -> Conn {
-        match &self.cluster {
-            Some(cluster) => Conn::Cluster(
-                cluster
-                    .1
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone(),
-            ),
-            None => self.conn.clone(),
-        }
+    fn connection(&self) -> (u64, Conn) {
+        self.link.get()
     }
 
     /// Milliseconds since this store connected, from 1.
@@ -277,14 +309,13 @@ impl Store {
     /// a change: whether it is known now. On a cluster, whose nodes each have their own,
     /// nothing: a failover there shows in the buckets' counts of changes only.
     async fn check_server(&self) -> bool {
-        let Conn::Single(conn) = &self.conn else {
+        let (sent_on, Conn::Single(mut conn)) = self.connection() else {
             return true;
         };
         let mut known = self.server.lock().await;
         if !self.recheck.load(Ordering::Relaxed) {
             return true;
         }
-        let mut conn = conn.clone();
         let info = match redis::cmd("INFO")
             .arg("server")
             .arg("replication")
@@ -294,6 +325,9 @@ impl Store {
             Ok(info) => info,
             // Not reachable yet: asked again before the next request.
             Err(err) if err.is_io_error() || err.is_connection_dropped() || err.is_timeout() => {
+                if err.is_timeout() {
+                    self.link.renew(sent_on).await;
+                }
                 return false;
             }
             Err(_) => {
@@ -435,7 +469,7 @@ impl Store {
 
     /// Whether the store is a Redis Cluster.
     pub(crate) fn is_cluster(&self) -> bool {
-        matches!(self.conn, Conn::Cluster(_))
+        matches!(self.link.maker, Maker::Cluster(_))
     }
 
     /// The key prefix of bucket `b`: its hash tag, so that every key of it is in one slot.
@@ -653,7 +687,7 @@ impl Store {
         ] {
             removed += self.unlink(&[key]).await?;
         }
-        match self.conn {
+        match self.connection().1 {
             Conn::Single(_) => {
                 // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag);
                 // the record goes last.
@@ -850,7 +884,7 @@ impl Store {
         &self,
         cmds: &[Cmd],
     ) -> Result<Vec<T>, Error> {
-        if let Conn::Cluster(_) = self.conn {
+        if self.is_cluster() {
             let each = cmds.iter().map(|cmd| self.query::<T>(cmd));
             return futures_util::future::join_all(each)
                 .await
@@ -909,7 +943,8 @@ impl Store {
             }
             self.requests.fetch_add(1, Ordering::Relaxed);
             let sent = self.since_connected();
-            let result = send(self.connection()).await;
+            let (sent_on, conn) = self.connection();
+            let result = send(conn).await;
             let err = match result {
                 Ok(value) => {
                     // The first request through after a blip says so, for all of them.
@@ -940,11 +975,8 @@ impl Store {
             if !out_of_memory {
                 self.recheck.store(true, Ordering::Relaxed);
             }
-            if err.is_timeout()
-                && let Some(cluster) = &self.cluster
-                && let Ok(fresh) = cluster.0.get_async_connection().await
-            {
-                *cluster.1.lock().unwrap_or_else(PoisonError::into_inner) = fresh;
+            if err.is_timeout() {
+                self.link.renew(sent_on).await;
             }
             if started.elapsed() > RETRY_FOR {
                 return Err(if out_of_memory {

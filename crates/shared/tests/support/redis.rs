@@ -206,7 +206,9 @@ impl RedisCluster {
 /// Its upstream can be changed ([`DelayProxy::switch_to`]): new connections go there, as
 /// a failover moves a service's address to another server. It can stall
 /// ([`DelayProxy::stall`]): connections stay open and nothing goes through for a while, as
-/// when a link between machines drops packets.
+/// when a link between machines drops packets. It can drop its connections silently
+/// ([`DelayProxy::black_hole`]): they stay open and carry nothing ever again, as when a
+/// firewall forgets a connection or a server dies without a reset.
 pub struct DelayProxy {
     /// Its port on 127.0.0.1.
     pub port: u16,
@@ -214,6 +216,9 @@ pub struct DelayProxy {
     /// Until when nothing goes through: milliseconds after `epoch`.
     stalled_until: std::sync::Arc<std::sync::atomic::AtomicU64>,
     epoch: Instant,
+    /// Connections numbered below this carry nothing; each is numbered as it opens.
+    dead_below: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    opened: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl DelayProxy {
@@ -225,6 +230,12 @@ impl DelayProxy {
         let stalled_until = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let stall = std::sync::Arc::clone(&stalled_until);
         let epoch = Instant::now();
+        let dead_below = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let opened = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (dead, count) = (
+            std::sync::Arc::clone(&dead_below),
+            std::sync::Arc::clone(&opened),
+        );
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { continue };
@@ -234,11 +245,14 @@ impl DelayProxy {
                 };
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
+                let number = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 for (from, to) in [
                     (client.try_clone().unwrap(), server.try_clone().unwrap()),
                     (server, client),
                 ] {
-                    delay_one_way(from, to, one_way, (epoch, std::sync::Arc::clone(&stall)));
+                    let gone = (number, std::sync::Arc::clone(&dead));
+                    let stall = (epoch, std::sync::Arc::clone(&stall));
+                    delay_one_way(from, to, one_way, stall, gone);
                 }
             }
         });
@@ -247,7 +261,17 @@ impl DelayProxy {
             upstream,
             stalled_until,
             epoch,
+            dead_below,
+            opened,
         }
+    }
+
+    /// Lets nothing through the connections open now, ever again, without closing them;
+    /// connections opened from now on go through.
+    pub fn black_hole(&self) {
+        let open = self.opened.load(std::sync::atomic::Ordering::Relaxed);
+        self.dead_below
+            .store(open, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Lets nothing through, either way, for `time` from now: bytes read meanwhile go on
@@ -271,13 +295,15 @@ impl DelayProxy {
 }
 
 /// Copies `from` to `to`, each chunk `delay` after it was read, and none while the proxy is
-/// stalled (until `stall`'s milliseconds after its instant): a reader thread stamps the
-/// chunks, a writer thread waits out each stamp.
+/// stalled (until `stall`'s milliseconds after its instant), nor ever once the connection
+/// (`gone`: its number, and the number below which connections carry nothing) is dropped: a
+/// reader thread stamps the chunks, a writer thread waits out each stamp.
 fn delay_one_way(
     mut from: TcpStream,
     mut to: TcpStream,
     delay: Duration,
     stall: (Instant, std::sync::Arc<std::sync::atomic::AtomicU64>),
+    gone: (u64, std::sync::Arc<std::sync::atomic::AtomicU64>),
 ) {
     let (send, receive) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::spawn(move || {
@@ -308,9 +334,17 @@ fn delay_one_way(
                 }
                 std::thread::sleep((until - now).min(Duration::from_millis(10)));
             }
+            if gone.0 < gone.1.load(std::sync::atomic::Ordering::Relaxed) {
+                // Dropped silently: the bytes go nowhere, the connection stays open.
+                continue;
+            }
             if to.write_all(&bytes).is_err() {
                 break;
             }
+        }
+        if gone.0 < gone.1.load(std::sync::atomic::Ordering::Relaxed) {
+            // Never closed either: a peer that forgot the connection does not say so.
+            std::thread::sleep(Duration::from_secs(3600));
         }
         let _ = to.shutdown(std::net::Shutdown::Write);
     });
