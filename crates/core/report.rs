@@ -44,11 +44,15 @@ impl std::io::Write for LogWriter {
     }
 }
 
-/// Whether the logs are coloured: only on a terminal, and never with `NO_COLOR` set to
-/// anything but the empty string (<https://no-color.org>), so that a log redirected to a file
-/// or read by a program holds no escape codes.
-/// Sends the logs (`tracing`, filtered by `RUST_LOG`, `warn` by default) to standard error,
-/// around the progress display, coloured on a terminal that allows it.
+/// What is logged when `RUST_LOG` says nothing: warnings, but the Redis client's only from
+/// errors up. During a cluster's failover or reshard it warns of every node it fails to reach
+/// and every refresh of its slots (hundreds of lines a minute), while the crawler says once
+/// that Redis is in trouble and once that it answers again.
+const DEFAULT_LOG: &str = "warn,redis=error";
+
+/// Sends the logs (`tracing`, filtered by `RUST_LOG`; without it, warnings, and of the Redis
+/// client's only errors) to standard error, around the progress display, coloured on a
+/// terminal that allows it.
 ///
 /// ```no_run
 /// crawler::log_to_stderr();
@@ -58,13 +62,16 @@ pub fn log_to_stderr() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG)),
         )
         .with_writer(|| LogWriter)
         .with_ansi(colour())
         .init();
 }
 
+/// Whether the logs are coloured: only on a terminal, and never with `NO_COLOR` set to
+/// anything but the empty string (<https://no-color.org>), so that a log redirected to a file
+/// or read by a program holds no escape codes.
 fn colour() -> bool {
     colour_for(
         std::io::stderr().is_terminal(),
