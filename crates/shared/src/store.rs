@@ -687,33 +687,30 @@ impl Store {
         ] {
             removed += self.unlink(&[key]).await?;
         }
-        match self.connection().1 {
-            Conn::Single(_) => {
-                // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag);
-                // the record goes last.
-                let meta = self.meta_key();
-                for pattern in [format!("{}:*", self.name), format!("{{{}:*", self.name)] {
-                    let mut cursor = 0u64;
-                    loop {
-                        let mut cmd = redis::cmd("SCAN");
-                        cmd.arg(cursor)
-                            .arg("MATCH")
-                            .arg(&pattern)
-                            .arg("COUNT")
-                            .arg(1000);
-                        let (next, mut keys): (u64, Vec<String>) = self.query(&cmd).await?;
-                        keys.retain(|key| *key != meta);
-                        removed += self.unlink(&keys).await?;
-                        cursor = next;
-                        if cursor == 0 {
-                            break;
-                        }
-                    }
-                }
+        if self.is_cluster() {
+            for bucket in 0..stored.layout.buckets {
+                removed += self.remove_bucket(bucket).await?;
             }
-            Conn::Cluster(_) => {
-                for bucket in 0..stored.layout.buckets {
-                    removed += self.remove_bucket(bucket).await?;
+        } else {
+            // Every key of the crawl begins with `NAME:` or `{NAME:` (its buckets' tag);
+            // the record goes last.
+            let meta = self.meta_key();
+            for pattern in [format!("{}:*", self.name), format!("{{{}:*", self.name)] {
+                let mut cursor = 0u64;
+                loop {
+                    let mut cmd = redis::cmd("SCAN");
+                    cmd.arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000);
+                    let (next, mut keys): (u64, Vec<String>) = self.query(&cmd).await?;
+                    keys.retain(|key| *key != meta);
+                    removed += self.unlink(&keys).await?;
+                    cursor = next;
+                    if cursor == 0 {
+                        break;
+                    }
                 }
             }
         }
