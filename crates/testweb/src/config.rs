@@ -43,7 +43,8 @@ use std::time::Duration;
 /// ```
 #[derive(Clone, Debug)]
 pub struct SiteConfig {
-    /// How many hosts, each on its own port of 127.0.0.1. Default: 1.
+    /// How many hosts, each on its own port of 127.0.0.1 (or by name: see
+    /// [`addresses`](Self::addresses)). Default: 1.
     pub hosts: usize,
     /// Pages per host, the root included. Default: 100.
     pub pages_per_host: u64,
@@ -74,8 +75,16 @@ pub struct SiteConfig {
     /// Default: true.
     pub log_requests: bool,
     /// The port of host 0; host `i` listens on `port + i`. 0, the default, lets the system
-    /// choose a free port for every host.
+    /// choose a free port for every host. With [`addresses`](Self::addresses), the one port
+    /// every address listens on (0: one the system chooses).
     pub port: u16,
+    /// Serve the hosts by name, as shared hosting does (name-based virtual hosts): host `i`
+    /// is `h{i}.test`, at 127.0.0.`1 + i % addresses`, every address listening on one port
+    /// and answering each request for the host its `Host` header names (421 for a name it
+    /// does not serve). No resolver knows these names: a client is told where they live
+    /// ([`Testweb::resolve_entries`](crate::Testweb::resolve_entries)). 0, the default: each
+    /// host on its own port of 127.0.0.1, named by that address. At most 254.
+    pub addresses: usize,
     /// Per-host features: host `i` uses `host_configs[i]`, or [`HostConfig::default`] (no
     /// robots.txt, no latency, no special pages) when the list is shorter. Default: empty.
     pub host_configs: Vec<HostConfig>,
@@ -105,6 +114,7 @@ impl Default for SiteConfig {
             offsite_links: false,
             log_requests: true,
             port: 0,
+            addresses: 0,
             host_configs: Vec::new(),
             generation: 0,
             changed_fraction: 0.0,

@@ -112,6 +112,8 @@ use site::{Route, Site};
 pub struct Request {
     /// The index of the host it was sent to.
     pub host: usize,
+    /// The index of the address it reached (see [`Testweb::addresses`]).
+    pub address: usize,
     /// The request target as received: path and query (`/p/3?x=1`).
     pub path: String,
     /// When it arrived.
@@ -121,8 +123,12 @@ pub struct Request {
     /// closes), so a crawler that waits for each response before sending the next request
     /// to a host keeps this at 1.
     pub in_flight: usize,
-    /// Connections open to this host when it arrived. The server may notice a closed
-    /// connection late, so this can exceed what the client has open; `in_flight` is exact.
+    /// Requests to this address in flight when it arrived, itself included: the load of one
+    /// server, whichever of its names they were for.
+    pub at_address: usize,
+    /// Connections open to this host when it arrived (0 when served by name: a connection is
+    /// the address's, see [`Testweb::addresses`]). The server may notice a closed connection
+    /// late, so this can exceed what the client has open; `in_flight` is exact.
     pub connections: usize,
 }
 
@@ -197,28 +203,41 @@ impl Testweb {
     /// ```
     pub async fn start(config: SiteConfig) -> io::Result<Testweb> {
         Site::validate(&config)?;
-        let mut listeners = Vec::with_capacity(config.hosts);
-        for host in 0..config.hosts {
-            let port = if config.port == 0 {
-                0
-            } else {
-                config.port + host as u16
-            };
-            listeners.push(TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?);
-        }
-        let ports = listeners
-            .iter()
-            .map(|listener| listener.local_addr().map(|addr| addr.port()))
-            .collect::<io::Result<Vec<u16>>>()?;
+        let (listeners, ports) = if config.addresses == 0 {
+            let mut listeners = Vec::with_capacity(config.hosts);
+            for host in 0..config.hosts {
+                let port = if config.port == 0 {
+                    0
+                } else {
+                    config.port + host as u16
+                };
+                listeners.push(TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?);
+            }
+            let ports = listeners
+                .iter()
+                .map(|listener| listener.local_addr().map(|addr| addr.port()))
+                .collect::<io::Result<Vec<u16>>>()?;
+            (listeners, ports)
+        } else {
+            let listeners = bind_addresses(config.addresses, config.port).await?;
+            let port = listeners[0].local_addr()?.port();
+            (listeners, vec![port; config.hosts])
+        };
+        let by_name = config.addresses > 0;
         let site = Arc::new(Site::new(config, &ports)?);
         let (shutdown, receiver) = watch::channel(false);
         let tasks = listeners
             .into_iter()
             .enumerate()
-            .map(|(host, listener)| {
-                tokio::spawn(server::serve_host(
+            .map(|(i, listener)| {
+                let serving = if by_name {
+                    server::Serving::Address(i)
+                } else {
+                    server::Serving::Host(i)
+                };
+                tokio::spawn(server::serve(
                     Arc::clone(&site),
-                    host,
+                    serving,
                     listener,
                     receiver.clone(),
                 ))
@@ -533,6 +552,89 @@ impl Testweb {
         self.site.hosts[host].stats.max_in_flight.load(Relaxed)
     }
 
+    /// The addresses the hosts are served on: 127.0.0.1 alone, or with
+    /// [`SiteConfig::addresses`] that many, 127.0.0.1 and up.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig { hosts: 4, addresses: 2, ..Default::default() }).await?;
+    /// assert_eq!(web.addresses(), ["127.0.0.1".parse::<std::net::Ipv4Addr>().unwrap(), "127.0.0.2".parse().unwrap()]);
+    /// assert_eq!(web.address_of(3), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn addresses(&self) -> Vec<Ipv4Addr> {
+        self.site.addresses.iter().map(|(ip, _)| *ip).collect()
+    }
+
+    /// The index in [`Testweb::addresses`] of the address `host` is served on. Panics if
+    /// there is no such host.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig::default()).await?;
+    /// assert_eq!(web.address_of(0), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn address_of(&self, host: usize) -> usize {
+        self.site.hosts[host].address
+    }
+
+    /// The most requests in flight at once at address `address` (an index in
+    /// [`Testweb::addresses`]), whichever hosts they were for, since the start or the last
+    /// [`Testweb::clear_log`]. Panics if there is no such address.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig { hosts: 3, addresses: 1, ..Default::default() }).await?;
+    /// assert_eq!(web.max_in_flight_at_address(0), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn max_in_flight_at_address(&self, address: usize) -> usize {
+        self.site.addresses[address].1.max_in_flight.load(Relaxed)
+    }
+
+    /// Where each host name lives, as curl's and the crawler's `--resolve` take it
+    /// (`NAME:PORT:ADDRESS`), for a site served by name; empty otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig { hosts: 2, addresses: 2, ..Default::default() }).await?;
+    /// let port = web.port(0);
+    /// assert_eq!(web.resolve_entries(), [format!("h0.test:{port}:127.0.0.1"), format!("h1.test:{port}:127.0.0.2")]);
+    /// assert_eq!(web.host_url(1), format!("http://h1.test:{port}/"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn resolve_entries(&self) -> Vec<String> {
+        if self.site.config.addresses == 0 {
+            return Vec::new();
+        }
+        self.site
+            .hosts
+            .iter()
+            .map(|host| {
+                let authority = &host.origin["http://".len()..];
+                let (ip, _) = &self.site.addresses[host.address];
+                format!("{authority}:{ip}")
+            })
+            .collect()
+    }
+
     /// The number of requests `host` received, since the start or the last
     /// [`Testweb::clear_log`]. Kept even without the log. Panics if there is no such host.
     ///
@@ -655,6 +757,12 @@ impl Testweb {
         if let Some(log) = &self.site.log {
             log.lock().unwrap_or_else(|e| e.into_inner()).clear();
         }
+        for (_, stats) in &self.site.addresses {
+            stats.requests.store(0, Relaxed);
+            stats
+                .max_in_flight
+                .store(stats.in_flight.load(Relaxed), Relaxed);
+        }
         for host in &self.site.hosts {
             host.stats.requests.store(0, Relaxed);
             host.stats.page_bytes.store(0, Relaxed);
@@ -687,6 +795,30 @@ impl Testweb {
             task.abort();
         }
     }
+}
+
+/// Listeners on `n` loopback addresses (127.0.0.1 and up) sharing one port: `port`, or one
+/// the system gives 127.0.0.1 and the others also have free (tried a few times).
+async fn bind_addresses(n: usize, port: u16) -> io::Result<Vec<TcpListener>> {
+    let mut last = None;
+    for _ in 0..20 {
+        let first = TcpListener::bind((site::address(0), port)).await?;
+        let port = first.local_addr()?.port();
+        let mut listeners = vec![first];
+        for a in 1..n {
+            match TcpListener::bind((site::address(a), port)).await {
+                Ok(listener) => listeners.push(listener),
+                Err(e) => {
+                    last = Some(e);
+                    break;
+                }
+            }
+        }
+        if listeners.len() == n {
+            return Ok(listeners);
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no port free on every address")))
 }
 
 impl Drop for Testweb {

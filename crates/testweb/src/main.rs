@@ -44,6 +44,14 @@ struct Args {
     /// Port of host 0 (host i gets port + i); 0 picks free ports.
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Serve the hosts by name on this many loopback addresses sharing one port (host i is
+    /// h{i}.test at 127.0.0.{1 + i % N}), as shared hosting does; 0: a port per host.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    addresses: usize,
+    /// With --addresses, write where each name lives to this file, one NAME:PORT:ADDRESS a
+    /// line, as the crawler's --resolve takes it.
+    #[arg(long, value_name = "FILE")]
+    resolve_out: Option<PathBuf>,
     /// Spell every link the plain way instead of in many equivalent ways.
     #[arg(long)]
     plain_links: bool,
@@ -149,6 +157,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
         offsite_links: false,
         log_requests: !args.no_log,
         port: args.port,
+        addresses: args.addresses,
         host_configs,
         generation: args.generation,
         changed_fraction: args.changed,
@@ -169,6 +178,13 @@ async fn serve(args: Args) -> std::io::Result<()> {
             for url in urls {
                 writeln!(out, "{kind} {url}")?;
             }
+        }
+        out.flush()?;
+    }
+    if let Some(path) = &args.resolve_out {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for entry in web.resolve_entries() {
+            writeln!(out, "{entry}")?;
         }
         out.flush()?;
     }

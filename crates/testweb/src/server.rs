@@ -29,11 +29,28 @@ use crate::special;
 /// Counts a request as in flight until dropped, which happens when its response body is
 /// fully handed to the connection (or the connection dies).
 #[derive(Debug)]
-pub(crate) struct InFlight(Arc<HostStats>);
+pub(crate) struct InFlight([Arc<HostStats>; 2]);
+
+impl InFlight {
+    /// Counts a request in flight at its host and at its address; answers the counts, itself
+    /// included.
+    fn start(host: &Arc<HostStats>, address: &Arc<HostStats>) -> (InFlight, usize, usize) {
+        let counts = [host, address].map(|stats| {
+            let n = stats.in_flight.fetch_add(1, Relaxed) + 1;
+            stats.max_in_flight.fetch_max(n, Relaxed);
+            stats.requests.fetch_add(1, Relaxed);
+            n
+        });
+        let guard = InFlight([Arc::clone(host), Arc::clone(address)]);
+        (guard, counts[0], counts[1])
+    }
+}
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Relaxed);
+        for stats in &self.0 {
+            stats.in_flight.fetch_sub(1, Relaxed);
+        }
     }
 }
 
@@ -44,6 +61,13 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.0.connections.fetch_sub(1, Relaxed);
     }
+}
+
+/// What a listener serves: one host on its own port, or every host of one address by name.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Serving {
+    Host(usize),
+    Address(usize),
 }
 
 /// A response body: all at once, a repeated chunk, or chunks trickled with pauses.
@@ -228,19 +252,31 @@ fn page(site: &Site, host: usize, n: u64, headers: &hyper::HeaderMap) -> Reply {
     response
 }
 
-/// Serves one request of `host`.
+/// Serves one request of `host`, or of the host its `Host` header names.
 async fn handle(
     site: Arc<Site>,
-    host: usize,
+    serving: Serving,
     request: hyper::Request<Incoming>,
 ) -> Result<Reply, Infallible> {
     let at = Instant::now();
+    let host = match serving {
+        Serving::Host(host) => host,
+        Serving::Address(address) => {
+            let named = request
+                .headers()
+                .get(hyper::header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|authority| site.host_named(&authority.to_ascii_lowercase()));
+            match named {
+                Some(host) if site.hosts[host].address == address => host,
+                _ => return Ok(special::misdirected()),
+            }
+        }
+    };
     let host_site = &site.hosts[host];
+    let address = host_site.address;
     let stats = &host_site.stats;
-    let in_flight = stats.in_flight.fetch_add(1, Relaxed) + 1;
-    let guard = InFlight(Arc::clone(stats));
-    stats.max_in_flight.fetch_max(in_flight, Relaxed);
-    stats.requests.fetch_add(1, Relaxed);
+    let (guard, in_flight, at_address) = InFlight::start(stats, &site.addresses[address].1);
     if let Some(log) = &site.log {
         let path = request
             .uri()
@@ -250,9 +286,11 @@ async fn handle(
         let connections = stats.connections.load(Relaxed);
         let entry = Request {
             host,
+            address,
             path,
             at,
             in_flight,
+            at_address,
             connections,
         };
         log.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
@@ -278,10 +316,11 @@ async fn handle(
     Ok(response)
 }
 
-/// Accepts and serves connections to `host` until `shutdown` changes or is dropped.
-pub(crate) async fn serve_host(
+/// Accepts and serves connections to one host, or to one address's hosts, until `shutdown`
+/// changes or is dropped.
+pub(crate) async fn serve(
     site: Arc<Site>,
-    host: usize,
+    serving: Serving,
     listener: TcpListener,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -301,10 +340,14 @@ pub(crate) async fn serve_host(
         let site = Arc::clone(&site);
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
-            let stats = Arc::clone(&site.hosts[host].stats);
+            let stats = match serving {
+                Serving::Host(host) => &site.hosts[host].stats,
+                Serving::Address(address) => &site.addresses[address].1,
+            };
+            let stats = Arc::clone(stats);
             stats.connections.fetch_add(1, Relaxed);
             let _open = Connection(stats);
-            let service = service_fn(move |request| handle(Arc::clone(&site), host, request));
+            let service = service_fn(move |request| handle(Arc::clone(&site), serving, request));
             let connection = http1::Builder::new()
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io;
+use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -14,7 +15,12 @@ use crate::config::{HostConfig, Robots, SiteConfig, SpecialKind};
 use crate::special;
 use crate::{ExpectOptions, Request};
 
-/// Counters of one host, kept whether or not requests are logged.
+/// Address `a` of a site served by name: 127.0.0.`1 + a`.
+pub(crate) fn address(a: usize) -> Ipv4Addr {
+    Ipv4Addr::new(127, 0, 0, 1 + (a % 254) as u8)
+}
+
+/// Counters of one host (or of one address), kept whether or not requests are logged.
 #[derive(Debug, Default)]
 pub(crate) struct HostStats {
     /// Requests whose response is not fully sent yet.
@@ -36,9 +42,11 @@ pub(crate) struct HostStats {
 pub(crate) struct HostSite {
     /// Its features.
     pub(crate) config: HostConfig,
-    /// Its port on 127.0.0.1.
+    /// Its port.
     pub(crate) port: u16,
-    /// `http://127.0.0.1:PORT`.
+    /// The index of its address in [`Site::addresses`].
+    pub(crate) address: usize,
+    /// `http://127.0.0.1:PORT`, or `http://h{i}.test:PORT` served by name.
     pub(crate) origin: String,
     /// Other spellings of the origin, indexed by [`Alt`].
     alt: [String; 4],
@@ -72,6 +80,11 @@ enum Alt {
 pub(crate) struct Site {
     pub(crate) config: SiteConfig,
     pub(crate) hosts: Vec<HostSite>,
+    /// The addresses the hosts are served on (127.0.0.1 alone unless served by name), with
+    /// the counters of the requests each received.
+    pub(crate) addresses: Vec<(Ipv4Addr, Arc<HostStats>)>,
+    /// Each host's index by its authority (`127.0.0.1:PORT` or `h{i}.test:PORT`).
+    by_authority: HashMap<String, usize>,
     /// Pseudo-random words, at least 64 KiB longer than `page_bytes`.
     filler: Vec<u8>,
     /// The request log, if kept.
@@ -327,15 +340,27 @@ impl Site {
     pub(crate) fn new(config: SiteConfig, ports: &[u16]) -> io::Result<Site> {
         let filler = make_filler(config.seed, config.page_bytes + 65_536);
         let mut hosts = Vec::with_capacity(config.hosts);
+        let mut by_authority = HashMap::with_capacity(ports.len());
         for (h, &port) in ports.iter().enumerate() {
             let host_config = config.host_configs.get(h).cloned().unwrap_or_default();
-            let origin = format!("http://127.0.0.1:{port}");
-            let alt = [
-                format!("HTTP://0X7F.0.0.1:{port}"),
-                format!("http://127.1:{port}"),
-                format!("//127.0.0.1:{port}"),
-                format!("http://127.0.0.1.:{port}"),
-            ];
+            let (origin, alt) = if config.addresses == 0 {
+                let alt = [
+                    format!("HTTP://0X7F.0.0.1:{port}"),
+                    format!("http://127.1:{port}"),
+                    format!("//127.0.0.1:{port}"),
+                    format!("http://127.0.0.1.:{port}"),
+                ];
+                (format!("http://127.0.0.1:{port}"), alt)
+            } else {
+                let alt = [
+                    format!("HTTP://H{h}.TEST:{port}"),
+                    format!("http://H{h}.Test:{port}"),
+                    format!("//h{h}.test:{port}"),
+                    format!("http://h{h}.test.:{port}"),
+                ];
+                (format!("http://h{h}.test:{port}"), alt)
+            };
+            by_authority.insert(origin["http://".len()..].to_owned(), h);
             let mut specials = HashMap::new();
             for (i, special) in host_config.specials.iter().enumerate() {
                 specials.insert(special.path.clone(), i);
@@ -347,6 +372,7 @@ impl Site {
             };
             hosts.push(HostSite {
                 port,
+                address: h % config.addresses.max(1),
                 origin,
                 alt,
                 specials,
@@ -374,9 +400,14 @@ impl Site {
             let text = format!("{pages:?} {ports:?}");
             text.bytes().fold(0x7E57_7EB0, |h, b| mix(h ^ u64::from(b)))
         };
+        let addresses = (0..config.addresses.max(1))
+            .map(|a| (address(a), Arc::default()))
+            .collect();
         Ok(Site {
             config,
             hosts,
+            addresses,
+            by_authority,
             filler,
             log,
             fingerprint,
@@ -404,7 +435,13 @@ impl Site {
         if config.host_configs.len() > config.hosts {
             return Err(invalid("more host_configs than hosts".into()));
         }
-        if config.port != 0 && usize::from(config.port) + config.hosts > 65_536 {
+        if config.addresses > 254 {
+            return Err(invalid("addresses must be at most 254".into()));
+        }
+        if config.addresses == 0
+            && config.port != 0
+            && usize::from(config.port) + config.hosts > 65_536
+        {
             return Err(invalid("port + hosts exceeds 65535".into()));
         }
         for (h, host) in config.host_configs.iter().enumerate() {
@@ -906,15 +943,20 @@ impl Site {
     }
 
     /// The host and path-and-query of a URL of this site, if it is one (canonical form:
-    /// `http://127.0.0.1:PORT/...`).
+    /// `http://127.0.0.1:PORT/...` or `http://h{i}.test:PORT/...`).
     pub(crate) fn locate<'a>(&self, url: &'a str) -> Option<(usize, &'a str)> {
-        let rest = url.strip_prefix("http://127.0.0.1:")?;
+        let rest = url.strip_prefix("http://")?;
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let port: u16 = rest[..end].parse().ok()?;
-        let host = self.hosts.iter().position(|h| h.port == port)?;
+        let host = self.host_named(&rest[..end])?;
         let tail = &rest[end..];
         let tail = tail.split('#').next().unwrap_or("");
         Some((host, tail))
+    }
+
+    /// The host of an authority (`127.0.0.1:PORT`, `h{i}.test:PORT`), as a request's `Host`
+    /// header or a canonical URL names it.
+    pub(crate) fn host_named(&self, authority: &str) -> Option<usize> {
+        self.by_authority.get(authority).copied()
     }
 
     /// `len` bytes of filler text, starting at a place picked by `r` (repeated as needed).

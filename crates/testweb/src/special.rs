@@ -66,6 +66,15 @@ pub(crate) fn not_found() -> Reply {
     )
 }
 
+/// The answer to a request for a name the address does not serve (RFC 9110's 421).
+pub(crate) fn misdirected() -> Reply {
+    reply(
+        421,
+        TEXT,
+        Body::full(Bytes::from_static(b"421 no such host at this address\n")),
+    )
+}
+
 /// A small HTML page without links.
 fn leaf_html(title: &str) -> Body {
     Body::full(format!(

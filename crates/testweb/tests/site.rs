@@ -43,6 +43,13 @@ fn decode_unreserved(s: &str) -> String {
 /// The canonical form of a parsed URL.
 fn canonical(mut url: Url) -> String {
     url.set_fragment(None);
+    if let Some(name) = url
+        .domain()
+        .and_then(|d| d.strip_suffix('.'))
+        .map(str::to_owned)
+    {
+        url.set_host(Some(&name)).expect("a name without its dot");
+    }
     if url.query() == Some("") {
         url.set_query(None);
     }
@@ -180,15 +187,23 @@ struct Crawl {
 
 /// A breadth-first crawl of `web` from its seeds, one request per URL, no retries.
 async fn reference_crawl(web: &Testweb, follow_nofollow: bool) -> Crawl {
-    let ports: Vec<u16> = (0..web.hosts()).map(|h| web.port(h)).collect();
+    let origins: Vec<String> = (0..web.hosts())
+        .map(|h| web.host_url(h).trim_end_matches('/').to_owned())
+        .collect();
     let hanging: BTreeSet<String> = web
         .specials()
         .into_iter()
         .filter(|(_, kind)| matches!(kind, SpecialKind::Hang))
         .map(|(url, _)| url)
         .collect();
-    let mut conns: Vec<Conn> = ports.iter().map(|&p| Conn::new(p)).collect();
-    let mut robots: Vec<Option<RobotsView>> = ports.iter().map(|_| None).collect();
+    let addresses = web.addresses();
+    let mut conns: Vec<Conn> = (0..web.hosts())
+        .map(|h| {
+            let authority = origins[h]["http://".len()..].to_owned();
+            Conn::at(addresses[web.address_of(h)], web.port(h), authority)
+        })
+        .collect();
+    let mut robots: Vec<Option<RobotsView>> = origins.iter().map(|_| None).collect();
     let mut crawl = Crawl::default();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut queue: VecDeque<String> = VecDeque::new();
@@ -198,9 +213,10 @@ async fn reference_crawl(web: &Testweb, follow_nofollow: bool) -> Crawl {
     }
     while let Some(url_text) = queue.pop_front() {
         let url = Url::parse(&url_text).expect("canonical URLs parse");
-        let host = ports
+        let origin = url.origin().ascii_serialization();
+        let host = origins
             .iter()
-            .position(|&p| Some(p) == url.port())
+            .position(|o| *o == origin)
             .expect("a site URL");
         let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
         if robots[host].is_none() {
@@ -243,11 +259,11 @@ async fn reference_crawl(web: &Testweb, follow_nofollow: bool) -> Crawl {
             links.extend(extract(&url, &text));
         }
         for (link, nofollow) in links {
-            let link_port = link.port_or_known_default();
-            let ours = link.scheme() == "http"
-                && link.host_str() == Some("127.0.0.1")
-                && link_port.is_some_and(|p| ports.contains(&p));
             let link = canonical(link);
+            let ours = origins.iter().any(|o| {
+                link.strip_prefix(o.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?']))
+            });
             if !ours {
                 crawl.offsite.insert(link);
                 continue;
@@ -331,7 +347,43 @@ fn rich_config() -> SiteConfig {
 
 #[tokio::test]
 async fn reference_crawl_fetches_exactly_the_expected_pages() {
-    let web = Testweb::start(rich_config()).await.expect("start");
+    reference_crawl_of(rich_config()).await;
+}
+
+#[tokio::test]
+async fn reference_crawl_of_hosts_served_by_name_fetches_exactly_the_expected_pages() {
+    let config = SiteConfig {
+        addresses: 3,
+        ..rich_config()
+    };
+    let web = reference_crawl_of(config).await;
+    assert!(web.url(3, "/").starts_with("http://h3.test:"));
+    // Every address served its own hosts' requests, and only those.
+    let requests = web.requests();
+    for a in 0..3 {
+        assert!(web.max_in_flight_at_address(a) >= 1);
+        assert!(requests.iter().any(|r| r.address == a));
+    }
+    assert!(requests.iter().all(|r| r.address == web.address_of(r.host)));
+    // A name asked of an address that does not serve it: 421.
+    let (h1, h0) = (web.url(1, "/"), web.url(0, "/"));
+    let port = web.port(0);
+    let mut wrong = Conn::at(web.addresses()[1], port, h0[7..h0.len() - 1].to_owned());
+    assert_eq!(
+        wrong.get("/", 1 << 20).await.expect("an answer").status,
+        421
+    );
+    let mut right = Conn::at(web.addresses()[1], port, h1[7..h1.len() - 1].to_owned());
+    assert_eq!(
+        right.get("/", 1 << 20).await.expect("an answer").status,
+        200
+    );
+}
+
+/// Crawls `config` with the reference crawler and checks it fetched exactly the expected
+/// pages, and what the ground truth promises of the special ones; answers the site.
+async fn reference_crawl_of(config: SiteConfig) -> Testweb {
+    let web = Testweb::start(config).await.expect("start");
     let expected = web.expected_pages();
     let crawl = reference_crawl(&web, false).await;
     let missing: Vec<_> = expected.difference(&crawl.fetched).collect();
@@ -424,6 +476,7 @@ async fn reference_crawl_fetches_exactly_the_expected_pages() {
         expected.len() - 1 + web.hosts(),
         "all but {hang}"
     );
+    web
 }
 
 #[tokio::test]

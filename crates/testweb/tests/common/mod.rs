@@ -32,21 +32,39 @@ impl Response {
     }
 }
 
-/// One keep-alive connection to a port of 127.0.0.1, reopened when needed.
+/// One keep-alive connection to a port of 127.0.0.1 (or of another loopback address, for a
+/// host served by name), reopened when needed.
 pub struct Conn {
+    address: std::net::Ipv4Addr,
     port: u16,
+    /// What the `Host` header says.
+    authority: String,
     stream: Option<BufReader<TcpStream>>,
 }
 
 impl Conn {
     pub fn new(port: u16) -> Conn {
-        Conn { port, stream: None }
+        Conn::at(
+            std::net::Ipv4Addr::LOCALHOST,
+            port,
+            format!("127.0.0.1:{port}"),
+        )
+    }
+
+    /// A connection to `address:port` for the host `authority` names.
+    pub fn at(address: std::net::Ipv4Addr, port: u16, authority: String) -> Conn {
+        Conn {
+            address,
+            port,
+            authority,
+            stream: None,
+        }
     }
 
     /// Sends `GET target` and reads the answer, at most `cap` bytes of body.
     pub async fn get(&mut self, target: &str, cap: usize) -> io::Result<Response> {
         if self.stream.is_none() {
-            let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
+            let stream = TcpStream::connect((self.address, self.port)).await?;
             stream.set_nodelay(true)?;
             self.stream = Some(BufReader::new(stream));
         }
@@ -66,7 +84,7 @@ impl Conn {
     /// Sends `GET target` with more header lines (`Name: value`), and reads the answer.
     pub async fn get_with(&mut self, target: &str, headers: &[String]) -> io::Result<Response> {
         if self.stream.is_none() {
-            let stream = TcpStream::connect(("127.0.0.1", self.port)).await?;
+            let stream = TcpStream::connect((self.address, self.port)).await?;
             stream.set_nodelay(true)?;
             self.stream = Some(BufReader::new(stream));
         }
@@ -83,11 +101,11 @@ impl Conn {
         cap: usize,
         headers: &[String],
     ) -> io::Result<Response> {
-        let port = self.port;
+        let authority = &self.authority;
         let stream = self.stream.as_mut().expect("connected");
         let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
         let request = format!(
-            "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: testweb-tests\r\n{extra}\r\n"
+            "GET {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: testweb-tests\r\n{extra}\r\n"
         );
         stream.get_mut().write_all(request.as_bytes()).await?;
         read_response(stream, cap).await
