@@ -4,6 +4,7 @@
 #   redis-server and redis-cli  the shared-frontier tests start real servers (one, and a
 #                               three-master cluster) on loopback ports of their own
 #   warcio (Python)             tests/warc.rs checks the crawler's WARC files with it
+#   openssl                     tests/names.rs makes a private CA and serves HTTPS with it
 # Then: cargo test --workspace --locked
 set -eu
 
@@ -25,6 +26,16 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
 fi
 redis-server --version
+
+if ! command -v openssl >/dev/null; then
+    command -v apt-get >/dev/null || {
+        echo "tests/setup.sh: install openssl with your system's package manager" >&2
+        exit 1
+    }
+    echo "tests/setup.sh: installing openssl" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
 
 if command -v python3 >/dev/null && ! python3 -c 'import warcio' 2>/dev/null; then
     echo "tests/setup.sh: installing warcio (pip)" >&2

@@ -38,6 +38,8 @@ mod hostile;
 mod hosts;
 // An explicit proxy, the SSRF guard still judging targets; none from the environment.
 mod proxy;
+// Names the user controls: --resolve, DNS servers asked once a name, a private CA.
+mod names;
 // The SSRF guard: links to private addresses are not fetched unless allowed.
 mod ssrf;
 // Record fields: from, fetched_at, digest, lastmod from Last-Modified; the content-seen test.

@@ -90,9 +90,13 @@ pub(crate) fn crawl_with_env<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) ->
 /// `crawl`, started by `command`: the crawler itself, or a shell that runs it after setting
 /// the process's limits (see `crawler()`).
 pub(crate) fn crawl_by<S: AsRef<str>>(mut command: Command, args: &[S]) -> Crawl {
+    // Warnings, unless the test set the log filter itself (or removed it, to see the
+    // crawler's default).
+    if !command.get_envs().any(|(key, _)| key == "RUST_LOG") {
+        command.env("RUST_LOG", "warn");
+    }
     let child = command
         .args(args.iter().map(AsRef::as_ref))
-        .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -180,6 +180,27 @@ pub struct Cli {
     /// [fetch.cookies] Keep each host's cookies and send them back to it alone (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Fetch")]
     cookies: Option<bool>,
+    /// [fetch.resolve] Where a name lives, as curl's --resolve: NAME:PORT:ADDRESS[,ADDRESS]
+    /// (repeatable; replaces the file's entry for that name; holds for every port of the
+    /// name). The SSRF guard trusts the name at these addresses.
+    #[arg(
+        long = "resolve",
+        value_name = "NAME:PORT:ADDRESS",
+        help_heading = "Fetch"
+    )]
+    resolve: Vec<String>,
+    /// [fetch.dns_servers] A DNS server to ask, ADDRESS or ADDRESS:PORT (repeatable;
+    /// replaces the file's list). Default: the system's.
+    #[arg(
+        long = "dns-server",
+        value_name = "ADDRESS[:PORT]",
+        help_heading = "Fetch"
+    )]
+    dns_servers: Vec<String>,
+    /// [fetch.ca_file] A PEM file of CA certificates to trust besides the system's (a
+    /// private CA).
+    #[arg(long = "ca-cert", value_name = "FILE", help_heading = "Fetch")]
+    ca_file: Option<PathBuf>,
 
     /// [extract.max_links_per_page] Links followed per page, at most.
     #[arg(long, value_name = "N", help_heading = "Extract")]
@@ -330,6 +351,16 @@ impl Cli {
             c.fetch.headers.insert(name.clone(), value.clone());
         }
         set(&mut c.fetch.cookies, &self.cookies);
+        for entry in &self.resolve {
+            // The flag's entry for a name replaces the file's.
+            let name = |e: &str| e.split(':').next().unwrap_or("").to_ascii_lowercase();
+            c.fetch.resolve.retain(|old| name(old) != name(entry));
+            c.fetch.resolve.push(entry.clone());
+        }
+        if !self.dns_servers.is_empty() {
+            c.fetch.dns_servers.clone_from(&self.dns_servers);
+        }
+        set(&mut c.fetch.ca_file, &self.ca_file);
         set(&mut c.extract.max_links_per_page, &self.max_links_per_page);
         set(&mut c.extract.follow_nofollow, &self.follow_nofollow);
         set(&mut c.extract.follow_frames, &self.follow_frames);

@@ -193,6 +193,16 @@ pub(crate) struct Fetch {
     pub(crate) headers: BTreeMap<String, String>,
     /// Keep the cookies each host sets and send them back to it alone (a jar per host).
     pub(crate) cookies: bool,
+    /// Where names live, before DNS is asked: `NAME:PORT:ADDRESS[,ADDRESS...]` entries, as
+    /// curl's `--resolve` writes them (an entry holds for every port of its name). The SSRF
+    /// guard trusts a name at the addresses given here. Each process's own.
+    pub(crate) resolve: Vec<String>,
+    /// DNS servers to ask (`ADDRESS` or `ADDRESS:PORT`); empty for the system's. Each
+    /// process's own.
+    pub(crate) dns_servers: Vec<String>,
+    /// A PEM file of CA certificates trusted besides the system's (a private CA); empty for
+    /// none. Each process's own.
+    pub(crate) ca_file: PathBuf,
 }
 
 /// `[extract]`: links from pages.
@@ -416,6 +426,9 @@ impl Default for Fetch {
             proxy_password_env: String::new(),
             headers: BTreeMap::new(),
             cookies: false,
+            resolve: Vec::new(),
+            dns_servers: Vec::new(),
+            ca_file: PathBuf::new(),
         }
     }
 }
@@ -575,6 +588,7 @@ impl Config {
                 );
             }
         }
+        crate::dns::check(&self.fetch.resolve, &self.fetch.dns_servers).map_err(ConfigError)?;
         if !self.fetch.proxy_password_env.is_empty() {
             if self.fetch.proxy.is_empty() {
                 return bad("fetch.proxy_password_env", "set, but fetch.proxy is not");

@@ -15,8 +15,9 @@ use url::Url;
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::dns::Unresolved;
 use crate::errors::ErrorKind;
-use crate::guard::{Blocked, Guard, GuardedResolver, Unresolved};
+use crate::guard::{Blocked, Guard, GuardedResolver};
 use crate::hosts::HostRules;
 
 /// The one client every fetch shares: connection pools, keep-alive and HTTP/2 are per
@@ -33,7 +34,7 @@ pub(crate) fn client(
     guard: Arc<Guard>,
     hosts: &Arc<HostRules>,
     proxy: Option<reqwest::Proxy>,
-) -> reqwest::Result<Client> {
+) -> Result<Client, String> {
     // No proxy from the environment: through one, the resolver would see the proxy's name,
     // not the target's, and the SSRF guard's second check would be gone. An explicit one is
     // the user's choice (an explicit proxy also turns the environment's off); the guard's
@@ -46,6 +47,11 @@ pub(crate) fn client(
         Some(jars) => builder.cookie_provider(jars),
         None => builder,
     };
+    let builder =
+        match ca_certificates(&config.fetch.ca_file).map_err(|e| format!("bad setting: {e}"))? {
+            Some(certificates) => builder.tls_certs_merge(certificates),
+            None => builder,
+        };
     let connections = hosts.max_connections(config.politeness.connections_per_host);
     builder
         .dns_resolver(GuardedResolver(guard))
@@ -56,6 +62,36 @@ pub(crate) fn client(
         .pool_max_idle_per_host(connections as usize)
         .tcp_nodelay(true)
         .build()
+        .map_err(|e| {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text = format!("{text}: {cause}");
+                source = cause.source();
+            }
+            format!(
+                "cannot set up the HTTP client: {text} (is politeness.user_agent a valid \
+                 header value?)"
+            )
+        })
+}
+
+/// The CA certificates of `fetch.ca_file`, if one is set: read at start, so that a missing
+/// or unreadable file stops the crawler before it fetches anything.
+fn ca_certificates(path: &std::path::Path) -> Result<Option<Vec<reqwest::Certificate>>, String> {
+    if path.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    let bad = |why: String| format!("fetch.ca_file: {}: {why}", path.display());
+    let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let certificates =
+        reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+    if certificates.is_empty() {
+        return Err(bad(
+            "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),
+        ));
+    }
+    Ok(Some(certificates))
 }
 
 /// What fetches a URL for the workers and the robots.txt cache: the HTTP client, or in
@@ -230,10 +266,14 @@ impl FetchError {
         } else {
             ErrorKind::Http
         });
-        FetchError {
-            kind,
-            detail: detail.unwrap_or_default(),
+        let mut detail = detail.unwrap_or_default();
+        if kind == ErrorKind::Tls && detail.contains("UnknownIssuer") {
+            detail.push_str(
+                " (signed by a CA this machine does not trust: a private CA's certificate is \
+                 trusted with --ca-cert FILE, fetch.ca_file)",
+            );
         }
+        FetchError { kind, detail }
     }
 }
 

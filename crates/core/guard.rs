@@ -16,7 +16,12 @@
 //! The check runs twice: before a fetch (so that a blocked URL gets its own record, error
 //! `ssrf_blocked`, and costs its host nothing), and in the HTTP client's resolver (so that a
 //! name that resolved to a public address for the check and to a private one for the
-//! connection, DNS rebinding, is still refused).
+//! connection, DNS rebinding, is still refused). Both ask the crawl's [`Resolver`], whose
+//! cache answers the second.
+//!
+//! A name the user placed at an address (`fetch.resolve`) is trusted there: the user said
+//! where it lives, as for a seed; pages still cannot reach any other name's private
+//! addresses.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -26,11 +31,15 @@ use std::sync::{Arc, PoisonError, RwLock};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
+use crate::dns::Resolver;
+
 /// Which hosts may be fetched at which addresses.
 #[derive(Debug)]
 pub(crate) struct Guard {
     /// False when `fetch.allow_private_addresses` is set.
     enabled: bool,
+    /// Where names live, for both checks.
+    resolver: Arc<Resolver>,
     /// The seeds' host names, which the resolver (which sees no port) lets resolve to any
     /// address.
     trusted: HashSet<String>,
@@ -64,28 +73,12 @@ impl fmt::Display for Blocked {
 
 impl std::error::Error for Blocked {}
 
-/// The error of a name that did not resolve, found again in the client's error chain: what
-/// tells a `dns` failure from a refused connection.
-#[derive(Debug)]
-pub(crate) struct Unresolved {
-    pub(crate) host: String,
-    /// The resolver's own words, if it had any.
-    pub(crate) cause: Option<std::io::Error>,
-}
-
-impl fmt::Display for Unresolved {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.cause {
-            Some(cause) => write!(f, "cannot resolve {}: {cause}", self.host),
-            None => write!(f, "cannot resolve {}: no addresses", self.host),
-        }
-    }
-}
-
-impl std::error::Error for Unresolved {}
-
 impl Guard {
-    pub(crate) fn new<'a>(enabled: bool, seeds: impl IntoIterator<Item = &'a Url>) -> Guard {
+    pub(crate) fn new<'a>(
+        enabled: bool,
+        seeds: impl IntoIterator<Item = &'a Url>,
+        resolver: Arc<Resolver>,
+    ) -> Guard {
         let seeds: Vec<&Url> = seeds.into_iter().collect();
         let trusted = seeds
             .iter()
@@ -94,6 +87,7 @@ impl Guard {
         let trusted_ports = seeds.iter().map(|url| host_port(url).to_owned()).collect();
         Guard {
             enabled,
+            resolver,
             trusted,
             trusted_ports,
             redirected: RwLock::default(),
@@ -117,12 +111,14 @@ impl Guard {
         if !self.enabled || !same_service || from_host == target_host {
             return false;
         }
-        let from_addresses: HashSet<IpAddr> = resolve(from)
+        let from_addresses: HashSet<IpAddr> = self
+            .resolve(from)
             .await
             .into_iter()
             .filter(|ip| !is_public(*ip) && self.allows_address(from_host, *ip))
             .collect();
-        let shared: HashSet<IpAddr> = resolve(target)
+        let shared: HashSet<IpAddr> = self
+            .resolve(target)
             .await
             .into_iter()
             .filter(|ip| from_addresses.contains(ip))
@@ -170,6 +166,10 @@ impl Guard {
         !self.enabled
             || self.trusted.contains(host)
             || is_public(ip)
+            || self
+                .resolver
+                .fixed(host)
+                .is_some_and(|fixed| fixed.contains(&ip))
             || self.redirect_trusted(host, ip)
     }
 
@@ -180,7 +180,10 @@ impl Guard {
         let Some(host) = url.host_str() else {
             return false;
         };
-        if !self.enabled || self.trusted_ports.contains(host_port(url)) {
+        if !self.enabled
+            || self.trusted_ports.contains(host_port(url))
+            || self.resolver.fixed(host).is_some()
+        {
             return true;
         }
         let redirect_target = self
@@ -191,7 +194,8 @@ impl Guard {
             .contains(&service(url));
         if redirect_target {
             // At one of its trusted addresses at least: the resolver keeps only those.
-            return resolve(url)
+            return self
+                .resolve(url)
                 .await
                 .into_iter()
                 .any(|ip| self.allows_address(host, ip));
@@ -199,29 +203,22 @@ impl Guard {
         match url.host() {
             Some(Host::Ipv4(ip)) => is_public(IpAddr::V4(ip)),
             Some(Host::Ipv6(ip)) => is_public(IpAddr::V6(ip)),
-            _ => match tokio::net::lookup_host((host, url.port_or_known_default().unwrap_or(80)))
-                .await
-            {
-                Ok(addrs) => addrs.into_iter().all(|a| is_public(a.ip())),
+            _ => match self.resolver.lookup(host).await {
+                Ok(addresses) => addresses.into_iter().all(is_public),
                 Err(_) => true,
             },
         }
     }
-}
 
-/// The addresses of a URL's host: itself for an IP address; none when it does not resolve.
-async fn resolve(url: &Url) -> Vec<IpAddr> {
-    match url.host() {
-        Some(Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
-        Some(Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
-        Some(Host::Domain(name)) => {
-            let port = url.port_or_known_default().unwrap_or(80);
-            match tokio::net::lookup_host((name, port)).await {
-                Ok(addrs) => addrs.map(|a| a.ip()).collect(),
-                Err(_) => Vec::new(),
-            }
+    /// The addresses of a URL's host: itself for an IP address; none when it does not
+    /// resolve.
+    async fn resolve(&self, url: &Url) -> Vec<IpAddr> {
+        match url.host() {
+            Some(Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
+            Some(Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
+            Some(Host::Domain(name)) => self.resolver.lookup(name).await.unwrap_or_default(),
+            None => Vec::new(),
         }
-        None => Vec::new(),
     }
 }
 
@@ -301,7 +298,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || site_local)
 }
 
-/// The HTTP client's resolver: the system's, with non-public addresses of untrusted hosts
+/// The HTTP client's resolver: the crawl's, with non-public addresses of untrusted hosts
 /// removed.
 pub(crate) struct GuardedResolver(pub(crate) Arc<Guard>);
 
@@ -309,26 +306,18 @@ impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let guard = Arc::clone(&self.0);
         Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let found = tokio::net::lookup_host((host.as_str(), 0))
+            let host = name.as_str();
+            let addresses = guard
+                .resolver
+                .lookup(host)
                 .await
-                .map(Iterator::collect::<Vec<SocketAddr>>);
-            let addrs = match found {
-                Ok(addrs) => addrs,
-                Err(cause) => {
-                    let cause = Some(cause);
-                    return Err(Box::new(Unresolved { host, cause }) as Box<_>);
-                }
-            };
-            if addrs.is_empty() {
-                return Err(Box::new(Unresolved { host, cause: None }) as Box<_>);
-            }
-            let allowed: Vec<SocketAddr> = addrs
+                .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?;
+            let allowed: Vec<SocketAddr> = addresses
                 .iter()
-                .copied()
-                .filter(|a| guard.allows_address(&host, a.ip()))
+                .filter(|ip| guard.allows_address(host, **ip))
+                .map(|ip| SocketAddr::new(*ip, 0))
                 .collect();
-            if allowed.is_empty() && !addrs.is_empty() {
+            if allowed.is_empty() {
                 return Err(Box::new(Blocked) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(allowed.into_iter()) as Addrs)
@@ -339,6 +328,12 @@ impl Resolve for GuardedResolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A guard over the system's DNS and no names of the user's.
+    fn guard_of<'a>(enabled: bool, seeds: impl IntoIterator<Item = &'a Url>) -> Guard {
+        let (resolver, _) = Resolver::new(&[], &[]).expect("the system's DNS settings");
+        Guard::new(enabled, seeds, Arc::new(resolver))
+    }
 
     #[test]
     fn private_and_special_addresses_are_not_public() {
@@ -382,11 +377,11 @@ mod tests {
     #[test]
     fn seeds_hosts_are_trusted_and_the_guard_can_be_lifted() {
         let seed = Url::parse("http://127.0.0.1:8080/").unwrap();
-        let guard = Guard::new(true, [&seed]);
+        let guard = guard_of(true, [&seed]);
         let loopback: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(guard.allows_address("127.0.0.1", loopback));
         assert!(!guard.allows_address("localhost", loopback));
-        assert!(Guard::new(false, [&seed]).allows_address("localhost", loopback));
+        assert!(guard_of(false, [&seed]).allows_address("localhost", loopback));
     }
 
     /// Regression: a seed `127.0.0.1:PORT` answering with a redirect to `localhost:PORT` had
@@ -395,7 +390,7 @@ mod tests {
     async fn a_seeds_redirect_to_the_same_server_is_trusted_and_no_other() {
         let url = |u: &str| Url::parse(u).unwrap();
         let seed = url("http://127.0.0.1:8080/");
-        let guard = Guard::new(true, [&seed]);
+        let guard = guard_of(true, [&seed]);
         let target = url("http://localhost:8080/home");
         assert!(!guard.allows_url(&target).await);
         // Another port of the same server is another service: not trusted.
@@ -417,12 +412,12 @@ mod tests {
 
         // A public seed's redirect to a private address shares no address with it.
         let public = url("http://93.184.216.34/");
-        let guard = Guard::new(true, [&public]);
+        let guard = guard_of(true, [&public]);
         let metadata = url("http://169.254.169.254/latest/meta-data/");
         assert!(!guard.trust_redirect(&public, &metadata).await);
         assert!(!guard.allows_url(&metadata).await);
         // A private seed's redirect to another private address: not the same server.
-        let guard = Guard::new(true, [&seed]);
+        let guard = guard_of(true, [&seed]);
         assert!(
             !guard
                 .trust_redirect(&seed, &url("http://10.0.0.5:8080/"))
@@ -431,7 +426,7 @@ mod tests {
         assert!(!guard.allows_url(&url("http://10.0.0.5:8080/")).await);
         // Another scheme is another service, whatever the ports say.
         let plain = url("http://127.0.0.1/");
-        let guard = Guard::new(true, [&plain]);
+        let guard = guard_of(true, [&plain]);
         assert!(
             !guard
                 .trust_redirect(&plain, &url("https://localhost/"))
@@ -444,14 +439,14 @@ mod tests {
         );
         assert!(!guard.allows_url(&url("https://localhost/")).await);
         // Lifted, the guard has nothing to trust.
-        let off = Guard::new(false, [&seed]);
+        let off = guard_of(false, [&seed]);
         assert!(!off.trust_redirect(&seed, &target).await);
     }
 
     #[tokio::test]
     async fn links_to_private_addresses_are_refused_before_any_request() {
         let seed = Url::parse("https://example.com/").unwrap();
-        let guard = Guard::new(true, [&seed]);
+        let guard = guard_of(true, [&seed]);
         let url = |u: &str| Url::parse(u).unwrap();
         assert!(
             !guard
@@ -463,7 +458,7 @@ mod tests {
         assert!(guard.allows_url(&url("https://example.com/admin")).await);
         // A seed's host is trusted on the seed's port only.
         let local = Url::parse("http://localhost:8080/").unwrap();
-        let guard = Guard::new(true, [&local]);
+        let guard = guard_of(true, [&local]);
         assert!(guard.allows_url(&url("http://localhost:8080/page")).await);
         assert!(!guard.allows_url(&url("http://localhost:6379/")).await);
     }

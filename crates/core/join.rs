@@ -76,6 +76,10 @@ pub(crate) async fn join_shared(
     theirs.output = mine.output.clone();
     theirs.state = mine.state.clone();
     theirs.redis = mine.redis.clone();
+    // Where names live and which CAs are trusted are this machine's view of the network.
+    theirs.fetch.resolve = mine.fetch.resolve.clone();
+    theirs.fetch.dns_servers = mine.fetch.dns_servers.clone();
+    theirs.fetch.ca_file = mine.fetch.ca_file.clone();
     let new_seeds: Vec<&String> = seeds
         .iter()
         .filter(|s| !stored.seeds.contains(s) && !stored.redirect_targets.contains(s))
@@ -113,8 +117,8 @@ pub(crate) async fn join_shared(
         }
         eprintln!(
             "crawler: joining the crawl {:?} on {shown} (--join): its stored settings apply \
-             where this command's differ (only concurrency, max_pages and outputs are per \
-             process):\n  {list}",
+             where this command's differ (only concurrency, max_pages, outputs, \
+             names, DNS servers and CA files are per process):\n  {list}",
             r.crawl_name,
         );
     }

@@ -36,6 +36,7 @@ pub mod cli;
 mod config;
 pub mod content;
 mod crawl;
+mod dns;
 mod drive;
 mod errors;
 pub mod exit;

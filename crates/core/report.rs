@@ -45,13 +45,17 @@ impl std::io::Write for LogWriter {
 }
 
 /// What is logged when `RUST_LOG` says nothing: warnings, but the Redis client's only from
-/// errors up. During a cluster's failover or reshard it warns of every node it fails to reach
-/// and every refresh of its slots (hundreds of lines a minute), while the crawler says once
-/// that Redis is in trouble and once that it answers again.
-const DEFAULT_LOG: &str = "warn,redis=error";
+/// errors up, and none of the TLS and DNS clients'. During a cluster's failover or reshard
+/// the Redis client warns of every node it fails to reach and every refresh of its slots
+/// (hundreds of lines a minute), while the crawler says once that Redis is in trouble and
+/// once that it answers again; the certificate verifier logs each certificate it refuses,
+/// and the resolver each server that does not answer, which the crawler's records and
+/// summary say once per host, with what to do.
+const DEFAULT_LOG: &str = "warn,redis=error,rustls=off,rustls_platform_verifier=off,\
+                           hickory_resolver=off,hickory_net=off,hickory_proto=off";
 
-/// Sends the logs (`tracing`, filtered by `RUST_LOG`; without it, warnings, and of the Redis
-/// client's only errors) to standard error, around the progress display, coloured on a
+/// Sends the logs (`tracing`, filtered by `RUST_LOG`; without it, see [`DEFAULT_LOG`]) to
+/// standard error, around the progress display, coloured on a
 /// terminal that allows it.
 ///
 /// ```no_run

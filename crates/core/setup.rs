@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use frontier::{
     Canonical, Canonicalizer, Frontier, FrontierBuilder, Politeness, ScopeErrorKind, ScopeMode,
     ScopeRules, SeenSet, SpillSettings,
@@ -17,7 +17,8 @@ use crate::config::{self, Config, Scope};
 use crate::crawl::Crawler;
 use crate::state::{Recrawl, StateDir};
 use crate::{
-    backend, crawl, fetch, guard, hosts, join, open_files, output, report, since, sitemap, warc,
+    backend, crawl, dns, fetch, guard, hosts, join, open_files, output, report, since, sitemap,
+    warc,
 };
 
 /// A crawl set up and ready to run.
@@ -145,10 +146,19 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
     // saved the setting as given: a resume with another --contact builds it anew.
     config.politeness.user_agent = user_agent;
-    let guard = guard_for(runtime, &config, &seeds, &redirects);
-    let client = fetch::client(&config, Arc::clone(&guard), &hosts, proxy).context(
-        "cannot set up the HTTP client (is politeness.user_agent a valid header value?)",
-    )?;
+    let resolver = {
+        let _runtime = runtime.enter();
+        let (resolver, warning) =
+            dns::Resolver::new(&config.fetch.resolve, &config.fetch.dns_servers)
+                .map_err(|e| anyhow!("bad setting: {e}"))?;
+        if let Some(warning) = warning {
+            tracing::warn!("{warning}");
+        }
+        Arc::new(resolver)
+    };
+    let guard = guard_for(runtime, &config, &seeds, &redirects, resolver);
+    let client =
+        fetch::client(&config, Arc::clone(&guard), &hosts, proxy).map_err(|e| anyhow!("{e}"))?;
     let mut sink = output::Sink::open(&config.output.file, cli.resume)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
     // A completion is in Redis the moment it is made: what its fetch wrote goes to the
@@ -442,10 +452,12 @@ fn guard_for(
     config: &Config,
     seeds: &[Canonical],
     redirects: &[(String, Option<String>)],
+    resolver: Arc<dns::Resolver>,
 ) -> Arc<guard::Guard> {
     let mut guard = guard::Guard::new(
         !config.fetch.allow_private_addresses,
         seeds.iter().map(Canonical::as_url),
+        resolver,
     );
     if let Ok(proxy) = url::Url::parse(&config.fetch.proxy)
         && let Some(host) = proxy.host_str()

@@ -149,7 +149,11 @@ fn crawler_with(
         config,
         Backend::local(frontier),
         Box::new(Arc::clone(site)),
-        Arc::new(Guard::new(false, [])),
+        Arc::new(Guard::new(
+            false,
+            [],
+            Arc::new(crate::dns::Resolver::new(&[], &[]).unwrap().0),
+        )),
         hosts,
         Sink::to_writer(records.clone()),
         None,

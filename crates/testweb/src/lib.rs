@@ -68,6 +68,7 @@
 //! ```
 
 mod config;
+mod dns;
 mod server;
 mod site;
 mod special;
@@ -87,6 +88,7 @@ pub use config::{
     Charset, Declared, HostConfig, NonHtml, Robots, RobotsRules, SiteConfig, SitemapFormat,
     Special, SpecialKind,
 };
+pub use dns::DnsServer;
 
 use site::{Route, Site};
 
@@ -603,6 +605,31 @@ impl Testweb {
     /// ```
     pub fn max_in_flight_at_address(&self, address: usize) -> usize {
         self.site.addresses[address].1.max_in_flight.load(Relaxed)
+    }
+
+    /// Each host's name and address, for a site served by name (what a DNS server for it
+    /// answers: see [`DnsServer`]); empty otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let web = testweb::Testweb::start(testweb::SiteConfig { hosts: 2, addresses: 2, ..Default::default() }).await?;
+    /// assert_eq!(web.names()[1], ("h1.test".to_owned(), "127.0.0.2".parse().unwrap()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn names(&self) -> Vec<(String, std::net::IpAddr)> {
+        if self.site.config.addresses == 0 {
+            return Vec::new();
+        }
+        (0..self.hosts())
+            .map(|h| {
+                let (ip, _) = self.site.addresses[self.site.hosts[h].address];
+                (format!("h{h}.test"), std::net::IpAddr::V4(ip))
+            })
+            .collect()
     }
 
     /// Where each host name lives, as curl's and the crawler's `--resolve` take it

@@ -52,6 +52,10 @@ struct Args {
     /// line, as the crawler's --resolve takes it.
     #[arg(long, value_name = "FILE")]
     resolve_out: Option<PathBuf>,
+    /// With --addresses, also serve DNS for the hosts' names on a UDP port of 127.0.0.1, and
+    /// write where (127.0.0.1:PORT, as the crawler's --dns-server takes it) to this file.
+    #[arg(long, value_name = "FILE")]
+    dns_out: Option<PathBuf>,
     /// Spell every link the plain way instead of in many equivalent ways.
     #[arg(long)]
     plain_links: bool,
@@ -188,6 +192,14 @@ async fn serve(args: Args) -> std::io::Result<()> {
         }
         out.flush()?;
     }
+    let _dns = match &args.dns_out {
+        Some(path) => {
+            let dns = testweb::DnsServer::start(web.names()).await?;
+            std::fs::write(path, format!("{}\n", dns.addr()))?;
+            Some(dns)
+        }
+        None => None,
+    };
     if let Some(path) = &args.expected_out {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
         for url in web.expected_pages() {

@@ -1,0 +1,262 @@
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use testweb::{DnsServer, SiteConfig};
+
+use crate::util::{Site, crawl, fast};
+
+/// A site of `hosts` names served by name on `addresses` loopback addresses.
+fn by_name(hosts: usize, addresses: usize, pages: u64) -> Site {
+    Site::start(SiteConfig {
+        hosts,
+        addresses,
+        pages_per_host: pages,
+        inter_host_fraction: 0.5,
+        ..SiteConfig::default()
+    })
+}
+
+/// Every root a seed, and the fast flags.
+fn seeded(site: &Site) -> Vec<String> {
+    let mut args = fast();
+    for seed in site.web.roots() {
+        args.extend(["--seed".into(), seed]);
+    }
+    args
+}
+
+#[test]
+fn names_only_the_user_knows_are_crawled_with_resolve() {
+    let site = by_name(6, 2, 20);
+    let mut args = seeded(&site);
+    for entry in site.web.resolve_entries() {
+        args.extend(["--resolve".into(), entry]);
+    }
+    let crawl = crawl(&args);
+    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    assert_eq!(
+        crawl.fetched(),
+        site.web.expected_pages(),
+        "{}",
+        crawl.stderr()
+    );
+
+    // Without them, the names do not resolve, and the error says what to do.
+    let crawl = crate::util::crawl(&seeded(&site));
+    let root = site.web.host_url(0);
+    let record = crawl.record(&root);
+    assert_eq!(record["error"], "dns", "{record}");
+    let detail = record["error_detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("--resolve NAME:PORT:ADDRESS"), "{detail}");
+}
+
+/// A DNS server for `site`'s names, on a runtime of its own (kept with it).
+fn dns_for(site: &Site) -> (tokio::runtime::Runtime, DnsServer) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let dns = runtime
+        .block_on(DnsServer::start(site.web.names()))
+        .expect("a DNS server");
+    (runtime, dns)
+}
+
+/// Crawls every root of `site` asking `dns`, and checks every expected page was fetched.
+fn crawl_asking(site: &Site, dns: &DnsServer) {
+    let mut args = seeded(site);
+    args.extend(["--dns-server".into(), dns.addr().to_string()]);
+    let crawl = crawl(&args);
+    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    let expected = site.web.expected_pages();
+    assert_eq!(crawl.fetched(), expected, "{}", crawl.stderr());
+}
+
+#[test]
+fn each_name_is_asked_of_dns_once_for_the_whole_crawl() {
+    let site = by_name(300, 4, 3);
+    let (_runtime, dns) = dns_for(&site);
+    // robots.txt on: each host is fetched at least twice, each fetch resolving its name
+    // twice (the SSRF guard's check and the connection).
+    crawl_asking(&site, &dns);
+    for (name, _) in &site.web.names() {
+        assert_eq!(dns.questions(name), 1, "{name}");
+    }
+}
+
+#[test]
+fn a_name_slow_to_resolve_holds_up_no_other_host() {
+    let site = by_name(4, 1, 10);
+    let (_runtime, dns) = dns_for(&site);
+    dns.delay("h3.test", std::time::Duration::from_secs(2));
+    crawl_asking(&site, &dns);
+    // The other hosts' pages were all fetched before the slow name's answer came.
+    let requests = site.web.requests();
+    let first_of_slow = requests
+        .iter()
+        .filter(|r| r.host == 3)
+        .map(|r| r.at)
+        .min()
+        .expect("the slow host was fetched");
+    let others = requests.iter().filter(|r| r.host != 3);
+    let before = others.clone().filter(|r| r.at < first_of_slow).count();
+    assert_eq!(
+        before,
+        others.count(),
+        "every other host's requests came first"
+    );
+}
+
+/// A CA and a certificate it signed for `name`, written in `dir` with openssl.
+fn private_ca(dir: &Path, name: &str) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs (tests/setup.sh installs it)");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=Test private CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "site.key",
+        "-out",
+        "site.csr",
+        "-subj",
+        &format!("/CN={name}"),
+    ]);
+    std::fs::write(dir.join("ext.cnf"), format!("subjectAltName=DNS:{name}\n")).expect("ext");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "site.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "site.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+}
+
+/// `openssl s_server` serving `dir`'s files over HTTPS on a free port; killed on drop.
+struct TlsServer {
+    child: Child,
+    port: u16,
+}
+
+impl TlsServer {
+    fn start(dir: &Path) -> TlsServer {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new("openssl")
+            .args([
+                "s_server", "-quiet", "-WWW", "-cert", "site.pem", "-key", "site.key",
+            ])
+            .args(["-accept", &format!("127.0.0.1:{port}")])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("openssl s_server runs");
+        // Killed on drop, listening or not.
+        let server = TlsServer { child, port };
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("openssl s_server did not listen on {port}");
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_site_with_a_private_ca_is_crawled_with_ca_cert_and_the_error_says_so_without() {
+    let dir = tempfile::tempdir().expect("a directory");
+    private_ca(dir.path(), "secure.test");
+    std::fs::write(dir.path().join("index.html"), "<a href=/next.html>next</a>").expect("page");
+    std::fs::write(dir.path().join("next.html"), "<p>the end</p>").expect("page");
+    let server = TlsServer::start(dir.path());
+    let seed = format!("https://secure.test:{}/index.html", server.port);
+    let mut args = fast();
+    args.extend([
+        "--seed".into(),
+        seed.clone(),
+        "--robots".into(),
+        "false".into(),
+    ]);
+    args.extend([
+        "--resolve".into(),
+        format!("secure.test:{}:127.0.0.1", server.port),
+    ]);
+
+    // With the default log filter: no line of the TLS client's own.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_crawler"));
+    command.env_remove("RUST_LOG");
+    let refused = crate::util::crawl_by(command, &args);
+    let record = refused.record(&seed);
+    assert_eq!(record["error"], "tls", "{record}");
+    let detail = record["error_detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("--ca-cert FILE"), "{detail}");
+    assert!(
+        refused.stderr().contains("--ca-cert FILE"),
+        "{}",
+        refused.stderr()
+    );
+    assert!(!refused.stderr().contains("rustls"), "{}", refused.stderr());
+
+    let ca = dir.path().join("ca.pem");
+    args.extend(["--ca-cert".into(), ca.display().to_string()]);
+    let trusted = crawl(&args);
+    assert!(trusted.output.status.success(), "{}", trusted.stderr());
+    let next = format!("https://secure.test:{}/next.html", server.port);
+    for url in [&seed, &next] {
+        assert_eq!(trusted.record(url)["status"], 200, "{}", trusted.stderr());
+    }
+
+    // A file that holds no certificate stops the crawler before it fetches anything.
+    let not_pem = dir.path().join("index.html");
+    let last = args.len() - 1;
+    args[last] = not_pem.display().to_string();
+    let bad = crawl(&args);
+    assert_eq!(bad.output.status.code(), Some(2), "{}", bad.stderr());
+    assert!(bad.stderr().contains("fetch.ca_file"), "{}", bad.stderr());
+    assert!(bad.records.is_empty());
+}
