@@ -6,6 +6,19 @@ use crate::util::{Site, crawl_site, ms};
 
 #[test]
 fn per_host_delay_and_connection_limit_hold() {
+    delay_and_connection_limit_hold(false);
+}
+
+/// Regression: a host's first page was fetched 2 ms after its robots.txt, as if robots.txt
+/// were not a request.
+#[test]
+fn robots_txt_counts_as_a_request_of_its_host() {
+    delay_and_connection_limit_hold(true);
+}
+
+/// Crawls three hosts with 150 ms between request starts and one connection each, robots.txt
+/// read or not, and checks every request of a host, robots.txt's too, kept both.
+fn delay_and_connection_limit_hold(robots: bool) {
     let site = Site::start(SiteConfig {
         hosts: 3,
         pages_per_host: 8,
@@ -28,16 +41,18 @@ fn per_host_delay_and_connection_limit_hold() {
             "--connections-per-host",
             "1",
             "--robots",
-            "false",
+            if robots { "true" } else { "false" },
         ],
     );
     assert_eq!(
         crawl.fetched(),
         site.web.expected_pages_with(testweb::ExpectOptions {
-            ignore_robots: true,
+            ignore_robots: !robots,
             ..Default::default()
         })
     );
+    let robots_fetched = site.web.requests().iter().any(|r| r.path == "/robots.txt");
+    assert_eq!(robots_fetched, robots);
     let mut by_host: HashMap<usize, Vec<_>> = HashMap::new();
     for request in site.web.requests() {
         by_host.entry(request.host).or_default().push(request.at);

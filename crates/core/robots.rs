@@ -122,6 +122,22 @@ struct Entry {
     /// taken out, so that it is never taken out unless added (an entry can be evicted between
     /// its fetch and its own `make_room`), nor added once evicted.
     counted: std::sync::atomic::AtomicBool,
+    /// Whether a lease that did not fetch the rules was answered with them: the lease that
+    /// fetched robots.txt gives its page back, to be the host's next request a delay later,
+    /// and rules are not fetched again before a page used them, however old (a host whose
+    /// delay is longer than `politeness.robots_max_age` would never get its page).
+    used: std::sync::atomic::AtomicBool,
+}
+
+impl Entry {
+    /// An entry of `rules` (known or to be fetched), not counted, not used.
+    fn with(rules: OnceCell<(Arc<Rules>, Instant, usize)>) -> Entry {
+        Entry {
+            rules,
+            counted: std::sync::atomic::AtomicBool::new(false),
+            used: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
 }
 
 /// The robots.txt of every host seen, fetched once each (concurrent asks for one host wait
@@ -211,10 +227,7 @@ impl RobotsCache {
             let entry = {
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 Arc::clone(hosts.entry(host.to_owned()).or_insert_with(|| {
-                    Arc::new(Entry {
-                        rules: OnceCell::new(),
-                        counted: std::sync::atomic::AtomicBool::new(false),
-                    })
+                    Arc::new(Entry::with(OnceCell::new()))
                 }))
             };
             let (mut fresh, mut known_here) = (false, false);
@@ -230,20 +243,24 @@ impl RobotsCache {
             if known_here {
                 self.make_room(host, &entry);
             }
-            let ttl = match **rules {
-                Rules::Unreachable(_) => self.unreachable_ttl,
-                Rules::Unanswered(_) => Duration::ZERO,
-                _ => self.max_age,
+            let (ttl, once_used) = match **rules {
+                Rules::Unreachable(_) => (self.unreachable_ttl, false),
+                Rules::Unanswered(_) => (Duration::ZERO, false),
+                _ => (self.max_age, true),
             };
             // The crawl's clock, which tests pause and advance, as `at` is.
             let age = crate::backend::now().saturating_duration_since(*at);
-            if age >= ttl && !known_here && asked >= *at {
+            let used = entry.used.load(std::sync::atomic::Ordering::Relaxed);
+            if age >= ttl && !known_here && asked >= *at && (used || !once_used) {
                 // Time to ask again: drop the entry (unless another caller already did).
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
                 if hosts.get(host).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
                     self.forget(&mut hosts, host);
                 }
                 continue;
+            }
+            if !fresh {
+                entry.used.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             return Answer {
                 rules: Arc::clone(rules),
@@ -450,14 +467,11 @@ mod tests {
         cache.budget = 3 * (1000 + ENTRY_BYTES);
         for i in 0..10 {
             let host = format!("http://h{i}.example");
-            let entry = Arc::new(Entry {
-                rules: OnceCell::new_with(Some((
-                    Arc::new(Rules::AllowAll),
-                    Instant::now(),
-                    1000 + ENTRY_BYTES,
-                ))),
-                counted: std::sync::atomic::AtomicBool::new(false),
-            });
+            let entry = Arc::new(Entry::with(OnceCell::new_with(Some((
+                Arc::new(Rules::AllowAll),
+                Instant::now(),
+                1000 + ENTRY_BYTES,
+            )))));
             cache
                 .hosts
                 .lock()
@@ -479,10 +493,11 @@ mod tests {
     fn an_entry_evicted_before_it_was_counted_leaves_the_count_alone() {
         let cache = RobotsCache::new("crawler", UNREACHABLE_TTL);
         let entry = |cost: usize| {
-            Arc::new(Entry {
-                rules: OnceCell::new_with(Some((Arc::new(Rules::AllowAll), Instant::now(), cost))),
-                counted: std::sync::atomic::AtomicBool::new(false),
-            })
+            Arc::new(Entry::with(OnceCell::new_with(Some((
+                Arc::new(Rules::AllowAll),
+                Instant::now(),
+                cost,
+            )))))
         };
         let (counted, uncounted) = (entry(1000), entry(500));
         {

@@ -268,14 +268,17 @@ async fn robots_txt_is_fetched_again_once_its_rules_are_a_day_old() {
     let site = Arc::new(FakeSite::new(4, Duration::ZERO));
     let log = crawl_for_days(&site, Config::default()).await;
     let robots = |log: &[String]| log.iter().filter(|p| *p == "/robots.txt").count();
-    // Fetched before the root, and again before the page of hour 30 (24 hours passed).
-    assert_eq!(robots(&log), 2, "{log:?}");
-    assert_eq!(log.len(), 5 + 2, "{log:?}");
+    // robots.txt is a request of its host: fetched at hour 0, the root at 10; fetched again
+    // at 30 (24 hours passed), its page at 40, and again at 60.
+    assert_eq!(robots(&log), 3, "{log:?}");
+    assert_eq!(log.len(), 5 + 3, "{log:?}");
 
-    // Kept 10 hours: fetched again for every page after the root's.
+    // Kept 10 hours, the host's delay: fetched again before every page after the root, and
+    // each page fetched all the same (the rules serve one page however old they are).
     let site = Arc::new(FakeSite::new(4, Duration::ZERO));
     let mut config = Config::default();
     config.politeness.robots_max_age = Duration::from_secs(10 * 3600);
     let log = crawl_for_days(&site, config).await;
     assert_eq!(robots(&log), 5, "{log:?}");
+    assert_eq!(log.len(), 5 + 5, "{log:?}");
 }

@@ -337,6 +337,14 @@ impl Crawler {
                 .await;
             return None;
         }
+        if fresh {
+            // robots.txt was this lease's request, and started the host's delay: the page
+            // goes back in line, first of its host's, to be the host's next request when the
+            // delay allows (and the slot serves another host meanwhile).
+            self.abandon(visit.take());
+            self.give_back_budget();
+            return None;
+        }
         Some(visit)
     }
 }
