@@ -10,6 +10,9 @@
 #   PAGES=50 PROCESSES="1 2" benches/shared.sh
 #   CONFIG=config/default.toml PAGES=10 benches/shared.sh   # polite: 1 s between requests to
 #                                           # a host, one connection; bound by politeness
+#                                           # (testweb's hosts share 127.0.0.1: add
+#                                           # CRAWLER_ARGS="--address-connections 0
+#                                           # --address-delay 0" to measure per host alone)
 #   RTT_MS=4 benches/shared.sh              # Redis 4 ms away (round trip): the crawlers reach
 #                                           # it through benches/delay_proxy.py
 #   CRAWLER_ARGS="--content-seen false" benches/shared.sh   # more flags for every crawler

@@ -4,13 +4,15 @@ use serde_json::Value;
 
 use crate::util::{crawl, serve};
 
-/// Flags of the polite default profile made quick: no delay and short back-offs, but the
+/// Flags of the polite default profile made quick: no delays and short back-offs, but the
 /// default rule for giving hosts up (5 errors in a row lasting 30 minutes).
 fn quick_default() -> Vec<String> {
     [
         "--progress",
         "off",
         "--delay",
+        "0",
+        "--address-delay",
         "0",
         "--backoff-base",
         "10ms",

@@ -50,8 +50,8 @@ fn trap_site() -> (u16, crate::util::Requests) {
 /// The trap site crawled with each profile's own trap settings, and with a depth cap.
 #[test]
 fn traps_end_at_the_rules_and_good_pages_are_still_found() {
-    // The polite profile, without its politeness delay; the local profile; a depth cap of 12.
-    let default: Vec<String> = ["--progress", "off", "--delay", "0"]
+    // The polite profile, without its politeness delays; the local profile; a depth cap of 12.
+    let default: Vec<String> = ["--progress", "off", "--delay", "0", "--address-delay", "0"]
         .map(String::from)
         .to_vec();
     let capped: Vec<String> = [&fast()[..], &["--max-depth".to_owned(), "12".to_owned()]].concat();
@@ -153,7 +153,7 @@ fn a_book_of_600_chained_chapters_is_read_to_its_end() {
         ..SiteConfig::default()
     });
     let seed = site.web.seeds()[0].clone();
-    let default: Vec<String> = ["--progress", "off", "--delay", "0"]
+    let default: Vec<String> = ["--progress", "off", "--delay", "0", "--address-delay", "0"]
         .map(String::from)
         .to_vec();
     for (profile, args) in [("default", default), ("local", fast())] {

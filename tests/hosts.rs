@@ -299,6 +299,10 @@ basic_password_env = "CRAWLER_TEST_DOCS_PASSWORD"
             &config,
             "--explain-host",
             "https://docs.example.com/guide",
+            "--resolve",
+            "docs.example.com:443:192.0.2.7",
+            "--address-connections",
+            "3",
         ])
         .env("CRAWLER_TEST_DOCS_PASSWORD", "hunter2")
         .output()
@@ -312,6 +316,8 @@ basic_password_env = "CRAWLER_TEST_DOCS_PASSWORD"
         "connections: 4",
         "x-team: all",
         "credentials: basic, user \"bot\", secret from env CRAWLER_TEST_DOCS_PASSWORD",
+        "address: 192.0.2.7 (fetch.resolve",
+        "per address: at most 3 requests in flight",
     ] {
         assert!(text.contains(expected), "{expected:?} in:\n{text}");
     }

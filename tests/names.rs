@@ -95,7 +95,10 @@ fn a_name_slow_to_resolve_holds_up_no_other_host() {
         at.min().expect("every host was fetched")
     };
     for host in 0..3 {
-        assert!(first_of(host) < first_of(3), "host {host} waited for h3.test");
+        assert!(
+            first_of(host) < first_of(3),
+            "host {host} waited for h3.test"
+        );
     }
 }
 

@@ -2,7 +2,9 @@ use std::collections::HashMap;
 
 use testweb::{HostConfig, SiteConfig};
 
-use crate::util::{Site, crawl_site, ms};
+use crate::util::{
+    Site, address_limited, assert_address_limits_held, crawl_site, ms, names_on_one_address,
+};
 
 #[test]
 fn per_host_delay_and_connection_limit_hold() {
@@ -92,4 +94,19 @@ fn hosts_are_crawled_in_parallel_up_to_their_limits() {
     let most = site.web.max_in_flight(0);
     assert!(most <= 4, "{most} in flight on one host, limit 4");
     assert!(most >= 2, "the limit is used: {most}");
+}
+
+#[test]
+fn ten_names_on_one_address_share_its_limits() {
+    let site = names_on_one_address(10, 2);
+    let flags = address_limited(&site);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let crawl = crawl_site(&site, &flags);
+    assert_eq!(
+        crawl.fetched(),
+        site.web.expected_pages(),
+        "{}",
+        crawl.stderr()
+    );
+    assert_address_limits_held(&site);
 }

@@ -22,7 +22,7 @@ fn redirecting_seed() -> (u16, u16) {
 }
 
 fn crawl_seed(a: u16, extra: &[&str]) -> Crawl {
-    let mut args: Vec<String> = ["--progress", "off", "--delay", "0"]
+    let mut args: Vec<String> = ["--progress", "off", "--delay", "0", "--address-delay", "0"]
         .map(String::from)
         .to_vec();
     args.extend(extra.iter().map(|s| s.to_string()));

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use testweb::{HostConfig, SiteConfig};
 
 use crate::redis_server::{RedisCluster, RedisServer};
-use crate::util::{Site, fast, ms, page_request_times, urls_recorded, wait_or_kill, wait_until};
+use crate::util::{
+    Site, address_limited, assert_address_limits_held, fast, ms, names_on_one_address,
+    page_request_times, urls_recorded, wait_or_kill, wait_until,
+};
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
 fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
@@ -246,6 +249,22 @@ fn a_hosts_own_delay_and_connections_hold_across_processes() {
     let config = config.to_str().unwrap();
     let outs = record_files(tmp.path(), 2);
     crawl_politely_in_two(&redis, &site, &outs, &["--config", config]);
+}
+
+#[test]
+fn ten_names_on_one_address_share_its_limits_across_processes() {
+    let redis = RedisServer::start();
+    let site = names_on_one_address(10, 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let flags = address_limited(&site);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
+    assert_eq!(
+        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    assert_address_limits_held(&site);
 }
 
 /// Runs two processes of one crawl of a one-host site with `extra` flags, and checks from

@@ -350,3 +350,54 @@ pub(crate) fn urls_recorded(path: &std::path::Path) -> Vec<String> {
         .map(|r| r["url"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// `hosts` names of `pages` pages each, all served by one address (testweb by name), each
+/// page answered after 5 ms.
+pub(crate) fn names_on_one_address(hosts: usize, pages: u64) -> Site {
+    Site::start(SiteConfig {
+        hosts,
+        addresses: 1,
+        pages_per_host: pages,
+        host_configs: vec![
+            testweb::HostConfig {
+                latency: ms(5),
+                ..testweb::HostConfig::default()
+            };
+            hosts
+        ],
+        ..SiteConfig::default()
+    })
+}
+
+/// The flags that tell the crawler where a site served by name lives, and its limits per
+/// address: 2 in flight, 100 ms between starts; the hosts' own: none to speak of.
+pub(crate) fn address_limited(site: &Site) -> Vec<String> {
+    let mut args: Vec<String> = ["--delay", "0", "--connections-per-host", "4"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--address-connections", "2", "--address-delay", "100ms"].map(String::from));
+    for entry in site.web.resolve_entries() {
+        args.extend(["--resolve".into(), entry]);
+    }
+    args
+}
+
+/// Checks from the server's log that its one address had 2 requests in flight at most and
+/// 100 ms between starts (less 10 ms of loopback jitter), robots.txt's included: at most 10
+/// starts in any 900 ms.
+pub(crate) fn assert_address_limits_held(site: &Site) {
+    assert!(
+        site.web.max_in_flight_at_address(0) <= 2,
+        "{} in flight",
+        site.web.max_in_flight_at_address(0)
+    );
+    let mut starts: Vec<_> = site.web.requests().iter().map(|r| r.at).collect();
+    starts.sort();
+    for pair in starts.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= ms(90),
+            "{:?} between two starts",
+            pair[1] - pair[0]
+        );
+    }
+}

@@ -10,12 +10,14 @@
 //! A lease carries the backend that issued it, and is completed or given back through it
 //! ([`Lease::complete`], [`Lease::abandon`]): a lease cannot reach another backend.
 
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Completion, DiskError, Frontier, FrontierError, FrontierStats, Outcome, Push,
+    AddressGate, AddressLimits, Canonical, Completion, DiskError, Frontier, FrontierError,
+    FrontierStats, Outcome, Push, Turn,
 };
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::task::TaskTracker;
@@ -38,6 +40,9 @@ pub(crate) enum Backend {
 /// The shared frontier, and what this process still has on its way to it.
 pub(crate) struct Remote {
     frontier: frontier_redis::SharedFrontier,
+    /// The limits per address the crawl's processes hold together, and how long a request
+    /// may keep its place at its address (a process killed with it out gives it back then).
+    addresses: (AddressLimits, Duration),
     /// Completions (their records written) and leases given back, sent while the workers
     /// fetch on: a worker does not wait a round trip, or a batch behind one, between two
     /// fetches. Waited for when the crawl ends.
@@ -54,6 +59,8 @@ pub(crate) struct Remote {
 /// step for a checkpoint.
 pub(crate) struct Local {
     frontier: Frontier,
+    /// The requests' turns at their addresses (politeness per address).
+    addresses: AddressGate,
     /// Held shared by each completion with its record, exclusively by a checkpoint, which
     /// flushes the records then snapshots the frontier: a checkpoint never holds as done a
     /// URL whose record is not written. A std lock, never held across an await: what runs
@@ -190,6 +197,73 @@ impl Lease {
         }
     }
 
+    /// The limits per address its request is held to.
+    pub(crate) fn address_limits(&self) -> AddressLimits {
+        match self {
+            Lease::Local(_, local) => local.addresses.limits(),
+            Lease::Shared(_, remote) => remote.addresses.0,
+        }
+    }
+
+    /// Asks a turn for this lease's request at `address`, the one its connection goes to:
+    /// a permit, held until the request ends, or when to come back (then [`abandon_until`]
+    /// it). Processes sharing a crawl take turns together; when Redis cannot be asked, the
+    /// request goes (the crawl is not held up by the limits' keeper).
+    ///
+    /// [`abandon_until`]: Lease::abandon_until
+    pub(crate) async fn enter_address(&self, address: IpAddr) -> Result<AddressPermit, Instant> {
+        let host = self.url().host_key();
+        match self {
+            Lease::Local(_, local) => match local.addresses.enter(address, host, now()) {
+                Turn::Go => Ok(AddressPermit::Local(Arc::clone(local), address)),
+                Turn::WaitUntil(at) => Err(at),
+            },
+            Lease::Shared(lease, remote) => {
+                let (limits, hold) = remote.addresses;
+                let token = lease.token();
+                match remote
+                    .frontier
+                    .enter_address(address, host, token, limits, hold)
+                    .await
+                {
+                    Ok(Turn::Go) => Ok(AddressPermit::Shared(
+                        Arc::clone(remote),
+                        address,
+                        host.to_owned(),
+                        token,
+                    )),
+                    Ok(Turn::WaitUntil(at)) => {
+                        // The shared frontier's instants are the process's clock: the crawl's
+                        // may be paused and advanced (tests), so the wait is carried over.
+                        Err(now() + at.saturating_duration_since(Instant::now()))
+                    }
+                    Err(err) => {
+                        tracing::warn!("asking {address}'s turn of the shared crawl: {err}");
+                        Ok(AddressPermit::Unlimited)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives back a lease whose request must wait for its address's turn: as
+    /// [`abandon`](Self::abandon), and its host is not leased again before `at`.
+    pub(crate) fn abandon_until(self, at: Instant) -> Result<(), frontier::ForeignLease> {
+        match self {
+            Lease::Local(lease, local) => local.frontier.abandon_until(lease, now(), at),
+            Lease::Shared(lease, remote) => {
+                let wait = at.saturating_duration_since(now());
+                let frontier = remote.frontier.clone();
+                remote.background.spawn(async move {
+                    if let Err(err) = frontier.abandon_for(lease, wait).await {
+                        tracing::warn!("giving a lease back: {err}");
+                    }
+                });
+                Ok(())
+            }
+        }
+    }
+
     /// Gives back a lease whose fetch did not happen: its URL is queued again, and no record
     /// is written. Does not await: a worker being cancelled gives its lease back this way.
     pub(crate) fn abandon(self) -> Result<(), frontier::ForeignLease> {
@@ -252,19 +326,55 @@ impl Lease {
     }
 }
 
+/// A request's turn at its address, held until the request ends: dropped, the address
+/// has one request fewer in flight.
+pub(crate) enum AddressPermit {
+    /// No limit to hold (none set, or its keeper could not be asked).
+    Unlimited,
+    Local(Arc<Local>, IpAddr),
+    Shared(Arc<Remote>, IpAddr, String, u64),
+}
+
+impl Drop for AddressPermit {
+    fn drop(&mut self) {
+        match self {
+            AddressPermit::Unlimited => {}
+            AddressPermit::Local(local, address) => local.addresses.leave(*address, now()),
+            AddressPermit::Shared(remote, address, host, token) => {
+                let (frontier, address, token) = (remote.frontier.clone(), *address, *token);
+                let host = std::mem::take(host);
+                remote.background.spawn(async move {
+                    // Not left: its place expires, and comes back all the same.
+                    if let Err(err) = frontier.leave_address(address, &host, token).await {
+                        tracing::debug!("leaving {address}'s turn: {err}");
+                    }
+                });
+            }
+        }
+    }
+}
+
 impl Backend {
-    /// The embedded frontier as a backend.
-    pub(crate) fn local(frontier: Frontier) -> Backend {
+    /// The embedded frontier as a backend, holding requests to `addresses` per address.
+    pub(crate) fn local(frontier: Frontier, addresses: AddressLimits) -> Backend {
         Backend::Local(Arc::new(Local {
             frontier,
+            addresses: AddressGate::new(addresses),
             gate: RwLock::new(()),
         }))
     }
 
-    /// The shared frontier as a backend, for `workers` fetch workers.
-    pub(crate) fn shared(frontier: frontier_redis::SharedFrontier, workers: usize) -> Backend {
+    /// The shared frontier as a backend, for `workers` fetch workers, holding requests to
+    /// `addresses` per address with the crawl's other processes (a request keeping its
+    /// place at most `hold`).
+    pub(crate) fn shared(
+        frontier: frontier_redis::SharedFrontier,
+        workers: usize,
+        addresses: (AddressLimits, Duration),
+    ) -> Backend {
         Backend::Shared(Arc::new(Remote {
             frontier,
+            addresses,
             background: TaskTracker::new(),
             sending: Arc::new(Semaphore::new(workers.max(1))),
             landed: Arc::new(Notify::new()),

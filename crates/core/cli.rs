@@ -112,6 +112,14 @@ pub struct Cli {
     /// [politeness.delay] Time between two requests to one host.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
     delay: Option<Duration>,
+    /// [politeness.address_connections] Fetches in flight at one IP address, across all the
+    /// host names it serves (0: no limit).
+    #[arg(long, value_name = "N", help_heading = "Politeness")]
+    address_connections: Option<u32>,
+    /// [politeness.address_delay] Time between two requests to one IP address, whichever
+    /// host names they are for.
+    #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Politeness")]
+    address_delay: Option<Duration>,
     /// [politeness.robots] Obey robots.txt (true/false). Off only for your own sites.
     #[arg(long, value_name = "BOOL", help_heading = "Politeness")]
     robots: Option<bool>,
@@ -322,6 +330,8 @@ impl Cli {
         let p = &mut c.politeness;
         set(&mut p.connections_per_host, &self.connections_per_host);
         set(&mut p.delay, &self.delay);
+        set(&mut p.address_connections, &self.address_connections);
+        set(&mut p.address_delay, &self.address_delay);
         set(&mut p.robots, &self.robots);
         set(&mut p.robots_max_age, &self.robots_max_age);
         set(&mut p.max_crawl_delay, &self.max_crawl_delay);

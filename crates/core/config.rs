@@ -131,6 +131,12 @@ pub(crate) struct Politeness {
     /// Time between two requests to one host.
     #[serde(with = "duration")]
     pub(crate) delay: Duration,
+    /// Requests in flight at one IP address, across every host name it serves, at most; 0
+    /// for no limit.
+    pub(crate) address_connections: u32,
+    /// Time between two requests to one IP address, whichever names they are for.
+    #[serde(with = "duration")]
+    pub(crate) address_delay: Duration,
     /// Obey robots.txt. Turn it off only for sites you run.
     pub(crate) robots: bool,
     /// How long a host's robots.txt rules are used before the file is fetched again: at most
@@ -362,6 +368,8 @@ impl Default for Politeness {
         Politeness {
             connections_per_host: 1,
             delay: Duration::from_secs(1),
+            address_connections: 8,
+            address_delay: Duration::from_millis(100),
             robots: true,
             robots_max_age: ROBOTS_MAX_AGE,
             max_crawl_delay: Duration::from_secs(30),

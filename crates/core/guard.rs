@@ -210,6 +210,16 @@ impl Guard {
         }
     }
 
+    /// The address a fetch of `url` connects to: the first its host resolves to that the
+    /// guard allows (the one the HTTP client tries first); `None` when there is none.
+    pub(crate) async fn address_of(&self, url: &Url) -> Option<IpAddr> {
+        let host = url.host_str()?;
+        self.resolve(url)
+            .await
+            .into_iter()
+            .find(|ip| self.allows_address(host, *ip))
+    }
+
     /// The addresses of a URL's host: itself for an IP address; none when it does not
     /// resolve.
     async fn resolve(&self, url: &Url) -> Vec<IpAddr> {

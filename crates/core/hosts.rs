@@ -714,7 +714,7 @@ fn is_ip(host: &str) -> bool {
 }
 
 /// A duration as the config writes it.
-fn show_duration(d: Duration) -> String {
+pub(crate) fn show_duration(d: Duration) -> String {
     match d.as_millis() {
         0 => "0".to_owned(),
         ms if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),

@@ -226,9 +226,11 @@ impl RobotsCache {
         loop {
             let entry = {
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
-                Arc::clone(hosts.entry(host.to_owned()).or_insert_with(|| {
-                    Arc::new(Entry::with(OnceCell::new()))
-                }))
+                Arc::clone(
+                    hosts
+                        .entry(host.to_owned())
+                        .or_insert_with(|| Arc::new(Entry::with(OnceCell::new()))),
+                )
             };
             let (mut fresh, mut known_here) = (false, false);
             let (rules, at, _) = entry

@@ -508,17 +508,33 @@ fn backend_for(
                 config.redis.lease_time,
                 crawl::worker_tasks(concurrency, true),
             )?;
-            backend::Backend::shared(frontier, crawl::worker_tasks(concurrency, true))
+            // A request keeps its place at its address for as long as it may last.
+            let hold = config.fetch.connect_timeout + config.fetch.timeout + ADDRESS_MARGIN;
+            let workers = crawl::worker_tasks(concurrency, true);
+            backend::Backend::shared(frontier, workers, (address_limits(config), hold))
         }
         (None, Some(builder)) => {
             let seen = (
                 config.frontier.seen_initial_capacity,
                 config.frontier.seen_false_positive_rate,
             );
-            backend::Backend::local(local_frontier(cli, state, builder, seen, now)?)
+            let frontier = local_frontier(cli, state, builder, seen, now)?;
+            backend::Backend::local(frontier, address_limits(config))
         }
         (None, None) => unreachable!("a local frontier is built when no Redis is given"),
     })
+}
+
+/// How much longer than its fetch a request keeps its place at its address in a shared
+/// crawl: the time to record it, and the clocks of two machines.
+const ADDRESS_MARGIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The limits per address of `politeness.address_connections` and `address_delay`.
+fn address_limits(config: &Config) -> frontier::AddressLimits {
+    frontier::AddressLimits {
+        connections: config.politeness.address_connections,
+        delay: config.politeness.address_delay,
+    }
 }
 
 /// The crawler, made a recrawl if it is one, and the earlier URLs of `--since` to queue.
@@ -642,7 +658,57 @@ pub(crate) fn explain_host(cli: &Cli, host: &str) -> Result<String> {
     let url = Canonicalizer::new()
         .canonicalize(&url)
         .map_err(|err| anyhow::anyhow!("--explain-host {text:?}: not a host or URL: {err}"))?;
-    Ok(rules.explain(&config, url.host_key()))
+    let mut out = rules.explain(&config, url.host_key());
+    out.push_str(&explain_address(&config, url.as_url())?);
+    Ok(out)
+}
+
+/// `--explain-host`'s lines on the host's address: where its name lives (as a crawl would
+/// resolve it) and the limits it shares with the address's other names.
+fn explain_address(config: &Config, url: &url::Url) -> Result<String> {
+    let host = url.host_str().unwrap_or_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting a runtime to resolve the host")?;
+    let found = runtime.block_on(async {
+        let (resolver, _) = dns::Resolver::new(&config.fetch.resolve, &config.fetch.dns_servers)
+            .map_err(|e| anyhow!("bad setting: {e}"))?;
+        let source = if resolver.fixed(host).is_some() {
+            "fetch.resolve"
+        } else {
+            "DNS or the hosts file"
+        };
+        Ok::<_, anyhow::Error>((resolver.lookup(host).await, source))
+    })?;
+    let p = &config.politeness;
+    let limits = address_limits(config);
+    let shared = if limits.is_unlimited() {
+        "no limit per address (politeness.address_connections = 0, address_delay = \"0\")"
+            .to_owned()
+    } else {
+        let connections = match p.address_connections {
+            0 => "no limit of requests in flight".to_owned(),
+            n => format!("at most {n} requests in flight"),
+        };
+        format!(
+            "{connections} and {} between starts, across every name it serves \
+             (politeness.address_connections, politeness.address_delay)",
+            hosts::show_duration(p.address_delay)
+        )
+    };
+    Ok(match found {
+        (Ok(addresses), source) => {
+            let list: Vec<String> = addresses.iter().map(ToString::to_string).collect();
+            format!(
+                "address: {} ({source}; the first is the one connected to)\nper address: {shared}\n",
+                list.join(", ")
+            )
+        }
+        (Err(err), _) => {
+            format!("address: unknown ({err})\nper address: {shared}, once it resolves\n")
+        }
+    })
 }
 
 /// Why the frontier could not be built from its settings, in words: a seen-test too large

@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime};
 use frontier::Outcome;
 use url::Url;
 
-use crate::backend::{self, Lease};
+use crate::backend::{self, AddressPermit, Lease};
 use crate::content::Digest;
 use crate::errors::ErrorKind;
 use crate::fetch::FetchError;
@@ -122,6 +122,10 @@ impl Drop for Visit<'_> {
     }
 }
 
+/// The longest wait for an address's turn spent holding the lease; longer ones give it
+/// back until then.
+const WAIT_IN_PLACE: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Crawler {
     /// Everything done with one lease, by worker number `worker`.
     pub(super) async fn visit(&self, worker: usize, lease: Lease) {
@@ -150,6 +154,10 @@ impl Crawler {
             let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
             return visit.finish(Outcome::Skipped, result).await;
         }
+        // Held until the visit's request (robots.txt's, or the page's) has ended.
+        let Some(_turn) = self.address_turn(&mut visit, &url).await else {
+            return;
+        };
         let obey_robots = self
             .hosts
             .for_host(visit.lease().url().host_key())
@@ -161,6 +169,34 @@ impl Crawler {
             }
         }
         self.fetch_and_follow(visit, url).await;
+    }
+
+    /// The visit's turn at the address its request goes to (politeness per address): a
+    /// permit to hold while the request is out, or `None` when the lease went back in line
+    /// until the address's turn for its host.
+    async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Option<AddressPermit> {
+        if visit.lease().address_limits().is_unlimited() {
+            return Some(AddressPermit::Unlimited);
+        }
+        // A name that does not resolve has no address: its fetch fails on its own.
+        let Some(address) = self.guard.address_of(url).await else {
+            return Some(AddressPermit::Unlimited);
+        };
+        loop {
+            match visit.lease().enter_address(address).await {
+                Ok(permit) => return Some(permit),
+                // A moment's wait (the host before was late for its turn): cheaper here than
+                // a lease given back and taken again.
+                Err(at) if at.saturating_duration_since(backend::now()) <= WAIT_IN_PLACE => {
+                    tokio::time::sleep_until(at.into()).await;
+                }
+                Err(at) => {
+                    self.abandon_until(visit.take(), at);
+                    self.give_back_budget();
+                    return None;
+                }
+            }
+        }
     }
 
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links

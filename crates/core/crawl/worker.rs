@@ -286,6 +286,13 @@ impl Crawler {
             tracing::error!("{err}");
         }
     }
+
+    /// Gives a lease back until `at`, its address's turn for its host.
+    pub(super) fn abandon_until(&self, lease: Lease, at: std::time::Instant) {
+        if let Err(err) = lease.abandon_until(at) {
+            tracing::error!("{err}");
+        }
+    }
 }
 
 /// Logs a visit's task that panicked (its lease was given back with a record as it unwound,

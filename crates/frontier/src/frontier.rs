@@ -972,6 +972,36 @@ impl Frontier {
         self.lock_queues().abandon(lease, now)
     }
 
+    /// Gives a lease back as [`abandon`](Self::abandon) does, its host not leased again
+    /// before `not_before`: see [`HostQueues::abandon_until`].
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] for a lease of another frontier: nothing is changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use frontier::{Frontier, Next};
+    ///
+    /// let frontier = Frontier::builder().build()?;
+    /// let now = std::time::Instant::now();
+    /// frontier.push("https://example.com/", 0, now)?;
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// frontier.abandon_until(lease, now, now + Duration::from_secs(5))?;
+    /// assert_eq!(frontier.pop(now)?, Next::WaitUntil(now + Duration::from_secs(5)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn abandon_until(
+        &self,
+        lease: Lease,
+        now: Instant,
+        not_before: Instant,
+    ) -> Result<(), ForeignLease> {
+        self.lock_queues().abandon_until(lease, now, not_before)
+    }
+
     /// Sets a host's robots.txt `Crawl-delay`: see [`HostQueues::set_crawl_delay`].
     ///
     /// # Example

@@ -25,6 +25,8 @@
 //!   and gives up hosts that keep failing for long, handing their URLs out flagged so that
 //!   each still gets a record. Beyond a
 //!   memory budget, queued URLs spill to segment files on disk ([`SpillSettings`]).
+//! * Politeness per address: [`AddressGate`] holds the requests of every name one server
+//!   answers for to shared limits ([`AddressLimits`]), by the rule of [`AddressRecord`].
 //! * Checkpoints: [`Frontier::checkpoint`] writes all of the above atomically;
 //!   [`Frontier::open`] restores it, with leases in flight queued again. File errors are
 //!   [`DiskError`]s naming the file.
@@ -57,6 +59,7 @@
 //! # Ok::<(), frontier::Rejected>(())
 //! ```
 
+mod address;
 mod admission;
 mod canon;
 mod checkpoint;
@@ -72,6 +75,7 @@ mod redact;
 mod scope;
 mod seen;
 
+pub use address::{AddressGate, AddressLimits, AddressRecord, FULL_RETRY, TICKET_TTL, Turn};
 pub use admission::{Admission, AdmissionStats, Verdict};
 pub use canon::{Canonical, Canonicalizer, CanonicalizerBuilder, RejectKind, Rejected};
 pub use error::{DiskError, DiskErrorKind};

@@ -898,6 +898,46 @@ impl HostQueues {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn abandon(&mut self, lease: Lease, now: Instant) -> Result<(), ForeignLease> {
+        self.give_back(lease, now, None)
+    }
+
+    /// [`abandon`](Self::abandon), and no lease of its host before `not_before` (the turn
+    /// of the host's address, say: see [`AddressRecord`](crate::AddressRecord)).
+    ///
+    /// # Errors
+    ///
+    /// [`ForeignLease`] when the lease was issued by other queues: nothing is changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{Canonicalizer, HostQueues, Politeness, Next};
+    ///
+    /// let mut queues = HostQueues::new(Politeness::builder().delay(Duration::ZERO).build()?);
+    /// let now = Instant::now();
+    /// queues.push(Canonicalizer::new().canonicalize("https://example.com/").unwrap(), 0, now)?;
+    /// let Next::Lease(lease) = queues.pop(now)? else { unreachable!() };
+    /// let later = now + Duration::from_millis(300);
+    /// queues.abandon_until(lease, now, later)?;
+    /// assert_eq!(queues.pop(now)?, Next::WaitUntil(later));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn abandon_until(
+        &mut self,
+        lease: Lease,
+        now: Instant,
+        not_before: Instant,
+    ) -> Result<(), ForeignLease> {
+        self.give_back(lease, now, Some(not_before))
+    }
+
+    fn give_back(
+        &mut self,
+        lease: Lease,
+        now: Instant,
+        not_before: Option<Instant>,
+    ) -> Result<(), ForeignLease> {
         if lease.queues != self.id {
             return Err(ForeignLease {
                 lease: Box::new(lease),
@@ -921,6 +961,9 @@ impl HostQueues {
         self.memory += entry.bytes();
         host.queue.push_front(entry);
         self.stats.queued += 1;
+        if let Some(at) = not_before {
+            host.record.next_allowed = Some(host.record.next_allowed.map_or(at, |t| t.max(at)));
+        }
         self.schedule(h, now);
         Ok(())
     }

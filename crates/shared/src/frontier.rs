@@ -9,7 +9,8 @@
 //! * `presence.rs`: the heartbeat (presence, lease renewals, totals), the end of the crawl,
 //!   and Redis found gone back to an older state;
 //! * `facts.rs`: what the crawl knows besides its queues (seeds' redirects, robots.txt,
-//!   sitemaps, bodies read, crawl delays).
+//!   sitemaps, bodies read, crawl delays);
+//! * `addresses.rs`: politeness per address, a request's turn at its server.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
@@ -31,6 +32,7 @@ use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
 
+mod addresses;
 pub(crate) mod batch;
 mod facts;
 pub(crate) mod presence;
@@ -91,6 +93,18 @@ pub struct SharedLease {
 }
 
 impl SharedLease {
+    /// The token that names this lease in Redis (and its request at its address: see
+    /// [`SharedFrontier::enter_address`]).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(lease: frontier_redis::SharedLease) { println!("{}", lease.token()); }
+    /// ```
+    pub fn token(&self) -> u64 {
+        self.token
+    }
+
     /// The URL to fetch.
     ///
     /// # Example
@@ -906,7 +920,26 @@ impl SharedFrontier {
     /// # Example
     ///
     /// See [`Next`].
-    pub async fn abandon(&self, mut lease: SharedLease) -> Result<(), Error> {
+    pub async fn abandon(&self, lease: SharedLease) -> Result<(), Error> {
+        self.give_back(lease, Duration::ZERO).await
+    }
+
+    /// Gives a lease back as [`abandon`](Self::abandon) does, its host not leased again for
+    /// `wait` (the turn of the host's address, say: see
+    /// [`enter_address`](Self::enter_address)).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: frontier_redis::SharedFrontier, lease: frontier_redis::SharedLease) -> Result<(), frontier_redis::Error> {
+    /// frontier.abandon_for(lease, std::time::Duration::from_millis(300)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn abandon_for(&self, lease: SharedLease, wait: Duration) -> Result<(), Error> {
+        self.give_back(lease, wait).await
+    }
+
+    async fn give_back(&self, mut lease: SharedLease, wait: Duration) -> Result<(), Error> {
         let inner = &self.inner;
         drop(lease.working.take());
         // Kept for another lease of the same URL, if this process holds one: its worker
@@ -922,7 +955,8 @@ impl SharedFrontier {
             .arg(&tag)
             .arg(inner.politeness.connections_per_host())
             .arg(lease.token)
-            .arg(lease.url.as_str());
+            .arg(lease.url.as_str())
+            .arg(millis(wait));
         let answer = inner.store.invoke::<i64>(&invocation).await;
         // Not given back: it expires, and comes back all the same.
         inner.stop_renewing(&lease);

@@ -259,6 +259,7 @@ pub(crate) struct Scripts {
     pub(crate) mark_sitemap: Script,
     pub(crate) unmark_sitemap: Script,
     pub(crate) content: Script,
+    pub(crate) address: Script,
 }
 
 impl Scripts {
@@ -282,6 +283,11 @@ impl Scripts {
             mark_sitemap: with(include_str!("scripts/mark_sitemap.lua")),
             unmark_sitemap: with(include_str!("scripts/unmark_sitemap.lua")),
             content: with(include_str!("scripts/content.lua")),
+            // The prelude alone: an address's keys are no bucket's.
+            address: Script::new(&format!(
+                "{prelude}\n{}",
+                include_str!("scripts/address.lua")
+            )),
         }
     }
 

@@ -477,6 +477,12 @@ impl Store {
         format!("{{{}:{bucket}}}", self.name)
     }
 
+    /// The hash tag of an IP address's keys (politeness per address): its own, so that on a
+    /// cluster addresses spread over the masters.
+    pub(crate) fn address_tag(&self, address: std::net::IpAddr) -> String {
+        format!("{{{}:a:{address}}}", self.name)
+    }
+
     /// The crawl as stored, or `None` when no crawl of this name exists.
     ///
     /// # Example

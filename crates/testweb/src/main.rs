@@ -192,7 +192,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
         }
         out.flush()?;
     }
-    let _dns = match &args.dns_out {
+    let dns = match &args.dns_out {
         Some(path) => {
             let dns = testweb::DnsServer::start(web.names()).await?;
             std::fs::write(path, format!("{}\n", dns.addr()))?;
@@ -220,7 +220,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
         stdout.flush()?;
     }
     wait_for_signal().await;
-    summarize(&web);
+    summarize(&web, dns.as_ref());
     Ok(())
 }
 
@@ -246,8 +246,26 @@ async fn wait_for_signal() {
 }
 
 /// Prints what was requested to stderr.
-fn summarize(web: &Testweb) {
+fn summarize(web: &Testweb, dns: Option<&testweb::DnsServer>) {
     let mut err = std::io::stderr().lock();
+    for (a, address) in web.addresses().iter().enumerate() {
+        if web.addresses().len() > 1 || web.config().addresses > 0 {
+            let _ = writeln!(
+                err,
+                "address {address}: at most {} requests in flight",
+                web.max_in_flight_at_address(a)
+            );
+        }
+    }
+    if let Some(dns) = dns {
+        let questions = dns.all_questions();
+        let _ = writeln!(
+            err,
+            "dns: {} questions about {} names",
+            questions.values().sum::<usize>(),
+            questions.len()
+        );
+    }
     for host in 0..web.hosts() {
         let _ = writeln!(
             err,

@@ -185,3 +185,93 @@ fn the_scripts_pass_the_table() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// One step of an address's requests, as the address script answers it: 0 to go, or the
+/// wait in ms.
+fn address_step(
+    con: &mut Connection,
+    scripts: &Scripts,
+    at: u64,
+    op: &str,
+    host: &str,
+    token: &str,
+    limits: frontier::AddressLimits,
+) -> Result<i64, String> {
+    redis::cmd("SET")
+        .arg(format!("{TAG}:clock"))
+        .arg(BASE + at)
+        .exec(con)
+        .map_err(|err| err.to_string())?;
+    let mut call = scripts.address.prepare_invoke();
+    for key in ["record", "inflight", "tickets"] {
+        call.key(format!("{TAG}:{key}"));
+    }
+    call.arg(TAG).arg(op).arg(host).arg(token);
+    call.arg(limits.connections)
+        .arg(limits.delay.as_millis() as u64)
+        .arg(3_600_000)
+        .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
+        .arg(frontier::TICKET_TTL.as_millis() as u64);
+    call.invoke(con).map_err(|err| err.to_string())
+}
+
+/// The address script and `frontier::AddressRecord` answer every step of many sequences of
+/// requests alike: hosts asking turns at times a few ms apart, some coming back at their
+/// turn, some late, requests leaving, under several limits.
+#[test]
+fn the_address_script_follows_the_address_rule() {
+    use std::time::{Duration, Instant};
+
+    use frontier::{AddressLimits, AddressRecord, Turn};
+
+    let server = support::RedisServer::start();
+    let mut con = redis::Client::open(server.url())
+        .and_then(|client| client.get_connection())
+        .expect("a connection to the test's redis-server");
+    let scripts = Scripts::with_clock(Clock::Key, false);
+    let t0 = Instant::now();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut random = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30)] {
+        redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
+        let limits = AddressLimits {
+            connections,
+            delay: Duration::from_millis(delay),
+        };
+        let mut record = AddressRecord::default();
+        let mut in_flight: Vec<String> = Vec::new();
+        let (mut at, mut tokens) = (0u64, 0u64);
+        for step in 0..400 {
+            at += random(40);
+            if !in_flight.is_empty() && random(3) == 0 {
+                let token = in_flight.swap_remove(random(in_flight.len() as u64) as usize);
+                let host = token.split(' ').next().unwrap_or_default().to_owned();
+                address_step(&mut con, &scripts, at, "leave", &host, &token, limits).unwrap();
+                record.leave();
+                continue;
+            }
+            let host = format!("h{}", random(6));
+            tokens += 1;
+            let token = format!("{host} {tokens}");
+            let now = t0 + Duration::from_millis(at);
+            let expected = match record.enter(&host, now, limits) {
+                Turn::Go => 0,
+                Turn::WaitUntil(then) => (then - now).as_millis() as i64,
+            };
+            let answer = address_step(&mut con, &scripts, at, "enter", &host, &token, limits);
+            assert_eq!(
+                answer,
+                Ok(expected),
+                "limits {limits:?}, step {step} at {at} ms: {host} asked"
+            );
+            if expected == 0 {
+                in_flight.push(token);
+            }
+        }
+    }
+}
