@@ -71,7 +71,7 @@ fn crawl_asking(site: &Site, dns: &DnsServer) {
 
 #[test]
 fn each_name_is_asked_of_dns_once_for_the_whole_crawl() {
-    let site = by_name(300, 4, 3);
+    let site = by_name(5000, 4, 2);
     let (_runtime, dns) = dns_for(&site);
     // robots.txt on: each host is fetched at least twice, each fetch resolving its name
     // twice (the SSRF guard's check and the connection).
