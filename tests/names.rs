@@ -102,7 +102,8 @@ fn a_name_slow_to_resolve_holds_up_no_other_host() {
     }
 }
 
-/// A CA and a certificate it signed for `name`, written in `dir` with openssl.
+/// A CA and a certificate it signed for `name` and `other.test`, written in `dir` with
+/// openssl.
 fn private_ca(dir: &Path, name: &str) {
     let openssl = |args: &[&str]| {
         let out = Command::new("openssl")
@@ -143,7 +144,11 @@ fn private_ca(dir: &Path, name: &str) {
         "-subj",
         &format!("/CN={name}"),
     ]);
-    std::fs::write(dir.join("ext.cnf"), format!("subjectAltName=DNS:{name}\n")).expect("ext");
+    std::fs::write(
+        dir.join("ext.cnf"),
+        format!("subjectAltName=DNS:{name},DNS:other.test\n"),
+    )
+    .expect("ext");
     openssl(&[
         "x509",
         "-req",
@@ -257,4 +262,50 @@ fn a_site_with_a_private_ca_is_crawled_with_ca_cert_and_the_error_says_so_withou
     assert_eq!(bad.output.status.code(), Some(2), "{}", bad.stderr());
     assert!(bad.stderr().contains("fetch.ca_file"), "{}", bad.stderr());
     assert!(bad.records.is_empty());
+
+    // The CA trusted for one [[hosts]] entry alone: its host crawled, another name of the
+    // same server (the certificate holds both) refused.
+    let config = dir.path().join("crawl.toml");
+    let local = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/local.toml"))
+        .expect("the local profile");
+    std::fs::write(
+        &config,
+        format!(
+            "{local}\n[[hosts]]\nmatch = \"secure.test\"\nca_file = {:?}\n",
+            ca.display().to_string()
+        ),
+    )
+    .expect("a config file");
+    let other = format!("https://other.test:{}/index.html", server.port);
+    let mut args: Vec<String> = fast()
+        .into_iter()
+        .map(|a| {
+            if a.ends_with("local.toml") {
+                config.display().to_string()
+            } else {
+                a
+            }
+        })
+        .collect();
+    args.extend(["--robots".into(), "false".into()]);
+    for (name, url) in [("secure.test", &seed), ("other.test", &other)] {
+        args.extend(["--seed".into(), url.clone()]);
+        args.extend([
+            "--resolve".into(),
+            format!("{name}:{}:127.0.0.1", server.port),
+        ]);
+    }
+    let per_host = crawl(&args);
+    assert_eq!(
+        per_host.record(&next)["status"],
+        200,
+        "{}",
+        per_host.stderr()
+    );
+    assert_eq!(
+        per_host.record(&other)["error"],
+        "tls",
+        "{}",
+        per_host.stderr()
+    );
 }

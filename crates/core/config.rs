@@ -69,6 +69,10 @@ pub(crate) struct HostEntry {
     /// The file holding a bearer token (a final newline is not part of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) bearer_token_file: Option<PathBuf>,
+    /// A PEM file of CA certificates trusted for this entry's hosts alone, besides
+    /// `fetch.ca_file` and the system's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ca_file: Option<PathBuf>,
 }
 
 /// `[crawl]`: what to crawl.

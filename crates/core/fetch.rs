@@ -29,11 +29,51 @@ use crate::hosts::HostRules;
 /// another host through a redirect.
 ///
 /// Cookies, when a host keeps them, go to a jar of that host's own (see `HostJars`).
-pub(crate) fn client(
+///
+/// A `[[hosts]]` entry that trusts a CA of its own (`ca_file`) gets a client of its own, the
+/// same but for that CA: what one site's private CA signs is trusted for that site alone.
+pub(crate) fn clients(
     config: &Config,
     guard: Arc<Guard>,
     hosts: &Arc<HostRules>,
     proxy: Option<reqwest::Proxy>,
+) -> Result<Clients, String> {
+    let crawl_ca = ca_certificates(&config.fetch.ca_file)
+        .map_err(|e| format!("bad setting: fetch.ca_file: {e}"))?
+        .unwrap_or_default();
+    let build = |extra: Vec<reqwest::Certificate>| {
+        client(config, Arc::clone(&guard), hosts, proxy.clone(), extra)
+    };
+    let mut by_entry = std::collections::HashMap::new();
+    for (i, entry) in config.hosts.iter().enumerate() {
+        if let Some(path) = &entry.ca_file {
+            let own = ca_certificates(path)
+                .map_err(|e| format!("bad setting: [[hosts]] {:?} ca_file: {e}", entry.pattern))?
+                .unwrap_or_default();
+            by_entry.insert(i, build([crawl_ca.clone(), own].concat())?);
+        }
+    }
+    Ok(Clients {
+        crawl: build(crawl_ca)?,
+        by_entry,
+    })
+}
+
+/// The crawl's client, and those of `[[hosts]]` entries with a CA of their own.
+pub(crate) struct Clients {
+    /// Every host's but those below.
+    pub(crate) crawl: Client,
+    /// The client of each entry (its index in `hosts`) that trusts a CA of its own.
+    pub(crate) by_entry: std::collections::HashMap<usize, Client>,
+}
+
+/// One client: the crawl's settings, trusting `ca` besides the system's roots.
+fn client(
+    config: &Config,
+    guard: Arc<Guard>,
+    hosts: &Arc<HostRules>,
+    proxy: Option<reqwest::Proxy>,
+    ca: Vec<reqwest::Certificate>,
 ) -> Result<Client, String> {
     // No proxy from the environment: through one, the resolver would see the proxy's name,
     // not the target's, and the SSRF guard's second check would be gone. An explicit one is
@@ -47,11 +87,11 @@ pub(crate) fn client(
         Some(jars) => builder.cookie_provider(jars),
         None => builder,
     };
-    let builder =
-        match ca_certificates(&config.fetch.ca_file).map_err(|e| format!("bad setting: {e}"))? {
-            Some(certificates) => builder.tls_certs_merge(certificates),
-            None => builder,
-        };
+    let builder = if ca.is_empty() {
+        builder
+    } else {
+        builder.tls_certs_merge(ca)
+    };
     let connections = hosts.max_connections(config.politeness.connections_per_host);
     builder
         .dns_resolver(GuardedResolver(guard))
@@ -76,13 +116,14 @@ pub(crate) fn client(
         })
 }
 
-/// The CA certificates of `fetch.ca_file`, if one is set: read at start, so that a missing
-/// or unreadable file stops the crawler before it fetches anything.
+/// The CA certificates of a PEM file (`fetch.ca_file`, an entry's `ca_file`), if one is
+/// set: read at start, so that a missing or unreadable file stops the crawler before it
+/// fetches anything.
 fn ca_certificates(path: &std::path::Path) -> Result<Option<Vec<reqwest::Certificate>>, String> {
     if path.as_os_str().is_empty() {
         return Ok(None);
     }
-    let bad = |why: String| format!("fetch.ca_file: {}: {why}", path.display());
+    let bad = |why: String| format!("{}: {why}", path.display());
     let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let certificates =
         reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
@@ -120,8 +161,8 @@ pub(crate) struct Validators {
 
 /// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
 pub(crate) struct Http {
-    /// The one client (see [`client`]).
-    pub(crate) client: Client,
+    /// The clients (see [`clients`]).
+    pub(crate) clients: Clients,
     /// Each host's headers and credentials, added to each request for its URL's host alone.
     pub(crate) hosts: Arc<HostRules>,
 }
@@ -135,8 +176,12 @@ impl Fetcher for Http {
         validators: Option<&'a Validators>,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
         let settings = self.hosts.for_url(url);
+        let client = settings
+            .ca_entry
+            .and_then(|i| self.clients.by_entry.get(&i))
+            .unwrap_or(&self.clients.crawl);
         // A `Url` as it is: its text would be parsed again (a copy costs a tenth of that).
-        let mut request = self.client.get(url.clone());
+        let mut request = client.get(url.clone());
         if let Some(validators) = validators {
             // Both when both are known: a server that does not compare ETags may still
             // compare dates (RFC 9110 has it ignore the date when it does).

@@ -62,6 +62,9 @@ pub(crate) struct HostSettings {
     /// it says `http://` in its `match`. Otherwise it goes over `https://` alone, where no one
     /// on the way can read it.
     pub(crate) authorization_over_http: bool,
+    /// The most specific matched entry with a CA of its own (`ca_file`), whose client the
+    /// host's requests go through; `None` for the crawl's client.
+    pub(crate) ca_entry: Option<usize>,
 }
 
 /// The `[[hosts]]` entries, compiled, and every host's settings worked out so far.
@@ -178,6 +181,7 @@ impl HostRules {
             headers,
             authorization: None,
             authorization_over_http: false,
+            ca_entry: None,
         };
         Ok(HostRules {
             rules,
@@ -305,6 +309,9 @@ impl HostRules {
                 settings.authorization = Some(credentials.header.clone());
                 settings.authorization_over_http = rule.plain_http;
             }
+            if entry.ca_file.is_some() {
+                settings.ca_entry = Some(i);
+            }
         }
         settings.matched = matched;
         settings
@@ -427,6 +434,23 @@ impl HostRules {
                 );
             }
         }
+        let ca = match settings.ca_entry {
+            Some(i) => format!(
+                "{} and the system's ({})",
+                config.hosts[i]
+                    .ca_file
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display(),
+                entry(i)
+            ),
+            None if !config.fetch.ca_file.as_os_str().is_empty() => format!(
+                "{} and the system's (fetch.ca_file)",
+                config.fetch.ca_file.display()
+            ),
+            None => "the system's".to_owned(),
+        };
+        let _ = writeln!(out, "certificates trusted: {ca}");
         out
     }
 }

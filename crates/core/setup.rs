@@ -157,8 +157,8 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         Arc::new(resolver)
     };
     let guard = guard_for(runtime, &config, &seeds, &redirects, resolver);
-    let client =
-        fetch::client(&config, Arc::clone(&guard), &hosts, proxy).map_err(|e| anyhow!("{e}"))?;
+    let clients =
+        fetch::clients(&config, Arc::clone(&guard), &hosts, proxy).map_err(|e| anyhow!("{e}"))?;
     let mut sink = output::Sink::open(&config.output.file, cli.resume)
         .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
     // A completion is in Redis the moment it is made: what its fetch wrote goes to the
@@ -179,7 +179,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         config.clone(),
         backend,
         Box::new(fetch::Http {
-            client,
+            clients,
             hosts: Arc::clone(&hosts),
         }),
         guard,
