@@ -1086,6 +1086,37 @@ fn a_reshard_mid_crawl_loses_no_page() {
     assert!(!stderr.contains(" redis::"), "{stderr}");
 }
 
+/// A master of a cluster down for three seconds mid-crawl: each process says once that
+/// Redis is in trouble and once that it answers again, as with one server, and none of the
+/// client's own lines reaches the user; every page gets its record.
+#[test]
+fn a_cluster_master_down_mid_crawl_is_one_line_each_way() {
+    let mut cluster = RedisCluster::start_durable();
+    let site = site(16, 100, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let extra = ["--delay", "20ms", "--concurrency", "16"];
+    let children = start_all(&cluster.url(), &site.web.roots(), &outs, &extra);
+    wait_until("nothing recorded", || urls_recorded(&outs[0]).len() >= 50);
+    cluster.nodes[1].stop_for(Duration::from_secs(3));
+    let stderr: Vec<String> = children.into_iter().map(finish).collect();
+    for said in &stderr {
+        assert!(said.matches("; retrying").count() <= 1, "{said}");
+        assert_eq!(
+            said.matches("; retrying").count(),
+            said.matches("answers again").count(),
+            "{said}"
+        );
+        assert!(!said.contains(" redis::"), "{said}");
+    }
+    let told: usize = stderr
+        .iter()
+        .map(|s| s.matches("answers again").count())
+        .sum();
+    assert!(told >= 1, "no process noticed the restart: {stderr:?}");
+    assert_every_page_recorded(&site, &outs);
+}
+
 /// A shared crawl runs more worker tasks than `fetch.concurrency`, so that pages waiting
 /// for Redis do not idle the fetches, but has no more fetches in flight than it says.
 #[test]

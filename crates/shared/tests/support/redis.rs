@@ -77,10 +77,16 @@ impl RedisServer {
     /// Stops the server as an operator would (`SHUTDOWN`, which writes its persistence
     /// files) and starts it again on the same port and directory.
     pub fn restart(&mut self) {
+        self.stop_for(Duration::ZERO);
+    }
+
+    /// [`RedisServer::restart`], the server down for `down` in between.
+    pub fn stop_for(&mut self, down: Duration) {
         let _ = self.cli(&["SHUTDOWN"]);
         if let Some(mut child) = self.child.take() {
             let _ = child.wait();
         }
+        std::thread::sleep(down);
         self.spawn();
     }
 
@@ -159,13 +165,23 @@ pub struct RedisCluster {
 impl RedisCluster {
     /// Starts the nodes and waits until the cluster serves every slot.
     pub fn start() -> RedisCluster {
+        RedisCluster::start_with_aof("no")
+    }
+
+    /// [`RedisCluster::start`], each node writing its append-only file, so that a node
+    /// restarted ([`RedisServer::restart`]) comes back with its keys.
+    pub fn start_durable() -> RedisCluster {
+        RedisCluster::start_with_aof("yes")
+    }
+
+    fn start_with_aof(aof: &str) -> RedisCluster {
         let nodes: Vec<RedisServer> = (0..3)
             .map(|_| {
                 RedisServer::start_with(&[
                     "--save",
                     "",
                     "--appendonly",
-                    "no",
+                    aof,
                     "--cluster-enabled",
                     "yes",
                     "--cluster-config-file",
