@@ -54,8 +54,8 @@ impl std::io::Write for LogWriter {
 const DEFAULT_LOG: &str = "warn,redis=error,rustls=off,rustls_platform_verifier=off,\
                            hickory_resolver=off,hickory_net=off,hickory_proto=off";
 
-/// Sends the logs (`tracing`, filtered by `RUST_LOG`; without it, see [`DEFAULT_LOG`]) to
-/// standard error, around the progress display, coloured on a
+/// Sends the logs (`tracing`, filtered by `RUST_LOG`; without it, the crawler's warnings, the
+/// Redis client's errors, and nothing of the TLS and DNS clients') to standard error, around the progress display, coloured on a
 /// terminal that allows it.
 ///
 /// ```no_run
