@@ -5,6 +5,7 @@
 #                               three-master cluster) on loopback ports of their own
 #   warcio (Python)             tests/warc.rs checks the crawler's WARC files with it
 #   openssl                     tests/names.rs makes a private CA and serves HTTPS with it
+#   pywb (Python)               tests/warc.rs replays the crawler's archives in it
 # Then: cargo test --workspace --locked
 set -eu
 
@@ -45,5 +46,15 @@ if command -v python3 >/dev/null && ! python3 -c 'import warcio' 2>/dev/null; th
         # In CI (CI set) the WARC test needs it: fail here, where the cause is plain.
         [ -z "${CI:-}" ] || { echo "tests/setup.sh: cannot install warcio" >&2; exit 1; }
         echo "tests/setup.sh: warcio not installed; tests/warc.rs skips its warcio check" >&2
+    }
+fi
+
+if command -v python3 >/dev/null && ! python3 -c 'import pywb.apps.cli' 2>/dev/null; then
+    echo "tests/setup.sh: installing pywb (pip)" >&2
+    python3 -m pip install --quiet --user pywb 2>/dev/null ||
+        python3 -m pip install --quiet pywb 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages pywb || {
+        [ -z "${CI:-}" ] || { echo "tests/setup.sh: cannot install pywb" >&2; exit 1; }
+        echo "tests/setup.sh: pywb not installed; tests/warc.rs skips its replay test" >&2
     }
 fi

@@ -14,7 +14,9 @@
 //! output is a numbered series of files (see [`numbered`]): a file is closed at the first
 //! exchange after it reached the limit, and a run never writes into a file an earlier run
 //! wrote. With `output.warc_revisits`, a 2xx body already stored whole in this run is stored
-//! again only as a `revisit` record (headers, and where the body is).
+//! again only as a `revisit` record (headers, and where the body is). A recrawl's 304 is a
+//! revisit of the earlier capture's identical payload, with no HTTP head of its own, so that
+//! replay tools serve that capture for it (a 304 head would replay as an empty 304).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -169,6 +171,8 @@ pub(crate) struct Exchange<'a> {
     /// For a 304 to a recrawl's conditional request: when the earlier crawl fetched the
     /// page (its record's `fetched_at`), if known.
     pub(crate) earlier_fetch: Option<SystemTime>,
+    /// For a 304: the digest of the body the earlier crawl stored, if known.
+    pub(crate) earlier_digest: Option<Digest>,
 }
 
 impl Exchange<'_> {
@@ -607,6 +611,25 @@ fn exchange_records(
     ];
     let mut out = Vec::new();
     match original {
+        None if e.status == 304
+            && let (Some(earlier), Some(at)) = (e.earlier_digest, e.earlier_fetch) =>
+        {
+            // The page is the one the earlier crawl stored: a revisit of the identical
+            // payload, pointing at that capture, with no HTTP head of its own, so that a
+            // replay (pywb, ReplayWeb.page) serves the earlier capture's status, headers
+            // and body for this date; the 304's own head would replay as an empty 304.
+            let earlier_digest = earlier.text();
+            let earlier_date = warc_date(at);
+            fields[0].1 = "revisit";
+            fields.truncate(5);
+            fields.extend([
+                ("WARC-Payload-Digest", earlier_digest.as_str()),
+                ("WARC-Profile", IDENTICAL_PAYLOAD),
+                ("WARC-Refers-To-Target-URI", e.url.as_str()),
+                ("WARC-Refers-To-Date", &earlier_date),
+            ]);
+            record(&mut out, &fields, &[])?;
+        }
         None if e.status == 304 => {
             // No payload: the headers as read, pointing at the page fetched before.
             fields[0].1 = "revisit";

@@ -268,6 +268,10 @@ impl Crawler {
                         digest,
                         fetched_at: visit.fetched_at,
                         earlier_fetch: known.as_ref().and_then(|k| k.fetched_at),
+                        earlier_digest: known
+                            .as_ref()
+                            .and_then(|k| k.digest)
+                            .map(Digest::from_bytes),
                     };
                     if let Err(err) = cpu_bound(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
