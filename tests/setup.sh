@@ -38,23 +38,18 @@ if ! command -v openssl >/dev/null; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
 fi
 
-if command -v python3 >/dev/null && ! python3 -c 'import warcio' 2>/dev/null; then
-    echo "tests/setup.sh: installing warcio (pip)" >&2
-    python3 -m pip install --quiet --user warcio 2>/dev/null ||
-        python3 -m pip install --quiet warcio 2>/dev/null ||
-        python3 -m pip install --quiet --break-system-packages warcio || {
-        # In CI (CI set) the WARC test needs it: fail here, where the cause is plain.
-        [ -z "${CI:-}" ] || { echo "tests/setup.sh: cannot install warcio" >&2; exit 1; }
-        echo "tests/setup.sh: warcio not installed; tests/warc.rs skips its warcio check" >&2
-    }
-fi
-
-if command -v python3 >/dev/null && ! python3 -c 'import pywb.apps.cli' 2>/dev/null; then
-    echo "tests/setup.sh: installing pywb (pip)" >&2
-    python3 -m pip install --quiet --user pywb 2>/dev/null ||
-        python3 -m pip install --quiet pywb 2>/dev/null ||
-        python3 -m pip install --quiet --break-system-packages pywb || {
-        [ -z "${CI:-}" ] || { echo "tests/setup.sh: cannot install pywb" >&2; exit 1; }
-        echo "tests/setup.sh: pywb not installed; tests/warc.rs skips its replay test" >&2
-    }
-fi
+# Installs Python package $1 (importable as $2) with pip, unless it is there; $3 says what
+# skips without it. In CI (CI set) the tests need it: fail here, where the cause is plain.
+pip_install() {
+    if command -v python3 >/dev/null && ! python3 -c "import $2" 2>/dev/null; then
+        echo "tests/setup.sh: installing $1 (pip)" >&2
+        python3 -m pip install --quiet --user "$1" 2>/dev/null ||
+            python3 -m pip install --quiet "$1" 2>/dev/null ||
+            python3 -m pip install --quiet --break-system-packages "$1" || {
+            [ -z "${CI:-}" ] || { echo "tests/setup.sh: cannot install $1" >&2; exit 1; }
+            echo "tests/setup.sh: $1 not installed; $3" >&2
+        }
+    fi
+}
+pip_install warcio warcio "tests/warc.rs skips its warcio check"
+pip_install pywb pywb.apps.cli "tests/warc.rs skips its replay test"
