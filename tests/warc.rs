@@ -386,13 +386,26 @@ fn a_body_stored_before_is_stored_again_as_a_revisit_of_its_record() {
     );
 }
 
-/// Whether Python's `warcio` can be imported.
-fn warcio_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import warcio"])
+/// Whether Python can import `modules` (comma-separated), `what` they are: when not, the
+/// test skips saying so, except in CI, which installs them (tests/setup.sh): there, a skip
+/// would be a test that cannot fail.
+fn python_has(modules: &str, what: &str) -> bool {
+    let there = Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
         .output()
-        .is_ok_and(|out| out.status.success())
+        .is_ok_and(|out| out.status.success());
+    if !there {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} is not installed: tests/setup.sh installs it"
+        );
+        eprintln!("note: skipped: {what} is not installed (tests/setup.sh installs it)");
+    }
+    there
 }
+
+/// What the replay and index tests import: pywb and its indexer.
+const PYWB: &str = "pywb.apps.cli, pywb.manager.manager, cdxj_indexer.main";
 
 /// Runs `python3 -m warcio.cli ARGS`; its standard output, and it must succeed.
 fn warcio(args: &[&str]) -> String {
@@ -412,13 +425,7 @@ fn warcio(args: &[&str]) -> String {
 
 #[test]
 fn warcio_checks_and_indexes_the_files() {
-    if !warcio_available() {
-        // CI installs it (tests/setup.sh): there, a skip would be a test that cannot fail.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Python's warcio is not installed: tests/setup.sh installs it"
-        );
-        eprintln!("note: skipped: Python's warcio is not installed (tests/setup.sh installs it)");
+    if !python_has("warcio", "Python's warcio") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -526,14 +533,6 @@ fn pywb(name: &str, args: &[&str]) -> Command {
     command
 }
 
-/// Whether pywb can be imported.
-fn pywb_available() -> bool {
-    Command::new("python3")
-        .args(["-c", "import pywb.apps.cli, pywb.manager.manager"])
-        .output()
-        .is_ok_and(|out| out.status.success())
-}
-
 /// pywb serving a collection of `files` from `dir` on a free port; killed on drop.
 struct Pywb {
     child: std::process::Child,
@@ -611,13 +610,7 @@ fn stored_bodies(files: &[PathBuf]) -> BTreeMap<String, Vec<u8>> {
 /// with the bytes the first crawl stored, and every changed page its new bytes.
 #[test]
 fn a_recrawl_archive_replays_in_pywb() {
-    if !pywb_available() {
-        // CI installs it (tests/setup.sh): there, a skip would be a test that cannot fail.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "pywb is not installed: tests/setup.sh installs it"
-        );
-        eprintln!("note: skipped: pywb is not installed (tests/setup.sh installs it)");
+    if !python_has(PYWB, "pywb and cdxj-indexer") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -628,9 +621,19 @@ fn a_recrawl_archive_replays_in_pywb() {
     };
     let first_warc = dir.path().join("first.warc.gz");
     let earlier = dir.path().join("earlier.jsonl");
+    // One index for both crawls: the recrawl's lines merged into the first's.
+    let cdx = dir.path().join("index.cdxj");
     let port = {
         let site = Site::start(config.clone());
-        let first = crawl_site(&site, &["--warc", first_warc.to_str().unwrap()]);
+        let first = crawl_site(
+            &site,
+            &[
+                "--warc",
+                first_warc.to_str().unwrap(),
+                "--cdx",
+                cdx.to_str().unwrap(),
+            ],
+        );
         std::fs::write(&earlier, &first.output.stdout).unwrap();
         site.web.port(0)
     };
@@ -653,9 +656,16 @@ fn a_recrawl_archive_replays_in_pywb() {
             again_warc.to_str().unwrap(),
             "--warc-revisits",
             "true",
+            "--cdx",
+            cdx.to_str().unwrap(),
         ],
     );
     let (first, again) = (series(dir.path(), "first"), series(dir.path(), "again"));
+    assert_eq!(
+        std::fs::read_to_string(&cdx).unwrap(),
+        cdxj_indexer(dir.path(), &[first.clone(), again.clone()].concat()),
+        "our index, then pywb's cdxj-indexer's"
+    );
     let (stored_first, stored_again) = (stored_bodies(&first), stored_bodies(&again));
     let pywb = Pywb::start(dir.path(), &[first, again].concat());
     let mut unchanged = 0;
@@ -675,4 +685,53 @@ fn a_recrawl_archive_replays_in_pywb() {
         assert!(body == *expected, "{url}: {} bytes replayed", body.len());
     }
     assert!(unchanged > 0);
+}
+
+/// pywb's `cdxj-indexer` of `files` (in `dir`), sorted: what `output.cdx` must write.
+fn cdxj_indexer(dir: &Path, files: &[PathBuf]) -> String {
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_str().unwrap())
+        .collect();
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from cdxj_indexer.main import main; main(sys.argv[1:])",
+            "-s",
+        ])
+        .args(&names)
+        .current_dir(dir)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "cdxj-indexer: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The index of a crawl whose bodies repeat (revisits of this run's records) over several
+/// files is the one pywb's indexer makes of them, line for line.
+#[test]
+fn the_cdxj_index_is_pywbs() {
+    if !python_has(PYWB, "pywb and cdxj-indexer") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.warc.gz");
+    let cdx = dir.path().join("dup.cdxj");
+    let cdx_flag = cdx.to_str().unwrap();
+    crawl_copies(
+        &path,
+        &[
+            "--warc-revisits",
+            "true",
+            "--warc-max-bytes",
+            "600",
+            "--cdx",
+            cdx_flag,
+        ],
+    );
+    let files = series(dir.path(), "dup");
+    assert!(files.len() >= 2, "{files:?}");
+    let ours = std::fs::read_to_string(&cdx).unwrap();
+    assert!(ours.contains("warc/revisit"), "{ours}");
+    assert_eq!(ours, cdxj_indexer(dir.path(), &files));
 }

@@ -248,6 +248,10 @@ pub struct Cli {
     /// (true/false).
     #[arg(long, value_name = "BOOL", help_heading = "Output")]
     warc_revisits: Option<bool>,
+    /// [output.cdx] Also write a CDXJ index of the WARC files' captures to FILE, as pywb's
+    /// cdxj-indexer writes it (sorted, merged with what FILE holds; when the crawl ends).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    cdx: Option<PathBuf>,
     /// [output.progress] Progress on standard error.
     #[arg(long, value_enum, help_heading = "Output")]
     progress: Option<Progress>,
@@ -388,6 +392,7 @@ impl Cli {
         set(&mut c.output.warc, &self.warc);
         set(&mut c.output.warc_max_bytes, &self.warc_max_bytes);
         set(&mut c.output.warc_revisits, &self.warc_revisits);
+        set(&mut c.output.cdx, &self.cdx);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.output.metrics, &self.metrics);

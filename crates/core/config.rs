@@ -257,6 +257,9 @@ pub(crate) struct Output {
     pub(crate) warc_max_bytes: u64,
     /// Store a 2xx body already stored whole in this run as a `revisit` record.
     pub(crate) warc_revisits: bool,
+    /// A CDXJ index of the WARC files' captures, written when the crawl ends (merged with
+    /// what the file holds); empty for none. Needs `warc`.
+    pub(crate) cdx: PathBuf,
     /// `auto` (a bar on a terminal, status lines otherwise), `bar`, `lines` or `off`.
     pub(crate) progress: Progress,
     /// Time between two status lines.
@@ -474,6 +477,7 @@ impl Default for Output {
             // 1 GB, as Heritrix's and most archives' files.
             warc_max_bytes: 1_000_000_000,
             warc_revisits: false,
+            cdx: PathBuf::new(),
             progress: Progress::Auto,
             status_interval: Duration::from_secs(10),
             metrics: String::new(),
@@ -616,6 +620,12 @@ impl Config {
             && let Err(why) = metrics_address(&self.output.metrics)
         {
             return bad("output.metrics", &why);
+        }
+        if !self.output.cdx.as_os_str().is_empty() && self.output.warc.as_os_str().is_empty() {
+            return bad(
+                "output.cdx",
+                "indexes the WARC files: set output.warc (--warc FILE) too",
+            );
         }
         let rate = self.frontier.seen_false_positive_rate;
         if !(rate > 0.0 && rate < 1.0) {

@@ -32,6 +32,7 @@
 //!   (`/metrics`, `--summary-json`) render.
 
 mod backend;
+mod cdx;
 pub mod cli;
 mod config;
 pub mod content;

@@ -423,6 +423,7 @@ impl Outputs {
                 path: config.output.warc.clone(),
                 max_bytes: config.output.warc_max_bytes,
                 revisits: config.output.warc_revisits,
+                cdx: (!config.output.cdx.as_os_str().is_empty()).then(|| config.output.cdx.clone()),
                 info: warc::Info::new(config, user_agent, seeds),
                 synced,
             };

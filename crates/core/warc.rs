@@ -60,6 +60,8 @@ pub(crate) struct Settings {
     pub(crate) revisits: bool,
     /// The block of each file's `warcinfo` record.
     pub(crate) info: Info,
+    /// `output.cdx`: the CDXJ index of the captures, if one is asked for.
+    pub(crate) cdx: Option<PathBuf>,
     /// Whether [`Warc::sync`] will be called (a state directory's journal or checkpoints):
     /// files closed by a rotation are then kept open until it makes them durable. Without,
     /// they are let go at once, rather than hold a descriptor each for the whole crawl.
@@ -122,6 +124,8 @@ pub(crate) struct Warc {
     /// Hand every exchange to the operating system as it is written: for a crawl shared
     /// through Redis, as the records are (see `Sink::flushing_each_record`).
     flush_each: bool,
+    /// The CDXJ index of the captures written (`output.cdx`).
+    index: Option<crate::cdx::Index>,
 }
 
 /// The file being written, and what the next sync owes the disk.
@@ -224,6 +228,7 @@ impl Warc {
             synced,
             originals: settings.revisits.then(|| Mutex::new(HashMap::new())),
             flush_each: false,
+            index: settings.cdx.map(crate::cdx::Index::new),
         })
     }
 
@@ -249,7 +254,8 @@ impl Warc {
                 self.rotate_if_full(&mut current)?;
                 (current.number, Arc::clone(&current.info_id))
             };
-            let (bytes, response_id) = exchange_records(exchange, &info_id, original.as_ref())?;
+            let (bytes, response_id, response_bytes) =
+                exchange_records(exchange, &info_id, original.as_ref())?;
             let mut current = self.lock();
             if current.number != number {
                 // Another exchange rotated the file meanwhile: these records name the last
@@ -260,6 +266,20 @@ impl Warc {
                 let info = info_record(&current, &self.info.0)?;
                 current.append(&info)?;
                 current.info_pending = false;
+            }
+            if let Some(index) = &self.index {
+                let filename = current
+                    .path
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy();
+                index.add(&capture(
+                    exchange,
+                    original.is_some(),
+                    &filename,
+                    current.bytes,
+                    response_bytes,
+                ));
             }
             current.append(&bytes)?;
             if self.flush_each {
@@ -310,7 +330,9 @@ impl Warc {
     /// Hands what is buffered to the OS.
     pub(crate) fn flush(&self) -> io::Result<()> {
         let mut current = self.lock();
-        current.out.flush().map_err(|e| at(&current.path, e))
+        current.out.flush().map_err(|e| at(&current.path, e))?;
+        drop(current);
+        self.index.as_ref().map_or(Ok(()), crate::cdx::Index::write)
     }
 
     /// Flushes what is buffered and makes it durable (`fdatasync`), in the files closed
@@ -591,11 +613,13 @@ fn info_record(current: &Current, info: &str) -> io::Result<Vec<u8>> {
 }
 
 /// The records of one exchange, compressed, and the response (or revisit) record's ID.
+/// The records of one exchange, as gzip members; the response's (or revisit's) record ID,
+/// and the bytes of its member, the first.
 fn exchange_records(
     e: &Exchange<'_>,
     info_id: &str,
     original: Option<&Original>,
-) -> io::Result<(Vec<u8>, String)> {
+) -> io::Result<(Vec<u8>, String, u64)> {
     let response_id = new_record_id();
     let date = warc_date(e.fetched_at);
     let payload = e.digest.text();
@@ -663,6 +687,7 @@ fn exchange_records(
             record(&mut out, &fields, &[&head])?;
         }
     }
+    let response_bytes = out.len() as u64;
     let request_id = new_record_id();
     record(
         &mut out,
@@ -677,7 +702,45 @@ fn exchange_records(
         ],
         &[&http_request(e)],
     )?;
-    Ok((out, response_id))
+    Ok((out, response_id, response_bytes))
+}
+
+/// The index's view of an exchange's first record, written at `offset` of `filename` in
+/// `length` bytes: a response, or a revisit (of an earlier identical body, `revisit`, or of
+/// the earlier crawl's capture, for a 304).
+fn capture<'a>(
+    e: &'a Exchange<'_>,
+    revisit: bool,
+    filename: &'a str,
+    offset: u64,
+    length: u64,
+) -> crate::cdx::Capture<'a> {
+    let revisit = revisit || e.status == 304;
+    let mime = e
+        .headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .unwrap_or("unk");
+    // A 304's revisit names the earlier body, when known; every other record this body.
+    let digest = match (e.status, e.earlier_digest) {
+        (304, earlier) => earlier.map(|d| d.text().as_str().to_owned()),
+        _ => Some(e.digest.text().as_str().to_owned()),
+    };
+    crate::cdx::Capture {
+        url: e.url,
+        date: e.fetched_at,
+        mime: (!revisit).then_some(mime),
+        // As the record's HTTP head says: a 304's revisit of the earlier capture has none.
+        status: (e.status != 304 || e.earlier_digest.is_none() || e.earlier_fetch.is_none())
+            .then_some(e.status),
+        digest,
+        offset,
+        length,
+        filename,
+    }
 }
 
 /// The HTTP response's head as read: status line, headers (the body's encoding and length
