@@ -5,8 +5,9 @@
 #                               three-master cluster) on loopback ports of their own
 #   warcio (Python)             tests/warc.rs checks the crawler's WARC files with it
 #   openssl                     tests/names.rs makes a private CA and serves HTTPS with it
-#   pywb, cdxj-indexer (Python) tests/warc.rs replays the crawler's archives in pywb and
-#                               compares its CDXJ index with pywb's indexer's
+#   pywb, cdxj-indexer, wacz   tests/warc.rs replays the crawler's archives in pywb,
+#     (Python)                  compares its CDXJ index with pywb's indexer's, and validates
+#                               its WACZ files with py-wacz
 # Then: cargo test --workspace --locked
 set -eu
 
@@ -55,3 +56,4 @@ pip_install() {
 pip_install warcio warcio "tests/warc.rs skips its warcio check"
 pip_install pywb pywb.apps.cli "tests/warc.rs skips its replay test"
 pip_install cdxj-indexer cdxj_indexer.main "tests/warc.rs skips its index tests"
+pip_install wacz wacz.main "tests/warc.rs skips its WACZ test"

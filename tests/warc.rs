@@ -735,3 +735,54 @@ fn the_cdxj_index_is_pywbs() {
     assert!(ours.contains("warc/revisit"), "{ours}");
     assert_eq!(ours, cdxj_indexer(dir.path(), &files));
 }
+
+/// A crawl packaged as WACZ (over several WARC files) passes py-wacz's own validation (the
+/// data package, every file's SHA-256 and size, the pages list), and lists its HTML pages.
+#[test]
+fn the_wacz_file_passes_py_wacz_validation() {
+    if !python_has("wacz.main", "py-wacz") {
+        return;
+    }
+    let site = Site::start(SiteConfig {
+        pages_per_host: 30,
+        ..SiteConfig::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("site.warc.gz");
+    let wacz = dir.path().join("site.wacz");
+    crawl_site(
+        &site,
+        &[
+            "--warc",
+            warc.to_str().unwrap(),
+            "--warc-max-bytes",
+            "20000",
+            "--wacz",
+            wacz.to_str().unwrap(),
+        ],
+    );
+    assert!(series(dir.path(), "site").len() >= 2);
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys; from wacz.main import main; sys.exit(main(sys.argv[1:]))",
+        ])
+        .args(["validate", "-f", wacz.to_str().unwrap()])
+        .output()
+        .expect("python3 runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "wacz validate: {said}");
+    assert!(said.contains("Validation succeeded"), "{said}");
+    // Its pages: every HTML page answered 200, after the list's header.
+    let listed = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read('pages/pages.jsonl').decode())",
+            wacz.to_str().unwrap(),
+        ])
+        .output()
+        .expect("python3 runs");
+    let lines = String::from_utf8_lossy(&listed.stdout).lines().count();
+    let html = site.web.expected_pages().len();
+    assert_eq!(lines, html + 1, "a header and a line per HTML page");
+}

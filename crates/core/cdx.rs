@@ -36,13 +36,14 @@ pub(crate) struct Capture<'a> {
 
 /// The index being gathered, and where it goes.
 pub(crate) struct Index {
-    path: PathBuf,
+    /// `output.cdx`; `None` when the index is gathered for the WACZ file alone.
+    path: Option<PathBuf>,
     lines: Mutex<Vec<String>>,
 }
 
 impl Index {
-    /// An index to be written to `path`.
-    pub(crate) fn new(path: PathBuf) -> Index {
+    /// An index to be written to `path`, if given.
+    pub(crate) fn new(path: Option<PathBuf>) -> Index {
         Index {
             path,
             lines: Mutex::new(Vec::new()),
@@ -58,9 +59,9 @@ impl Index {
             .push(line);
     }
 
-    /// Writes the file: the lines gathered so far and those already in it (an earlier run's),
-    /// sorted, through a temporary file renamed over it, so that a reader never sees half.
-    pub(crate) fn write(&self) -> io::Result<()> {
+    /// The index: the lines gathered so far and those its file holds already (an earlier
+    /// run's), sorted.
+    pub(crate) fn lines(&self) -> io::Result<Vec<String>> {
         let mut lines: BTreeSet<String> = self
             .lines
             .lock()
@@ -68,23 +69,34 @@ impl Index {
             .iter()
             .cloned()
             .collect();
-        match fs::File::open(&self.path) {
-            Ok(file) => {
-                for line in io::BufReader::new(file).lines() {
-                    lines.insert(line?);
+        if let Some(path) = &self.path {
+            match fs::File::open(path) {
+                Ok(file) => {
+                    for line in io::BufReader::new(file).lines() {
+                        lines.insert(line?);
+                    }
                 }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(at(path, e)),
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(at(&self.path, e)),
         }
-        let tmp = self.path.with_extension("cdxj.tmp");
+        Ok(lines.into_iter().collect())
+    }
+
+    /// Writes `lines` (see [`Index::lines`]) to the index's file, if it has one, through a
+    /// temporary file renamed over it, so that a reader never sees half.
+    pub(crate) fn write(&self, lines: &[String]) -> io::Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let tmp = path.with_extension("cdxj.tmp");
         let mut out = io::BufWriter::new(fs::File::create(&tmp).map_err(|e| at(&tmp, e))?);
-        for line in &lines {
+        for line in lines {
             writeln!(out, "{line}").map_err(|e| at(&tmp, e))?;
         }
         out.flush().map_err(|e| at(&tmp, e))?;
         drop(out);
-        fs::rename(&tmp, &self.path).map_err(|e| at(&self.path, e))
+        fs::rename(&tmp, path).map_err(|e| at(path, e))
     }
 }
 

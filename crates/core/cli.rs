@@ -252,6 +252,10 @@ pub struct Cli {
     /// cdxj-indexer writes it (sorted, merged with what FILE holds; when the crawl ends).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     cdx: Option<PathBuf>,
+    /// [output.wacz] Also package the WARC files, their CDXJ index and the pages into a WACZ
+    /// file (for ReplayWeb.page), when the crawl ends.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    wacz: Option<PathBuf>,
     /// [output.progress] Progress on standard error.
     #[arg(long, value_enum, help_heading = "Output")]
     progress: Option<Progress>,
@@ -393,6 +397,7 @@ impl Cli {
         set(&mut c.output.warc_max_bytes, &self.warc_max_bytes);
         set(&mut c.output.warc_revisits, &self.warc_revisits);
         set(&mut c.output.cdx, &self.cdx);
+        set(&mut c.output.wacz, &self.wacz);
         set(&mut c.output.progress, &self.progress);
         set(&mut c.output.status_interval, &self.status_interval);
         set(&mut c.output.metrics, &self.metrics);

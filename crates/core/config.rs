@@ -260,6 +260,9 @@ pub(crate) struct Output {
     /// A CDXJ index of the WARC files' captures, written when the crawl ends (merged with
     /// what the file holds); empty for none. Needs `warc`.
     pub(crate) cdx: PathBuf,
+    /// A WACZ file of the WARC files, their index and pages, written when the crawl ends;
+    /// empty for none. Needs `warc`.
+    pub(crate) wacz: PathBuf,
     /// `auto` (a bar on a terminal, status lines otherwise), `bar`, `lines` or `off`.
     pub(crate) progress: Progress,
     /// Time between two status lines.
@@ -478,6 +481,7 @@ impl Default for Output {
             warc_max_bytes: 1_000_000_000,
             warc_revisits: false,
             cdx: PathBuf::new(),
+            wacz: PathBuf::new(),
             progress: Progress::Auto,
             status_interval: Duration::from_secs(10),
             metrics: String::new(),

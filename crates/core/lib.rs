@@ -56,6 +56,7 @@ mod since;
 mod sitemap;
 mod snapshot;
 mod state;
+mod wacz;
 mod warc;
 
 pub use cli::Cli;

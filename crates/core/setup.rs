@@ -424,6 +424,8 @@ impl Outputs {
                 max_bytes: config.output.warc_max_bytes,
                 revisits: config.output.warc_revisits,
                 cdx: (!config.output.cdx.as_os_str().is_empty()).then(|| config.output.cdx.clone()),
+                wacz: (!config.output.wacz.as_os_str().is_empty())
+                    .then(|| config.output.wacz.clone()),
                 info: warc::Info::new(config, user_agent, seeds),
                 synced,
             };

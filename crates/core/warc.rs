@@ -62,6 +62,8 @@ pub(crate) struct Settings {
     pub(crate) info: Info,
     /// `output.cdx`: the CDXJ index of the captures, if one is asked for.
     pub(crate) cdx: Option<PathBuf>,
+    /// `output.wacz`: the WACZ package of the files and their index, if one is asked for.
+    pub(crate) wacz: Option<PathBuf>,
     /// Whether [`Warc::sync`] will be called (a state directory's journal or checkpoints):
     /// files closed by a rotation are then kept open until it makes them durable. Without,
     /// they are let go at once, rather than hold a descriptor each for the whole crawl.
@@ -124,8 +126,10 @@ pub(crate) struct Warc {
     /// Hand every exchange to the operating system as it is written: for a crawl shared
     /// through Redis, as the records are (see `Sink::flushing_each_record`).
     flush_each: bool,
-    /// The CDXJ index of the captures written (`output.cdx`).
+    /// The CDXJ index of the captures written (`output.cdx`, or for the WACZ file).
     index: Option<crate::cdx::Index>,
+    /// `output.wacz`.
+    wacz: Option<PathBuf>,
 }
 
 /// The file being written, and what the next sync owes the disk.
@@ -228,7 +232,9 @@ impl Warc {
             synced,
             originals: settings.revisits.then(|| Mutex::new(HashMap::new())),
             flush_each: false,
-            index: settings.cdx.map(crate::cdx::Index::new),
+            index: (settings.cdx.is_some() || settings.wacz.is_some())
+                .then(|| crate::cdx::Index::new(settings.cdx)),
+            wacz: settings.wacz,
         })
     }
 
@@ -332,7 +338,32 @@ impl Warc {
         let mut current = self.lock();
         current.out.flush().map_err(|e| at(&current.path, e))?;
         drop(current);
-        self.index.as_ref().map_or(Ok(()), crate::cdx::Index::write)
+        let Some(index) = &self.index else {
+            return Ok(());
+        };
+        let lines = index.lines()?;
+        index.write(&lines)?;
+        match &self.wacz {
+            Some(wacz) => crate::wacz::write(wacz, &self.files()?, &lines),
+            None => Ok(()),
+        }
+    }
+
+    /// The files of this output: the one file, or every numbered file of the series (an
+    /// earlier run's too, as the index holds them).
+    fn files(&self) -> io::Result<Vec<PathBuf>> {
+        if self.max_bytes == 0 {
+            return Ok(vec![self.base.clone()]);
+        }
+        let highest = highest_number(&self.base)?.unwrap_or(0);
+        let mut files = Vec::new();
+        for n in 0..=highest {
+            let path = numbered(&self.base, n)?;
+            if path.exists() {
+                files.push(path);
+            }
+        }
+        Ok(files)
     }
 
     /// Flushes what is buffered and makes it durable (`fdatasync`), in the files closed
