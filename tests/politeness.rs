@@ -3,7 +3,8 @@ use std::collections::HashMap;
 use testweb::{HostConfig, SiteConfig};
 
 use crate::util::{
-    Site, address_limited, assert_address_limits_held, crawl_site, ms, names_on_one_address,
+    Site, address_limited, assert_address_limits_held, assert_spaced, crawl_site, ms,
+    names_on_one_address,
 };
 
 #[test]
@@ -66,15 +67,8 @@ fn delay_and_connection_limit_hold(robots: bool) {
             "host {host}: one connection at a time"
         );
         let times = by_host.get_mut(&host).expect("every host crawled");
-        times.sort();
-        for pair in times.windows(2) {
-            // 150 ms between starts at the crawler; 50 ms of margin for loopback jitter.
-            assert!(
-                pair[1] - pair[0] >= ms(100),
-                "host {host}: {:?}",
-                pair[1] - pair[0]
-            );
-        }
+        // 150 ms between starts at the crawler; 50 ms of margin for loopback jitter.
+        assert_spaced(times, ms(100), &format!("host {host}"));
     }
 }
 

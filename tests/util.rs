@@ -392,12 +392,15 @@ pub(crate) fn assert_address_limits_held(site: &Site) {
         site.web.max_in_flight_at_address(0)
     );
     let mut starts: Vec<_> = site.web.requests().iter().map(|r| r.at).collect();
-    starts.sort();
-    for pair in starts.windows(2) {
-        assert!(
-            pair[1] - pair[0] >= ms(90),
-            "{:?} between two starts",
-            pair[1] - pair[0]
-        );
+    assert_spaced(&mut starts, ms(90), "the address");
+}
+
+/// Checks that `times`, once sorted, are at least `least` apart (what is told of them on
+/// failure: `what`).
+pub(crate) fn assert_spaced(times: &mut [std::time::Instant], least: Duration, what: &str) {
+    times.sort();
+    for pair in times.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= least, "{what}: {gap:?} between two starts");
     }
 }

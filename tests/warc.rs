@@ -625,15 +625,7 @@ fn a_recrawl_archive_replays_in_pywb() {
     let cdx = dir.path().join("index.cdxj");
     let port = {
         let site = Site::start(config.clone());
-        let first = crawl_site(
-            &site,
-            &[
-                "--warc",
-                first_warc.to_str().unwrap(),
-                "--cdx",
-                cdx.to_str().unwrap(),
-            ],
-        );
+        let first = crawl_with_files(&site, &[("--warc", &first_warc), ("--cdx", &cdx)], &[]);
         std::fs::write(&earlier, &first.output.stdout).unwrap();
         site.web.port(0)
     };
@@ -647,18 +639,14 @@ fn a_recrawl_archive_replays_in_pywb() {
     let changes = site.web.changes_since(&config).unwrap();
     assert!(!changes.changed.is_empty());
     let again_warc = dir.path().join("again.warc.gz");
-    crawl_site(
+    crawl_with_files(
         &site,
         &[
-            "--since",
-            earlier.to_str().unwrap(),
-            "--warc",
-            again_warc.to_str().unwrap(),
-            "--warc-revisits",
-            "true",
-            "--cdx",
-            cdx.to_str().unwrap(),
+            ("--since", &earlier),
+            ("--warc", &again_warc),
+            ("--cdx", &cdx),
         ],
+        &["--warc-revisits", "true"],
     );
     let (first, again) = (series(dir.path(), "first"), series(dir.path(), "again"));
     assert_eq!(
@@ -750,16 +738,10 @@ fn the_wacz_file_passes_py_wacz_validation() {
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("site.warc.gz");
     let wacz = dir.path().join("site.wacz");
-    crawl_site(
+    crawl_with_files(
         &site,
-        &[
-            "--warc",
-            warc.to_str().unwrap(),
-            "--warc-max-bytes",
-            "20000",
-            "--wacz",
-            wacz.to_str().unwrap(),
-        ],
+        &[("--warc", &warc), ("--wacz", &wacz)],
+        &["--warc-max-bytes", "20000"],
     );
     assert!(series(dir.path(), "site").len() >= 2);
     let out = Command::new("python3")
@@ -785,4 +767,14 @@ fn the_wacz_file_passes_py_wacz_validation() {
     let lines = String::from_utf8_lossy(&listed.stdout).lines().count();
     let html = site.web.expected_pages().len();
     assert_eq!(lines, html + 1, "a header and a line per HTML page");
+}
+
+/// `crawl_site` with flags that name files, then `more` flags.
+fn crawl_with_files(site: &Site, files: &[(&str, &Path)], more: &[&str]) -> crate::util::Crawl {
+    let mut flags: Vec<&str> = Vec::new();
+    for (flag, path) in files {
+        flags.extend([*flag, path.to_str().unwrap()]);
+    }
+    flags.extend(more);
+    crawl_site(site, &flags)
 }
