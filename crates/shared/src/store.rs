@@ -430,18 +430,7 @@ impl Store {
         me: &str,
         hold: Duration,
     ) -> Result<Share, Error> {
-        let script = redis::Script::new(
-            r"local v = redis.call('HGET', KEYS[1], ARGV[1])
-              if v == 'done' then return 'done' end
-              local t = redis.call('TIME')
-              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-              if v then
-                local who, till = string.match(v, '^(%S+) (%d+)$')
-                if who and who ~= ARGV[2] and tonumber(till) > now then return 'taken' end
-              end
-              redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. (now + tonumber(ARGV[3])))
-              return 'mine'",
-        );
+        let script = redis::Script::new(include_str!("scripts/claim_share.lua"));
         let mut invocation = script.key(self.shares_key());
         invocation.arg(share).arg(me).arg(hold.as_millis() as u64);
         let answer: String = self.invoke(&invocation).await?;
@@ -527,14 +516,7 @@ impl Store {
         settings: &str,
         seeds: &[String],
     ) -> Result<Stored, Error> {
-        // One atomic step on one key: a second process starting at the same instant reads
-        // the first one's crawl whole, never half of it.
-        let script = redis::Script::new(
-            r"if redis.call('EXISTS', KEYS[1]) == 0 then
-                redis.call('HSET', KEYS[1], unpack(ARGV))
-              end
-              return redis.call('HGETALL', KEYS[1])",
-        );
+        let script = redis::Script::new(include_str!("scripts/create_crawl.lua"));
         let mut invocation = script.key(self.meta_key());
         invocation
             .arg("version")
@@ -598,14 +580,7 @@ impl Store {
     /// ```
     pub async fn mark_finished(&self) -> Result<(), Error> {
         let now = unix_millis();
-        // Only on a crawl that exists: a crawl removed meanwhile is not brought back as a
-        // record with nothing but this field.
-        let script = redis::Script::new(
-            r"if redis.call('EXISTS', KEYS[1]) == 1 then
-                redis.call('HSET', KEYS[1], 'finished', ARGV[1])
-              end
-              return 0",
-        );
+        let script = redis::Script::new(include_str!("scripts/mark_finished.lua"));
         let mut invocation = script.key(self.meta_key());
         invocation.arg(now);
         self.invoke::<i64>(&invocation).await.map(drop)
@@ -638,12 +613,7 @@ impl Store {
     ///
     /// See [`Store::epoch`].
     pub async fn bump_epoch(&self) -> Result<(), Error> {
-        let script = redis::Script::new(
-            r"if redis.call('EXISTS', KEYS[1]) == 1 then
-                redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-              end
-              return 0",
-        );
+        let script = redis::Script::new(include_str!("scripts/bump_epoch.lua"));
         let invocation = script.key(self.meta_key());
         self.invoke::<i64>(&invocation).await.map(drop)
     }
@@ -670,11 +640,7 @@ impl Store {
         let Some(stored) = self.load().await? else {
             return Ok(0);
         };
-        let script = redis::Script::new(
-            r"local t = redis.call('TIME')
-              local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-              return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')",
-        );
+        let script = redis::Script::new(include_str!("scripts/count_present.lua"));
         let mut invocation = script.key(self.procs_key());
         invocation.arg(crate::frontier::presence::PRESENT_FOR.as_millis() as u64);
         let present: u64 = self.invoke(&invocation).await?;
