@@ -21,6 +21,10 @@ const RETRY_FOR: Duration = Duration::from_secs(120);
 /// waited out for a whole lease time, it let every lease the process held expire, and their
 /// pages were fetched twice. Cut at a third, it is sent again in time for the renewal.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A process not heard of for this long is gone: it owns no bucket, and a crawl it was part
+/// of may be removed.
+pub(crate) const PRESENT_FOR: Duration = Duration::from_secs(5);
+
 /// The version of the keys' layout a crawl is stored in. 4: a queue entry may end with a memo
 /// (`~` and base64), which version 3 would take for part of the referrer; 3: the seen-test a
 /// cuckoo filter of fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1
@@ -642,7 +646,7 @@ impl Store {
         };
         let script = redis::Script::new(include_str!("scripts/count_present.lua"));
         let mut invocation = script.key(self.procs_key());
-        invocation.arg(crate::frontier::presence::PRESENT_FOR.as_millis() as u64);
+        invocation.arg(PRESENT_FOR.as_millis() as u64);
         let present: u64 = self.invoke(&invocation).await?;
         if present > 0 {
             return Err(ErrorKind::InUse(present).into());

@@ -8,8 +8,7 @@ use super::*;
 /// reads the crawl's totals).
 pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
 
-/// A process not heard of for this long owns no bucket.
-pub(crate) const PRESENT_FOR: Duration = Duration::from_secs(5);
+pub(crate) use crate::store::PRESENT_FOR;
 
 /// A process finding no work checks whether the crawl is over (reading every bucket twice)
 /// at once, then after waits that double from the shortest to the longest until it gets a
