@@ -4,6 +4,7 @@
 //! Time is a parameter of every call: the frontier never reads the clock, so the caller
 //! decides what "now" is and tests simulate it.
 
+mod entry;
 mod host;
 mod lease;
 mod policy;
@@ -20,8 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::{Canonical, DiskError};
-pub(crate) use host::Entry;
-use host::{HostState, Referrers};
+pub(crate) use entry::Entry;
+use entry::Referrers;
+use host::HostState;
 pub use lease::{Completion, Fate, ForeignLease, Lease, Outcome};
 pub(crate) use policy::later;
 pub use policy::{HostRecord, Settled, Started, fate, known_fate};
@@ -204,7 +206,7 @@ struct InFlight {
     url: Box<str>,
     /// The page whose link led to the URL, if known.
     from: Option<Arc<str>>,
-    memo: Option<host::Memo>,
+    memo: Option<entry::Memo>,
     depth: u32,
     attempts: u32,
 }
@@ -568,7 +570,7 @@ impl HostQueues {
         let from = referrer.map(|from| self.referrers.share(from));
         let memo = memo
             .filter(|memo| memo.len() <= MAX_MEMO_BYTES)
-            .map(host::memo_of);
+            .map(entry::memo_of);
         self.enqueue(h, Entry::new(url, from, memo, depth, 1), now);
         self.evict_if_over_budget()?;
         Ok(if given_up {
@@ -1088,7 +1090,7 @@ impl HostQueues {
         let id = self.stats.leases;
         self.stats.leases += 1;
         self.schedule(h, now);
-        let host::Item { url, from, memo } = *entry.item;
+        let entry::Item { url, from, memo } = *entry.item;
         self.leased.insert(
             id,
             InFlight {

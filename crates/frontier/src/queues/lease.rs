@@ -36,7 +36,7 @@ pub struct Lease {
     /// The page whose link led to the URL: see [`Lease::referrer`].
     pub(super) from: Option<Arc<str>>,
     /// What was queued with the URL: see [`Lease::memo`].
-    pub(super) memo: Option<super::host::Memo>,
+    pub(super) memo: Option<super::entry::Memo>,
     pub(super) depth: u32,
     pub(super) attempts: u32,
     pub(super) id: u64,

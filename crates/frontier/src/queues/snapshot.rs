@@ -9,7 +9,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::host::{HostQueue, HostState, Spilled, encode_from, encode_parts};
+use super::entry::{encode_from, encode_parts};
+use super::host::{HostQueue, HostState, Spilled};
 use super::spill::{RunRef, SpillSettings, SpillStore};
 use super::{Entry, HostQueues, Politeness, QueueStats, Spill, later};
 use crate::codec::{Reader, put_bytes, put_varint};

@@ -39,7 +39,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::host::Entry;
+use super::entry::Entry;
 use crate::codec::{Reader, le_u32, le_u64};
 use crate::{DiskError, DiskErrorKind};
 
