@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252, X_USER_DEFINED};
 
-use crate::extract::Page;
+use crate::page::Page;
 use crate::scan::{find_byte, find_seq, is_space};
 
 /// The text of a page, decoded as a browser would, and the name of its encoding (e.g.

@@ -107,14 +107,17 @@
 mod charset;
 mod entities;
 mod extract;
+mod page;
 mod rules;
 mod scan;
 mod sink;
+mod token;
 mod tokenizer;
 mod tree;
 
 pub use charset::decode;
-pub use extract::{Extracted, Options, Page, extract};
+pub use extract::extract;
+pub use page::{Extracted, Options, Page};
 pub use rules::Collector;
 pub use sink::{Element, Sink, Tag, Value};
 pub use tokenizer::tokenize;

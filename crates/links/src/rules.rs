@@ -3,7 +3,7 @@
 
 use url::{Position, Url};
 
-use crate::extract::{Extracted, Options};
+use crate::page::{Extracted, Options};
 use crate::sink::{Element, Sink, Tag, Value};
 
 /// The [`Sink`] that applies the link rules: give it the start tags of a page, then

@@ -3,7 +3,7 @@
 //! `<script>` are ordinary elements, except inside integration points), the HTML elements
 //! whose end tags close them, and `<template>` nesting (its contents are inert).
 
-use crate::tokenizer::{Tag, TagName};
+use crate::token::{Tag, TagName};
 
 /// The deepest SVG/MathML nesting tracked element by element; deeper elements are only
 /// counted, which bounds the work per end tag.
