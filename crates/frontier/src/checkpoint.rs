@@ -41,7 +41,10 @@ use std::time::Instant;
 
 use crate::codec::{Reader, put_bytes, put_varint};
 use crate::queues::{SpillStore, link_or_copy};
-use crate::{Admission, DiskError, DiskErrorKind, Frontier, FrontierBuilder, HostQueues};
+use crate::{
+    Admission, Canonicalizer, DiskError, DiskErrorKind, HostQueues, Politeness, ScopeRules,
+    SpillSettings,
+};
 
 /// The manifest's name: the checkpoint's entry point.
 pub(crate) const MANIFEST: &str = "MANIFEST";
@@ -184,12 +187,16 @@ pub(crate) fn write(
     Ok((generation, synced))
 }
 
-/// Opens the checkpoint in `dir`, and says its generation; never changes `dir`.
+/// What a frontier is made of besides its state: the settings a checkpoint is opened with.
+pub(crate) type Settings = (Canonicalizer, ScopeRules, Politeness, Option<SpillSettings>);
+
+/// Opens the checkpoint in `dir` with `settings`: its admission and queues, and its
+/// generation; never changes `dir`.
 pub(crate) fn read(
     dir: &Path,
-    builder: FrontierBuilder,
+    settings: Settings,
     now: Instant,
-) -> Result<(Frontier, u64), DiskError> {
+) -> Result<(Admission, HostQueues, u64), DiskError> {
     let manifest = read_manifest(dir)?;
 
     let filter_path = dir.join(&manifest.filter.name);
@@ -219,7 +226,7 @@ pub(crate) fn read(
         bytes
     };
 
-    let (canon, scope, politeness, spill, _seen) = builder.into_parts();
+    let (canon, scope, politeness, spill) = settings;
     let spill = match spill {
         Some(settings) => {
             let first = manifest
@@ -269,7 +276,7 @@ pub(crate) fn read(
     if !reader.is_empty() {
         return Err(DiskError::corrupt(&state_path, "bytes after the state"));
     }
-    Ok((Frontier::from_parts(admission, queues), manifest.generation))
+    Ok((admission, queues, manifest.generation))
 }
 
 impl Manifest {

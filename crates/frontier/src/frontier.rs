@@ -1149,7 +1149,10 @@ impl Frontier {
         now: Instant,
     ) -> Result<Frontier, DiskError> {
         let journal = builder.journal.clone();
-        let (mut frontier, generation) = crate::checkpoint::read(dir.as_ref(), builder, now)?;
+        let (canon, scope, politeness, spill, _seen) = builder.into_parts();
+        let settings = (canon, scope, politeness, spill);
+        let (admission, queues, generation) = crate::checkpoint::read(dir.as_ref(), settings, now)?;
+        let mut frontier = Frontier::from_parts(admission, queues);
         frontier.attach_journal(journal, generation, now)?;
         Ok(frontier)
     }
