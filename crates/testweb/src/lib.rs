@@ -69,6 +69,7 @@
 
 mod config;
 mod dns;
+mod reply;
 mod server;
 mod site;
 mod special;

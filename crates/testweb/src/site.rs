@@ -1,6 +1,6 @@
 //! The site model shared by the server and the ground truth: routes, the link graph of regular
-//! pages and its spellings, robots rules, and the breadth-first search that computes the
-//! expected set.
+//! pages and its spellings, the special pages' links, robots rules, and the breadth-first
+//! search that computes the expected set.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io;
@@ -11,8 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 
-use crate::config::{HostConfig, Robots, SiteConfig, SpecialKind};
-use crate::special;
+use crate::config::{Charset, HostConfig, NonHtml, Robots, RobotsRules, SiteConfig, SpecialKind};
 use crate::{ExpectOptions, Request};
 
 /// Address `a` of a site served by name: 127.0.0.`1 + a`.
@@ -367,7 +366,7 @@ impl Site {
             }
             let n = host_config.specials.len();
             let robots_txt = match &host_config.robots {
-                Robots::Rules(rules) => Some(Bytes::from(special::robots_txt(rules, &origin))),
+                Robots::Rules(rules) => Some(Bytes::from(robots_txt(rules, &origin))),
                 _ => None,
             };
             hosts.push(HostSite {
@@ -923,7 +922,7 @@ impl Site {
                 }
                 Node::Path(h, path) => {
                     if let Route::Special(i) = self.route(h, &path) {
-                        for link in special::links(self, h, i) {
+                        for link in special_links(self, h, i) {
                             let follow = match link.follow {
                                 Follow::Yes => true,
                                 Follow::Nofollow => options.follow_nofollow,
@@ -969,6 +968,132 @@ impl Site {
             start = 0;
         }
         Bytes::from(out)
+    }
+}
+
+/// The text of a robots.txt that answers 200.
+pub(crate) fn robots_txt(rules: &RobotsRules, origin: &str) -> String {
+    let mut out = String::from(
+        "# robots.txt of a testweb host\n\nUser-agent: testweb-other-bot\nDisallow: /\n\n\
+         User-agent: *\n",
+    );
+    for allow in &rules.allow {
+        out.push_str(&format!("Allow: {allow}\n"));
+    }
+    for disallow in &rules.disallow {
+        out.push_str(&format!("Disallow: {disallow}\n"));
+    }
+    if rules.allow.is_empty() && rules.disallow.is_empty() {
+        out.push_str("Disallow:\n");
+    }
+    if let Some(delay) = rules.crawl_delay {
+        out.push_str(&format!("Crawl-delay: {}\n", delay.as_secs_f64()));
+    }
+    for path in &rules.sitemaps {
+        // Outside any group, as RFC 9309 allows: sitemaps are for every crawler.
+        out.push_str(&format!("\nSitemap: {origin}{path}\n"));
+    }
+    out
+}
+
+/// The links of special page `index` of `host`, for the ground truth.
+pub(crate) fn special_links(site: &Site, host: usize, index: usize) -> Vec<SpecialLink> {
+    let special = &site.hosts[host].config.specials[index];
+    let t = format!("/t{}", special.path);
+    let link = |suffix: &str, follow: Follow| SpecialLink {
+        host,
+        path: format!("{t}/{}", encode_non_ascii(suffix)),
+        follow,
+    };
+    match &special.kind {
+        SpecialKind::Redirect {
+            host: target, to, ..
+        } => vec![SpecialLink {
+            host: target.unwrap_or(host),
+            path: to.clone(),
+            follow: Follow::Yes,
+        }],
+        SpecialKind::Gzip => vec![link("1", Follow::Yes), link("2", Follow::Yes)],
+        SpecialKind::Chapter { next } => next
+            .iter()
+            .map(|path| SpecialLink {
+                host,
+                path: path.clone(),
+                follow: Follow::Yes,
+            })
+            .collect(),
+        SpecialKind::Sitemap { entries, .. } => entries
+            .iter()
+            .map(|path| SpecialLink {
+                host,
+                path: path.clone(),
+                follow: Follow::Sitemap,
+            })
+            .collect(),
+        SpecialKind::SitemapBomb { .. } => vec![
+            link("1", Follow::Sitemap),
+            link("2", Follow::Sitemap),
+            link("3", Follow::Sitemap),
+            link("after-cap", Follow::Never),
+        ],
+        SpecialKind::NonHtml(NonHtml::Png) => {
+            vec![
+                link("in-png", Follow::Never),
+                link("in-png-absolute", Follow::Never),
+            ]
+        }
+        SpecialKind::NonHtml(NonHtml::Pdf) => {
+            vec![
+                link("in-pdf", Follow::Never),
+                link("in-pdf-uri", Follow::Never),
+            ]
+        }
+        SpecialKind::Malformed => {
+            let mut out: Vec<_> = (1..=11)
+                .map(|i| link(&i.to_string(), Follow::Yes))
+                .collect();
+            for hidden in ["comment", "script", "textarea", "text", "data", "duplicate"] {
+                out.push(link(&format!("hidden-{hidden}"), Follow::Never));
+            }
+            out
+        }
+        SpecialKind::Encoded { charset, .. } => encoded_targets(*charset)
+            .iter()
+            .map(|s| link(s, Follow::Yes))
+            .collect(),
+        SpecialKind::BaseHref => vec![
+            link("base/a", Follow::Yes),
+            link("base/sub/b", Follow::Yes),
+            link("c", Follow::Yes),
+            SpecialLink {
+                host,
+                path: "/".into(),
+                follow: Follow::Yes,
+            },
+        ],
+        SpecialKind::Nofollow => vec![
+            link("followed", Follow::Yes),
+            link("nofollow-1", Follow::Nofollow),
+            link("nofollow-2", Follow::Nofollow),
+            link("followed-2", Follow::Yes),
+        ],
+        SpecialKind::MetaNofollow => vec![link("1", Follow::Nofollow), link("2", Follow::Nofollow)],
+        SpecialKind::Status { .. }
+        | SpecialKind::Flaky { .. }
+        | SpecialKind::Delay(_)
+        | SpecialKind::Trickle { .. }
+        | SpecialKind::Hang
+        | SpecialKind::Huge { .. }
+        | SpecialKind::GzipBomb { .. }
+        | SpecialKind::Canonical { .. } => Vec::new(),
+    }
+}
+
+/// The non-ASCII link suffixes of an encoded page.
+pub(crate) fn encoded_targets(charset: Charset) -> &'static [&'static str] {
+    match charset {
+        Charset::Windows1252 => &["café", "€", "naïve"],
+        Charset::ShiftJis => &["日本語", "テスト"],
     }
 }
 

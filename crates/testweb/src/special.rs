@@ -1,5 +1,5 @@
-//! The special pages: their responses, and their links for the ground truth. The two are
-//! written side by side so they stay in step; the tests check them against an HTML parser.
+//! The special pages' responses. Their links for the ground truth are the site model's
+//! (`site::special_links`); the tests check the two against an HTML parser.
 
 use std::io::Write;
 use std::sync::atomic::Ordering::Relaxed;
@@ -11,37 +11,12 @@ use hyper::header::{
     CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, LOCATION, RETRY_AFTER,
 };
 
-use crate::config::{Charset, Declared, NonHtml, Robots, RobotsRules, SitemapFormat, SpecialKind};
-use crate::server::{Body, Reply, Wait, reply};
-use crate::site::{Follow, Site, SpecialLink, encode_non_ascii, mix};
+use crate::config::{Charset, Declared, NonHtml, Robots, SitemapFormat, SpecialKind};
+use crate::reply::{Body, Reply, Wait, reply};
+use crate::site::{Site, encoded_targets, mix};
 
 const HTML: &str = "text/html; charset=utf-8";
 const TEXT: &str = "text/plain; charset=utf-8";
-
-/// The text of a robots.txt that answers 200.
-pub(crate) fn robots_txt(rules: &RobotsRules, origin: &str) -> String {
-    let mut out = String::from(
-        "# robots.txt of a testweb host\n\nUser-agent: testweb-other-bot\nDisallow: /\n\n\
-         User-agent: *\n",
-    );
-    for allow in &rules.allow {
-        out.push_str(&format!("Allow: {allow}\n"));
-    }
-    for disallow in &rules.disallow {
-        out.push_str(&format!("Disallow: {disallow}\n"));
-    }
-    if rules.allow.is_empty() && rules.disallow.is_empty() {
-        out.push_str("Disallow:\n");
-    }
-    if let Some(delay) = rules.crawl_delay {
-        out.push_str(&format!("Crawl-delay: {}\n", delay.as_secs_f64()));
-    }
-    for path in &rules.sitemaps {
-        // Outside any group, as RFC 9309 allows: sitemaps are for every crawler.
-        out.push_str(&format!("\nSitemap: {origin}{path}\n"));
-    }
-    out
-}
 
 /// The answer to `/robots.txt`.
 pub(crate) fn robots(site: &Site, host: usize) -> Reply {
@@ -274,99 +249,6 @@ fn link_page(kind: &SpecialKind, t: &str) -> String {
     }
 }
 
-/// The links of special page `index` of `host`, for the ground truth.
-pub(crate) fn links(site: &Site, host: usize, index: usize) -> Vec<SpecialLink> {
-    let special = &site.hosts[host].config.specials[index];
-    let t = format!("/t{}", special.path);
-    let link = |suffix: &str, follow: Follow| SpecialLink {
-        host,
-        path: format!("{t}/{}", encode_non_ascii(suffix)),
-        follow,
-    };
-    match &special.kind {
-        SpecialKind::Redirect {
-            host: target, to, ..
-        } => vec![SpecialLink {
-            host: target.unwrap_or(host),
-            path: to.clone(),
-            follow: Follow::Yes,
-        }],
-        SpecialKind::Gzip => vec![link("1", Follow::Yes), link("2", Follow::Yes)],
-        SpecialKind::Chapter { next } => next
-            .iter()
-            .map(|path| SpecialLink {
-                host,
-                path: path.clone(),
-                follow: Follow::Yes,
-            })
-            .collect(),
-        SpecialKind::Sitemap { entries, .. } => entries
-            .iter()
-            .map(|path| SpecialLink {
-                host,
-                path: path.clone(),
-                follow: Follow::Sitemap,
-            })
-            .collect(),
-        SpecialKind::SitemapBomb { .. } => vec![
-            link("1", Follow::Sitemap),
-            link("2", Follow::Sitemap),
-            link("3", Follow::Sitemap),
-            link("after-cap", Follow::Never),
-        ],
-        SpecialKind::NonHtml(NonHtml::Png) => {
-            vec![
-                link("in-png", Follow::Never),
-                link("in-png-absolute", Follow::Never),
-            ]
-        }
-        SpecialKind::NonHtml(NonHtml::Pdf) => {
-            vec![
-                link("in-pdf", Follow::Never),
-                link("in-pdf-uri", Follow::Never),
-            ]
-        }
-        SpecialKind::Malformed => {
-            let mut out: Vec<_> = (1..=11)
-                .map(|i| link(&i.to_string(), Follow::Yes))
-                .collect();
-            for hidden in ["comment", "script", "textarea", "text", "data", "duplicate"] {
-                out.push(link(&format!("hidden-{hidden}"), Follow::Never));
-            }
-            out
-        }
-        SpecialKind::Encoded { charset, .. } => encoded_targets(*charset)
-            .iter()
-            .map(|s| link(s, Follow::Yes))
-            .collect(),
-        SpecialKind::BaseHref => vec![
-            link("base/a", Follow::Yes),
-            link("base/sub/b", Follow::Yes),
-            link("c", Follow::Yes),
-            SpecialLink {
-                host,
-                path: "/".into(),
-                follow: Follow::Yes,
-            },
-        ],
-        SpecialKind::Nofollow => vec![
-            link("followed", Follow::Yes),
-            link("nofollow-1", Follow::Nofollow),
-            link("nofollow-2", Follow::Nofollow),
-            link("followed-2", Follow::Yes),
-        ],
-        SpecialKind::MetaNofollow => vec![link("1", Follow::Nofollow), link("2", Follow::Nofollow)],
-        SpecialKind::Status { .. }
-        | SpecialKind::Flaky { .. }
-        | SpecialKind::Delay(_)
-        | SpecialKind::Trickle { .. }
-        | SpecialKind::Hang
-        | SpecialKind::Huge { .. }
-        | SpecialKind::GzipBomb { .. }
-        | SpecialKind::Canonical { .. } => Vec::new(),
-    }
-}
-
 /// A sitemap's text and its content type.
 fn sitemap(origin: &str, format: SitemapFormat, entries: &[String]) -> (String, &'static str) {
     const XML: &str = "application/xml";
@@ -455,14 +337,6 @@ fn malformed(t: &str) -> String {
          <a data-href=\"{t}/hidden-data\">no href</a>\n\
          <a href=\"{t}/11\">unclosed, at the end of the file\n"
     )
-}
-
-/// The non-ASCII link suffixes of an encoded page.
-fn encoded_targets(charset: Charset) -> &'static [&'static str] {
-    match charset {
-        Charset::Windows1252 => &["café", "€", "naïve"],
-        Charset::ShiftJis => &["日本語", "テスト"],
-    }
 }
 
 /// An encoded page and its `Content-Type`.
