@@ -1,6 +1,7 @@
-//! The host policy's conformance table: sequences of leases and outcomes on one host, with
-//! the delays, fates and give-ups the rules of [`HostRecord`](crate::HostRecord) make of
-//! them. Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
+//! The host policy's conformance table: sequences of leases, outcomes, crawl delays and
+//! leases given back (until an instant, as a turn at the host's address asks) on one host,
+//! with the delays, fates and give-ups the rules of [`HostRecord`](crate::HostRecord) make
+//! of them. Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
 //! this crate's tests) and the Redis store of `crates/shared` (run by its tests against a
 //! real `redis-server`). A rule one store forgets fails a case.
 //!
@@ -125,6 +126,17 @@ pub enum Step {
     /// The host's delay becomes `delay` ms (a robots.txt `Crawl-delay`), while leases may be
     /// in flight.
     CrawlDelay(u64),
+    /// Give lease `lease` back unfetched at `at` (its URL first in its host's queue again, no
+    /// attempt spent), its host not leased again before `until` when given (the turn of the
+    /// host's address).
+    Abandon {
+        /// Which lease.
+        lease: usize,
+        /// When.
+        at: u64,
+        /// No lease of the host before this, if given.
+        until: Option<u64>,
+    },
 }
 
 /// What a store must answer when asked for a lease.
@@ -178,6 +190,9 @@ pub trait Store {
 
     /// Sets the host's delay to `delay` ms.
     fn crawl_delay(&mut self, delay: u64) -> Result<(), String>;
+
+    /// Gives a lease back at `at`, its host not leased again before `until` if given.
+    fn abandon(&mut self, lease: Self::Lease, at: u64, until: Option<u64>) -> Result<(), String>;
 }
 
 /// A store's answer to [`Store::lease`].
@@ -273,6 +288,13 @@ pub fn run<S: Store>(case: &Case, store: &mut S) -> Result<(), String> {
                 }
             }
             Step::CrawlDelay(delay) => store.crawl_delay(delay).map_err(fail)?,
+            Step::Abandon { lease, at, until } => {
+                let held = leases
+                    .get_mut(lease)
+                    .and_then(Option::take)
+                    .ok_or_else(|| fail("no such lease held".into()))?;
+                store.abandon(held, at, until).map_err(fail)?;
+            }
         }
     }
     Ok(())
@@ -368,6 +390,15 @@ impl Store for Embedded {
         self.queues
             .set_crawl_delay(HOST, Duration::from_millis(delay));
         Ok(())
+    }
+
+    fn abandon(&mut self, lease: Lease, at: u64, until: Option<u64>) -> Result<(), String> {
+        let now = self.at(at);
+        match until {
+            Some(until) => self.queues.abandon_until(lease, now, self.at(until)),
+            None => self.queues.abandon(lease, now),
+        }
+        .map_err(|_| "a foreign lease".to_string())
     }
 }
 
@@ -751,6 +782,47 @@ pub const CASES: &[Case] = &[
             wait(300, 5200),
             lease(5200, granted(1, 1)),
             wait(5200, 10_200),
+        ],
+    },
+    Case {
+        name: "a lease given back is leased again first, its start's delay kept, no attempt spent",
+        settings: D,
+        steps: &[
+            Step::Push(2),
+            lease(0, granted(0, 1)),
+            Step::Abandon {
+                lease: 0,
+                at: 10,
+                until: None,
+            },
+            wait(10, 1000),
+            lease(1000, granted(0, 1)),
+            done(1, OK, 1100, Fate::Succeeded),
+            wait(1100, 2100),
+            lease(2100, granted(1, 1)),
+        ],
+    },
+    Case {
+        name: "a lease given back until its address's turn waits for it, not for less",
+        settings: TWO,
+        steps: &[
+            Step::Push(3),
+            lease(0, granted(0, 1)),
+            Step::Abandon {
+                lease: 0,
+                at: 10,
+                until: Some(3000),
+            },
+            wait(1000, 3000),
+            lease(3000, granted(0, 1)),
+            // A turn sooner than the host's own delay changes nothing of it.
+            Step::Abandon {
+                lease: 1,
+                at: 3010,
+                until: Some(3500),
+            },
+            wait(3500, 4000),
+            lease(4000, granted(0, 1)),
         ],
     },
 ];

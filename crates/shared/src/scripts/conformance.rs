@@ -156,6 +156,24 @@ impl Store for Redis<'_> {
             .map(drop)
             .map_err(|err| err.to_string())
     }
+
+    fn abandon(&mut self, lease: Held, at: u64, until: Option<u64>) -> Result<(), String> {
+        self.clock(at)?;
+        let mut call = self.scripts.abandon.prepare_invoke();
+        for key in ["ready", "hosts", "counts", "leases", "due"] {
+            call.key(format!("{TAG}:{key}"));
+        }
+        call.arg(TAG)
+            .arg(self.politeness.connections_per_host())
+            .arg(&lease.token)
+            .arg(&lease.url)
+            .arg(until.map_or(0, |until| until.saturating_sub(at)));
+        match call.invoke::<i64>(self.con) {
+            Ok(1) => Ok(()),
+            Ok(_) => Err("the lease was not held".into()),
+            Err(err) => Err(err.to_string()),
+        }
+    }
 }
 
 fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), String> {
