@@ -8,13 +8,13 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::{self, BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
 
 use url::{Host, Url};
 
-use crate::output::Rfc3339;
+use crate::output::{Rfc3339, at};
 
 /// One capture, as its index line tells it.
 pub(crate) struct Capture<'a> {
@@ -98,10 +98,6 @@ impl Index {
         drop(out);
         fs::rename(&tmp, path).map_err(|e| at(path, e))
     }
-}
-
-fn at(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// A capture's index line.

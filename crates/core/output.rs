@@ -282,6 +282,10 @@ impl Sink {
     }
 }
 
+/// An I/O error that names its file, of the same kind: what the output files' errors say.
+pub(crate) fn at(path: &std::path::Path, err: std::io::Error) -> std::io::Error {
+    std::io::Error::new(err.kind(), format!("{}: {err}", path.display()))
+}
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -15,7 +15,7 @@ use sha2::{Digest as _, Sha256};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::output::Rfc3339;
+use crate::output::{Rfc3339, at};
 
 /// The version of the format written.
 const WACZ_VERSION: &str = "1.1.1";
@@ -152,12 +152,9 @@ fn pages(index: &[String]) -> String {
     out
 }
 
+/// Lower-case hex, as the data package writes hashes.
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn at(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    data_encoding::HEXLOWER.encode(bytes)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use url::Url;
 
 use crate::config::Config;
 use crate::content::Digest;
-use crate::output::Rfc3339;
+use crate::output::{Rfc3339, at};
 
 /// The profile of a revisit record whose payload is the same as an earlier record's (WARC
 /// 1.1, section 6.7.2).
@@ -417,11 +417,6 @@ impl Current {
         self.bytes += bytes.len() as u64;
         Ok(())
     }
-}
-
-/// An I/O error that names its file, of the same kind.
-fn at(path: &Path, err: io::Error) -> io::Error {
-    io::Error::new(err.kind(), format!("{}: {err}", path.display()))
 }
 
 /// Flushes the directory of `file` to disk: a new file's entry survives a crash.

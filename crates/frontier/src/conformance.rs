@@ -458,6 +458,10 @@ const fn wait(at: u64, until: u64) -> Step {
     }
 }
 
+const fn give_back(lease: usize, at: u64, until: Option<u64>) -> Step {
+    Step::Abandon { lease, at, until }
+}
+
 const fn done(lease: usize, outcome: Outcome, at: u64, fate: Fate) -> Step {
     Step::Complete {
         lease,
@@ -790,11 +794,7 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(2),
             lease(0, granted(0, 1)),
-            Step::Abandon {
-                lease: 0,
-                at: 10,
-                until: None,
-            },
+            give_back(0, 10, None),
             wait(10, 1000),
             lease(1000, granted(0, 1)),
             done(1, OK, 1100, Fate::Succeeded),
@@ -808,19 +808,11 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(3),
             lease(0, granted(0, 1)),
-            Step::Abandon {
-                lease: 0,
-                at: 10,
-                until: Some(3000),
-            },
+            give_back(0, 10, Some(3000)),
             wait(1000, 3000),
             lease(3000, granted(0, 1)),
             // A turn sooner than the host's own delay changes nothing of it.
-            Step::Abandon {
-                lease: 1,
-                at: 3010,
-                until: Some(3500),
-            },
+            give_back(1, 3010, Some(3500)),
             wait(3500, 4000),
             lease(4000, granted(0, 1)),
         ],
