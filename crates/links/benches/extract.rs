@@ -36,6 +36,14 @@ fn bench(c: &mut Criterion) {
     group.bench_function("typical_8.5KB_30_links", |b| {
         b.iter(|| extract(black_box(&page), &options));
     });
+    // The same page read for its requisites too, as a crawl that archives does.
+    let requisites = Options {
+        requisites: true,
+        ..Options::default()
+    };
+    group.bench_function("typical_8.5KB_with_requisites", |b| {
+        b.iter(|| extract(black_box(&page), &requisites));
+    });
 
     let big = big_page();
     let page = Page {

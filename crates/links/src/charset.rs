@@ -42,6 +42,31 @@ pub fn decode<'b>(page: &Page<'b>) -> (Cow<'b, str>, &'static str) {
     (text, encoding.name())
 }
 
+/// The text of a style sheet, decoded as CSS Syntax says: a byte order mark wins; else the
+/// Content-Type's `charset=`; else an `@charset "...";` rule at its very start (UTF-16 named
+/// there means UTF-8, as the standard says); else UTF-8.
+pub(crate) fn decode_stylesheet<'b>(page: &Page<'b>) -> (Cow<'b, str>, &'static str) {
+    let declared = page
+        .content_type
+        .and_then(charset_from_content_type)
+        .or_else(|| {
+            let rest = page.body.strip_prefix(b"@charset \"")?;
+            let end = rest.iter().take(64).position(|&c| c == b'"')?;
+            if rest.get(end + 1) != Some(&b';') {
+                return None;
+            }
+            let named = Encoding::for_label(&rest[..end])?;
+            Some(if named == UTF_16BE || named == UTF_16LE {
+                UTF_8
+            } else {
+                named
+            })
+        })
+        .unwrap_or(UTF_8);
+    let (text, encoding, _malformed) = declared.decode(page.body);
+    (text, encoding.name())
+}
+
 /// The encoding named by the `charset` parameter of a Content-Type header value.
 fn charset_from_content_type(content_type: &str) -> Option<&'static Encoding> {
     content_type.split(';').skip(1).find_map(|param| {

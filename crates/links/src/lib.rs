@@ -1,5 +1,6 @@
 //! Link extraction for a web crawler: the hrefs, `<base>`, canonical URL and robots
-//! directives of an HTML page, in time linear in its size, whatever its bytes.
+//! directives of an HTML page, and, when asked, what it needs to render (its page
+//! requisites, style sheets' own included), in time linear in its size, whatever its bytes.
 //!
 //! [`extract`] takes a fetched [`Page`] and [`Options`] and returns the page's [`Extracted`]
 //! links as written; the caller resolves them against [`Extracted::base`] (and, in the
@@ -11,7 +12,10 @@
 //!   decides what is markup (`tree.rs`: SVG, MathML, `<template>`), and decoding character
 //!   references (`entities.rs`);
 //! * [`Sink`]: what the tokenizer hands each start tag to, as a [`Tag`] of an [`Element`];
-//! * [`Collector`]: the sink that applies the link rules below (`rules.rs`).
+//! * [`Collector`]: the sink that applies the link rules below (`rules.rs`), and with
+//!   [`Options::requisites`] the requisite rules (`requisites.rs`);
+//! * [`stylesheet`]: a style sheet's `url()`s and `@import`s (`css.rs`, as much of CSS's
+//!   tokenizer as tells them from comments and strings).
 //!
 //! The crate knows nothing of HTTP: it parses URLs with the [`url`] crate and decodes with
 //! `encoding_rs`. Why a hand-written tokenizer rather than html5ever, html5gum or lol_html,
@@ -59,6 +63,19 @@
 //!   the base; `None` if it does not parse.
 //! - **Cap**: the first [`Options::max_links`] links are returned; the others are counted in
 //!   [`Extracted::over_cap`]. Nofollow links do not use up the cap.
+//! - **Page requisites**, with [`Options::requisites`], in [`Extracted::requisites`]: what a
+//!   browser loads to show the page, from HTML elements: `<img>` `src` and `srcset` (also
+//!   `<image>`, which parsers rename), `<source>` `src` and `srcset` (of `<picture>`,
+//!   `<video>`, `<audio>`), `<script src>`, `<video>`/`<audio>` `src` and `poster`, `<track
+//!   src>`, `<embed src>`, `<object data>`, `<input type=image src>`, `<link href>` whose
+//!   `rel` has `stylesheet`, `icon`, `apple-touch-icon`, `preload` or `modulepreload`; and
+//!   from any element, the `url()`s of its `style` attribute and its `background`; and the
+//!   `url()`s and `@import`s of `<style>` elements. Each once, in document order, trimmed;
+//!   `data:` URLs and pure fragments (an SVG's `url(#id)`) are skipped; capped at
+//!   [`Options::max_links`] (the rest counted in `over_cap`). `rel=nofollow` and the robots
+//!   meta tag do not apply: they are about links to follow, and a browser loads these all
+//!   the same. Not read: `<iframe>` (a page, followed as a link), SVG's `<image href>`,
+//!   CSS's `image-set()` strings, and what scripts load.
 //! - **Character encoding**, in the order browsers use: a byte order mark (UTF-8 or UTF-16)
 //!   wins; else the `charset=` of the Content-Type header; else a `<meta charset>` or
 //!   `<meta http-equiv=Content-Type content="...; charset=...">` found by the HTML standard's
@@ -100,14 +117,17 @@
 //! case, in the test `known_differences_from_a_browser` (`tests/agreement.rs`).
 //!
 //! Cost is linear in the input: every state advances through the input, attributes are not
-//! stored (only the first `href`, `rel`, `name` and `content` of the tags that use them), and
+//! stored (only the first `href`, `rel`, `name` and `content` of the tags that use them, and
+//! for a sink that wants requisites the few attributes that name them), and
 //! the SVG/MathML element stack is capped at 64 entries. Nothing indexes past the end of the
 //! input, so no byte sequence panics.
 
 mod charset;
+mod css;
 mod entities;
 mod extract;
 mod page;
+mod requisites;
 mod rules;
 mod scan;
 mod sink;
@@ -116,7 +136,7 @@ mod tokenizer;
 mod tree;
 
 pub use charset::decode;
-pub use extract::extract;
+pub use extract::{extract, stylesheet};
 pub use page::{Extracted, Options, Page};
 pub use rules::Collector;
 pub use sink::{Element, Sink, Tag, Value};

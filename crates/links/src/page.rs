@@ -37,6 +37,10 @@ pub struct Options {
     /// Return the `src` of `<frame>` and `<iframe>` as links (as wget2 and Heritrix do: a
     /// book's table of contents, a site's navigation live in them). Default true.
     pub follow_frames: bool,
+    /// Return what the page needs to render as [`Extracted::requisites`]: images, style
+    /// sheets, scripts, media, icons (the rules are in the crate documentation). Default
+    /// false: a tokenizer asked for links only does no more work than that.
+    pub requisites: bool,
 }
 
 impl Default for Options {
@@ -45,6 +49,7 @@ impl Default for Options {
             max_links: 10_000,
             follow_nofollow: false,
             follow_frames: true,
+            requisites: false,
         }
     }
 }
@@ -72,9 +77,15 @@ pub struct Extracted {
     /// The hrefs to follow, as written in the page (character references decoded, trimmed),
     /// in document order; relative ones are to be resolved against [`base`](Self::base).
     pub links: Vec<String>,
+    /// With [`Options::requisites`], the URLs the page needs to render, as written (trimmed,
+    /// escapes decoded), each once, in document order; relative ones are to be resolved
+    /// against [`base`](Self::base) (for a style sheet, [`stylesheet`](crate::stylesheet()),
+    /// against its own URL). Empty otherwise.
+    pub requisites: Vec<String>,
     /// The first `<link rel=canonical href>`, resolved against [`base`](Self::base).
     pub canonical: Option<String>,
-    /// Links dropped because the page had more than [`Options::max_links`].
+    /// Links dropped because the page had more than [`Options::max_links`], and requisites
+    /// dropped because it needed more than that many.
     pub over_cap: usize,
     /// Of the links found, those from `<frame src>` and `<iframe src>` (followed only with
     /// [`Options::follow_frames`]; otherwise counted here and not returned).

@@ -4,6 +4,7 @@
 use url::{Position, Url};
 
 use crate::page::{Extracted, Options};
+use crate::requisites::Requisites;
 use crate::sink::{Element, Sink, Tag, Value};
 
 /// The [`Sink`] that applies the link rules: give it the start tags of a page, then
@@ -45,11 +46,16 @@ pub struct Collector {
     /// The first pure-fragment href and the index in `links` it would have had: kept only if
     /// the base turns out to be another document.
     fragment: Option<(usize, String)>,
+    /// With [`Options::requisites`], what the page needs to render.
+    requisites: Option<Box<Requisites>>,
 }
 
 impl Sink for Collector {
     #[inline]
     fn start_tag(&mut self, tag: &Tag<'_>) {
+        if let Some(requisites) = &mut self.requisites {
+            requisites.tag(tag);
+        }
         match tag.element {
             Element::A | Element::Area => {
                 if let Some(href) = tag.href {
@@ -98,6 +104,16 @@ impl Sink for Collector {
             _ => {}
         }
     }
+
+    fn wants_requisites(&self) -> bool {
+        self.requisites.is_some()
+    }
+
+    fn style_text(&mut self, css: &str) {
+        if let Some(requisites) = &mut self.requisites {
+            requisites.style_sheet(css);
+        }
+    }
 }
 
 impl Collector {
@@ -115,6 +131,9 @@ impl Collector {
             base_href: None,
             canonical_href: None,
             fragment: None,
+            requisites: options
+                .requisites
+                .then(|| Box::new(Requisites::new(options.max_links))),
         }
     }
 
@@ -170,11 +189,15 @@ impl Collector {
             .canonical_href
             .and_then(|href| base.join(&href).ok())
             .map(String::from);
+        let (requisites, requisites_over_cap) = self
+            .requisites
+            .map_or((Vec::new(), 0), |r| (r.found, r.over_cap));
         Extracted {
             base,
             links: self.links,
+            requisites,
             canonical,
-            over_cap: self.over_cap,
+            over_cap: self.over_cap + requisites_over_cap,
             frames: self.frames,
             nofollow: self.nofollow,
             meta_nofollow: self.meta_nofollow,

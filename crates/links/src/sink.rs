@@ -9,13 +9,16 @@ use std::borrow::Cow;
 
 use crate::entities;
 
-/// The elements whose start tags a [`Sink`] is told of: the ones the link rules read.
+/// The elements whose start tags a [`Sink`] is told of: the ones the link rules read, and,
+/// for a sink that [wants page requisites](Sink::wants_requisites), those that name what a
+/// page needs to render.
 ///
 /// ```
 /// use links::Element;
 ///
 /// assert_eq!(Element::from_name("AREA"), Some(Element::Area));
-/// assert_eq!(Element::from_name("img"), None);
+/// assert_eq!(Element::from_name("img"), Some(Element::Img));
+/// assert_eq!(Element::from_name("div"), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -33,6 +36,27 @@ pub enum Element {
     /// `<frame>` and `<iframe>`: a page shown inside this one, from its `src` (handed over
     /// as [`Tag::href`]).
     Frame,
+    /// `<img>` (and `<image>`, which the parser renames): its `src` (as [`Tag::href`]) and
+    /// `srcset`.
+    Img,
+    /// `<source>` of `<picture>`, `<video>` or `<audio>`: its `src` (as [`Tag::href`]) and
+    /// `srcset`.
+    Source,
+    /// `<script>`: its `src` (as [`Tag::href`]).
+    Script,
+    /// `<video>` and `<audio>`: the `src` (as [`Tag::href`]) and `<video>`'s `poster`.
+    Media,
+    /// `<track>`: its `src` (as [`Tag::href`]).
+    Track,
+    /// `<embed>`: its `src` (as [`Tag::href`]).
+    Embed,
+    /// `<object>`: its `data` (as [`Tag::href`]).
+    Object,
+    /// `<input>`: its `src` (as [`Tag::href`]) and `type` (as [`Tag::kind`]).
+    Input,
+    /// Any other element with a `style` or `background` attribute: reported only to a sink
+    /// that wants page requisites, for those attributes.
+    Styled,
 }
 
 impl Element {
@@ -50,6 +74,17 @@ impl Element {
             4 if name.eq_ignore_ascii_case("meta") => Element::Meta,
             5 if name.eq_ignore_ascii_case("frame") => Element::Frame,
             6 if name.eq_ignore_ascii_case("iframe") => Element::Frame,
+            3 if name.eq_ignore_ascii_case("img") => Element::Img,
+            5 if name.eq_ignore_ascii_case("image") => Element::Img,
+            6 if name.eq_ignore_ascii_case("source") => Element::Source,
+            6 if name.eq_ignore_ascii_case("script") => Element::Script,
+            5 if name.eq_ignore_ascii_case("video") || name.eq_ignore_ascii_case("audio") => {
+                Element::Media
+            }
+            5 if name.eq_ignore_ascii_case("track") => Element::Track,
+            5 if name.eq_ignore_ascii_case("embed") => Element::Embed,
+            6 if name.eq_ignore_ascii_case("object") => Element::Object,
+            5 if name.eq_ignore_ascii_case("input") => Element::Input,
             _ => return None,
         };
         Some(element)
@@ -107,7 +142,9 @@ impl<'s> Value<'s> {
 }
 
 /// A start tag of one of the [`Element`]s, with the attributes the link rules read (the
-/// first of each name, as the HTML tokenizer keeps).
+/// first of each name, as the HTML tokenizer keeps). The attributes that only name page
+/// requisites (`srcset`, `poster`, `type`, `style`, `background`) are given only to a sink
+/// that [wants them](Sink::wants_requisites).
 ///
 /// ```
 /// use links::{Element, Tag, Value};
@@ -124,7 +161,8 @@ pub struct Tag<'s> {
     /// The element is in the HTML namespace; false inside inline SVG or MathML (where an
     /// `<a href>` is still a link, but a `<base>` or `<link>` is not the document's).
     pub html: bool,
-    /// The `href` attribute; for [`Element::Frame`], the `src` attribute.
+    /// The attribute that names the element's URL: `href`; `src` for [`Element::Frame`] and
+    /// most of the elements of page requisites; `data` for [`Element::Object`].
     pub href: Option<Value<'s>>,
     /// The `rel` attribute.
     pub rel: Option<Value<'s>>,
@@ -132,6 +170,16 @@ pub struct Tag<'s> {
     pub name: Option<Value<'s>>,
     /// The `content` attribute (of `<meta>`).
     pub content: Option<Value<'s>>,
+    /// The `srcset` attribute (of `<img>` and `<source>`).
+    pub srcset: Option<Value<'s>>,
+    /// The `poster` attribute (of `<video>`).
+    pub poster: Option<Value<'s>>,
+    /// The `type` attribute (of `<input>`).
+    pub kind: Option<Value<'s>>,
+    /// The `style` attribute, of any element.
+    pub style: Option<Value<'s>>,
+    /// The `background` attribute, of any element (HTML 4's, on `<body>` and tables).
+    pub background: Option<Value<'s>>,
 }
 
 impl<'s> Tag<'s> {
@@ -144,6 +192,11 @@ impl<'s> Tag<'s> {
             rel: None,
             name: None,
             content: None,
+            srcset: None,
+            poster: None,
+            kind: None,
+            style: None,
+            background: None,
         }
     }
 }
@@ -177,10 +230,54 @@ impl<'s> Tag<'s> {
 pub trait Sink {
     /// A start tag of an element the link rules read.
     fn start_tag(&mut self, tag: &Tag<'_>);
+
+    /// Whether to be told of what a page needs to render as well: the start tags of the
+    /// requisite elements ([`Element::Img`] to [`Element::Styled`]) with their attributes,
+    /// and the text of `<style>` elements ([`style_text`](Self::style_text)). Asked once,
+    /// before the first tag; false unless the sink says otherwise, so that a sink of links
+    /// only pays for nothing else.
+    fn wants_requisites(&self) -> bool {
+        false
+    }
+
+    /// The text of a `<style>` element of the page (raw text: no character reference is
+    /// decoded in it), for a sink that [wants page requisites](Self::wants_requisites).
+    ///
+    /// ```
+    /// use links::{Sink, Tag};
+    ///
+    /// #[derive(Default)]
+    /// struct Styles(Vec<String>);
+    ///
+    /// impl Sink for Styles {
+    ///     fn start_tag(&mut self, _: &Tag<'_>) {}
+    ///     fn wants_requisites(&self) -> bool {
+    ///         true
+    ///     }
+    ///     fn style_text(&mut self, css: &str) {
+    ///         self.0.push(css.to_owned());
+    ///     }
+    /// }
+    ///
+    /// let mut styles = Styles::default();
+    /// links::tokenize("<style>p { color: red }</style><!-- <style>no</style> -->", &mut styles);
+    /// assert_eq!(styles.0, ["p { color: red }"]);
+    /// ```
+    fn style_text(&mut self, css: &str) {
+        let _ = css;
+    }
 }
 
 impl<S: Sink + ?Sized> Sink for &mut S {
     fn start_tag(&mut self, tag: &Tag<'_>) {
         (**self).start_tag(tag);
+    }
+
+    fn wants_requisites(&self) -> bool {
+        (**self).wants_requisites()
+    }
+
+    fn style_text(&mut self, css: &str) {
+        (**self).style_text(css);
     }
 }

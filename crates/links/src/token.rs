@@ -106,6 +106,18 @@ pub(crate) struct Attrs<'s> {
     pub(crate) font_breakout: bool,
 }
 
+/// The attributes only a sink that wants page requisites is told of (see
+/// [`Sink::wants_requisites`](crate::Sink::wants_requisites)): kept apart from [`Attrs`], so
+/// that a tag read for its links alone is as small as it was.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Extra<'s> {
+    pub(crate) srcset: Option<&'s str>,
+    pub(crate) poster: Option<&'s str>,
+    pub(crate) kind: Option<&'s str>,
+    pub(crate) style: Option<&'s str>,
+    pub(crate) background: Option<&'s str>,
+}
+
 /// A tag token.
 #[derive(Debug)]
 pub(crate) struct Tag<'s> {
@@ -114,6 +126,9 @@ pub(crate) struct Tag<'s> {
     pub(crate) hash: u64,
     pub(crate) self_closing: bool,
     pub(crate) attrs: Attrs<'s>,
+    /// The element a page needs to render, when the sink wants page requisites and the tag
+    /// is one (`<img>`, `<script>`, ...).
+    pub(crate) embed: Option<Element>,
     /// The input position after the tag's `>`.
     pub(crate) next: usize,
 }

@@ -4,25 +4,54 @@
 //! tree builder's decision, simulated in [`crate::tree`].
 
 use crate::scan::{EQUALS, GT, SLASH, SPACE, find_byte, find_seq, is, is_space};
-use crate::sink::{Sink, Tag as SinkTag, Value};
-use crate::token::{Attrs, Tag, TagName};
+use crate::sink::{Element, Sink, Tag as SinkTag, Value};
+use crate::token::{Attrs, Extra, Tag, TagName};
 use crate::tree::{AfterStartTag, Tree};
 
-/// Which attributes to capture for a tag.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Capture {
-    Nothing,
-    HrefRel,
-    NameContent,
-    Font,
-    /// `src`, kept where `href` is.
-    Src,
+/// Which attributes to capture for a tag: a set of these bits.
+type Capture = u16;
+const HREF: Capture = 1;
+const REL: Capture = 1 << 1;
+const NAME: Capture = 1 << 2;
+const CONTENT: Capture = 1 << 3;
+const FONT: Capture = 1 << 4;
+/// `src`, kept where `href` is.
+const SRC: Capture = 1 << 5;
+/// `data` (of `<object>`), kept where `href` is.
+const DATA: Capture = 1 << 6;
+const SRCSET: Capture = 1 << 7;
+const POSTER: Capture = 1 << 8;
+const TYPE: Capture = 1 << 9;
+const STYLE: Capture = 1 << 10;
+const BACKGROUND: Capture = 1 << 11;
+
+/// The element a page needs to render that a start tag's lowercased name is, if any, and
+/// the attributes that name what it needs.
+fn embed_of(lower: &[u8]) -> Option<(Element, Capture)> {
+    Some(match lower {
+        // The tree builder renames `<image>` to `<img>` in HTML content.
+        b"img" | b"image" => (Element::Img, SRC | SRCSET),
+        b"source" => (Element::Source, SRC | SRCSET),
+        b"script" => (Element::Script, SRC),
+        b"video" => (Element::Media, SRC | POSTER),
+        b"audio" => (Element::Media, SRC),
+        b"track" => (Element::Track, SRC),
+        b"embed" => (Element::Embed, SRC),
+        b"object" => (Element::Object, DATA),
+        b"input" => (Element::Input, SRC | TYPE),
+        _ => return None,
+    })
 }
 
 /// Tokenizes a tag whose name starts at `start` (just after `<` or `</`), through its `>`.
 /// `None` if the input ends inside the tag: the tokenizer then drops it.
 #[inline(always)]
-fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
+fn read_tag<'s, const REQUISITES: bool>(
+    src: &'s str,
+    start: usize,
+    is_start: bool,
+    extra: &mut Extra<'s>,
+) -> Option<Tag<'s>> {
     let b = src.as_bytes();
     // Tag name state.
     let mut i = start;
@@ -46,19 +75,29 @@ fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
     } else {
         TagName::Other
     };
-    let want = match (is_start, name) {
-        (false, _) => Capture::Nothing,
-        (true, TagName::A | TagName::Area | TagName::Base | TagName::Link) => Capture::HrefRel,
-        (true, TagName::Meta) => Capture::NameContent,
-        (true, TagName::Font) => Capture::Font,
-        (true, TagName::Frame | TagName::RawText("iframe")) => Capture::Src,
-        _ => Capture::Nothing,
+    let mut want = match (is_start, name) {
+        (false, _) => 0,
+        (true, TagName::A | TagName::Area | TagName::Base | TagName::Link) => HREF | REL,
+        (true, TagName::Meta) => NAME | CONTENT,
+        (true, TagName::Font) => FONT,
+        (true, TagName::Frame | TagName::RawText("iframe")) => SRC,
+        _ => 0,
     };
+    let mut embed = None;
+    if REQUISITES && is_start {
+        // Any element's `style` may name images; `background` is HTML 4's.
+        want |= STYLE | BACKGROUND;
+        if let Some((element, attrs)) = lower.get(..len).and_then(embed_of) {
+            embed = Some(element);
+            want |= attrs;
+        }
+    }
     let mut tag = Tag {
         name,
         hash,
         self_closing: false,
         attrs: Attrs::default(),
+        embed,
         next: 0,
     };
     loop {
@@ -119,9 +158,12 @@ fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
         } else {
             i..i
         };
-        if want != Capture::Nothing {
+        if want != 0 {
             // Always a `str` slice: the value is delimited by ASCII bytes.
             let value = src.get(value).unwrap_or_default();
+            if REQUISITES && want & (SRCSET | POSTER | TYPE | STYLE | BACKGROUND) != 0 {
+                extra.capture(want, attr_name, value);
+            }
             tag.attrs.capture(want, attr_name, value);
         }
     }
@@ -130,18 +172,39 @@ fn read_tag(src: &str, start: usize, is_start: bool) -> Option<Tag<'_>> {
 impl<'s> Attrs<'s> {
     #[inline]
     fn capture(&mut self, want: Capture, name: &[u8], value: &'s str) {
-        let slot = match (want, name.len()) {
-            (Capture::HrefRel, 4) if name.eq_ignore_ascii_case(b"href") => &mut self.href,
-            (Capture::HrefRel, 3) if name.eq_ignore_ascii_case(b"rel") => &mut self.rel,
-            (Capture::Src, 3) if name.eq_ignore_ascii_case(b"src") => &mut self.href,
-            (Capture::NameContent, 4) if name.eq_ignore_ascii_case(b"name") => &mut self.name,
-            (Capture::NameContent, 7) if name.eq_ignore_ascii_case(b"content") => &mut self.content,
-            (Capture::Font, _) => {
-                self.font_breakout |= [&b"color"[..], b"face", b"size"]
-                    .iter()
-                    .any(|n| name.eq_ignore_ascii_case(n));
+        let is = |bit: Capture, attr: &[u8]| want & bit != 0 && name.eq_ignore_ascii_case(attr);
+        let slot = match name.len() {
+            4 if is(HREF, b"href") => &mut self.href,
+            3 if is(REL, b"rel") => &mut self.rel,
+            3 if is(SRC, b"src") => &mut self.href,
+            4 if is(DATA, b"data") => &mut self.href,
+            4 if is(NAME, b"name") => &mut self.name,
+            7 if is(CONTENT, b"content") => &mut self.content,
+            _ => {
+                if want & FONT != 0 {
+                    self.font_breakout |= [&b"color"[..], b"face", b"size"]
+                        .iter()
+                        .any(|n| name.eq_ignore_ascii_case(n));
+                }
                 return;
             }
+        };
+        if slot.is_none() {
+            *slot = Some(value);
+        }
+    }
+}
+
+impl<'s> Extra<'s> {
+    #[inline]
+    fn capture(&mut self, want: Capture, name: &[u8], value: &'s str) {
+        let is = |bit: Capture, attr: &[u8]| want & bit != 0 && name.eq_ignore_ascii_case(attr);
+        let slot = match name.len() {
+            6 if is(SRCSET, b"srcset") => &mut self.srcset,
+            6 if is(POSTER, b"poster") => &mut self.poster,
+            4 if is(TYPE, b"type") => &mut self.kind,
+            5 if is(STYLE, b"style") => &mut self.style,
+            10 if is(BACKGROUND, b"background") => &mut self.background,
             _ => return,
         };
         if slot.is_none() {
@@ -164,9 +227,22 @@ impl<'s> Attrs<'s> {
 /// # Ok::<(), url::ParseError>(())
 /// ```
 pub fn tokenize(text: &str, sink: &mut impl Sink) {
+    // Two copies of the loop: the one for links only captures and reports nothing more.
+    if sink.wants_requisites() {
+        tokenize_with::<true>(text, sink);
+    } else {
+        tokenize_with::<false>(text, sink);
+    }
+}
+
+/// [`tokenize`], for a sink that wants page requisites or not. Each copy is a function of
+/// its own, so that the compiler inlines into it as it did when there was one.
+#[inline(never)]
+fn tokenize_with<'s, const REQUISITES: bool>(text: &'s str, sink: &mut impl Sink) {
     let src = text;
     let b = src.as_bytes();
     let mut tree = Tree::default();
+    let mut extra = Extra::default();
     let mut pos = 0;
     // Data state.
     while let Some(found) = find_byte(b'<', &b[pos..]) {
@@ -176,7 +252,7 @@ pub fn tokenize(text: &str, sink: &mut impl Sink) {
             Some(b'?') => skip_bogus_comment(b, lt + 1),
             Some(b'/') => match b.get(lt + 2) {
                 Some(c) if c.is_ascii_alphabetic() => {
-                    let Some(tag) = read_tag(src, lt + 2, false) else {
+                    let Some(tag) = read_tag::<false>(src, lt + 2, false, &mut extra) else {
                         return;
                     };
                     tree.end_tag(&tag);
@@ -187,24 +263,38 @@ pub fn tokenize(text: &str, sink: &mut impl Sink) {
                 None => return,
             },
             Some(c) if c.is_ascii_alphabetic() => {
-                let Some(tag) = read_tag(src, lt + 1, true) else {
+                let Some(tag) = read_tag::<REQUISITES>(src, lt + 1, true, &mut extra) else {
                     return;
                 };
                 let (html, then) = tree.start_tag(&tag);
-                if !tree.in_template()
-                    && let Some(element) = tag.name.element()
-                {
+                let inert = tree.in_template();
+                if !inert && let Some(element) = reported(&tag, &extra, REQUISITES) {
+                    let attr = |value: Option<&'s str>| value.map(Value::as_written);
                     sink.start_tag(&SinkTag {
                         element,
                         html,
-                        href: tag.attrs.href.map(Value::as_written),
-                        rel: tag.attrs.rel.map(Value::as_written),
-                        name: tag.attrs.name.map(Value::as_written),
-                        content: tag.attrs.content.map(Value::as_written),
+                        href: attr(tag.attrs.href),
+                        rel: attr(tag.attrs.rel),
+                        name: attr(tag.attrs.name),
+                        content: attr(tag.attrs.content),
+                        srcset: attr(extra.srcset),
+                        poster: attr(extra.poster),
+                        kind: attr(extra.kind),
+                        style: attr(extra.style),
+                        background: attr(extra.background),
                     });
+                }
+                if REQUISITES {
+                    extra = Extra::default();
                 }
                 let end = match then {
                     AfterStartTag::Data => Some(tag.next),
+                    AfterStartTag::Text("style") if REQUISITES && html && !inert => {
+                        // Unclosed, it runs to the end of the page, as in a browser.
+                        let end = find_end_tag(b, tag.next, b"style");
+                        sink.style_text(&src[tag.next..end.unwrap_or(b.len())]);
+                        end
+                    }
                     AfterStartTag::Text(name) => find_end_tag(b, tag.next, name.as_bytes()),
                     AfterStartTag::Script => find_script_end(b, tag.next),
                     AfterStartTag::Plaintext => None,
@@ -217,6 +307,17 @@ pub fn tokenize(text: &str, sink: &mut impl Sink) {
             _ => lt + 1,
         };
     }
+}
+
+/// The element a start tag is reported to the sink as, if any: one of the link rules', or
+/// with `requisites`, one a page needs to render, or any element with a `style` or
+/// `background` attribute.
+#[inline]
+fn reported(tag: &Tag<'_>, extra: &Extra<'_>, requisites: bool) -> Option<Element> {
+    tag.name.element().or(tag.embed).or_else(|| {
+        let styled = extra.style.is_some() || extra.background.is_some();
+        (requisites && styled).then_some(Element::Styled)
+    })
 }
 
 /// After `<!` at `i`: a comment, DOCTYPE, CDATA section or bogus comment; returns the

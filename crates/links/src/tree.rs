@@ -95,7 +95,7 @@ impl Tree {
 
     /// Handles a start tag; returns whether it is an HTML element (not SVG/MathML), and what
     /// the tokenizer does next.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start_tag(&mut self, tag: &Tag<'_>) -> (bool, AfterStartTag) {
         if self.in_foreign_content() {
             let breaks_out = matches!(

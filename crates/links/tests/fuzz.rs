@@ -2,7 +2,7 @@
 
 use links::Options;
 
-use crate::util::{Rng, run_with};
+use crate::util::{PAGE, Rng, run_with};
 
 /// Cases for the `fuzz_` tests: `FUZZ_CASES` when set (to fuzz longer, see the workspace's
 /// docs/testing.md), else `default`.
@@ -70,6 +70,18 @@ fn extract_never_panics_on_random_bytes() {
         b"\xE9",
         b"\x82\xA0",
         b"http://[",
+        b"<img srcset=",
+        b"<style>",
+        b"</style>",
+        b" style=",
+        b"url(",
+        b"@import ",
+        b"\\",
+        b"/*",
+        b"*/",
+        b"\"",
+        b")",
+        b",",
     ];
     const CHARSETS: &[Option<&str>] = &[
         None,
@@ -96,9 +108,20 @@ fn extract_never_panics_on_random_bytes() {
             max_links: rng.below(8),
             follow_nofollow: rng.below(2) == 0,
             follow_frames: rng.below(2) == 0,
+            requisites: rng.below(2) == 0,
         };
-        let out = run_with(&body, CHARSETS[rng.below(CHARSETS.len())], &options);
+        let content_type = CHARSETS[rng.below(CHARSETS.len())];
+        let out = run_with(&body, content_type, &options);
         assert!(out.links.len() <= options.max_links);
+        assert!(out.requisites.len() <= options.max_links);
+        assert!(options.requisites || out.requisites.is_empty());
+        let url = url::Url::parse(PAGE).unwrap();
+        let sheet = links::Page {
+            url: &url,
+            body: &body,
+            content_type,
+        };
+        assert!(links::stylesheet(&sheet, &options).requisites.len() <= options.max_links);
         assert!(out.links.iter().all(|l| !l.is_empty()));
         assert!(!out.meta_nofollow || options.follow_nofollow || out.links.is_empty());
     }

@@ -7,6 +7,8 @@ mod agreement;
 mod adapters;
 // Fuzz and hostile-input tests: no panic, linear cost, the cap kept.
 mod fuzz;
+// The requisite rules: agreement with the oracle, and rule by rule.
+mod requisites;
 // The link rules, rule by rule, on the public API.
 mod rules;
 // Helpers: extracting from a string.
