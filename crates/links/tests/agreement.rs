@@ -8,7 +8,7 @@ use links::{Options, Page};
 use url::Url;
 
 use crate::adapters::{extract_html5gum, extract_html5gum_callback, extract_lol_html};
-use crate::util::{PAGE, links};
+use crate::util::{PAGE, links, parse_as_a_browser};
 
 /// The number of foreign piece kinds in [`soup`].
 const FOREIGN: usize = 16;
@@ -114,20 +114,7 @@ fn soup(seed: u64, foreign: Foreign) -> String {
 /// order, outside `<template>` contents, without `rel=nofollow`, trimmed, without empty
 /// hrefs and pure fragments.
 fn oracle(html: &str) -> Vec<String> {
-    use html5ever::tendril::TendrilSink;
-
-    let opts = html5ever::ParseOpts {
-        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
-            scripting_enabled: false,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let doc = html5ever::parse_document(
-        scraper::HtmlTreeSink::new(scraper::Html::new_document()),
-        opts,
-    )
-    .one(html);
+    let doc = parse_as_a_browser(html);
     let selector = scraper::Selector::parse("a[href], area[href]").unwrap();
     doc.select(&selector)
         // Template contents hang under a fragment node in scraper's tree.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use links::Options;
 
-use crate::util::{Rng, run_with};
+use crate::util::{Rng, parse_as_a_browser, run_with};
 
 /// The URLs of the soup's requisites: some relative, one with a character reference, one
 /// with spaces around it.
@@ -76,20 +76,7 @@ fn css_urls(css: &str, out: &mut BTreeSet<String>) {
 /// holds of the requisite rules: the elements of the HTML namespace outside `<template>`
 /// contents, their attributes, and the text of their `<style>` elements.
 fn oracle(html: &str) -> BTreeSet<String> {
-    use html5ever::tendril::TendrilSink;
-
-    let opts = html5ever::ParseOpts {
-        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
-            scripting_enabled: false,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let doc = html5ever::parse_document(
-        scraper::HtmlTreeSink::new(scraper::Html::new_document()),
-        opts,
-    )
-    .one(html);
+    let doc = parse_as_a_browser(html);
     let mut out = BTreeSet::new();
     for node in doc.tree.nodes() {
         let Some(e) = scraper::ElementRef::wrap(node) else {

@@ -24,6 +24,25 @@ pub(crate) fn links(html: &str) -> Vec<String> {
     run(html).links
 }
 
+/// The document a browser-grade parser (html5ever's tree builder, into scraper's tree)
+/// builds with scripting disabled, as the crawler reads pages: the tests' oracle.
+pub(crate) fn parse_as_a_browser(html: &str) -> scraper::Html {
+    use html5ever::tendril::TendrilSink;
+
+    let opts = html5ever::ParseOpts {
+        tree_builder: html5ever::tree_builder::TreeBuilderOpts {
+            scripting_enabled: false,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    html5ever::parse_document(
+        scraper::HtmlTreeSink::new(scraper::Html::new_document()),
+        opts,
+    )
+    .one(html)
+}
+
 /// xorshift64*: a fixed-seed generator for the property tests.
 pub(crate) struct Rng(pub(crate) u64);
 
