@@ -1164,3 +1164,30 @@ fn a_shared_crawl_spreads_its_fetches_over_the_ready_hosts() {
         "a host saw {median} fetches at once (the median)"
     );
 }
+
+/// Page requisites in a shared crawl: the requisite rules are the embedded frontier's
+/// (past the scope, one hop), each requisite fetched once by one of the processes, with its
+/// record marked and naming its page.
+#[test]
+fn page_requisites_are_fetched_once_across_processes() {
+    use crate::requisites::{PRIVATE_OK, assert_requisites_recorded, styled_site};
+    let redis = RedisServer::start();
+    let site = styled_site();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let seeds = [site.web.roots()[0].clone()];
+    let flags = [&["--page-requisites", "true"][..], &PRIVATE_OK].concat();
+    finish_all(start_all(&redis.url(), &seeds, &outs, &flags));
+    let records: Vec<serde_json::Value> = outs
+        .iter()
+        .flat_map(|out| {
+            let text = std::fs::read_to_string(out).unwrap();
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            lines
+        })
+        .collect();
+    assert_requisites_recorded(&site, &records);
+}

@@ -44,6 +44,8 @@ mod names;
 mod ssrf;
 // Record fields: from, fetched_at, digest, lastmod from Last-Modified; the content-seen test.
 mod records;
+// Page requisites: fetched with their page, on any host, one hop; marked in the records.
+mod requisites;
 // WARC output, read back with a WARC library.
 mod warc;
 // The journal: killed with SIGKILL again and again, the crawl loses nothing and repeats

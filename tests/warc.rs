@@ -607,16 +607,24 @@ fn stored_bodies(files: &[PathBuf]) -> BTreeMap<String, Vec<u8>> {
 
 /// A crawl and its recrawl with revisits, both archived, replayed in pywb (the archivists'
 /// replay tool, not a model of it): the latest capture of every unchanged page replays 200
-/// with the bytes the first crawl stored, and every changed page its new bytes.
+/// with the bytes the first crawl stored, and every changed page its new bytes. A page that
+/// needs a style sheet (which imports another and loads an image), images (`src`,
+/// `srcset`), a script and an icon replays whole: every requisite was archived
+/// (writing WARC fetches them unasked) and replays 200 with its bytes, after the recrawl too.
 #[test]
 fn a_recrawl_archive_replays_in_pywb() {
     if !python_has(PYWB, "pywb and cdxj-indexer") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    let styled = testweb::Special::new("/styled", testweb::SpecialKind::Styled { cdn: None });
     let config = SiteConfig {
         pages_per_host: 30,
         changed_fraction: 0.3,
+        host_configs: vec![HostConfig {
+            specials: vec![styled],
+            ..HostConfig::default()
+        }],
         ..SiteConfig::default()
     };
     let first_warc = dir.path().join("first.warc.gz");
@@ -657,7 +665,15 @@ fn a_recrawl_archive_replays_in_pywb() {
     let (stored_first, stored_again) = (stored_bodies(&first), stored_bodies(&again));
     let pywb = Pywb::start(dir.path(), &[first, again].concat());
     let mut unchanged = 0;
-    for url in site.web.expected_pages() {
+    let with_requisites = site.web.expected_pages_with(testweb::ExpectOptions {
+        page_requisites: true,
+        ..testweb::ExpectOptions::default()
+    });
+    let requisites = with_requisites
+        .difference(&site.web.expected_pages())
+        .count();
+    assert_eq!(requisites, 11);
+    for url in with_requisites {
         let (status, body) = pywb.latest(&url);
         assert_eq!(status, 200, "{url}");
         // Its latest capture: the recrawl's body when it stored one (a changed or new

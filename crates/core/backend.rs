@@ -460,6 +460,39 @@ impl Backend {
         }
     }
 
+    /// Pushes the requisites `page` needs (or a style sheet loads), each with `memo`, by the
+    /// requisite rules (`ScopeRules::check_requisite`), as one batch.
+    pub(crate) async fn push_requisites(
+        &self,
+        page: &Url,
+        urls: Vec<Canonical>,
+        memo: &[u8],
+        depth: u32,
+    ) -> Result<(), Error> {
+        match self {
+            Backend::Local(local) => {
+                let at = now();
+                let mut first_error = None;
+                for url in urls {
+                    let from = Some(page.as_str());
+                    let pushed = local
+                        .frontier
+                        .push_requisite(url, from, Some(memo), depth, at);
+                    if let Err(err) = pushed {
+                        // One failed push (a spill write) does not keep the others out.
+                        first_error.get_or_insert(err);
+                    }
+                }
+                first_error.map_or(Ok(()), |err| Err(err.into()))
+            }
+            Backend::Shared(remote) => remote
+                .frontier
+                .push_requisites(page, urls, Some(memo), depth)
+                .await
+                .map_err(shared_error),
+        }
+    }
+
     /// Pushes one URL already in canonical form, which `from` (a redirect, a sitemap) led to.
     pub(crate) async fn push_canonical(
         &self,
@@ -499,23 +532,38 @@ impl Backend {
         }
     }
 
-    /// Queues `urls`, each at its depth, as links are (scope, traps, seen-test), from a list
+    /// Queues `urls`, each at its depth, as links are (scope, traps, seen-test; with
+    /// `requisites`, by the requisite rules), from a list
     /// named `list` that the other processes of a shared crawl may be given too: each then
     /// queues its share (see `SharedFrontier::push_shared`). Errors are logged, not
     /// returned: a URL not queued is one page fetched in full instead of conditionally.
-    pub(crate) async fn push_list(&self, list: &str, urls: Vec<frontier_redis::Listed>) {
+    pub(crate) async fn push_list(
+        &self,
+        list: &str,
+        urls: Vec<frontier_redis::Listed>,
+        requisites: bool,
+    ) {
         let not_queued = "those not queued are fetched only if found as links";
         match self {
-            Backend::Local(_) => {
+            Backend::Local(local) => {
                 for (url, depth, memo) in urls {
-                    let pushed = self.push_canonical_with(url, None, memo.as_deref(), depth);
-                    if let Err(err) = pushed.await {
+                    let memo = memo.as_deref();
+                    let pushed = if requisites {
+                        let at = now();
+                        let pushed = local.frontier.push_requisite(url, None, memo, depth, at);
+                        pushed.map(drop).map_err(Error::from)
+                    } else {
+                        self.push_canonical_with(url, None, memo, depth)
+                            .await
+                            .map(drop)
+                    };
+                    if let Err(err) = pushed {
                         tracing::warn!("queuing {list}: {err}; {not_queued}");
                     }
                 }
             }
             Backend::Shared(remote) => {
-                if let Err(err) = remote.frontier.push_shared(list, urls).await {
+                if let Err(err) = remote.frontier.push_shared(list, urls, requisites).await {
                     tracing::warn!("queuing {list}: {}; {not_queued}", shared_error(err));
                 }
             }

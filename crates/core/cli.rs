@@ -105,6 +105,11 @@ pub struct Cli {
     /// false saves their extraction, and loses the pages only a copy's relative links reach.
     #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
     follow_duplicates: Option<bool>,
+    /// [crawl.page_requisites] Fetch what pages need to render: images, style sheets,
+    /// scripts, media, even on other hosts, one hop (true/false; default: on when writing
+    /// WARC files).
+    #[arg(long, value_name = "BOOL", help_heading = "Crawl")]
+    page_requisites: Option<bool>,
 
     /// [politeness.connections_per_host] Fetches in flight per host.
     #[arg(long, value_name = "N", help_heading = "Politeness")]
@@ -335,6 +340,9 @@ impl Cli {
         set(&mut c.crawl.sitemaps, &self.read_sitemaps);
         set(&mut c.crawl.content_seen, &self.content_seen);
         set(&mut c.crawl.follow_duplicates, &self.follow_duplicates);
+        if let Some(on) = self.page_requisites {
+            c.crawl.page_requisites = Some(on);
+        }
         let p = &mut c.politeness;
         set(&mut p.connections_per_host, &self.connections_per_host);
         set(&mut p.delay, &self.delay);

@@ -108,6 +108,10 @@ pub(crate) struct Crawl {
     /// relative links point elsewhere than the first copy's, and pages reachable only through
     /// them would be lost; the seen-test drops the links that repeat.
     pub(crate) follow_duplicates: bool,
+    /// Fetch what each page needs to render (images, style sheets, scripts, ...), even on
+    /// other hosts, one hop: `None` ("auto") for on when writing WARC files, off otherwise.
+    #[serde(with = "auto_bool")]
+    pub(crate) page_requisites: Option<bool>,
 }
 
 /// Scope modes, as written in the file.
@@ -367,6 +371,7 @@ impl Default for Crawl {
             sitemaps: true,
             content_seen: true,
             follow_duplicates: true,
+            page_requisites: None,
         }
     }
 }
@@ -680,6 +685,14 @@ pub(crate) fn is_secret_header(name: &str) -> bool {
 }
 
 impl Config {
+    /// Whether pages' requisites are fetched: `crawl.page_requisites`, or, left to the
+    /// crawler, whether WARC files are written.
+    pub(crate) fn page_requisites(&self) -> bool {
+        self.crawl
+            .page_requisites
+            .unwrap_or(!self.output.warc.as_os_str().is_empty())
+    }
+
     /// These settings as they may be kept `at` a place others can read (the state
     /// directory's `crawl.toml`, the shared crawl's record in Redis): never with a secret.
     /// The Redis URL (which may hold a password) is each process's own and is left out; a
@@ -881,6 +894,34 @@ pub(crate) mod opt_duration {
         d: D,
     ) -> Result<Option<Duration>, D::Error> {
         super::duration::deserialize(d).map(Some)
+    }
+}
+
+/// A switch that may be left to the crawler: `true`, `false`, or `"auto"` (`None`).
+pub(crate) mod auto_bool {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(crate) fn serialize<S: Serializer>(b: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+        match b {
+            Some(b) => s.serialize_bool(*b),
+            None => s.serialize_str("auto"),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Bool(bool),
+            Text(String),
+        }
+        match Written::deserialize(d)? {
+            Written::Bool(b) => Ok(Some(b)),
+            Written::Text(text) if text == "auto" => Ok(None),
+            Written::Text(text) => Err(D::Error::custom(format!(
+                "{text:?}: expected true, false or \"auto\""
+            ))),
+        }
     }
 }
 

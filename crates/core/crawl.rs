@@ -27,6 +27,7 @@ use crate::fetch::Fetcher;
 use crate::guard::Guard;
 use crate::hosts::HostRules;
 use crate::output::Sink;
+use crate::requisite::Requisites;
 use crate::robots::{RobotsCache, UNREACHABLE_TTL};
 use crate::sitemap::Sitemaps;
 use crate::snapshot::{self, FailedHost, Snapshot};
@@ -83,6 +84,8 @@ pub(crate) struct Crawler {
     pub(crate) sitemaps: Sitemaps,
     /// The content-seen test, with `crawl.content_seen`.
     pub(crate) content: Option<ContentSeen>,
+    /// Pages' requisites, with `crawl.page_requisites` (or WARC files).
+    pub(crate) requisites: Option<Requisites>,
     /// Which URL each worker is on, and since when: for the progress line to name a fetch
     /// that takes long.
     pub(crate) in_flight: InFlight,
@@ -180,6 +183,7 @@ impl Crawler {
             .with_max_age(config.politeness.robots_max_age)
             .with_shared(frontier.as_shared().cloned()),
             sitemaps: Sitemaps::new(config.crawl.sitemaps),
+            requisites: config.page_requisites().then(Requisites::new),
             config,
             frontier,
             fetcher,
@@ -391,6 +395,7 @@ impl Crawler {
                     expected_false_duplicates: c.expected_false_duplicates,
                 }
             }),
+            requisites: self.requisites.as_ref().map(|r| load(&r.recorded)),
             frontier: self.frontier.stats(),
             shared: self.frontier.as_shared().map(|shared| snapshot::Shared {
                 name: shared.store().name().to_owned(),

@@ -26,7 +26,8 @@
 //!   (records and their counts); `backend` is the one seam to the frontier, local
 //!   (`frontier` crate) or shared (`frontier_redis` crate);
 //! - what a visit uses: `fetch` (HTTP), `robots` (robots.txt), `sitemap` (sitemaps), `guard`
-//!   (the SSRF guard), [`content`] (body digests, the content-seen test), `warc`;
+//!   (the SSRF guard), [`content`] (body digests, the content-seen test), `requisite` (page
+//!   requisites and the lease memo that marks them), `warc`;
 //! - what comes out: `output` (records) and `errors` (their error kinds), `snapshot` (the
 //!   crawl's counters at one moment), which `report` (progress, the summary) and `metrics`
 //!   (`/metrics`, `--summary-json`) render.
@@ -49,6 +50,7 @@ mod metrics;
 mod open_files;
 mod output;
 mod report;
+mod requisite;
 mod robots;
 mod run;
 mod setup;

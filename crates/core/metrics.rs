@@ -254,6 +254,8 @@ pub(crate) fn summary_json(
             "links_from_frames": snapshot.links.frames,
             "links_nofollow": snapshot.links.nofollow,
             "links_over_cap": snapshot.links.over_cap,
+            // Null unless the crawl fetches page requisites.
+            "requisites": snapshot.requisites,
             "hosts_not_crawled": failed_hosts,
             "stopped_at_max_pages": snapshot.reached_max_pages,
             "duplicates": duplicates,

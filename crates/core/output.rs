@@ -59,6 +59,9 @@ pub(crate) struct Record<'a> {
     /// In a recrawl (`--since`), what became of the page since the earlier crawl; null
     /// otherwise.
     pub(crate) revisit: Option<Revisit>,
+    /// Fetched because a page needs it to render (`crawl.page_requisites`); `from` names
+    /// that page (or the style sheet that loads it).
+    pub(crate) requisite: bool,
 }
 
 /// What became of a URL since an earlier crawl (`--since`). Its number indexes the counts
@@ -372,6 +375,7 @@ mod tests {
             last_modified: Some("Wed, 01 May 2024 10:00:00 GMT"),
             etag: Some("W/\"v1\""),
             revisit: Some(Revisit::Unchanged),
+            requisite: false,
         })
         .unwrap();
         sink.flush().unwrap();
@@ -399,6 +403,7 @@ mod tests {
             "last_modified",
             "etag",
             "revisit",
+            "requisite",
         ] {
             assert!(value.get(key).is_some(), "{key} missing in {text}");
         }

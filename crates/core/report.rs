@@ -352,6 +352,13 @@ fn links(s: &mut String, snapshot: &Snapshot) {
         count(links.frames),
         count(links.nofollow),
     );
+    if let Some(requisites) = snapshot.requisites {
+        let _ = writeln!(
+            s,
+            "  page requisites: {} of the records (what pages need to render)",
+            count(requisites)
+        );
+    }
     let sitemaps = &snapshot.sitemaps;
     // Only for crawls that met sitemaps: most summaries are of sites without one.
     if sitemaps.read > 0 || sitemaps.refused > 0 {

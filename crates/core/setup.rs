@@ -15,6 +15,7 @@ use frontier::{
 use crate::cli::Cli;
 use crate::config::{self, Config, Scope};
 use crate::crawl::Crawler;
+use crate::requisite::Memo;
 use crate::state::{Recrawl, StateDir};
 use crate::{
     backend, crawl, dns, fetch, guard, hosts, join, open_files, output, report, since, sitemap,
@@ -580,7 +581,21 @@ async fn push_earlier(crawler: &Crawler, urls: Vec<frontier_redis::Listed>) {
     let digest = digest.finalize();
     let list = format!("since-{}", data_encoding::HEXLOWER.encode(&digest[..8]));
     let count = urls.len();
-    crawler.frontier().push_list(&list, urls).await;
+    // Page requisites go by the requisite rules, past the scope; a crawl that fetches none
+    // leaves them out.
+    let (requisites, pages): (Vec<_>, Vec<_>) = urls
+        .into_iter()
+        .partition(|(_, _, memo)| Memo::is_requisite(memo.as_deref()));
+    crawler.frontier().push_list(&list, pages, false).await;
+    if crawler.requisites.is_some() {
+        let list = format!("{list}-requisites");
+        crawler.frontier().push_list(&list, requisites, true).await;
+    } else if !requisites.is_empty() {
+        tracing::info!(
+            "--since: {} page requisites left out (crawl.page_requisites is off)",
+            requisites.len()
+        );
+    }
     // What a process joining without --since waits for: see the guide's "Recrawling".
     tracing::info!("--since: the {count} earlier URLs are queued, each with its record");
 }

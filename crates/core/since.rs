@@ -16,6 +16,7 @@ use serde::Deserialize;
 use frontier::{Canonical, Canonicalizer};
 
 use crate::fetch::Validators;
+use crate::requisite::Memo;
 
 /// What an earlier crawl knew of a URL: what a conditional request, the comparison of a new
 /// body, and a WARC revisit record need.
@@ -164,6 +165,8 @@ struct Line<'a> {
     bytes: u64,
     #[serde(default, borrow)]
     fetched_at: Option<Text<'a>>,
+    #[serde(default)]
+    requisite: bool,
 }
 
 /// A JSON string, borrowed where it can be (inside an `Option` a bare `Cow` never is).
@@ -401,7 +404,12 @@ fn parse_part(part: &[u8], first: usize, torn_ok: bool) -> Result<Part> {
         parsed.push(url.map(|url| Parsed {
             url,
             depth: record.depth,
-            memo: known.memo(),
+            // A requisite is one again, its page's own (its hops were not recorded).
+            memo: if record.requisite {
+                Memo::requisite(1, Some(&known))
+            } else {
+                known.memo()
+            },
         }));
     }
     Ok(Part { parsed, torn: None })

@@ -57,6 +57,8 @@ pub(crate) struct Snapshot {
     pub(crate) slow: Option<Slow>,
     /// In a recrawl (`--since`), what became of the pages.
     pub(crate) recrawl: Option<Recrawl>,
+    /// With `crawl.page_requisites`, the records of page requisites.
+    pub(crate) requisites: Option<u64>,
 }
 
 /// What a recrawl found, in this run.

@@ -17,6 +17,7 @@ use links::{Extracted, Options, Page};
 
 use super::*;
 use crate::output::Revisit;
+use crate::requisite::{self, Memo};
 use crate::since::Known;
 
 /// What became of a page since the earlier crawl that recorded it as `known` (`None`: it
@@ -108,7 +109,8 @@ impl SeedRedirects {
 }
 
 impl Crawler {
-    /// Pushes what a response leads to (its redirect target, its page's links) and
+    /// Pushes what a response leads to (its redirect target, its page's links and
+    /// requisites; a requisite `hops` from its page, only what a style sheet loads) and
     /// describes it for the record.
     pub(super) async fn follow<'a>(
         &self,
@@ -117,6 +119,7 @@ impl Crawler {
         fetched: &'a Fetched,
         digest: Option<Digest>,
         known: Option<&'a Known>,
+        hops: Option<u8>,
     ) -> Draft<'a> {
         let mut result = Draft {
             status: Some(fetched.status),
@@ -153,6 +156,12 @@ impl Crawler {
             && let Some(location) = &fetched.location
         {
             result.redirect = url.join(location).ok().map(String::from);
+            if let Some(hops) = hops {
+                // The page needs what the redirect leads to: a requisite too, a hop further.
+                self.push_requisites(url, url, std::slice::from_ref(location), depth + 1, hops)
+                    .await;
+                return result;
+            }
             let seed = (depth == 0)
                 .then(|| self.seed_redirects.target(url, location))
                 .flatten();
@@ -180,6 +189,13 @@ impl Crawler {
             }
         }
         let ok = (200..300).contains(&fetched.status);
+        if let Some(hops) = hops {
+            // A requisite's own links are not followed; a style sheet's loads are requisites.
+            if ok && requisite::is_stylesheet(fetched.content_type.as_deref(), url) {
+                result.links = self.follow_stylesheet(depth, url, fetched, hops).await;
+            }
+            return result;
+        }
         let tested = ok && !fetched.body.is_empty();
         let seen_before = async {
             match &digest {
@@ -247,7 +263,56 @@ impl Crawler {
         // The trap rules compare links with this page, not with its `<base href>`.
         self.push(url, &extracted.base, &extracted.links, depth + 1)
             .await;
+        self.push_requisites(url, &extracted.base, &extracted.requisites, depth + 1, 0)
+            .await;
         (found as u64, extracted.canonical)
+    }
+
+    /// Pushes what a style sheet, a requisite `hops` from its page, loads (its `url()`s and
+    /// `@import`s): requisites a hop further. Answers how many it names.
+    async fn follow_stylesheet(&self, depth: u32, url: &Url, fetched: &Fetched, hops: u8) -> u64 {
+        if fetched.too_large {
+            return 0;
+        }
+        let page = Page {
+            url,
+            body: &fetched.body,
+            content_type: fetched.content_type.as_deref(),
+        };
+        let found = cpu_bound(fetched.body.len(), || {
+            links::stylesheet(&page, &self.extract_options())
+        });
+        self.push_requisites(url, url, &found.requisites, depth + 1, hops)
+            .await;
+        found.requisites.len() as u64
+    }
+
+    /// Pushes the requisites `hrefs` (resolved against `base`) that `page`, itself `hops`
+    /// from the page that needs them (0 for that page), names: a hop further, unless that is
+    /// more than [`requisite::MAX_HOPS`], or the crawl fetches no requisites.
+    async fn push_requisites(
+        &self,
+        page: &Url,
+        base: &Url,
+        hrefs: &[String],
+        depth: u32,
+        hops: u8,
+    ) {
+        let Some(requisites) = &self.requisites else {
+            return;
+        };
+        if hrefs.is_empty() || hops >= requisite::MAX_HOPS {
+            return;
+        }
+        let urls = requisites.canonicalize(base, hrefs);
+        let memo = Memo::requisite(hops + 1, None);
+        if let Err(err) = self
+            .frontier
+            .push_requisites(page, urls, &memo, depth)
+            .await
+        {
+            tracing::warn!("pushing the requisites of {page}: {err}");
+        }
     }
 
     /// The content-seen test: whether a body was read before under another URL, in this
@@ -426,12 +491,18 @@ impl Crawler {
             body: &fetched.body,
             content_type: fetched.content_type.as_deref(),
         };
-        let options = Options {
+        links::extract(&page, &self.extract_options())
+    }
+
+    /// What the links crate is asked for: the `extract` settings, and requisites when the
+    /// crawl fetches them.
+    fn extract_options(&self) -> Options {
+        Options {
             max_links: self.config.extract.max_links_per_page,
             follow_nofollow: self.config.extract.follow_nofollow,
             follow_frames: self.config.extract.follow_frames,
-        };
-        links::extract(&page, &options)
+            requisites: self.requisites.is_some(),
+        }
     }
 
     /// Pushes the links of `page` (or a redirect's target), resolved against `base`, as one

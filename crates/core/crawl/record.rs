@@ -11,6 +11,7 @@ use crate::backend::{self, Lease};
 use crate::content::DigestText;
 use crate::errors::ErrorKind;
 use crate::output::{Record, Rfc3339};
+use crate::requisite::Memo;
 
 use super::*;
 use crate::output::Revisit;
@@ -203,6 +204,8 @@ pub(super) struct LeaseRecord {
     depth: u32,
     /// The page whose link led here, if known.
     from: Option<String>,
+    /// A page requisite (fetched because a page needs it to render).
+    requisite: bool,
 }
 
 impl LeaseRecord {
@@ -213,6 +216,7 @@ impl LeaseRecord {
             attempts: lease.attempts() - u32::from(lease.host_given_up()),
             depth: lease.depth(),
             from: lease.referrer().map(str::to_owned),
+            requisite: Memo::is_requisite(lease.memo()),
         }
     }
 }
@@ -295,7 +299,13 @@ impl Crawler {
             fetched_at: Rfc3339(fetched_at),
             digest,
             duplicate: result.duplicate,
+            requisite: lease.requisite,
         };
+        if lease.requisite
+            && let Some(requisites) = &self.requisites
+        {
+            requisites.note_recorded();
+        }
         let class = result.status.map_or(0, |s| usize::from(s / 100).min(5));
         self.stats.by_class[class].fetch_add(1, Ordering::Relaxed);
         self.stats.bytes.fetch_add(result.bytes, Ordering::Relaxed);

@@ -12,8 +12,8 @@ use crate::backend::{self, AddressPermit, Lease};
 use crate::content::Digest;
 use crate::errors::ErrorKind;
 use crate::fetch::FetchError;
+use crate::requisite::Memo;
 use crate::robots::{self, Rules};
-use crate::since::Known;
 use crate::sitemap::{self};
 use crate::warc::Exchange;
 
@@ -205,7 +205,7 @@ impl Crawler {
         let keep_headers = self.warc.is_some();
         // Queued with its earlier record by a recrawl (another version's memo is not read:
         // the page is then fetched as a new one).
-        let known = visit.lease().memo().and_then(Known::from_memo);
+        let Memo { known, hops } = Memo::read(visit.lease().memo());
         if known.is_some() && !self.recrawl() {
             // A process that joined a shared recrawl without --since: one from now on.
             self.recrawl.store(true, Ordering::Relaxed);
@@ -284,7 +284,7 @@ impl Crawler {
                 }
                 let depth = visit.lease().depth();
                 let result = self
-                    .follow(depth, &url, &fetched, digest, known.as_ref())
+                    .follow(depth, &url, &fetched, digest, known.as_ref(), hops)
                     .await;
                 visit.finish(outcome, result).await;
             }

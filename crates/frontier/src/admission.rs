@@ -264,6 +264,31 @@ impl Admission {
         self.admit_checked(url, |url| self.scope.check(url, depth))
     }
 
+    /// [`admit`](Self::admit) for a page requisite: [`ScopeRules::check_requisite`]'s rules
+    /// instead of the scope's, then the seen-test and the host's budget as for any URL.
+    ///
+    /// # Errors
+    ///
+    /// As [`admit`](Self::admit).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// # use frontier::{Admission, Canonicalizer, ScopeRules, SeenSet, Verdict};
+    /// # let canon = Canonicalizer::new();
+    /// # let seed = canon.canonicalize("https://example.com/").unwrap();
+    /// # let scope = ScopeRules::builder().seed(&seed).build().unwrap();
+    /// # let admission = Admission::new(canon.clone(), scope, SeenSet::builder().initial_capacity(100).build()?);
+    /// let font = canon.canonicalize("https://fonts.example.net/a.woff2").unwrap();
+    /// assert!(matches!(admission.admit(font.clone(), 1)?, Verdict::Dropped(_)));
+    /// assert!(matches!(admission.admit_requisite(font.clone())?, Verdict::New(_)));
+    /// assert_eq!(admission.admit_requisite(font)?, Verdict::Seen);
+    /// # Ok::<(), bloom::Error>(())
+    /// ```
+    pub fn admit_requisite(&self, url: Canonical) -> Result<Verdict, bloom::Error> {
+        self.admit_checked(url, |url| self.scope.check_requisite(url))
+    }
+
     /// [`admit`](Self::admit), with `rules` for the scope and trap rules.
     fn admit_checked(
         &self,

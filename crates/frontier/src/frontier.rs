@@ -751,6 +751,46 @@ impl Frontier {
         self.queue(verdict, referrer, memo, depth, now)
     }
 
+    /// Queues a page requisite (an image, style sheet or script that page `from` needs to
+    /// render; `None` when not known), admitted by [`Admission::admit_requisite`]'s rules rather than the scope's,
+    /// with a memo as [`push_canonical_with`](Self::push_canonical_with) keeps one (the
+    /// caller's mark that its lease is a requisite's).
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Self::push).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, Frontier, Next, Push, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let seed = canon.canonicalize("https://example.com/")?;
+    /// let frontier = Frontier::builder().scope(ScopeRules::builder().seed(&seed).build()?).build()?;
+    /// let now = std::time::Instant::now();
+    /// let css = canon.canonicalize("https://cdn.example.net/site.css")?;
+    /// assert!(matches!(frontier.push_canonical(css.clone(), 1, now)?, Push::Dropped(_)));
+    /// let page = "https://example.com/";
+    /// assert_eq!(frontier.push_requisite(css, Some(page), Some(b"r"), 1, now)?, Push::Queued);
+    /// let Next::Lease(lease) = frontier.pop(now)? else { unreachable!() };
+    /// assert_eq!((lease.referrer(), lease.memo()), (Some(page), Some(&b"r"[..])));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn push_requisite(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+        now: Instant,
+    ) -> Result<Push, FrontierError> {
+        let _gate = self.read_gate();
+        let verdict = self.admission.admit_requisite(url)?;
+        let memo = memo.filter(|memo| memo.len() <= MAX_MEMO_BYTES);
+        self.queue(verdict, from, memo, depth, now)
+    }
+
     /// Queues a new URL, found on page `from`, with `memo`; the gate must be held from its
     /// admission on.
     fn queue(

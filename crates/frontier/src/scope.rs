@@ -390,6 +390,47 @@ impl ScopeRules {
         Ok(())
     }
 
+    /// Checks a page requisite (an image, a style sheet, a script a page needs to render):
+    /// the rules a browser loading the page would not skip a URL for are skipped too, so
+    /// that a page is archived whole. Not applied: the host's scope (a requisite on a CDN is
+    /// fetched, one hop: its own links are not followed), the include patterns and the depth
+    /// limit (a page at the limit needs its images too). Applied: the exclude patterns (the
+    /// user's word), and the path rules, which stop a server that makes up URLs forever.
+    ///
+    /// # Errors
+    ///
+    /// [`DropReason::OutOfScope`] for an excluded URL, [`DropReason::TooManySegments`] or
+    /// [`DropReason::RepeatedSegment`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonicalizer, DropReason, ScopeRules};
+    ///
+    /// let canon = Canonicalizer::new();
+    /// let rules = ScopeRules::builder()
+    ///     .seed(&canon.canonicalize("https://example.com/")?)
+    ///     .exclude(r"\.mp4$")
+    ///     .build()?;
+    /// let cdn = canon.canonicalize("https://cdn.example.net/site.css")?;
+    /// assert_eq!(rules.check(&cdn, 1), Err(DropReason::OutOfScope));
+    /// assert_eq!(rules.check_requisite(&cdn), Ok(()));
+    /// let video = canon.canonicalize("https://cdn.example.net/intro.mp4")?;
+    /// assert_eq!(rules.check_requisite(&video), Err(DropReason::OutOfScope));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_requisite(&self, url: &Canonical) -> Result<(), DropReason> {
+        let url = Parts::of(url);
+        if self.excludes.is_match(url.text) {
+            return Err(DropReason::OutOfScope);
+        }
+        path::check(
+            url.path,
+            self.config.max_path_segments,
+            self.config.max_repeated_segment,
+        )
+    }
+
     fn host_in_scope(&self, url: &Parts<'_>) -> bool {
         match self.config.mode {
             ScopeMode::AnyHost => true,

@@ -554,7 +554,83 @@ impl SharedFrontier {
         memo: Option<&[u8]>,
         depth: u32,
     ) -> Result<bool, Error> {
-        if let Err(reason) = self.inner.scope.check(&url, depth) {
+        let checked = self.inner.scope.check(&url, depth);
+        self.push_checked(checked, url, from, memo, depth).await
+    }
+
+    /// Pushes a page requisite (an image, style sheet or script that page `from` needs to
+    /// render), admitted by [`frontier::ScopeRules::check_requisite`]'s rules rather than
+    /// the scope's, with a memo as [`push_canonical_with`](Self::push_canonical_with) keeps
+    /// one; answers whether it was new. As [`frontier::Frontier::push_requisite`] in one
+    /// process.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let css = frontier::Canonicalizer::new().canonicalize("https://cdn.example.net/a.css")?;
+    /// let new = frontier.push_requisite(css, Some("https://example.com/"), None, 1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_requisite(
+        &self,
+        url: Canonical,
+        from: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+    ) -> Result<bool, Error> {
+        let checked = self.inner.scope.check_requisite(&url);
+        self.push_checked(checked, url, from, memo, depth).await
+    }
+
+    /// The requisites a page needs (see [`push_requisite`](Self::push_requisite)), as one
+    /// batch, each with `memo`; those this process sent before are not sent again.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// let page = frontier::Url::parse("https://example.com/")?;
+    /// let css = frontier::Canonicalizer::new().canonicalize("https://cdn.example.net/a.css")?;
+    /// frontier.push_requisites(&page, vec![css], None, 1).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn push_requisites(
+        &self,
+        page: &Url,
+        urls: Vec<Canonical>,
+        memo: Option<&[u8]>,
+        depth: u32,
+    ) -> Result<(), Error> {
+        let inner = &self.inner;
+        inner.check_server();
+        let from: Arc<str> = Arc::from(page.as_str());
+        let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
+        let mut links = Vec::with_capacity(urls.len());
+        for url in urls {
+            if let Err(reason) = inner.scope.check_requisite(&url) {
+                inner.count_drop(reason.reason());
+            } else if inner.first_send(&url) {
+                links.push(inner.link(url, depth, Some(Arc::clone(&from)), memo));
+            }
+        }
+        if let Err(err) = inner.set_policies(&links).await {
+            inner.not_sending(&links);
+            return Err(err);
+        }
+        inner.admit(links).await.map(drop)
+    }
+
+    /// Pushes one URL the scope's rules (or the requisite rules) judged `checked`.
+    async fn push_checked(
+        &self,
+        checked: Result<(), frontier::DropReason>,
+        url: Canonical,
+        from: Option<&str>,
+        memo: Option<&[u8]>,
+        depth: u32,
+    ) -> Result<bool, Error> {
+        if let Err(reason) = checked {
             self.inner.count_drop(reason.reason());
             return Ok(false);
         }
@@ -575,7 +651,8 @@ impl SharedFrontier {
     /// the copies, each at a script's cost). A chunk claimed by a process that died is
     /// claimed again [`SHARE_HOLD`] later. Answers once every chunk is queued, by whichever
     /// process, how many URLs this process queued; `list` names the list, the same in every
-    /// process given it.
+    /// process given it. With `requisites`, the URLs are page requisites an earlier crawl
+    /// fetched, admitted by the requisite rules ([`push_requisite`](Self::push_requisite)).
     ///
     /// # Example
     ///
@@ -583,10 +660,15 @@ impl SharedFrontier {
     /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let canon = frontier::Canonicalizer::new();
     /// let urls = vec![(canon.canonicalize("https://example.com/a")?, 1, None)];
-    /// let queued = frontier.push_shared("yesterday", urls).await?;
+    /// let queued = frontier.push_shared("yesterday", urls, false).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn push_shared(&self, list: &str, urls: Vec<Listed>) -> Result<u64, Error> {
+    pub async fn push_shared(
+        &self,
+        list: &str,
+        urls: Vec<Listed>,
+        requisites: bool,
+    ) -> Result<u64, Error> {
         let mut chunks: Vec<(usize, Vec<Listed>)> = Vec::new();
         let mut urls = urls.into_iter();
         loop {
@@ -617,8 +699,12 @@ impl SharedFrontier {
                                 .by_ref()
                                 .take(512)
                                 .map(|(url, depth, memo)| async move {
-                                    self.push_canonical_with(url, None, memo.as_deref(), depth)
-                                        .await
+                                    let memo = memo.as_deref();
+                                    if requisites {
+                                        self.push_requisite(url, None, memo, depth).await
+                                    } else {
+                                        self.push_canonical_with(url, None, memo, depth).await
+                                    }
                                 })
                                 .collect();
                             if pushes.is_empty() {
@@ -697,20 +783,8 @@ impl SharedFrontier {
                 continue;
             }
             judged.judged(href, Judged::Seen);
-            let pushed = inner
-                .pushed
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .contains(&url);
-            if pushed
-                || !inner
-                    .sending
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(url.as_str().to_owned())
-            {
-                tracing::trace!(%url, %page, pushed, "link not sent: sent before");
-                inner.counts.seen.fetch_add(1, Ordering::Relaxed);
+            if !inner.first_send(&url) {
+                tracing::trace!(%url, %page, "link not sent: sent before");
                 continue;
             }
             links.push(inner.link(url, depth, Some(Arc::clone(&from)), None));

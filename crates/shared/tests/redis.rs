@@ -617,8 +617,8 @@ async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     let lapses = format!("dead {}", now * 1000 + 1000);
     server.cli(&["HSET", "shares:shares", "L:1", &lapses]);
     let (queued_a, queued_b) = tokio::join!(
-        a.push_shared("L", list.clone()),
-        b.push_shared("L", list.clone())
+        a.push_shared("L", list.clone(), false),
+        b.push_shared("L", list.clone(), false)
     );
     let (queued_a, queued_b) = (queued_a.unwrap(), queued_b.unwrap());
     assert_eq!(queued_a + queued_b, list.len() as u64);
@@ -630,7 +630,7 @@ async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     // process's own heartbeat (queuing them would take a script per bucket at least, 64).
     let c = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
     let before = c.store().requests();
-    assert_eq!(c.push_shared("L", list).await.unwrap(), 0);
+    assert_eq!(c.push_shared("L", list, false).await.unwrap(), 0);
     let sent = c.store().requests() - before;
     assert!(sent <= 10, "{sent} requests");
 }

@@ -629,6 +629,19 @@ pub enum SpecialKind {
         /// The size of the decompressed file.
         decompressed_bytes: u64,
     },
+    /// A page that needs requisites to render, and has no link: a style sheet
+    /// (`<link rel="stylesheet" href="T/site.css">`, which answers `text/css` with
+    /// `@import "base.css"` and `url("bg.png")`; `T/base.css` with `url(base.png)`), an icon
+    /// `T/favicon.png`, a `<style>` element's `url(T/hero.png)`, a script `T/app.js`, an image
+    /// `T/logo.png` with `srcset` `T/logo-2x.png 2x, T/logo-3x.png 3x`, a `style` attribute's
+    /// `url('T/div.png')`, and with `cdn` an image on that host, `/t/cdn/photo.png`. Under
+    /// `/t/`, `.css`, `.png` and `.js` paths answer as those types (a `.png`'s bytes name its
+    /// path). The requisites are in [`Testweb::expected_pages`](crate::Testweb::expected_pages)
+    /// with [`ExpectOptions::page_requisites`](crate::ExpectOptions::page_requisites).
+    Styled {
+        /// The host of the page's one image on another host (a CDN), if any.
+        cdn: Option<usize>,
+    },
     /// A page with `<link rel="canonical" href="{href}">` and no other link. The canonical
     /// target is not counted as a link either way, so point it at a page the crawl reaches
     /// anyway (`/`, say).

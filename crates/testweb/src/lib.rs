@@ -153,6 +153,9 @@ pub struct ExpectOptions {
     /// Read no sitemap: neither robots.txt's `Sitemap:` lines nor the entries of
     /// [`SpecialKind::Sitemap`] pages. Default: false (sitemaps are read).
     pub ignore_sitemaps: bool,
+    /// Fetch pages' requisites (the images, style sheets and scripts of
+    /// [`SpecialKind::Styled`] pages). Default: false.
+    pub page_requisites: bool,
 }
 
 /// What changed between two sites (see [`Testweb::changes_since`]), as canonical URLs.

@@ -119,6 +119,8 @@ pub(crate) enum Follow {
     Never,
     /// An entry of a sitemap: followed by a crawl that reads sitemaps.
     Sitemap,
+    /// A page requisite: fetched by a crawl that fetches them.
+    Requisite,
 }
 
 /// A link of a special page: the canonical target and whether it is followed.
@@ -928,6 +930,7 @@ impl Site {
                                 Follow::Nofollow => options.follow_nofollow,
                                 Follow::Never => false,
                                 Follow::Sitemap => !options.ignore_sitemaps,
+                                Follow::Requisite => options.page_requisites,
                             };
                             if follow {
                                 let target = self.node(link.host, &link.path);
@@ -1078,6 +1081,18 @@ pub(crate) fn special_links(site: &Site, host: usize, index: usize) -> Vec<Speci
             link("followed-2", Follow::Yes),
         ],
         SpecialKind::MetaNofollow => vec![link("1", Follow::Nofollow), link("2", Follow::Nofollow)],
+        SpecialKind::Styled { cdn } => {
+            let mut out: Vec<_> = STYLED_REQUISITES
+                .iter()
+                .map(|name| link(name, Follow::Requisite))
+                .collect();
+            out.extend(cdn.map(|cdn| SpecialLink {
+                host: cdn,
+                path: "/t/cdn/photo.png".into(),
+                follow: Follow::Requisite,
+            }));
+            out
+        }
         SpecialKind::Status { .. }
         | SpecialKind::Flaky { .. }
         | SpecialKind::Delay(_)
@@ -1088,6 +1103,22 @@ pub(crate) fn special_links(site: &Site, host: usize, index: usize) -> Vec<Speci
         | SpecialKind::Canonical { .. } => Vec::new(),
     }
 }
+
+/// What a [`SpecialKind::Styled`] page needs, under its `T/`: in the page, then loaded by its
+/// style sheets.
+pub(crate) const STYLED_REQUISITES: [&str; 11] = [
+    "site.css",
+    "favicon.png",
+    "hero.png",
+    "app.js",
+    "logo.png",
+    "logo-2x.png",
+    "logo-3x.png",
+    "div.png",
+    "base.css",
+    "bg.png",
+    "base.png",
+];
 
 /// The non-ASCII link suffixes of an encoded page.
 pub(crate) fn encoded_targets(charset: Charset) -> &'static [&'static str] {

@@ -58,9 +58,51 @@ fn leaf_html(title: &str) -> Body {
     ))
 }
 
-/// The answer to a helper path under `/t/`.
+/// The answer to a helper path under `/t/`: a small page, or, for a `.css`, `.png` or `.js`
+/// path, a body of that type (what a [`SpecialKind::Styled`] page needs).
 pub(crate) fn leaf(path: &str) -> Reply {
-    reply(200, HTML, leaf_html(&html_escape(path)))
+    let name = path.rsplit('/').next().unwrap_or_default();
+    match name.rsplit_once('.').map(|(_, extension)| extension) {
+        Some("css") => {
+            let css = match name {
+                "site.css" => "@import \"base.css\";\nbody { background: url(\"bg.png\") }\n",
+                "base.css" => "h1 { background-image: url(base.png) }\n",
+                _ => "/* nothing to load */\n",
+            };
+            reply(200, "text/css", Body::full(css))
+        }
+        Some("png") => {
+            // Bytes of their own, so that no two images are duplicates of each other.
+            let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+            png.extend_from_slice(path.as_bytes());
+            reply(200, "image/png", Body::full(png))
+        }
+        Some("js") => reply(
+            200,
+            "text/javascript",
+            Body::full(format!("console.log({:?});\n", path)),
+        ),
+        _ => reply(200, HTML, leaf_html(&html_escape(path))),
+    }
+}
+
+/// The HTML of a [`SpecialKind::Styled`] page whose requisites start with `t`, with an
+/// image on the host at `cdn`, if any.
+fn styled(t: &str, cdn: Option<&str>) -> String {
+    let cdn = cdn
+        .map(|origin| format!("<img src=\"{origin}/t/cdn/photo.png\" alt=\"photo\">\n"))
+        .unwrap_or_default();
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>styled</title>\n\
+         <link rel=\"stylesheet\" href=\"{t}/site.css\">\n\
+         <link rel=\"icon\" href=\"{t}/favicon.png\">\n\
+         <style>.hero {{ background: url({t}/hero.png) }}</style>\n\
+         <script src=\"{t}/app.js\"></script></head>\n\
+         <body><h1 class=\"hero\">A page that needs requisites</h1>\n\
+         <img src=\"{t}/logo.png\" srcset=\"{t}/logo-2x.png 2x, {t}/logo-3x.png 3x\" alt=\"logo\">\n\
+         <div style=\"background-image: url('{t}/div.png')\">text</div>\n{cdn}\
+         </body></html>\n"
+    )
 }
 
 fn html_escape(s: &str) -> String {
@@ -203,6 +245,14 @@ pub(crate) fn respond(site: &Site, host: usize, index: usize) -> (Reply, Wait) {
                 response.headers_mut().insert(CONTENT_TYPE, value);
             }
             now(response)
+        }
+        SpecialKind::Styled { cdn } => {
+            let cdn = cdn.and_then(|cdn| site.hosts.get(cdn)).map(|h| &h.origin);
+            now(reply(
+                200,
+                HTML,
+                Body::full(styled(&t, cdn.map(String::as_str))),
+            ))
         }
         SpecialKind::BaseHref
         | SpecialKind::Nofollow

@@ -512,6 +512,7 @@ async fn reference_crawl_following_nofollow_and_ignoring_robots() {
         follow_nofollow: true,
         ignore_robots: true,
         ignore_sitemaps: false,
+        page_requisites: false,
     });
     assert!(everything.contains(&web.url(0, "/t/nofollow/nofollow-1")));
     assert!(everything.contains(&web.url(0, "/p/3")));
@@ -1024,4 +1025,44 @@ async fn shutdown_closes_the_ports() {
         conn.get("/", usize::MAX).await.is_err(),
         "open connections are closed too"
     );
+}
+
+/// A styled page's requisites are in the ground truth only for a crawl that fetches them,
+/// and answer as what they are: a style sheet that imports another, images, a script.
+#[tokio::test]
+async fn a_styled_page_needs_requisites_of_their_own_types() {
+    let config = SiteConfig {
+        hosts: 2,
+        host_configs: vec![HostConfig {
+            specials: vec![Special::new(
+                "/styled",
+                SpecialKind::Styled { cdn: Some(1) },
+            )],
+            ..HostConfig::default()
+        }],
+        ..SiteConfig::default()
+    };
+    let web = Testweb::start(config).await.expect("start");
+    let with = web.expected_pages_with(ExpectOptions {
+        page_requisites: true,
+        ..ExpectOptions::default()
+    });
+    let extra: Vec<_> = with.difference(&web.expected_pages()).cloned().collect();
+    assert_eq!(extra.len(), 12, "{extra:?}");
+    assert!(extra.contains(&web.url(1, "/t/cdn/photo.png")));
+    let page = get(web.port(0), "/styled").await.expect("get").text();
+    for href in [
+        "/t/styled/site.css",
+        "/t/styled/logo-2x.png 2x",
+        "url('/t/styled/div.png')",
+    ] {
+        assert!(page.contains(href), "{href} in {page}");
+    }
+    let css = get(web.port(0), "/t/styled/site.css").await.expect("get");
+    assert_eq!(css.header("content-type"), Some("text/css"));
+    assert!(css.text().starts_with("@import \"base.css\";"));
+    let png = get(web.port(0), "/t/styled/logo.png").await.expect("get");
+    assert_eq!(png.header("content-type"), Some("image/png"));
+    let js = get(web.port(0), "/t/styled/app.js").await.expect("get");
+    assert_eq!(js.header("content-type"), Some("text/javascript"));
 }

@@ -205,6 +205,26 @@ impl Inner {
         self.not_sending(links);
     }
 
+    /// Whether `url` is to be sent to Redis: not admitted there by this process before, nor
+    /// being sent now (then it is noted as being sent). One not sent is counted as seen.
+    pub(super) fn first_send(&self, url: &Canonical) -> bool {
+        let pushed = self
+            .pushed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(url);
+        let first = !pushed
+            && self
+                .sending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(url.as_str().to_owned());
+        if !first {
+            self.counts.seen.fetch_add(1, Ordering::Relaxed);
+        }
+        first
+    }
+
     /// Takes links off the list of those being sent: answered, or not sent after all (their
     /// page is fetched again, and sends them again).
     pub(super) fn not_sending(&self, links: &[Link]) {
