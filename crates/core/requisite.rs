@@ -52,13 +52,15 @@ impl Memo {
         memo.is_some_and(|memo| memo.first() == Some(&MEMO_FORMAT))
     }
 
-    /// The memo of a requisite `hops` from its page, with what an earlier crawl knew of it.
-    pub(crate) fn requisite(hops: u8, known: Option<&Known>) -> Box<[u8]> {
-        let mut memo = vec![MEMO_FORMAT, hops];
-        if let Some(known) = known {
-            memo.extend_from_slice(&known.memo());
-        }
-        memo.into()
+    /// The memo of a requisite `hops` from its page.
+    pub(crate) fn requisite(hops: u8) -> Box<[u8]> {
+        Box::new([MEMO_FORMAT, hops])
+    }
+
+    /// The memo of a requisite `hops` from its page that an earlier crawl recorded, with
+    /// that record's memo ([`Known::memo`]).
+    pub(crate) fn requisite_with(hops: u8, known: &[u8]) -> Box<[u8]> {
+        [&[MEMO_FORMAT, hops][..], known].concat().into()
     }
 }
 
@@ -114,7 +116,7 @@ mod tests {
             bytes: 12,
             ..Known::default()
         };
-        let memo = Memo::requisite(2, Some(&known));
+        let memo = Memo::requisite_with(2, &known.memo());
         assert_eq!(
             Memo::read(Some(&memo)),
             Memo {
@@ -122,7 +124,7 @@ mod tests {
                 hops: Some(2)
             }
         );
-        assert_eq!(Memo::read(Some(&Memo::requisite(1, None))).hops, Some(1));
+        assert_eq!(Memo::read(Some(&Memo::requisite(1))).hops, Some(1));
         // An earlier record alone, as a recrawl of pages queues it.
         let page = Memo::read(Some(&known.memo()));
         assert_eq!((page.known, page.hops), (Some(known), None));

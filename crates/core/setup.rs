@@ -325,7 +325,7 @@ fn queue(
     crawler: &Crawler,
     state: Option<&StateDir>,
     seeds: Vec<Canonical>,
-    earlier_urls: Vec<frontier_redis::Listed>,
+    earlier_urls: since::Listed,
 ) -> Result<()> {
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
         crawler.sitemaps.mark(&sitemap, 0);
@@ -352,7 +352,8 @@ fn queue(
     // recorded, seen by then. On resume the seeds are seen already: pushing them again is a
     // no-op.
     let (recorded, fresh): (Vec<_>, Vec<_>) = {
-        let listed: HashSet<&str> = earlier_urls.iter().map(|(u, _, _)| u.as_str()).collect();
+        let pages = earlier_urls.pages.iter();
+        let listed: HashSet<&str> = pages.map(|(u, _, _)| u.as_str()).collect();
         seeds
             .into_iter()
             .partition(|seed| listed.contains(seed.as_str()))
@@ -360,7 +361,7 @@ fn queue(
     runtime
         .block_on(crawler.frontier().push_seeds(fresh))
         .context("cannot queue the seeds")?;
-    if !earlier_urls.is_empty() {
+    if !(earlier_urls.pages.is_empty() && earlier_urls.requisites.is_empty()) {
         if let Some(state) = state {
             state.mark_recrawl(false)?;
         }
@@ -546,9 +547,9 @@ fn recrawling(
     crawler: Crawler,
     earlier: Option<since::Earlier>,
     recrawl: bool,
-) -> (Crawler, Vec<frontier_redis::Listed>) {
+) -> (Crawler, since::Listed) {
     match earlier {
-        None if recrawl => (crawler.recrawling(), Vec::new()),
+        None if recrawl => (crawler.recrawling(), since::Listed::default()),
         Some(mut earlier) => {
             tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
             let urls = earlier.take_listed();
@@ -560,7 +561,7 @@ fn recrawling(
             }
             (crawler.recrawling(), urls)
         }
-        None => (crawler, Vec::new()),
+        None => (crawler, since::Listed::default()),
     }
 }
 
@@ -568,10 +569,11 @@ fn recrawling(
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
 /// resume). In a shared crawl, the processes given the same records each queue a share of
 /// them: the list is named by a digest of its URLs.
-async fn push_earlier(crawler: &Crawler, urls: Vec<frontier_redis::Listed>) {
+async fn push_earlier(crawler: &Crawler, urls: since::Listed) {
     use sha1::{Digest as _, Sha1};
+    let since::Listed { pages, requisites } = urls;
     let mut digest = Sha1::new();
-    for (url, depth, memo) in &urls {
+    for (url, depth, memo) in pages.iter().chain(&requisites) {
         digest.update(url.as_str().as_bytes());
         digest.update(depth.to_le_bytes());
         if let Some(memo) = memo {
@@ -580,16 +582,24 @@ async fn push_earlier(crawler: &Crawler, urls: Vec<frontier_redis::Listed>) {
     }
     let digest = digest.finalize();
     let list = format!("since-{}", data_encoding::HEXLOWER.encode(&digest[..8]));
-    let count = urls.len();
-    // Page requisites go by the requisite rules, past the scope; a crawl that fetches none
-    // leaves them out.
-    let (requisites, pages): (Vec<_>, Vec<_>) = urls
-        .into_iter()
-        .partition(|(_, _, memo)| Memo::is_requisite(memo.as_deref()));
+    let count = pages.len();
     crawler.frontier().push_list(&list, pages, false).await;
+    // Page requisites go by the requisite rules, past the scope, marked as requisites (their
+    // page's own: the hops were not recorded); a crawl that fetches none leaves them out.
     if crawler.requisites.is_some() {
-        let list = format!("{list}-requisites");
-        crawler.frontier().push_list(&list, requisites, true).await;
+        let count = requisites.len();
+        let requisites = requisites
+            .into_iter()
+            .map(|(url, depth, memo)| {
+                let memo = Memo::requisite_with(1, memo.as_deref().unwrap_or_default());
+                (url, depth, Some(memo))
+            })
+            .collect();
+        crawler
+            .frontier()
+            .push_list(&format!("{list}-requisites"), requisites, true)
+            .await;
+        tracing::info!("--since: the {count} earlier page requisites are queued");
     } else if !requisites.is_empty() {
         tracing::info!(
             "--since: {} page requisites left out (crawl.page_requisites is off)",

@@ -16,7 +16,6 @@ use serde::Deserialize;
 use frontier::{Canonical, Canonicalizer};
 
 use crate::fetch::Validators;
-use crate::requisite::Memo;
 
 /// What an earlier crawl knew of a URL: what a conditional request, the comparison of a new
 /// body, and a WARC revisit record need.
@@ -145,6 +144,14 @@ pub(crate) struct Earlier {
     unreadable: u64,
 }
 
+/// The URLs of earlier crawls, each with its depth and its earlier record as a memo.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    pub(crate) pages: Vec<frontier_redis::Listed>,
+    /// Those recorded as page requisites.
+    pub(crate) requisites: Vec<frontier_redis::Listed>,
+}
+
 /// The fields of a record this reads; the others are skipped. Texts are borrowed from the
 /// line unless JSON escapes in them (an ETag's quotes) need a copy.
 #[derive(Deserialize)]
@@ -179,6 +186,8 @@ struct Parsed {
     url: Canonical,
     depth: u32,
     memo: Box<[u8]>,
+    /// Its record says it was a page requisite.
+    requisite: bool,
 }
 
 /// How much of a records file is parsed at a time, split between the cores: large enough
@@ -294,13 +303,18 @@ impl Earlier {
         }
     }
 
-    /// Every URL recorded, once, with its depth and its memo, in the order read; they are
-    /// not kept after.
-    pub(crate) fn take_listed(&mut self) -> Vec<frontier_redis::Listed> {
-        std::mem::take(&mut self.listed)
-            .into_iter()
-            .map(|Parsed { url, depth, memo }| (url, depth, Some(memo)))
-            .collect()
+    /// Every URL recorded, once, with its depth and its memo, in the order read: the
+    /// pages, then the page requisites. They are not kept after.
+    pub(crate) fn take_listed(&mut self) -> Listed {
+        let mut listed = Listed::default();
+        for parsed in std::mem::take(&mut self.listed) {
+            let url = (parsed.url, parsed.depth, Some(parsed.memo));
+            match parsed.requisite {
+                true => listed.requisites.push(url),
+                false => listed.pages.push(url),
+            }
+        }
+        listed
     }
 
     /// The URLs recorded at depth 0: the earlier crawl's seeds (and their redirects'
@@ -404,12 +418,8 @@ fn parse_part(part: &[u8], first: usize, torn_ok: bool) -> Result<Part> {
         parsed.push(url.map(|url| Parsed {
             url,
             depth: record.depth,
-            // A requisite is one again, its page's own (its hops were not recorded).
-            memo: if record.requisite {
-                Memo::requisite(1, Some(&known))
-            } else {
-                known.memo()
-            },
+            memo: known.memo(),
+            requisite: record.requisite,
         }));
     }
     Ok(Part { parsed, torn: None })
@@ -454,6 +464,8 @@ mod tests {
                 "\n",
                 r#"{"url":"http://a.test/gone","status":404,"depth":1,"digest":"sha1:Y","bytes":3,"etag":"W/\"g\""}"#,
                 "\n",
+                r#"{"url":"http://cdn.test/a.png","status":200,"depth":1,"requisite":true}"#,
+                "\n",
             ),
             false,
         );
@@ -468,9 +480,15 @@ mod tests {
             true,
         );
         let mut earlier = Earlier::load(&[a, b]).unwrap();
-        assert_eq!(earlier.len(), 2);
+        assert_eq!(earlier.len(), 3);
         assert_eq!(earlier.seeds(), ["http://a.test/"]);
-        let listed = earlier.take_listed();
+        let Listed {
+            pages: listed,
+            requisites,
+        } = earlier.take_listed();
+        // A requisite is listed apart, to be queued by the requisite rules.
+        assert_eq!(requisites.len(), 1);
+        assert_eq!(requisites[0].0.as_str(), "http://cdn.test/a.png");
         // Each URL once, where its last record was read, with what that record told.
         let urls: Vec<_> = listed.iter().map(|(u, d, _)| (u.as_str(), *d)).collect();
         assert_eq!(urls, [("http://a.test/gone", 1), ("http://a.test/", 0)]);
@@ -485,7 +503,7 @@ mod tests {
         let gone = known(0);
         assert_eq!((gone.status, gone.digest), (Some(404), None));
         assert_eq!(gone.validators.etag.as_deref(), Some("W/\"g\""));
-        assert!(earlier.take_listed().is_empty());
+        assert!(earlier.take_listed().pages.is_empty());
     }
 
     #[test]
@@ -564,7 +582,7 @@ mod tests {
             earlier.read(&torn, window).unwrap();
             earlier.dedup();
             assert_eq!(earlier.len(), 25, "window {window}");
-            let listed = earlier.take_listed();
+            let listed = earlier.take_listed().pages;
             // http://a.test/3 was recorded at lines 4 and 29: the second wins, and the URLs
             // come in the order of their last records (lines 16 to 40: URLs 15 to 24, 0 to 14).
             let (url, depth, memo) = &listed[13];

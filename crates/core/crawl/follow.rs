@@ -305,7 +305,7 @@ impl Crawler {
             return;
         }
         let urls = requisites.canonicalize(base, hrefs);
-        let memo = Memo::requisite(hops + 1, None);
+        let memo = Memo::requisite(hops + 1);
         if let Err(err) = self
             .frontier
             .push_requisites(page, urls, &memo, depth)

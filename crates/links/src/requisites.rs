@@ -37,24 +37,18 @@ impl Requisites {
     }
 
     /// What a start tag needs: its element's URLs (HTML elements only), and the `url()`s of
-    /// its `style` attribute and its `background`, whatever the element.
+    /// its `style` attribute and its `background`, whatever the element. In the order
+    /// written: the main URL, then `srcset`'s or `poster`.
     pub(crate) fn tag(&mut self, tag: &Tag<'_>) {
-        let href = tag.href.map(|v| v.get());
         if tag.html {
             let wanted = match tag.element {
-                Element::Img | Element::Source => {
-                    if let Some(srcset) = tag.srcset {
-                        srcset_urls(&srcset.get(), |url| self.add(url));
-                    }
-                    true
-                }
-                Element::Script | Element::Track | Element::Embed | Element::Object => true,
-                Element::Media => {
-                    if let Some(poster) = tag.poster {
-                        self.add(&poster.get());
-                    }
-                    true
-                }
+                Element::Img
+                | Element::Source
+                | Element::Script
+                | Element::Track
+                | Element::Embed
+                | Element::Object
+                | Element::Media => true,
                 Element::Input => tag
                     .kind
                     .is_some_and(|kind| kind.get().trim().eq_ignore_ascii_case("image")),
@@ -65,8 +59,21 @@ impl Requisites {
                 }),
                 _ => false,
             };
-            if wanted && let Some(href) = &href {
-                self.add(href);
+            if wanted && let Some(href) = tag.href {
+                self.add(&href.get());
+            }
+            match tag.element {
+                Element::Img | Element::Source => {
+                    if let Some(srcset) = tag.srcset {
+                        srcset_urls(&srcset.get(), |url| self.add(url));
+                    }
+                }
+                Element::Media => {
+                    if let Some(poster) = tag.poster {
+                        self.add(&poster.get());
+                    }
+                }
+                _ => {}
             }
         }
         if let Some(style) = tag.style {
