@@ -1190,3 +1190,35 @@ fn page_requisites_are_fetched_once_across_processes() {
         .collect();
     assert_requisites_recorded(&site, &records);
 }
+
+/// The budgets per registrable domain hold for a shared crawl as in one process (one rule,
+/// `frontier::HostBudget`, charged by the batch script in the bucket that keeps the domain's
+/// hosts): two processes crawl exactly ten of a farm's sixty subdomains.
+#[test]
+fn domain_budgets_hold_across_processes() {
+    use crate::budgets::{farm, farm_flags, hosts_of};
+    let redis = RedisServer::start();
+    let site = farm();
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    // The farm's own flags, the seed among them, given as extra flags: no seeds of start's.
+    let mut flags = farm_flags(&site);
+    flags.drain(..fast().len());
+    flags.extend(["--per-domain-hosts".into(), "10".into()]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    finish_all(start_all(&redis.url(), &[], &outs, &flags));
+    let records: Vec<serde_json::Value> = outs
+        .iter()
+        .flat_map(|out| {
+            let text = std::fs::read_to_string(out).unwrap();
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            lines
+        })
+        .collect();
+    let records: Vec<&serde_json::Value> = records.iter().collect();
+    assert_eq!(hosts_of(&records).len(), 10);
+    assert_eq!(records.len(), 10 * 10);
+}

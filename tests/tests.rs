@@ -44,6 +44,8 @@ mod names;
 mod ssrf;
 // Record fields: from, fetched_at, digest, lastmod from Last-Modified; the content-seen test.
 mod records;
+// Budgets per registrable domain: a spam farm's subdomains stopped, a domain's pages capped.
+mod budgets;
 // Page requisites: fetched with their page, on any host, one hop; marked in the records.
 mod requisites;
 // WARC output, read back with a WARC library.

@@ -94,6 +94,13 @@ pub struct Cli {
     /// [crawl.per_host_pages] Pages per host, at most; 0: no limit.
     #[arg(long, value_name = "N", help_heading = "Crawl")]
     per_host_pages: Option<u64>,
+    /// [crawl.per_domain_hosts] Hosts per registrable domain, at most (a spam farm's
+    /// subdomains); 0: no limit.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    per_domain_hosts: Option<u64>,
+    /// [crawl.per_domain_pages] Pages per registrable domain, at most; 0: no limit.
+    #[arg(long, value_name = "N", help_heading = "Crawl")]
+    per_domain_pages: Option<u64>,
     /// [crawl.sitemaps] Read robots.txt's sitemaps and bodies that are sitemaps (true/false).
     #[arg(long = "sitemaps", value_name = "BOOL", help_heading = "Crawl")]
     read_sitemaps: Option<bool>,
@@ -337,6 +344,8 @@ impl Cli {
         );
         set(&mut c.crawl.max_path_segments, &self.max_path_segments);
         set(&mut c.crawl.per_host_pages, &self.per_host_pages);
+        set(&mut c.crawl.per_domain_hosts, &self.per_domain_hosts);
+        set(&mut c.crawl.per_domain_pages, &self.per_domain_pages);
         set(&mut c.crawl.sitemaps, &self.read_sitemaps);
         set(&mut c.crawl.content_seen, &self.content_seen);
         set(&mut c.crawl.follow_duplicates, &self.follow_duplicates);

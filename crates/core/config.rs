@@ -99,6 +99,10 @@ pub(crate) struct Crawl {
     pub(crate) max_path_segments: u32,
     /// The most pages per host; 0 for no limit.
     pub(crate) per_host_pages: u64,
+    /// The most hosts per registrable domain; 0 for no limit.
+    pub(crate) per_domain_hosts: u64,
+    /// The most pages per registrable domain; 0 for no limit.
+    pub(crate) per_domain_pages: u64,
     /// Read the sitemaps robots.txt lists and bodies that are sitemaps.
     pub(crate) sitemaps: bool,
     /// The content-seen test: mark a 2xx body read before under another URL as a
@@ -368,6 +372,8 @@ impl Default for Crawl {
             max_repeated_segment: frontier::ScopeRules::DEFAULT_MAX_REPEATED_SEGMENT,
             max_path_segments: frontier::ScopeRules::DEFAULT_MAX_PATH_SEGMENTS,
             per_host_pages: 0,
+            per_domain_hosts: 0,
+            per_domain_pages: 0,
             sitemaps: true,
             content_seen: true,
             follow_duplicates: true,

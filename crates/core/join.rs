@@ -50,6 +50,7 @@ pub(crate) async fn join_shared(
                 buckets: r.buckets,
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
+                by_domain: config.crawl.per_domain_hosts > 0 || config.crawl.per_domain_pages > 0,
                 ..frontier_redis::Layout::default()
             };
             let stored = config

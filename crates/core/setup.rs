@@ -886,7 +886,11 @@ fn scope_rules(config: &Config, seeds: &[Canonical]) -> Result<ScopeRules> {
         .max_same_shape_depth((c.max_same_shape_depth > 0).then_some(c.max_same_shape_depth))
         .max_repeated_segment(c.max_repeated_segment)
         .max_path_segments(c.max_path_segments)
-        .per_host_budget((c.per_host_pages > 0).then_some(c.per_host_pages));
+        .per_host_budget((c.per_host_pages > 0).then_some(c.per_host_pages))
+        .per_domain_budget(
+            (c.per_domain_hosts > 0).then_some(c.per_domain_hosts),
+            (c.per_domain_pages > 0).then_some(c.per_domain_pages),
+        );
     for pattern in &c.include {
         scope = scope.include(pattern.as_str());
     }

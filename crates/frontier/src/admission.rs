@@ -96,7 +96,10 @@ impl Repeat {
         use crate::Push;
         match first {
             Push::Queued | Push::HostGivenUp | Push::Seen => Repeat::Seen,
-            Push::Dropped(DropReason::HostBudget) => Repeat::Seen,
+            // The budgets are charged after the seen-test, which marked the first.
+            Push::Dropped(
+                DropReason::HostBudget | DropReason::DomainHosts | DropReason::DomainPages,
+            ) => Repeat::Seen,
             Push::Dropped(reason) => Repeat::Dropped(*reason),
             Push::Invalid(kind) => Repeat::Invalid(reject_index(kind)),
         }

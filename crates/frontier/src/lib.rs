@@ -90,7 +90,7 @@ pub use queues::{
 pub use redact::redact_url;
 pub use scope::{
     DropCounts, DropReason, HostBudget, ScopeError, ScopeErrorKind, ScopeMode, ScopeRules,
-    ScopeRulesBuilder,
+    ScopeRulesBuilder, registrable_domain_of,
 };
 pub use seen::{SeenSet, SeenSetBuilder, SeenStats};
 /// The URL parser the canonical forms are built on, re-exported so callers use the same

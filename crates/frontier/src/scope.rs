@@ -19,7 +19,7 @@ use std::sync::{PoisonError, RwLock};
 use url::{Host, Url};
 
 use crate::Canonical;
-pub use budget::HostBudget;
+pub use budget::{HostBudget, registrable_domain_of};
 pub use error::{ScopeError, ScopeErrorKind};
 use hosts::HostSet;
 use patterns::Patterns;
@@ -204,6 +204,10 @@ struct Config {
     /// how much of a site to fetch is the crawl's choice, and the seen-test already ends
     /// every finite site.
     per_host_budget: Option<u64>,
+    /// The most hosts admitted per registrable domain. Default: none.
+    per_domain_hosts: Option<u64>,
+    /// The most pages admitted per registrable domain. Default: none.
+    per_domain_pages: Option<u64>,
 }
 
 impl Default for Config {
@@ -217,6 +221,8 @@ impl Default for Config {
             max_repeated_segment: ScopeRules::DEFAULT_MAX_REPEATED_SEGMENT,
             max_path_segments: ScopeRules::DEFAULT_MAX_PATH_SEGMENTS,
             per_host_budget: None,
+            per_domain_hosts: None,
+            per_domain_pages: None,
         }
     }
 }
@@ -667,7 +673,21 @@ impl ScopeRules {
         self.config.per_host_budget
     }
 
-    /// A new, empty [`HostBudget`] with the configured limit, for one crawl.
+    /// The limits per registrable domain: hosts, then pages, `None` for none (see
+    /// [`ScopeRulesBuilder::per_domain_budget`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let rules = frontier::ScopeRules::builder().per_domain_budget(Some(100), None).build()?;
+    /// assert_eq!(rules.per_domain_budget(), (Some(100), None));
+    /// # Ok::<(), frontier::ScopeError>(())
+    /// ```
+    pub fn per_domain_budget(&self) -> (Option<u64>, Option<u64>) {
+        (self.config.per_domain_hosts, self.config.per_domain_pages)
+    }
+
+    /// A new, empty [`HostBudget`] with the configured limits, for one crawl.
     ///
     /// # Example
     ///
@@ -681,6 +701,7 @@ impl ScopeRules {
     /// ```
     pub fn host_budget(&self) -> HostBudget {
         HostBudget::new(self.config.per_host_budget)
+            .with_domain_limits(self.config.per_domain_hosts, self.config.per_domain_pages)
     }
 }
 
@@ -948,6 +969,28 @@ impl ScopeRulesBuilder {
     /// ```
     pub fn per_host_budget(mut self, pages: Option<u64>) -> Self {
         self.config.per_host_budget = pages;
+        self
+    }
+
+    /// Sets the most hosts and the most pages admitted per registrable domain (see
+    /// [`HostBudget::with_domain_limits`]); `None` removes a limit. Default: none. A spam
+    /// farm's endless subdomains (`a1.farm.example`, `a2.farm.example`, ...) each pass a
+    /// per-host budget; a budget of hosts per domain stops them.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{DropReason, ScopeRules};
+    ///
+    /// let rules = ScopeRules::builder().per_domain_budget(Some(1), None).build()?;
+    /// let budget = rules.host_budget();
+    /// assert_eq!(budget.charge("www.example.com"), Ok(()));
+    /// assert_eq!(budget.charge("spam.example.com"), Err(DropReason::DomainHosts));
+    /// # Ok::<(), frontier::ScopeError>(())
+    /// ```
+    pub fn per_domain_budget(mut self, hosts: Option<u64>, pages: Option<u64>) -> Self {
+        self.config.per_domain_hosts = hosts;
+        self.config.per_domain_pages = pages;
         self
     }
 

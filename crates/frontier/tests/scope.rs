@@ -731,7 +731,9 @@ fn drop_reasons_have_stable_counter_keys() {
             "too_many_segments",
             "repeated_segment",
             "host_budget",
-            "repeated_shape"
+            "repeated_shape",
+            "domain_hosts",
+            "domain_pages"
         ]
     );
     for reason in DropReason::ALL {

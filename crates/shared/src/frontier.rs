@@ -245,6 +245,10 @@ pub struct Totals {
     pub seen_generations: u64,
     /// New URLs refused by the per-host page budget (they stay seen).
     pub host_budget: u64,
+    /// New URLs refused by the per-domain budget of hosts (they stay seen).
+    pub domain_hosts: u64,
+    /// New URLs refused by the per-domain page budget (they stay seen).
+    pub domain_pages: u64,
     /// Changes made: two equal sums with nothing queued or leased prove the crawl over.
     ops: u64,
 }
@@ -406,6 +410,15 @@ impl SharedFrontier {
         workers: usize,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
+        if scope.per_domain_budget() != (None, None) && !layout.by_domain {
+            return Err(ErrorKind::BadLayout(
+                "the crawl keeps hosts by host, not by domain, so it cannot count pages and \
+                 hosts per domain: it was created without crawl.per_domain_hosts or \
+                 crawl.per_domain_pages; start another under a new crawl name to use them"
+                    .into(),
+            )
+            .into());
+        }
         let pushed = new_pushed(layout)?;
         let views = vec![
             View {
@@ -1201,7 +1214,13 @@ impl Inner {
 
     fn bucket_of(&self, host: &str) -> u32 {
         let mut sip = SipHasher13::new_with_key(&self.sip_key);
-        sip.write(host.as_bytes());
+        // A crawl with domain budgets keeps a domain's hosts in one bucket, whose script
+        // then counts the domain's hosts and pages in one atomic step.
+        let key = match self.layout.by_domain {
+            true => frontier::registrable_domain_of(host),
+            false => host,
+        };
+        sip.write(key.as_bytes());
         (sip.finish() % u64::from(self.buckets)) as u32
     }
 

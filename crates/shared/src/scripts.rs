@@ -324,12 +324,12 @@ impl Scripts {
         politeness: &Politeness,
         schedule: &str,
         request: &str,
-        budget: u64,
+        budgets: [u64; 3],
     ) -> ScriptInvocation<'_> {
         let p = politeness;
         let mut invocation = self.batch.prepare_invoke();
         for key in [
-            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
+            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1", "domains",
         ] {
             invocation.key(format!("{tag}:{key}"));
         }
@@ -345,7 +345,9 @@ impl Scripts {
             .arg(millis(p.give_up_after()))
             .arg(p.max_attempts())
             .arg(request)
-            .arg(budget);
+            .arg(budgets[0])
+            .arg(budgets[1])
+            .arg(budgets[2]);
         invocation
     }
 
@@ -389,7 +391,12 @@ pub(crate) fn completion(
 }
 
 /// Adds a link to a batch entry: its seen-test probes, host, depth, URL, referrer and memo
-/// (as [`memo_text`](crate::frontier::batch::memo_text) writes it).
+/// (as [`memo_text`](crate::frontier::batch::memo_text) writes it), and its host's
+/// registrable domain (for the domain budgets).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one per field of the script's link, in the script's order"
+)]
 pub(crate) fn link(
     invocation: &mut ScriptInvocation<'_>,
     probes: &[u8],
@@ -398,6 +405,7 @@ pub(crate) fn link(
     url: &str,
     from: Option<&str>,
     memo: Option<&str>,
+    domain: &str,
 ) {
     invocation.arg(probes).arg(host).arg(depth).arg(url);
     // What follows the URL in its entry, space-separated: the scripts append it whole. A
@@ -408,6 +416,7 @@ pub(crate) fn link(
         (Some(from), Some(memo)) => invocation.arg(format!("{from} {memo}")),
         (from, memo) => invocation.arg(from.or(memo).unwrap_or("")),
     };
+    invocation.arg(domain);
 }
 
 /// A duration in whole milliseconds, as the scripts take times.

@@ -153,6 +153,11 @@ pub struct Layout {
     /// The key of the SipHash the URLs and hosts are hashed with: random per crawl, so that
     /// no page can pick URLs that collide in it.
     pub key: [u8; 16],
+    /// Hosts go to buckets by their registrable domain rather than by host, so that one
+    /// script counts a domain's hosts and pages (the domain budgets need it). Default:
+    /// false, which spreads the hosts of one large domain (a blog platform's) over the
+    /// buckets.
+    pub by_domain: bool,
 }
 
 impl Default for Layout {
@@ -165,6 +170,7 @@ impl Default for Layout {
             seen_initial_capacity: 65_536,
             seen_rate: 1e-6,
             key,
+            by_domain: false,
         }
     }
 }
@@ -533,6 +539,8 @@ impl Store {
             .arg(layout.seen_rate.to_string())
             .arg("key")
             .arg(hex(&layout.key))
+            .arg("buckets_by")
+            .arg(if layout.by_domain { "domain" } else { "host" })
             .arg("settings")
             .arg(settings)
             // In the record itself, written in the same step: the seeds' set is another key,
@@ -816,6 +824,12 @@ impl Store {
                 .filter(|r: &f64| *r > 0.0 && *r < 1.0)
                 .ok_or_else(|| bad("seen_rate"))?,
             key: unhex(field("key")?).ok_or_else(|| bad("key"))?,
+            // Absent from the crawls of earlier versions, which kept hosts by host.
+            by_domain: match meta.get("buckets_by").map(String::as_str) {
+                None | Some("host") => false,
+                Some("domain") => true,
+                Some(_) => return Err(bad("buckets_by")),
+            },
         };
         let mut cmd = redis::cmd("SMEMBERS");
         cmd.arg(self.seeds_key());

@@ -85,6 +85,12 @@ pub struct SiteConfig {
     /// ([`Testweb::resolve_entries`](crate::Testweb::resolve_entries)). 0, the default: each
     /// host on its own port of 127.0.0.1, named by that address. At most 254.
     pub addresses: usize,
+    /// The domain the hosts are named under when served by name: host `i` is
+    /// `h{i}.{domain}`. Default `test`: each host is a registrable domain of its own
+    /// (`h3.test`). A domain under a suffix (`farm.test`) makes every host a subdomain of
+    /// that one registrable domain, linking to its siblings: a spam farm's shape, which a
+    /// budget of hosts per domain stops.
+    pub domain: String,
     /// Per-host features: host `i` uses `host_configs[i]`, or [`HostConfig::default`] (no
     /// robots.txt, no latency, no special pages) when the list is shorter. Default: empty.
     pub host_configs: Vec<HostConfig>,
@@ -115,6 +121,7 @@ impl Default for SiteConfig {
             log_requests: true,
             port: 0,
             addresses: 0,
+            domain: "test".to_owned(),
             host_configs: Vec::new(),
             generation: 0,
             changed_fraction: 0.0,

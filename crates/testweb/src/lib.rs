@@ -631,7 +631,10 @@ impl Testweb {
         (0..self.hosts())
             .map(|h| {
                 let (ip, _) = self.site.addresses[self.site.hosts[h].address];
-                (format!("h{h}.test"), std::net::IpAddr::V4(ip))
+                (
+                    format!("h{h}.{}", self.site.config.domain),
+                    std::net::IpAddr::V4(ip),
+                )
             })
             .collect()
     }

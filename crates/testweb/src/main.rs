@@ -48,6 +48,10 @@ struct Args {
     /// h{i}.test at 127.0.0.{1 + i % N}), as shared hosting does; 0: a port per host.
     #[arg(long, default_value_t = 0, value_name = "N")]
     addresses: usize,
+    /// With --addresses, name the hosts h{i}.DOMAIN: under a domain like farm.test, every
+    /// host is a subdomain of one registrable domain (a spam farm).
+    #[arg(long, default_value = "test")]
+    domain: String,
     /// With --addresses, write where each name lives to this file, one NAME:PORT:ADDRESS a
     /// line, as the crawler's --resolve takes it.
     #[arg(long, value_name = "FILE")]
@@ -162,6 +166,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
         log_requests: !args.no_log,
         port: args.port,
         addresses: args.addresses,
+        domain: args.domain.clone(),
         host_configs,
         generation: args.generation,
         changed_fraction: args.changed,

@@ -353,13 +353,15 @@ impl Site {
                 ];
                 (format!("http://127.0.0.1:{port}"), alt)
             } else {
+                let domain = &config.domain;
+                let upper = domain.to_ascii_uppercase();
                 let alt = [
-                    format!("HTTP://H{h}.TEST:{port}"),
-                    format!("http://H{h}.Test:{port}"),
-                    format!("//h{h}.test:{port}"),
-                    format!("http://h{h}.test.:{port}"),
+                    format!("HTTP://H{h}.{upper}:{port}"),
+                    format!("http://H{h}.{upper}:{port}"),
+                    format!("//h{h}.{domain}:{port}"),
+                    format!("http://h{h}.{domain}.:{port}"),
                 ];
-                (format!("http://h{h}.test:{port}"), alt)
+                (format!("http://h{h}.{domain}:{port}"), alt)
             };
             by_authority.insert(origin["http://".len()..].to_owned(), h);
             let mut specials = HashMap::new();
@@ -432,6 +434,18 @@ impl Site {
             return Err(invalid(
                 "inter_host_fraction must be within 0.0 ..= 1.0".into(),
             ));
+        }
+        let label = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        };
+        if !config.domain.split('.').all(label) {
+            return Err(invalid(format!(
+                "domain {:?}: lowercase letters, digits and hyphens in dot-separated labels",
+                config.domain
+            )));
         }
         if config.host_configs.len() > config.hosts {
             return Err(invalid("more host_configs than hosts".into()));

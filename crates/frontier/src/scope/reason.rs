@@ -36,11 +36,17 @@ pub enum DropReason {
     /// linking to it (`/cal/2026/8` from `/cal/2026/7`): how calendars and other endless
     /// generators look, one page linking to the next.
     RepeatedShape,
+    /// The host is new to its registrable domain, whose budget of hosts is spent: a spam
+    /// farm's endless subdomains.
+    DomainHosts,
+    /// The registrable domain's page budget is spent.
+    DomainPages,
 }
 
 impl DropReason {
-    /// Every reason, in the order the rules are applied (the budget after the seen-test), but
-    /// for the shape rule, the newest, which comes last here and before the seen-test too.
+    /// Every reason, in the order the rules are applied (the budgets after the seen-test), but
+    /// for the shape rule and the domain budgets, newer, which come last here (the shape rule
+    /// is applied before the seen-test, the domain budgets after the host's).
     ///
     /// # Example
     ///
@@ -55,20 +61,25 @@ impl DropReason {
     ///         "repeated_segment",
     ///         "host_budget",
     ///         "repeated_shape",
+    ///         "domain_hosts",
+    ///         "domain_pages",
     ///     ]
     /// );
     /// ```
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::OutOfScope,
         DropReason::TooDeep,
         DropReason::TooManySegments,
         DropReason::RepeatedSegment,
         DropReason::HostBudget,
         DropReason::RepeatedShape,
+        DropReason::DomainHosts,
+        DropReason::DomainPages,
     ];
 
     /// A short, stable, `snake_case` name, fit for a counter or a log field:
-    /// `out_of_scope`, `too_deep`, `too_many_segments`, `repeated_segment` or `host_budget`.
+    /// `out_of_scope`, `too_deep`, `too_many_segments`, `repeated_segment`, `host_budget`,
+    /// `repeated_shape`, `domain_hosts` or `domain_pages`.
     ///
     /// # Example
     ///
@@ -83,6 +94,8 @@ impl DropReason {
             DropReason::RepeatedSegment => "repeated_segment",
             DropReason::RepeatedShape => "repeated_shape",
             DropReason::HostBudget => "host_budget",
+            DropReason::DomainHosts => "domain_hosts",
+            DropReason::DomainPages => "domain_pages",
         }
     }
 
@@ -104,6 +117,8 @@ impl fmt::Display for DropReason {
                 "deep, and of the same shape as the page linking to it (a calendar)"
             }
             DropReason::HostBudget => "the host's page budget is spent",
+            DropReason::DomainHosts => "the host is one more than its domain's budget of hosts",
+            DropReason::DomainPages => "the domain's page budget is spent",
         })
     }
 }

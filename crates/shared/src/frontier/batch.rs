@@ -37,13 +37,21 @@ pub(super) struct StepAnswer {
     pub(super) given_up: i64,
     /// Links new to the crawl, queued.
     pub(super) admitted: i64,
-    /// Links the host's page budget refused.
-    pub(super) refused: i64,
+    /// Links the budgets refused: the host's pages, its domain's hosts, its domain's pages
+    /// (as [`REFUSED_BY`]).
+    pub(super) refused: [i64; 3],
 }
+
+/// The budgets of [`StepAnswer::refused`], in its order.
+const REFUSED_BY: [frontier::DropReason; 3] = [
+    frontier::DropReason::HostBudget,
+    frontier::DropReason::DomainHosts,
+    frontier::DropReason::DomainPages,
+];
 
 impl StepAnswer {
     /// The numbers the script answers per step.
-    pub(super) const LEN: usize = 5;
+    pub(super) const LEN: usize = 7;
 
     fn of(n: &[i64]) -> StepAnswer {
         StepAnswer {
@@ -51,7 +59,7 @@ impl StepAnswer {
             next_attempt: n[1],
             given_up: n[2],
             admitted: n[3],
-            refused: n[4],
+            refused: [n[4], n[5], n[6]],
         }
     }
 }
@@ -78,6 +86,8 @@ pub(super) struct Link {
     pub(super) from: Option<Arc<str>>,
     /// The memo queued with it, as its entry holds it (see [`memo_text`]).
     pub(super) memo: Option<Box<str>>,
+    /// Its host's registrable domain, under domain budgets; empty otherwise.
+    pub(super) domain: Box<str>,
 }
 
 /// What marks a memo's token in a queue entry, before its base64: a referrer is a URL, which
@@ -119,11 +129,15 @@ pub(crate) fn entry_tail(rest: Option<&str>) -> (Option<String>, Option<Vec<u8>>
 
 /// Counts one more of `reason`.
 pub(super) fn count_one(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str) {
+    count_n(counts, reason, 1);
+}
+
+fn count_n(counts: &Mutex<HashMap<&'static str, u64>>, reason: &'static str, n: u64) {
     *counts
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .entry(reason)
-        .or_default() += 1;
+        .or_default() += n;
 }
 
 impl Inner {
@@ -135,17 +149,21 @@ impl Inner {
         count_one(&self.counts.invalid, reason);
     }
 
-    /// Counts what a step's links became: new and queued, refused by the host's page
-    /// budget (new, but over it), or seen before.
-    pub(super) fn count_admitted(&self, sent: usize, new: i64, refused: i64) {
+    /// Counts what a step's links became: new and queued, refused by a budget (new, but
+    /// over it), or seen before.
+    pub(super) fn count_admitted(&self, sent: usize, new: i64, refused: [i64; 3]) {
         let new = u64::try_from(new).unwrap_or(0);
-        let refused = u64::try_from(refused).unwrap_or(0);
         self.counts.new.fetch_add(new, Ordering::Relaxed);
-        for _ in 0..refused {
-            self.count_drop(frontier::DropReason::HostBudget.reason());
+        let mut refusals = 0;
+        for (reason, n) in REFUSED_BY.iter().zip(refused) {
+            let n = u64::try_from(n).unwrap_or(0);
+            if n > 0 {
+                count_n(&self.counts.dropped, reason.reason(), n);
+            }
+            refusals += n;
         }
         self.counts.seen.fetch_add(
-            (sent as u64).saturating_sub(new + refused),
+            (sent as u64).saturating_sub(new + refusals),
             Ordering::Relaxed,
         );
     }
@@ -244,6 +262,10 @@ impl Inner {
         let host = url.host_key().to_owned();
         Link {
             bucket: self.bucket_of(&host),
+            domain: match self.layout.by_domain {
+                true => frontier::registrable_domain_of(&host).into(),
+                false => Box::from(""),
+            },
             probes: self.schedule.probes(&self.sip_key, url.as_str()),
             host,
             depth,
@@ -442,6 +464,13 @@ impl Inner {
         )
     }
 
+    /// The page budgets the batch script charges: pages per host, hosts and pages per
+    /// registrable domain (0: no limit).
+    fn budgets(&self) -> [u64; 3] {
+        let (hosts, pages) = self.scope.per_domain_budget();
+        [self.scope.per_host_budget(), hosts, pages].map(|limit| limit.unwrap_or(0))
+    }
+
     /// One batch script: its steps' completions and links, in order. Answers each step's
     /// five numbers, and how many generations the bucket's seen-test has (-1: not read).
     pub(super) async fn send_batch(
@@ -455,7 +484,7 @@ impl Inner {
             &self.politeness,
             self.schedule.text(bucket),
             &self.request_id(),
-            self.scope.per_host_budget().unwrap_or(0),
+            self.budgets(),
         );
         for (step, _) in steps {
             // Links a copy of a frozen generation knows are seen, and not sent.
@@ -481,6 +510,7 @@ impl Inner {
                     link.url.as_str(),
                     link.from.as_deref(),
                     link.memo.as_deref(),
+                    &link.domain,
                 );
             }
         }

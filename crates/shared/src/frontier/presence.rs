@@ -292,6 +292,8 @@ impl Inner {
                     "generations",
                     "ops",
                     "host_budget",
+                    "domain_hosts",
+                    "domain_pages",
                 ]);
                 cmd
             })
@@ -316,6 +318,8 @@ impl Inner {
                 generations,
                 ops,
                 host_budget,
+                domain_hosts,
+                domain_pages,
             ] = v[..]
             else {
                 return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
@@ -332,6 +336,8 @@ impl Inner {
             totals.seen_generations = totals.seen_generations.max(generations);
             totals.ops += ops;
             totals.host_budget += host_budget;
+            totals.domain_hosts += domain_hosts;
+            totals.domain_pages += domain_pages;
         }
         Ok((totals, busy))
     }

@@ -1,21 +1,24 @@
 -- BATCH: admits links and completes leases of one bucket, for many pages at once: each entry
 -- is a lease to complete with its page's links of this bucket (or links alone), and the
 -- whole batch is one atomic step.
--- KEYS: seen, ready, hosts, counts, leases, due, replies0, replies1.
+-- KEYS: seen, ready, hosts, counts, leases, due, replies0, replies1, domains.
 -- ARGV: tag, connections per host, the seen-test's schedule, delay, back-off base, back-off
 -- max, longest Retry-After, errors in a row to give up, time failing to give up, attempts
--- (all times in ms), request id, pages per host (0: no limit), then entries: token and its
--- URL (`-` and `-` for links alone), outcome (an OUTCOME_ code), Retry-After (-1 for none),
--- the number of links, and the links in groups of five (probes host depth url from).
--- Answers five numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
+-- (all times in ms), request id, pages per host, hosts per domain, pages per domain (0: no
+-- limit), then entries: token and its URL (`-` and `-` for links alone), outcome (an
+-- OUTCOME_ code), Retry-After (-1 for none), the number of links, and the links in groups of
+-- six (probes host depth url from domain).
+-- Answers seven numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
 -- FATE_NOT_HELD when the lease is not held: it expired and went back to the crawl, or the
 -- token is another URL's after a rollback), next attempt, URLs waiting on a host given up
--- now (-1 for none), new links, links the host's page budget refused; then the bucket's view
+-- now (-1 for none), new links, links refused by the host's page budget, by its domain's
+-- budget of hosts, by its domain's page budget; then the bucket's view
 -- (five numbers), then its seen-test's generations (-1 when it read none). Sent again with
 -- its request id, it answers what the first run answered and changes nothing (kept only
 -- when a completion asked for a retry: see below).
 local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local replies = {KEYS[7], KEYS[8]}
+local domains = KEYS[9]
 local request = ARGV[11]
 -- A second run: the first run's answer, its steps' part kept, the view read anew.
 local kept = kept_reply(replies, request)
@@ -39,10 +42,10 @@ local policy = {
 -- The leases of the batch, read at once; removed at once at the end.
 local tokens = {}
 do
-  local i = 13
+  local i = 15
   while i + 4 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 5 + 5 * tonumber(ARGV[i + 4])
+    i = i + 5 + 6 * tonumber(ARGV[i + 4])
   end
 end
 local held = {}
@@ -88,8 +91,11 @@ local answer = {}
 -- second run answer as the first did. The others' records are written before they are sent,
 -- and a second run that finds them not held changes nothing.
 local awaited = false
-local budget = tonumber(ARGV[12])
-local i = 13
+local budget = {
+  pages = tonumber(ARGV[12]), domain_hosts = tonumber(ARGV[13]),
+  domain_pages = tonumber(ARGV[14]),
+}
+local i = 15
 while i + 4 <= #ARGV do
   local token, leased_url = ARGV[i], ARGV[i + 1]
   local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
@@ -99,8 +105,9 @@ while i + 4 <= #ARGV do
   local n = tonumber(ARGV[i + 4])
   i = i + 5
   -- The page's links first: they are new whatever became of its lease.
-  local new, refused = admit_links(seen, hosts, schedule, i, n, budget)
-  i = i + 5 * n
+  local new, by_host, by_domain_hosts, by_domain_pages =
+    admit_links(seen, hosts, domains, schedule, i, n, budget)
+  i = i + 6 * n
   local fate, next_attempt, given_up = FATE_LINKS_ALONE, 0, -1
   if token ~= '-' then
     fate, next_attempt, given_up = complete_one(token, leased_url, outcome, retry_after)
@@ -109,7 +116,9 @@ while i + 4 <= #ARGV do
   answer[#answer + 1] = next_attempt
   answer[#answer + 1] = given_up
   answer[#answer + 1] = new
-  answer[#answer + 1] = refused
+  answer[#answer + 1] = by_host
+  answer[#answer + 1] = by_domain_hosts
+  answer[#answer + 1] = by_domain_pages
 end
 if #done > 0 then
   redis.call('HDEL', leases, unpack(done))

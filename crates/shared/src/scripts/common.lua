@@ -10,7 +10,8 @@
 --   ACTIVE: leases out; NEXT: ms before which no lease starts (0: none yet); DELAY: the
 --   host's own delay in ms (-1: the crawl's); ERRS: errors in a row; SINCE: ms of the first
 --   of them; GAVEUP: 1 once the host is given up; CONNS: the host's own connection limit
---   (-1: the crawl's); PAGES: URLs admitted, counted only under a per-host page budget;
+--   (-1: the crawl's); PAGES: URLs admitted, counted only under a page budget (per host
+--   or per domain);
 --   LAST: ms of the last lease start (0: none).
 -- These are frontier::HostRecord's fields, and the rules that change them (start_lease,
 -- settle, space_starts below) are HostRecord's: frontier's conformance table holds both
@@ -471,22 +472,53 @@ local function queue_len(host)
   return redis.call('LLEN', queue_key(host)) + (list and #list or 0)
 end
 
--- Admits the links of ARGV[i .. i + 5 * n - 1], groups of five (probes host depth url
--- from; from is empty when unknown), at most `budget` per host for the crawl (0: no limit),
--- charged after the seen-test, as the embedded frontier charges it: a URL over the budget
--- stays seen, and is counted (`host_budget`). Returns how many were queued, and how many
--- the budget refused.
-local function admit_links(seen, hosts, schedule, i, n, budget)
+-- A registrable domain's hosts and pages admitted, as stored in the `domains` hash ("hosts
+-- pages"), or zeros.
+local function stored_domain(domains, name)
+  local s = redis.call('HGET', domains, name)
+  if not s then return {0, 0} end
+  local v = split(s)
+  return {tonumber(v[1]) or 0, tonumber(v[2]) or 0}
+end
+
+-- Admits the links of ARGV[i .. i + 6 * n - 1], groups of six (probes host depth url from
+-- domain; from is empty when unknown), charged after the seen-test, as the embedded frontier
+-- charges its budgets (frontier::HostBudget, the same rule): at most `budget.pages` per host
+-- for the crawl, and per registrable domain at most `budget.domain_hosts` hosts (a host
+-- counts once its first URL is admitted) and `budget.domain_pages` pages (0: no limit). A URL
+-- over a budget stays seen, and is counted under its reason. Returns how many were queued,
+-- and how many each budget refused: the host's, the domain's hosts, the domain's pages.
+local function admit_links(seen, hosts, domains, schedule, i, n, budget)
   if not seen_state then seen_state = load_seen(seen, schedule) end
-  local new, refused = 0, 0
+  local by_domain = budget.domain_hosts > 0 or budget.domain_pages > 0
+  local counted = budget.pages > 0 or by_domain
+  local changed = {}
+  local new, refused = 0, {host_budget = 0, domain_hosts = 0, domain_pages = 0}
   for _ = 1, n do
     local host = ARGV[i + 1]
     if test_and_set(seen, schedule, ARGV[i]) then
       local h = get_host(hosts, host)
-      if budget > 0 and h[PAGES] >= budget then
-        refused = refused + 1
+      local reason, d = nil, nil
+      if budget.pages > 0 and h[PAGES] >= budget.pages then
+        reason = 'host_budget'
+      elseif by_domain then
+        local name = ARGV[i + 5]
+        d = changed[name] or stored_domain(domains, name)
+        changed[name] = d
+        if budget.domain_hosts > 0 and h[PAGES] == 0 and d[1] >= budget.domain_hosts then
+          reason = 'domain_hosts'
+        elseif budget.domain_pages > 0 and d[2] >= budget.domain_pages then
+          reason = 'domain_pages'
+        end
+      end
+      if reason then
+        refused[reason] = refused[reason] + 1
       else
-        if budget > 0 then
+        if d then
+          if h[PAGES] == 0 then d[1] = d[1] + 1 end
+          d[2] = d[2] + 1
+        end
+        if counted then
           h[PAGES] = h[PAGES] + 1
           touch(host)
         end
@@ -496,12 +528,19 @@ local function admit_links(seen, hosts, schedule, i, n, budget)
         new = new + 1
       end
     end
-    i = i + 5
+    i = i + 6
+  end
+  for name, d in pairs(changed) do
+    redis.call('HSET', domains, name, d[1] .. ' ' .. d[2])
+  end
+  local refusals = 0
+  for reason, r in pairs(refused) do
+    if r > 0 then count(reason, r) end
+    refusals = refusals + r
   end
   if new > 0 then count('queued', new) end
-  if new + refused > 0 then count('seen', new + refused) end
-  if refused > 0 then count('host_budget', refused) end
-  return new, refused
+  if new + refusals > 0 then count('seen', new + refusals) end
+  return new, refused.host_budget, refused.domain_hosts, refused.domain_pages
 end
 
 -- Writes the host states the script changed and its counters' increments, counting one

@@ -57,14 +57,18 @@ impl Redis<'_> {
     ) -> Result<Vec<i64>, String> {
         self.clock(at)?;
         let request = self.request();
-        let mut call =
-            self.scripts
-                .batch_call(TAG, &self.politeness, self.schedule.text(0), &request, 0);
+        let mut call = self.scripts.batch_call(
+            TAG,
+            &self.politeness,
+            self.schedule.text(0),
+            &request,
+            [0; 3],
+        );
         completion(&mut call, lease, usize::from(url.is_some()));
         if let Some((url, memo)) = url {
             let probes = self.schedule.probes(&[7; 16], url);
             let memo = memo.as_deref().map(memo_text);
-            link(&mut call, &probes, HOST, 0, url, None, memo.as_deref());
+            link(&mut call, &probes, HOST, 0, url, None, memo.as_deref(), "");
         }
         let answer: Vec<i64> = call.invoke(self.con).map_err(|err| err.to_string())?;
         Ok(answer[..5].to_vec())
