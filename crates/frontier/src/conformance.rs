@@ -1,7 +1,8 @@
 //! The host policy's conformance table: sequences of leases, outcomes, crawl delays and
 //! leases given back (until an instant, as a turn at the host's address asks) on one host,
 //! with the delays, fates and give-ups the rules of [`HostRecord`](crate::HostRecord) make
-//! of them. Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
+//! of them; and the page budgets' table ([`BUDGET_CASES`]): new URLs of hosts and domains
+//! under the budgets of [`HostBudget`](crate::HostBudget). Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
 //! this crate's tests) and the Redis store of `crates/shared` (run by its tests against a
 //! real `redis-server`). A rule one store forgets fails a case.
 //!
@@ -20,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{Canonicalizer, Fate, HostQueues, Lease, Next, Outcome, Politeness};
+use crate::{Canonicalizer, DropReason, Fate, HostQueues, Lease, Next, Outcome, Politeness};
 
 /// The host every case's URLs belong to, as [`Canonical::host_key`](crate::Canonical::host_key)
 /// spells it.
@@ -819,6 +820,159 @@ pub const CASES: &[Case] = &[
     },
 ];
 
+/// A case of the page budgets' table: new URLs admitted one at a time, each of a host (a
+/// [`Canonical::host_key`](crate::Canonical::host_key)), under limits, and what each must
+/// answer: `None` to be queued, or the budget that refuses it. Both stores charge the rule of
+/// [`HostBudget`](crate::HostBudget); this table holds them to it.
+///
+/// # Example
+///
+/// ```
+/// use frontier::HostBudget;
+/// use frontier::conformance::{BUDGET_CASES, run_budget};
+///
+/// for case in BUDGET_CASES {
+///     let budget = HostBudget::new(case.limit(case.host_pages))
+///         .with_domain_limits(case.limit(case.domain_hosts), case.limit(case.domain_pages));
+///     run_budget(case, |host| Ok(budget.charge(host).err()))?;
+/// }
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct BudgetCase {
+    /// What it shows.
+    pub name: &'static str,
+    /// Pages per host (0: no limit).
+    pub host_pages: u64,
+    /// Hosts per registrable domain (0: no limit).
+    pub domain_hosts: u64,
+    /// Pages per registrable domain (0: no limit).
+    pub domain_pages: u64,
+    /// Each new URL's host, in order, and the answer it must get.
+    pub charges: &'static [(&'static str, Option<DropReason>)],
+}
+
+impl BudgetCase {
+    /// A limit of the case as the budgets take it: `None` for 0.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// let case = frontier::conformance::BUDGET_CASES[0];
+    /// assert_eq!(case.limit(0), None);
+    /// ```
+    pub fn limit(&self, n: u64) -> Option<u64> {
+        (n > 0).then_some(n)
+    }
+}
+
+/// Runs a budget case: `admit` takes one new URL of a host into a store (new to its
+/// seen-test) and answers `None` when it was queued, or the budget that refused it.
+///
+/// # Errors
+///
+/// Which charge answered otherwise than the case says, or the store's own error.
+///
+/// # Example
+///
+/// See [`BudgetCase`].
+pub fn run_budget(
+    case: &BudgetCase,
+    mut admit: impl FnMut(&str) -> Result<Option<DropReason>, String>,
+) -> Result<(), String> {
+    for (i, &(host, expected)) in case.charges.iter().enumerate() {
+        let got =
+            admit(host).map_err(|err| format!("{}: charge {i} ({host}): {err}", case.name))?;
+        if got != expected {
+            return Err(format!(
+                "{}: charge {i} ({host}): {got:?}, expected {expected:?}",
+                case.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The page budgets' table.
+pub const BUDGET_CASES: &[BudgetCase] = &[
+    BudgetCase {
+        name: "pages per host",
+        host_pages: 2,
+        domain_hosts: 0,
+        domain_pages: 0,
+        charges: &[
+            ("a.example", None),
+            ("a.example", None),
+            ("a.example", Some(DropReason::HostBudget)),
+            ("b.example", None),
+            ("a.example", Some(DropReason::HostBudget)),
+        ],
+    },
+    BudgetCase {
+        name: "hosts per domain: a farm's third subdomain, and its apex, refused",
+        host_pages: 0,
+        domain_hosts: 2,
+        domain_pages: 0,
+        charges: &[
+            ("a.farm.example", None),
+            ("b.farm.example", None),
+            ("c.farm.example", Some(DropReason::DomainHosts)),
+            // A host admitted before goes on.
+            ("a.farm.example", None),
+            ("farm.example", Some(DropReason::DomainHosts)),
+            ("other.example", None),
+            // Under a public suffix of two labels, domains are one label deeper.
+            ("a.shop.co.uk", None),
+            ("b.shop.co.uk", None),
+            ("a.other.co.uk", None),
+            ("c.shop.co.uk", Some(DropReason::DomainHosts)),
+        ],
+    },
+    BudgetCase {
+        name: "pages per domain, over its hosts",
+        host_pages: 0,
+        domain_hosts: 0,
+        domain_pages: 3,
+        charges: &[
+            ("a.example.com", None),
+            ("a.example.com", None),
+            ("b.example.com", None),
+            ("b.example.com", Some(DropReason::DomainPages)),
+            ("example.com", Some(DropReason::DomainPages)),
+            ("a.example.org", None),
+        ],
+    },
+    BudgetCase {
+        name: "every budget: the host's first, then the domain's hosts, then its pages",
+        host_pages: 2,
+        domain_hosts: 2,
+        domain_pages: 3,
+        charges: &[
+            ("a.x.example", None),
+            ("a.x.example", None),
+            ("a.x.example", Some(DropReason::HostBudget)),
+            ("b.x.example", None),
+            ("c.x.example", Some(DropReason::DomainHosts)),
+            ("b.x.example", Some(DropReason::DomainPages)),
+        ],
+    },
+    BudgetCase {
+        name: "ports and addresses: a host key per port, one domain per name or address",
+        host_pages: 0,
+        domain_hosts: 1,
+        domain_pages: 0,
+        charges: &[
+            ("x.example:8080", None),
+            ("x.example", Some(DropReason::DomainHosts)),
+            ("127.0.0.1:8080", None),
+            ("127.0.0.1:8081", Some(DropReason::DomainHosts)),
+            ("127.0.0.2:8080", None),
+            ("[::1]:8080", None),
+            ("localhost:8080", None),
+        ],
+    },
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,5 +984,14 @@ mod tests {
             .filter_map(|case| run(case, &mut Embedded::new(case)).err())
             .collect();
         assert!(failed.is_empty(), "{failed:#?}");
+    }
+
+    #[test]
+    fn the_embedded_budgets_pass_the_budget_table() {
+        for case in BUDGET_CASES {
+            let budget = crate::HostBudget::new(case.limit(case.host_pages))
+                .with_domain_limits(case.limit(case.domain_hosts), case.limit(case.domain_pages));
+            run_budget(case, |host| Ok(budget.charge(host).err())).unwrap();
+        }
     }
 }

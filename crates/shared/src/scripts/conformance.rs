@@ -1,7 +1,9 @@
 //! The scripts against the host policy's conformance table (`frontier::conformance`), on a
 //! real `redis-server`, their clock set to each step's time.
 
-use frontier::conformance::{CASES, Case, HOST, Leased, Store, memo, run, url_number};
+use frontier::conformance::{
+    BUDGET_CASES, BudgetCase, CASES, Case, HOST, Leased, Store, memo, run, run_budget, url_number,
+};
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Connection, Value};
 
@@ -180,6 +182,16 @@ impl Store for Redis<'_> {
     }
 }
 
+/// A `redis-server` of the test's own, a connection to it, and the scripts with their clock
+/// read from a key the test sets.
+fn server_and_scripts() -> (support::RedisServer, Connection, Scripts) {
+    let server = support::RedisServer::start();
+    let con = redis::Client::open(server.url())
+        .and_then(|client| client.get_connection())
+        .expect("a connection to the test's redis-server");
+    (server, con, Scripts::with_clock(Clock::Key, false))
+}
+
 fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), String> {
     redis::cmd("FLUSHALL")
         .exec(con)
@@ -196,14 +208,58 @@ fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), 
 
 #[test]
 fn the_scripts_pass_the_table() {
-    let server = support::RedisServer::start();
-    let mut con = redis::Client::open(server.url())
-        .and_then(|client| client.get_connection())
-        .expect("a connection to the test's redis-server");
-    let scripts = Scripts::with_clock(Clock::Key, false);
+    let (_server, mut con, scripts) = server_and_scripts();
     let failed: Vec<String> = CASES
         .iter()
         .filter_map(|case| run_case(&mut con, &scripts, case).err())
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Runs a case of the page budgets' table through the batch script: each charge a new URL
+/// of its host, alone in a batch, under the case's budgets.
+fn run_budget_case(
+    con: &mut Connection,
+    scripts: &Scripts,
+    case: &BudgetCase,
+) -> Result<(), String> {
+    use frontier::DropReason;
+
+    redis::cmd("FLUSHALL")
+        .exec(con)
+        .map_err(|err| err.to_string())?;
+    let schedule = Schedule::new(10_000, 0.001, 1).map_err(|err| err.to_string())?;
+    let politeness = frontier::conformance::Settings::DEFAULT.politeness();
+    let budgets = [case.host_pages, case.domain_hosts, case.domain_pages];
+    let mut n = 0;
+    run_budget(case, |host| {
+        n += 1;
+        let url = format!("https://{host}/{n}");
+        let request = format!("budget-{n}");
+        let mut call = scripts.batch_call(TAG, &politeness, schedule.text(0), &request, budgets);
+        completion(&mut call, None, 1);
+        let probes = schedule.probes(&[7; 16], &url);
+        let domain = frontier::registrable_domain_of(host);
+        link(&mut call, &probes, host, 0, &url, None, None, domain);
+        let answer: Vec<i64> = call.invoke(con).map_err(|err| err.to_string())?;
+        match answer.get(3..7) {
+            Some([1, 0, 0, 0]) => Ok(None),
+            Some([0, 1, 0, 0]) => Ok(Some(DropReason::HostBudget)),
+            Some([0, 0, 1, 0]) => Ok(Some(DropReason::DomainHosts)),
+            Some([0, 0, 0, 1]) => Ok(Some(DropReason::DomainPages)),
+            _ => Err(format!("unexpected answer {answer:?}")),
+        }
+    })
+}
+
+/// The batch script charges the page budgets by `frontier::HostBudget`'s rule: the budget
+/// table, as the embedded frontier passes it.
+#[test]
+fn the_batch_script_passes_the_budget_table() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let failed: Vec<String> = BUDGET_CASES
+        .iter()
+        .filter_map(|case| run_budget_case(&mut con, &scripts, case).err())
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
@@ -246,11 +302,7 @@ fn the_address_script_follows_the_address_rule() {
 
     use frontier::{AddressLimits, AddressRecord, Turn};
 
-    let server = support::RedisServer::start();
-    let mut con = redis::Client::open(server.url())
-        .and_then(|client| client.get_connection())
-        .expect("a connection to the test's redis-server");
-    let scripts = Scripts::with_clock(Clock::Key, false);
+    let (_server, mut con, scripts) = server_and_scripts();
     let t0 = Instant::now();
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut random = |n: u64| {
