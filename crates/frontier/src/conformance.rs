@@ -1,5 +1,6 @@
 //! The host policy's conformance table: sequences of leases, outcomes, crawl delays and
 //! leases given back (until an instant, as a turn at the host's address asks) on one host,
+//! under the crawl's politeness or the host's own (a `[[hosts]]` entry's),
 //! with the delays, fates and give-ups the rules of [`HostRecord`](crate::HostRecord) make
 //! of them; and the page budgets' table ([`BUDGET_CASES`]): new URLs of hosts and domains
 //! under the budgets of [`HostBudget`](crate::HostBudget). Every store of this frontier passes it: the embedded queues ([`Embedded`], run by
@@ -21,7 +22,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::{Canonicalizer, DropReason, Fate, HostQueues, Lease, Next, Outcome, Politeness};
+use crate::{
+    Canonicalizer, DropReason, Fate, HostPoliteness, HostQueues, Lease, Next, Outcome, Politeness,
+};
 
 /// The host every case's URLs belong to, as [`Canonical::host_key`](crate::Canonical::host_key)
 /// spells it.
@@ -55,6 +58,10 @@ pub struct Settings {
     pub give_up_after: u64,
     /// [`Politeness::max_attempts`].
     pub max_attempts: u32,
+    /// [`HOST`]'s own delay ([`HostPoliteness::delay`], a `[[hosts]]` entry's), if any.
+    pub own_delay: Option<u64>,
+    /// [`HOST`]'s own connections ([`HostPoliteness::connections`]), if any.
+    pub own_connections: Option<u32>,
 }
 
 impl Settings {
@@ -69,6 +76,8 @@ impl Settings {
         max_errors: 3,
         give_up_after: 10_000,
         max_attempts: 3,
+        own_delay: None,
+        own_connections: None,
     };
 
     /// The [`Politeness`] these settings make.
@@ -93,8 +102,24 @@ impl Settings {
             .max_consecutive_errors(self.max_errors)
             .give_up_after(ms(self.give_up_after))
             .max_attempts(self.max_attempts)
+            .per_host(self.own())
             .build()
             .expect("the table's settings are valid")
+    }
+
+    /// The per-host policy of these settings: [`HOST`]'s own politeness, nothing of others'.
+    fn own(&self) -> impl Fn(&str) -> HostPoliteness + Send + Sync + 'static {
+        let own = HostPoliteness {
+            delay: self.own_delay.map(Duration::from_millis),
+            connections: self.own_connections,
+        };
+        move |host: &str| {
+            if host == HOST {
+                own
+            } else {
+                HostPoliteness::new()
+            }
+        }
     }
 }
 
@@ -499,8 +524,45 @@ const fn retried(attempts: u32) -> Fate {
     Fate::Retried { attempts }
 }
 
+/// A host's own delay of 3 s (a `[[hosts]]` entry's).
+const OWN_DELAY: Settings = Settings {
+    own_delay: Some(3000),
+    ..Settings::DEFAULT
+};
+/// A host's own delay of 200 ms and 2 connections.
+const OWN_FAST: Settings = Settings {
+    own_delay: Some(200),
+    own_connections: Some(2),
+    ..Settings::DEFAULT
+};
+
 /// The table.
 pub const CASES: &[Case] = &[
+    Case {
+        name: "a host's own delay replaces the crawl's",
+        settings: OWN_DELAY,
+        steps: &[
+            Step::Push(2),
+            lease(0, granted(0, 1)),
+            done(0, OK, 100, Fate::Succeeded),
+            wait(100, 3100),
+            lease(3100, granted(1, 1)),
+        ],
+    },
+    Case {
+        name: "a host's own connections and shorter delay replace the crawl's",
+        settings: OWN_FAST,
+        steps: &[
+            Step::Push(4),
+            lease(0, granted(0, 1)),
+            wait(0, 200),
+            lease(200, granted(1, 1)),
+            lease(500, Expect::Nothing),
+            done(0, OK, 500, Fate::Succeeded),
+            wait(500, 700),
+            lease(700, granted(2, 1)),
+        ],
+    },
     Case {
         name: "a success waits the delay from its completion",
         settings: D,

@@ -196,6 +196,18 @@ fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), 
     redis::cmd("FLUSHALL")
         .exec(con)
         .map_err(|err| err.to_string())?;
+    let settings = case.settings;
+    if settings.own_delay.is_some() || settings.own_connections.is_some() {
+        // As a process stores a `[[hosts]]` entry's settings before the host's first links.
+        let mut call = scripts.host_policy.prepare_invoke();
+        call.key(format!("{TAG}:hosts"))
+            .key(format!("{TAG}:counts"))
+            .arg(TAG)
+            .arg(HOST)
+            .arg(settings.own_delay.map_or(-1, |ms| ms as i64))
+            .arg(settings.own_connections.map_or(-1, i64::from));
+        call.invoke::<i64>(con).map_err(|err| err.to_string())?;
+    }
     let mut store = Redis {
         con,
         scripts,
