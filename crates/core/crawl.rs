@@ -34,51 +34,26 @@ use crate::snapshot::{self, FailedHost, Snapshot};
 use crate::warc::Warc;
 
 mod follow;
+mod outputs;
+mod pace;
 mod record;
 mod visit;
 mod worker;
 
 pub(crate) use follow::SeedRedirects;
+use outputs::Outputs;
+use pace::Pace;
 pub(crate) use record::Stats;
 use record::{Draft, LeaseRecord};
+use visit::Fetching;
 pub(crate) use worker::InFlight;
 
 /// How long a crawl told to quit at once waits for the completions it is still sending.
 const SETTLE_WHEN_QUITTING: Duration = Duration::from_secs(2);
 
-/// Everything the workers share.
-pub(crate) struct Crawler {
-    config: Config,
-    frontier: Backend,
-    fetcher: Box<dyn Fetcher>,
-    guard: Arc<Guard>,
-    /// Each host's own settings (`[[hosts]]`): here, whether its robots.txt is obeyed.
-    hosts: Arc<HostRules>,
-    /// Where responses go as WARC records, if anywhere.
-    warc: Option<Warc>,
-    /// Whether bodies are digested: for the records (`output.digest`), the WARC file or the
-    /// content-seen test. SHA-1 is the largest cost a page adds after its fetch.
-    wants_digest: bool,
-    robots: RobotsCache,
-    sink: Sink,
-    /// Wakes the dispatcher, its one listener, when a lease completes: a host may have
-    /// become ready, or links were pushed (see [`Backend::wake`]).
-    wake: Arc<Notify>,
-    /// Leases still allowed by `crawl.max_pages` (`u64::MAX` without a limit): taken when a
-    /// lease is taken, given back when it ends in a retry.
-    budget: AtomicU64,
-    /// Cancelled when the workers are to take no more leases: by the caller's
-    /// [`Shutdown::stop`], `crawl.max_pages`, or records that cannot be written.
-    stop: CancellationToken,
-    /// Leases being visited, each holding a share of `budget`: counted by the dispatcher as
-    /// it starts a visit, uncounted when the visit's task ends.
-    outstanding: AtomicU64,
-    /// The crawl stopped because `crawl.max_pages` URLs had their record, for the summary.
-    reached_max_pages: AtomicBool,
-    /// Records could not be written: the crawl stopped, and its exit code says so.
-    pub(crate) sink_failed: AtomicBool,
-    pub(crate) stats: Stats,
-    pub(crate) started: Instant,
+/// What responses lead to besides their links, and the tests that decide it.
+pub(crate) struct Leads {
+    /// The targets of seeds' redirects, which are seeds too.
     seed_redirects: SeedRedirects,
     /// Which URLs are sitemaps, the `lastmod`s waiting for records, and their counts.
     pub(crate) sitemaps: Sitemaps,
@@ -86,11 +61,33 @@ pub(crate) struct Crawler {
     pub(crate) content: Option<ContentSeen>,
     /// Pages' requisites, with `crawl.page_requisites` (or WARC files).
     pub(crate) requisites: Option<Requisites>,
+}
+
+/// Everything the workers share.
+pub(crate) struct Crawler {
+    /// The crawl's settings.
+    config: Config,
+    /// The frontier, embedded or shared through Redis: the one seam to it.
+    frontier: Backend,
+    /// What a visit fetches with: HTTP, the SSRF guard, robots.txt, the hosts' own rules.
+    fetching: Fetching,
+    /// The records and WARC files, and whether writing them failed.
+    pub(crate) outputs: Outputs,
+    /// Wakes the dispatcher, its one listener, when a lease completes: a host may have
+    /// become ready, or links were pushed (see [`Backend::wake`]).
+    wake: Arc<Notify>,
+    /// The page budget, the leases out against it, and the stop.
+    pace: Pace,
+    /// Counts of the records, for the progress line and the summary.
+    pub(crate) stats: Stats,
+    /// When this run started.
+    pub(crate) started: Instant,
+    /// What responses lead to, and what decides it: seeds' redirects, sitemaps, the
+    /// content-seen test, page requisites.
+    pub(crate) leads: Leads,
     /// Which URL each worker is on, and since when: for the progress line to name a fetch
     /// that takes long.
     pub(crate) in_flight: InFlight,
-    /// `fetch.concurrency` permits, one held by each fetch in flight (see [`worker_tasks`]).
-    fetching: tokio::sync::Semaphore,
     /// A recrawl (`--since`): each page queued with its earlier record (as its lease's memo)
     /// is asked for again only if it changed, and each record says what became of its page.
     /// Set at start by `--since` (or a recrawl's state directory), or by the first lease
@@ -157,10 +154,6 @@ impl Crawler {
         let wake = frontier.wake();
         let fetches = config.fetch.concurrency;
         let workers = worker_tasks(fetches, frontier.as_shared().is_some());
-        let budget = match config.crawl.max_pages {
-            0 => u64::MAX,
-            n => n,
-        };
         let content = config.crawl.content_seen.then(|| {
             // A crawl shared through Redis has the shared frontier's (see `seen_body`).
             if frontier.as_shared().is_some() {
@@ -173,35 +166,34 @@ impl Crawler {
         });
         let content = content.flatten();
         let wants_digest = config.output.digest || warc.is_some() || content.is_some();
+        let max_pages = config.crawl.max_pages;
         Crawler {
-            wants_digest,
-            content,
-            robots: RobotsCache::new(
-                &config.politeness.user_agent,
-                config.politeness.max_retry_after.min(UNREACHABLE_TTL),
-            )
-            .with_max_age(config.politeness.robots_max_age)
-            .with_shared(frontier.as_shared().cloned()),
-            sitemaps: Sitemaps::new(config.crawl.sitemaps),
-            requisites: config.page_requisites().then(Requisites::new),
+            leads: Leads {
+                seed_redirects,
+                sitemaps: Sitemaps::new(config.crawl.sitemaps),
+                content,
+                requisites: config.page_requisites().then(Requisites::new),
+            },
+            fetching: Fetching {
+                fetcher,
+                guard,
+                hosts,
+                robots: RobotsCache::new(
+                    &config.politeness.user_agent,
+                    config.politeness.max_retry_after.min(UNREACHABLE_TTL),
+                )
+                .with_max_age(config.politeness.robots_max_age)
+                .with_shared(frontier.as_shared().cloned()),
+                permits: tokio::sync::Semaphore::new(fetches),
+            },
             config,
             frontier,
-            fetcher,
-            guard,
-            hosts,
-            warc,
-            sink,
+            outputs: Outputs::new(sink, warc, wants_digest),
             wake,
-            budget: AtomicU64::new(budget),
-            stop: CancellationToken::new(),
-            outstanding: AtomicU64::new(0),
-            reached_max_pages: AtomicBool::new(false),
-            sink_failed: AtomicBool::new(false),
+            pace: Pace::new(max_pages),
             stats: Stats::default(),
             started: Instant::now(),
-            seed_redirects,
             in_flight: InFlight::new(workers),
-            fetching: tokio::sync::Semaphore::new(fetches),
             recrawl: AtomicBool::new(false),
         }
     }
@@ -211,7 +203,7 @@ impl Crawler {
     /// each record says what became of its page.
     pub(crate) fn recrawling(mut self) -> Self {
         // The digest tells an unchanged body from a changed one.
-        self.wants_digest = true;
+        self.outputs.wants_digest = true;
         self.recrawl = AtomicBool::new(true);
         self
     }
@@ -228,7 +220,7 @@ impl Crawler {
 
     /// Whether the crawl stopped because `crawl.max_pages` URLs had their record.
     pub(crate) fn reached_max_pages(&self) -> bool {
-        self.reached_max_pages.load(Ordering::Relaxed)
+        self.pace.reached_max_pages()
     }
 
     /// Checkpoints the frontier to `dir`, with the records of every URL it holds as done
@@ -237,22 +229,20 @@ impl Crawler {
     pub(crate) fn checkpoint(&self, dir: &std::path::Path) {
         let flushed = || {
             // Before the frontier: a sitemap it holds queued is read as one after a resume.
-            if let Some(state) = &self.seed_redirects.state
-                && let Err(err) = state.save_sitemaps(&self.sitemaps.known())
+            if let Some(state) = &self.leads.seed_redirects.state
+                && let Err(err) = state.save_sitemaps(&self.leads.sitemaps.known())
             {
                 // A resume would read the sitemaps still queued only if they are XML.
                 tracing::warn!("{err:#}");
             }
             // On disk, not only written: the checkpoint is about to hold their URLs as done.
-            let durable = self
-                .sink
-                .sync()
-                .and_then(|()| self.warc.as_ref().map_or(Ok(()), Warc::sync));
-            if let Err(err) = durable {
+            if let Err(err) = self.outputs.sync()
+                && !self.outputs.failed()
+            {
                 tracing::error!("writing records: {err}");
-                self.sink_failed.store(true, Ordering::Relaxed);
+                self.outputs.fail();
             }
-            let ok = !self.sink_failed.load(Ordering::Relaxed);
+            let ok = !self.outputs.failed();
             if !ok {
                 tracing::error!(
                     "records could not be written: no checkpoint, the previous one stays"
@@ -268,20 +258,14 @@ impl Crawler {
     /// Makes the journal durable, records first (see `Backend::sync_journal`). A failure is
     /// logged: the crawl goes on, and a crash would repeat the work not journaled.
     pub(crate) fn sync_journal(&self) {
-        if self.sink_failed.load(Ordering::Relaxed) {
+        if self.outputs.failed() {
             // A record was lost: its completion, in the journal, must never reach the disk
             // (the URL would be held as done without a record). The crawl is stopping.
             return;
         }
-        let durable = || {
-            // Checked again with the batch taken: a record that failed before then has set
-            // it, as a record and its completion are one step.
-            if self.sink_failed.load(Ordering::Relaxed) {
-                return Err(std::io::Error::other("records could not be written"));
-            }
-            self.sink.sync()?;
-            self.warc.as_ref().map_or(Ok(()), Warc::sync)
-        };
+        // Checked again with the batch taken (`sync` refuses once writing failed): a record
+        // that failed before then has said so, as a record and its completion are one step.
+        let durable = || self.outputs.sync();
         if let Err(err) = self.frontier.sync_journal(durable) {
             tracing::error!("{err}; a crash now would repeat the work since the last sync");
         }
@@ -289,11 +273,7 @@ impl Crawler {
 
     /// Flushes the records written so far.
     pub(crate) fn flush(&self) {
-        let warc = self.warc.as_ref().map_or(Ok(()), Warc::flush);
-        if let Err(err) = self.sink.flush().and(warc) {
-            tracing::error!("writing records: {err}");
-            self.sink_failed.store(true, Ordering::Relaxed);
-        }
+        self.outputs.flush();
     }
 
     /// Runs the crawl until the frontier is done, `crawl.max_pages` is reached, or
@@ -349,7 +329,7 @@ impl Crawler {
 
     /// Stops taking leases; the visits in flight finish.
     fn stop(&self) {
-        self.stop.cancel();
+        self.pace.stop();
     }
 
     /// The crawl's counters now: cheap enough for every frame of the progress display (the
@@ -357,7 +337,7 @@ impl Crawler {
     pub(crate) fn snapshot(&self) -> Snapshot {
         let s = &self.stats;
         let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
-        let sitemaps = &self.sitemaps;
+        let sitemaps = &self.leads.sitemaps;
         Snapshot {
             elapsed: self.started.elapsed(),
             records: load(&s.records),
@@ -385,7 +365,7 @@ impl Crawler {
                 dropped: load(&sitemaps.dropped),
                 refused: load(&sitemaps.refused),
             },
-            duplicates: self.content.as_ref().map(|content| {
+            duplicates: self.leads.content.as_ref().map(|content| {
                 let c = content.stats();
                 snapshot::Duplicates {
                     tested: c.tested,
@@ -395,7 +375,7 @@ impl Crawler {
                     expected_false_duplicates: c.expected_false_duplicates,
                 }
             }),
-            requisites: self.requisites.as_ref().map(|r| load(&r.recorded)),
+            requisites: self.leads.requisites.as_ref().map(|r| load(&r.recorded)),
             frontier: self.frontier.stats(),
             shared: self.frontier.as_shared().map(|shared| snapshot::Shared {
                 name: shared.store().name().to_owned(),

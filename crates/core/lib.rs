@@ -21,9 +21,11 @@
 //!   (checkpoints, Ctrl-C), how it ended in [`exit`];
 //! - the settings: [`cli`] (flags), `config` (keys and their defaults), `hosts` (`[[hosts]]`:
 //!   each host's own settings, headers, cookies and credentials), `state` (`--state-dir`), `open_files` (the limit on open files, raised at start);
-//! - the crawl: `crawl` (the dispatcher, a task per lease, and the page budget), with one file per job under it:
-//!   `visit` (robots, the SSRF guard, the fetch, WARC), `follow` (links and sitemaps), `record`
-//!   (records and their counts); `backend` is the one seam to the frontier, local
+//! - the crawl: `crawl` (the `Crawler`, made of parts that own their state), with one file
+//!   per job under it: `worker` (the dispatcher, a task per lease), `pace` (the page budget
+//!   and the stop), `visit` (robots, the SSRF guard, the fetch, WARC; the `Fetching` part),
+//!   `follow` (links, sitemaps, requisites), `record` (records and their counts), `outputs`
+//!   (the records' and WARC files' writing); `backend` is the one seam to the frontier, local
 //!   (`frontier` crate) or shared (`frontier_redis` crate);
 //! - what a visit uses: `fetch` (HTTP), `robots` (robots.txt), `sitemap` (sitemaps), `guard`
 //!   (the SSRF guard), [`content`] (body digests, the content-seen test), `requisite` (page

@@ -3,7 +3,6 @@
 //! summary and the outputs' last words.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
@@ -133,7 +132,7 @@ fn crawl(cli: &Cli, runtime: tokio::runtime::Runtime, ready: Ready) -> Result<En
     eprint!("{}", report::failed_hosts(&failed_hosts));
     let summary = metrics::summary_json(&snapshot, &failed_hosts, cli.resume);
     let summary_written = write_summary_json(&config.output.summary_json, &summary);
-    let sink_failed = crawler.sink_failed.load(Ordering::Relaxed);
+    let sink_failed = crawler.outputs.failed();
     let ended = if snapshot.records > 0 && !snapshot.any_answer() {
         Ended::NothingFetched
     } else {

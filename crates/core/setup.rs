@@ -328,7 +328,7 @@ fn queue(
     earlier_urls: since::Listed,
 ) -> Result<()> {
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
-        crawler.sitemaps.mark(&sitemap, 0);
+        crawler.leads.sitemaps.mark(&sitemap, 0);
         // Known to the whole crawl, so that whichever process leases it reads it as one.
         if let Some(shared) = crawler.frontier().as_shared() {
             let marked = shared.mark_sitemap(&sitemap, 0, sitemap::MAX_PER_HOST);
@@ -343,7 +343,7 @@ fn queue(
         let canon = Canonicalizer::new();
         for (url, level) in state.load_sitemaps()? {
             if let Ok(url) = canon.canonicalize(&url) {
-                crawler.sitemaps.mark(&url, level);
+                crawler.leads.sitemaps.mark(&url, level);
             }
         }
     }
@@ -586,7 +586,7 @@ async fn push_earlier(crawler: &Crawler, urls: since::Listed) {
     crawler.frontier().push_list(&list, pages, false).await;
     // Page requisites go by the requisite rules, past the scope, marked as requisites (their
     // page's own: the hops were not recorded); a crawl that fetches none leaves them out.
-    if crawler.requisites.is_some() {
+    if crawler.leads.requisites.is_some() {
         let count = requisites.len();
         let requisites = requisites
             .into_iter()

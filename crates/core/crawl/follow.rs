@@ -163,12 +163,17 @@ impl Crawler {
                 return result;
             }
             let seed = (depth == 0)
-                .then(|| self.seed_redirects.target(url, location))
+                .then(|| self.leads.seed_redirects.target(url, location))
                 .flatten();
             match seed {
                 Some(target) => {
                     tracing::info!("{url} redirects to {target}: a seed too, its host in scope");
-                    if self.guard.trust_redirect(url, target.as_url()).await {
+                    if self
+                        .fetching
+                        .guard
+                        .trust_redirect(url, target.as_url())
+                        .await
+                    {
                         tracing::info!(
                             "{target} is the same server as {url}: trusted by the SSRF guard \
                              at its addresses"
@@ -298,7 +303,7 @@ impl Crawler {
         depth: u32,
         hops: u8,
     ) {
-        let Some(requisites) = &self.requisites else {
+        let Some(requisites) = &self.leads.requisites else {
             return;
         };
         if hrefs.is_empty() || hops >= requisite::MAX_HOPS {
@@ -318,7 +323,7 @@ impl Crawler {
     /// The content-seen test: whether a body was read before under another URL, in this
     /// process's filter, or, in a crawl shared through Redis, by any of its processes.
     pub(super) async fn seen_body(&self, digest: &Digest) -> bool {
-        let Some(content) = &self.content else {
+        let Some(content) = &self.leads.content else {
             return false;
         };
         let Some(shared) = self.frontier.as_shared().filter(|_| content.is_elsewhere()) else {
@@ -342,7 +347,7 @@ impl Crawler {
     /// In a crawl shared through Redis, a sitemap another process took is known there: a
     /// body that looks like one asks for its level (one request, for sitemaps only).
     pub(super) async fn sitemap_nesting(&self, url: &Url, fetched: &Fetched) -> Option<u8> {
-        if let Some(level) = self.sitemaps.nesting(url.as_str()) {
+        if let Some(level) = self.leads.sitemaps.nesting(url.as_str()) {
             return Some(level);
         }
         let looks = sitemap::may_be_sitemap(fetched.content_type.as_deref())
@@ -351,7 +356,7 @@ impl Crawler {
             return None;
         }
         if let Some(shared) = self.frontier.as_shared()
-            && let Some(url) = self.sitemaps.canonicalize(url, url.as_str())
+            && let Some(url) = self.leads.sitemaps.canonicalize(url, url.as_str())
         {
             match shared.sitemap_level(&url).await {
                 Ok(Some(level)) => return Some(level),
@@ -359,13 +364,13 @@ impl Crawler {
                 Err(err) => tracing::warn!("asking whether {url} is a sitemap: {err}"),
             }
         }
-        self.sitemaps.enabled.then_some(0)
+        self.leads.sitemaps.enabled.then_some(0)
     }
 
     /// Takes `url` as a sitemap at `level`, in this process and, in a crawl shared through
     /// Redis, for the crawl (where a host's cap is counted): whether to push it.
     pub(super) async fn mark_sitemap(&self, url: &Canonical, level: u8) -> bool {
-        if !self.sitemaps.mark(url, level) {
+        if !self.leads.sitemaps.mark(url, level) {
             return false;
         }
         let Some(shared) = self.frontier.as_shared() else {
@@ -376,8 +381,8 @@ impl Crawler {
             // Pushed by the process that took it; known here at the level it was given.
             Ok(frontier_redis::SitemapMark::Known) => false,
             Ok(frontier_redis::SitemapMark::OverCap) => {
-                self.sitemaps.unmark(url);
-                self.sitemaps.refused.fetch_add(1, Ordering::Relaxed);
+                self.leads.sitemaps.unmark(url);
+                self.leads.sitemaps.refused.fetch_add(1, Ordering::Relaxed);
                 false
             }
             Err(err) => {
@@ -418,7 +423,7 @@ impl Crawler {
             self.push_listed(url, Some(url.as_str()), &batch, depth + 1, children)
                 .await;
         }
-        let stats = &self.sitemaps;
+        let stats = &self.leads.sitemaps;
         stats.fetched.fetch_add(1, Ordering::Relaxed);
         stats.listed.fetch_add(listed, Ordering::Relaxed);
         stats.dropped.fetch_add(reader.dropped, Ordering::Relaxed);
@@ -442,7 +447,7 @@ impl Crawler {
         depth: u32,
         nesting: Option<u8>,
     ) {
-        let stats = &self.sitemaps;
+        let stats = &self.leads.sitemaps;
         for entry in entries {
             let Some(target) = stats.canonicalize(base, &entry.loc) else {
                 stats.dropped.fetch_add(1, Ordering::Relaxed);
@@ -501,7 +506,7 @@ impl Crawler {
             max_links: self.config.extract.max_links_per_page,
             follow_nofollow: self.config.extract.follow_nofollow,
             follow_frames: self.config.extract.follow_frames,
-            requisites: self.requisites.is_some(),
+            requisites: self.leads.requisites.is_some(),
         }
     }
 

@@ -254,7 +254,7 @@ impl Crawler {
         let error = match completion.fate {
             Fate::Retried { .. } => {
                 self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                self.give_back_budget();
+                self.pace.give_back();
                 return;
             }
             Fate::DroppedWithHost => {
@@ -268,7 +268,7 @@ impl Crawler {
             }
             _ => result.error,
         };
-        let lastmod = self.sitemaps.take_lastmod(&lease.url);
+        let lastmod = self.leads.sitemaps.take_lastmod(&lease.url);
         let took = backend::now().saturating_duration_since(started);
         let digest = result.digest.as_ref().map(DigestText::as_str);
         // A page not sent again keeps the digest of the body the earlier crawl read.
@@ -302,7 +302,7 @@ impl Crawler {
             requisite: lease.requisite,
         };
         if lease.requisite
-            && let Some(requisites) = &self.requisites
+            && let Some(requisites) = &self.leads.requisites
         {
             requisites.note_recorded();
         }
@@ -326,9 +326,7 @@ impl Crawler {
         if result.status.is_some() {
             self.stats.latency.observe(took);
         }
-        if let Err(err) = self.sink.write(&record) {
-            tracing::error!("writing records: {err}; stopping");
-            self.sink_failed.store(true, Ordering::Relaxed);
+        if !self.outputs.write(&record) {
             self.stop();
         }
     }

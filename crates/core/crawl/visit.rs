@@ -19,6 +19,19 @@ use crate::warc::Exchange;
 
 use super::*;
 
+/// What a visit fetches with: the HTTP fetcher, the SSRF guard, robots.txt's cache, the
+/// hosts' own rules, and the permits that bound the fetches in flight.
+pub(crate) struct Fetching {
+    pub(super) fetcher: Box<dyn Fetcher>,
+    pub(super) guard: Arc<Guard>,
+    /// Each host's own settings (`[[hosts]]`): here, whether its robots.txt is obeyed.
+    pub(super) hosts: Arc<HostRules>,
+    pub(super) robots: RobotsCache,
+    /// `fetch.concurrency` permits, one held by each fetch in flight (see
+    /// [`worker_tasks`]).
+    pub(super) permits: tokio::sync::Semaphore,
+}
+
 /// The depth of the sitemaps robots.txt lists: one link from the host, as if its root linked
 /// to them, so that `crawl.max_depth = 0` (exactly the seeds) reads none.
 pub(super) const ROBOTS_SITEMAP_DEPTH: u32 = 1;
@@ -148,7 +161,7 @@ impl Crawler {
                 .await;
         }
         let url = visit.lease().url().as_url().clone();
-        if !self.guard.allows_url(&url).await {
+        if !self.fetching.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
             let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
@@ -159,6 +172,7 @@ impl Crawler {
             return;
         };
         let obey_robots = self
+            .fetching
             .hosts
             .for_host(visit.lease().url().host_key())
             .obey_robots;
@@ -179,7 +193,7 @@ impl Crawler {
             return Some(AddressPermit::Unlimited);
         }
         // A name that does not resolve has no address: its fetch fails on its own.
-        let Some(address) = self.guard.address_of(url).await else {
+        let Some(address) = self.fetching.guard.address_of(url).await else {
             return Some(AddressPermit::Unlimited);
         };
         loop {
@@ -192,7 +206,7 @@ impl Crawler {
                 }
                 Err(at) => {
                     self.abandon_until(visit.take(), at);
-                    self.give_back_budget();
+                    self.pace.give_back();
                     return None;
                 }
             }
@@ -202,7 +216,7 @@ impl Crawler {
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links
     /// followed and the lease completed.
     async fn fetch_and_follow<'c>(&'c self, mut visit: Visit<'c>, url: Url) {
-        let keep_headers = self.warc.is_some();
+        let keep_headers = self.outputs.warc.is_some();
         // Queued with its earlier record by a recrawl (another version's memo is not read:
         // the page is then fetched as a new one).
         let Memo { known, hops } = Memo::read(visit.lease().memo());
@@ -212,9 +226,10 @@ impl Crawler {
         }
         let fetched = {
             // Never closed: always a permit.
-            let _fetching = self.fetching.acquire().await.ok();
+            let _fetching = self.fetching.permits.acquire().await.ok();
             let validators = known.as_ref().map(|k| &k.validators);
-            self.fetcher
+            self.fetching
+                .fetcher
                 .get(
                     &url,
                     self.config.fetch.max_body_bytes,
@@ -247,7 +262,7 @@ impl Crawler {
                 // Once per body, for the record, the WARC file and the content-seen test; not
                 // at all when none of them wants it (`output.digest` off, no WARC, no test).
                 // An unchanged body is told from a changed one by its digest.
-                let digest = (self.wants_digest || known.is_some())
+                let digest = (self.outputs.wants_digest || known.is_some())
                     .then(|| cpu_bound(fetched.body.len(), || Digest::of(&fetched.body)));
                 let outcome = match fetched.status {
                     429 | 500..=599 => Outcome::ErrorAnswer {
@@ -256,7 +271,7 @@ impl Crawler {
                     _ => Outcome::Success,
                 };
                 if let (Some(warc), Some(headers), Some(digest)) =
-                    (&self.warc, &fetched.headers, digest)
+                    (&self.outputs.warc, &fetched.headers, digest)
                 {
                     let exchange = Exchange {
                         url: &url,
@@ -276,7 +291,7 @@ impl Crawler {
                     if let Err(err) = cpu_bound(fetched.body.len(), || warc.write(&exchange)) {
                         // Not done with: back in line, for a resumed crawl to fetch again.
                         tracing::error!("writing the WARC file: {err}; stopping");
-                        self.sink_failed.store(true, Ordering::Relaxed);
+                        self.outputs.fail();
                         self.stop();
                         self.abandon(visit.take());
                         return;
@@ -301,8 +316,15 @@ impl Crawler {
             known,
             fetched_here: fresh,
         } = self
+            .fetching
             .robots
-            .rules(&*self.fetcher, &self.guard, &host, url, visit.started)
+            .rules(
+                &*self.fetching.fetcher,
+                &self.fetching.guard,
+                &host,
+                url,
+                visit.started,
+            )
             .await;
         // Leases that waited for the robots.txt another lease of the host was fetching
         // started before its rules were known.
@@ -313,7 +335,7 @@ impl Crawler {
             self.frontier.set_crawl_delay(&host, delay).await;
         }
         if fresh
-            && self.sitemaps.enabled
+            && self.leads.sitemaps.enabled
             && let Rules::Parsed(robot) = &*rules
             && !robot.sitemaps.is_empty()
         {
@@ -338,13 +360,13 @@ impl Crawler {
             // could not be had, after the back-off the fetching lease's failure sets,
             // so that it counts as one error of the host, not one per connection.
             self.abandon(visit.take());
-            self.give_back_budget();
+            self.pace.give_back();
             return None;
         }
         match &*rules {
             Rules::Unreachable(status) => {
                 let retry = Outcome::ErrorAnswer {
-                    retry_after: Some(self.robots.unreachable_ttl()),
+                    retry_after: Some(self.fetching.robots.unreachable_ttl()),
                 };
                 let why = format!("robots.txt answered {status}");
                 let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
@@ -382,7 +404,7 @@ impl Crawler {
             // goes back in line, first of its host's, to be the host's next request when the
             // delay allows (and the slot serves another host meanwhile).
             self.abandon(visit.take());
-            self.give_back_budget();
+            self.pace.give_back();
             return None;
         }
         Some(visit)

@@ -2,11 +2,9 @@
 //! names, or for a lease to complete) and start a task that visits it; the page budget
 //! (`crawl.max_pages`) that may stop it; which URL each slot is on, for the progress line.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::futures::Notified;
 use tokio::sync::mpsc::{self, UnboundedSender};
 use tokio::task::JoinError;
 
@@ -114,7 +112,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         // Uncounted before the wake-up, so that the dispatcher, waiting for the leases in
         // flight with the budget spent, sees this one gone.
-        self.crawler.outstanding.fetch_sub(1, Ordering::AcqRel);
+        self.crawler.pace.visit_ended();
         // Fails only once the dispatcher is gone, which wants no more slots.
         let _ = self.free.send(self.slot);
         self.crawler.wake.notify_waiters();
@@ -139,7 +137,7 @@ impl Crawler {
             }
             let slot = tokio::select! {
                 slot = freed.recv() => slot,
-                () = self.stop.cancelled() => None,
+                () = self.pace.stopping() => None,
             };
             // Never closed while `free` is held here.
             let Some(slot) = slot else { return };
@@ -148,7 +146,7 @@ impl Crawler {
             };
             // Counted here, not by the task, which may not have started when the budget is
             // next looked at.
-            self.outstanding.fetch_add(1, Ordering::AcqRel);
+            self.pace.visit_started();
             let running = Running {
                 crawler: Arc::clone(self),
                 slot,
@@ -177,12 +175,12 @@ impl Crawler {
     /// workers would, with no hand-over to the dispatcher; `None` when there is none now, and
     /// the task ends, leaving the waiting to the dispatcher.
     async fn ready_lease(&self) -> Option<Lease> {
-        if self.stop.is_cancelled() || self.budget.load(Ordering::Relaxed) == 0 {
+        if self.pace.stopped() || self.pace.spent() {
             return None;
         }
         match self.frontier.next().await {
             Ok(Next::Lease(lease)) => {
-                if self.take_budget() {
+                if self.pace.take() {
                     return Some(lease);
                 }
                 self.abandon(lease);
@@ -200,7 +198,7 @@ impl Crawler {
     /// a lease completes); `None` once the crawl is over or stops.
     async fn next_lease(&self) -> Option<Lease> {
         loop {
-            if self.stop.is_cancelled() {
+            if self.pace.stopped() {
                 return None;
             }
             // Registered before asking, so that a completion between the answer and the
@@ -208,17 +206,17 @@ impl Crawler {
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            if self.budget.load(Ordering::Relaxed) == 0 {
+            if self.pace.spent() {
                 // A lease taken now would only be given back (a round trip each on a shared
                 // crawl).
-                if self.wait_while_spent(woken).await {
+                if self.pace.wait_while_spent(woken).await {
                     return None;
                 }
                 continue;
             }
             match self.frontier.next().await {
                 Ok(Next::Lease(lease)) => {
-                    if self.take_budget() {
+                    if self.pace.take() {
                         return Some(lease);
                     }
                     self.abandon(lease);
@@ -228,13 +226,13 @@ impl Crawler {
                     tokio::select! {
                         () = tokio::time::sleep_until(at) => {}
                         () = &mut woken => {}
-                        () = self.stop.cancelled() => {}
+                        () = self.pace.stopping() => {}
                     }
                 }
                 Ok(Next::Pending) => {
                     tokio::select! {
                         () = &mut woken => {}
-                        () = self.stop.cancelled() => {}
+                        () = self.pace.stopping() => {}
                     }
                 }
                 Ok(Next::Done) => return None,
@@ -244,39 +242,6 @@ impl Crawler {
                     tracing::error!("frontier: {err}");
                 }
             }
-        }
-    }
-
-    pub(super) fn take_budget(&self) -> bool {
-        self.budget
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .is_ok()
-    }
-
-    /// `max_pages` is spent, unless a lease in flight ends in a retry and gives its share
-    /// back: waits for one to end (`woken`), then answers whether the crawl stops, which it
-    /// does when none is in flight and the budget is still spent.
-    pub(super) async fn wait_while_spent(&self, woken: std::pin::Pin<&mut Notified<'_>>) -> bool {
-        if self.outstanding.load(Ordering::Acquire) == 0 {
-            // Read again: a retry gives its share back before its lease stops counting as
-            // in flight, so a share given back by the last one is seen here.
-            if self.budget.load(Ordering::Relaxed) > 0 {
-                return false;
-            }
-            self.reached_max_pages.store(true, Ordering::Relaxed);
-            self.stop();
-            return true;
-        }
-        tokio::select! {
-            () = woken => {}
-            () = self.stop.cancelled() => {}
-        }
-        false
-    }
-
-    pub(super) fn give_back_budget(&self) {
-        if self.config.crawl.max_pages != 0 {
-            self.budget.fetch_add(1, Ordering::Relaxed);
         }
     }
 
