@@ -280,92 +280,56 @@ pub struct SharedFrontier {
     inner: Arc<Inner>,
 }
 
+/// How this process maps the crawl onto its keys: hosts to buckets, URLs to the seen-test's
+/// probes, and its copies of the seen-test's frozen generations.
+pub(super) struct Keys {
+    /// Buckets the hosts are hashed into.
+    pub(super) buckets: u32,
+    /// The sizes a bucket's seen-test grows by.
+    pub(super) schedule: Schedule,
+    /// Copies of the seen-test's frozen generations, to look URLs up in here.
+    pub(super) frozen: Frozen,
+    /// The seen-test's target false-positive rate.
+    pub(super) seen_rate: f64,
+    /// The crawl's SipHash key, which hosts and URLs are hashed with.
+    pub(super) sip_key: [u8; 16],
+    /// The crawl's layout: to make `pushed` anew, and whether hosts go to buckets by domain.
+    pub(super) layout: Layout,
+}
+
+/// What a [`SharedFrontier`]'s clones share, in parts by job.
 struct Inner {
+    /// The connection to Redis, and the crawl's record.
     store: Store,
     /// This process among the crawl's: random, so that two never share one.
     id: String,
-    /// When this process, finding no work, may next check whether the crawl is over, and
-    /// the wait after that.
-    idle_check: Mutex<(Instant, Duration)>,
-    /// Set once the crawl is over: every worker is told so without reading Redis again.
-    over: AtomicBool,
+    /// The scripts, loaded once.
     scripts: Scripts,
-    buckets: u32,
-    /// The sizes a bucket's seen-test grows by.
-    schedule: Schedule,
-    /// Copies of the seen-test's frozen generations, to look URLs up in here.
-    frozen: Frozen,
-    /// The seen-test's target false-positive rate.
-    seen_rate: f64,
-    sip_key: [u8; 16],
+    /// The canonical form of the links this process pushes.
     canon: Canonicalizer,
+    /// The crawl's scope and trap rules, which this process applies to its links.
     scope: ScopeRules,
+    /// The crawl's politeness, sent with the scripts.
     politeness: Politeness,
+    /// How long a lease lasts unless renewed.
     lease_time: Duration,
-    views: Mutex<Vec<View>>,
-    /// The fetch workers that ask for leases...
-    workers: usize,
-    /// ...and how many of them hold one: a search for work takes leases for the others.
-    working: Arc<AtomicUsize>,
-    /// Leases handed out by Redis not yet taken by a worker.
-    buffer: Mutex<VecDeque<SharedLease>>,
-    /// One search for work at a time: the others wait for its leases.
-    search: tokio::sync::Mutex<()>,
-    /// Where the next search starts, so that every bucket is polled in turn.
-    cursor: AtomicUsize,
-    /// A search ahead is under way (see [`Inner::search_ahead`]).
-    searching_ahead: AtomicBool,
-    /// Buckets asked for leases so far, by every search.
-    polled: AtomicUsize,
-    /// The store's count of server changes as last seen (see [`Inner::check_server`]).
-    server_changes: AtomicU64,
     /// Leases held by this process, by bucket and token: renewed until completed.
     held: Mutex<HashSet<(u32, u64)>>,
-    /// The links of each page leased to this process, sent when it is completed: those to
-    /// other buckets first, those of its own bucket with the completion (one round trip).
-    pending: Mutex<HashMap<String, Pending>>,
-    /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
-    /// not sent again. Most links of a page lead where earlier pages led, so this saves
-    /// most of the seen-test's work in Redis and its round trips. Replaced by an empty one
-    /// when Redis goes back to an older state ([`Inner::went_back`]); a std lock, read once
-    /// per link and written only then.
-    pushed: RwLock<SeenSet>,
-    /// The crawl's layout, to make `pushed` anew.
-    layout: Layout,
-    /// Each bucket's count of changes as last heard, and when by the server's clock (ms):
-    /// fewer at a later instant means Redis went back.
-    ops_seen: Mutex<Vec<(i64, i64)>>,
-    /// The crawl's epoch as last read (-1 before the first heartbeat): bumped by a process
-    /// that finds Redis went back, so that the others forget what they sent too.
-    epoch: AtomicI64,
-    /// Scripts that change the crawl sent so far: their request ids.
-    requests_sent: AtomicU64,
-    /// How many times this process forgot the links it sent (see [`Inner::forget_sent`]).
-    forgets: AtomicU64,
-    /// When this process last said in the log that Redis went back (see
-    /// [`Inner::say_went_back`]).
-    said_went_back: Mutex<Option<Instant>>,
-    /// The seeds' redirect targets this process has in its scope: another process's join
-    /// it at the next heartbeat.
-    redirect_targets: AtomicUsize,
-    /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
-    policies: Mutex<HashSet<String>>,
-    /// Each bucket's next batch of completions and links.
-    batches: Mutex<HashMap<u32, Batch>>,
-    /// Each bucket's next content-seen test.
-    bodies: Mutex<HashMap<u32, Bodies>>,
-    /// Links sent (or waiting to go with their page's completion) and not yet answered:
-    /// the pages in flight link to one another, and one of them sends each.
-    sending: Mutex<HashSet<String>>,
+    /// This process's counts, and the crawl's totals as last read.
     counts: Counts,
-    /// The heartbeat task (presence, renewals, totals), stopped with the frontier rather
-    /// than at its next beat.
-    heartbeat: Mutex<Option<tokio::task::AbortHandle>>,
+    /// How hosts map to buckets and URLs to the seen-test's probes.
+    keys: Keys,
+    /// The search for work: each bucket's view, the leases taken for idle workers.
+    search: Search,
+    /// This process among the others: the heartbeat, the end, Redis going back.
+    presence: Presence,
+    /// What this process sends: batches, links sent and being sent, content tests.
+    sent: Sent,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let heartbeat = self.heartbeat.get_mut();
+        let heartbeat = self.presence.heartbeat.get_mut();
         if let Some(task) = heartbeat.unwrap_or_else(PoisonError::into_inner).take() {
             task.abort();
         }
@@ -449,50 +413,59 @@ impl SharedFrontier {
         let inner = Arc::new(Inner {
             store,
             id: format!("{}-{:016x}", std::process::id(), u64::from_be_bytes(id)),
-            idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
-            over: AtomicBool::new(false),
             scripts: Scripts::new(cluster),
-            buckets: layout.buckets,
-            schedule: Schedule::new(
-                layout.seen_initial_capacity,
-                layout.seen_rate,
-                layout.buckets,
-            )?,
-            frozen: Frozen::default(),
-            seen_rate: layout.seen_rate,
-            sip_key: layout.key,
             canon,
             scope,
             politeness,
             lease_time,
-            views: Mutex::new(views),
-            workers: workers.max(1),
-            working: Arc::new(AtomicUsize::new(0)),
-            buffer: Mutex::new(VecDeque::new()),
-            search: tokio::sync::Mutex::new(()),
-            cursor: AtomicUsize::new(0),
-            searching_ahead: AtomicBool::new(false),
-            polled: AtomicUsize::new(0),
-            server_changes: AtomicU64::new(server_changes),
             held: Mutex::new(HashSet::new()),
-            pending: Mutex::new(HashMap::new()),
-            pushed: RwLock::new(pushed),
-            layout: layout.clone(),
-            ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
-            epoch: AtomicI64::new(-1),
-            requests_sent: AtomicU64::new(0),
-            forgets: AtomicU64::new(0),
-            said_went_back: Mutex::new(None),
-            redirect_targets: AtomicUsize::new(0),
-            batches: Mutex::new(HashMap::new()),
-            bodies: Mutex::new(HashMap::new()),
-            policies: Mutex::new(HashSet::new()),
-            sending: Mutex::new(HashSet::new()),
             counts: Counts::default(),
-            heartbeat: Mutex::new(None),
+            keys: Keys {
+                buckets: layout.buckets,
+                schedule: Schedule::new(
+                    layout.seen_initial_capacity,
+                    layout.seen_rate,
+                    layout.buckets,
+                )?,
+                frozen: Frozen::default(),
+                seen_rate: layout.seen_rate,
+                sip_key: layout.key,
+                layout: layout.clone(),
+            },
+            search: Search {
+                views: Mutex::new(views),
+                workers: workers.max(1),
+                working: Arc::new(AtomicUsize::new(0)),
+                buffer: Mutex::new(VecDeque::new()),
+                turn: tokio::sync::Mutex::new(()),
+                cursor: AtomicUsize::new(0),
+                searching_ahead: AtomicBool::new(false),
+                polled: AtomicUsize::new(0),
+            },
+            presence: Presence {
+                idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
+                over: AtomicBool::new(false),
+                server_changes: AtomicU64::new(server_changes),
+                ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
+                epoch: AtomicI64::new(-1),
+                forgets: AtomicU64::new(0),
+                said_went_back: Mutex::new(None),
+                redirect_targets: AtomicUsize::new(0),
+                heartbeat: Mutex::new(None),
+            },
+            sent: Sent {
+                pending: Mutex::new(HashMap::new()),
+                pushed: RwLock::new(pushed),
+                requests_sent: AtomicU64::new(0),
+                batches: Mutex::new(HashMap::new()),
+                bodies: Mutex::new(HashMap::new()),
+                policies: Mutex::new(HashSet::new()),
+                sending: Mutex::new(HashSet::new()),
+            },
         });
         let heartbeat = tokio::spawn(renew(Arc::downgrade(&inner)));
         *inner
+            .presence
             .heartbeat
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(heartbeat.abort_handle());
@@ -807,7 +780,11 @@ impl SharedFrontier {
             return Err(err);
         }
         {
-            let mut pending = inner.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pending = inner
+                .sent
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if let Some(held) = pending.get_mut(page.as_str()) {
                 held.links.append(&mut links);
             }
@@ -845,6 +822,7 @@ impl SharedFrontier {
     /// ```
     pub fn buffered(&self) -> usize {
         self.inner
+            .search
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -862,7 +840,7 @@ impl SharedFrontier {
         // away (thousands, a round trip of milliseconds) outlasts the time after which the
         // first ones are due again, so the search stops once as many as there are have been
         // asked, by this worker or the others searching with it.
-        let asked_before = inner.polled.load(Ordering::Relaxed);
+        let asked_before = inner.search.polled.load(Ordering::Relaxed);
         loop {
             if let Some(lease) = inner.take_buffered() {
                 inner.search_ahead();
@@ -872,13 +850,13 @@ impl SharedFrontier {
             // waiting for it takes the leases a round brought as soon as it ends, rather than
             // after a whole sweep.
             let asked = {
-                let _searching = inner.search.lock().await;
+                let _searching = inner.search.turn.lock().await;
                 if let Some(lease) = inner.take_buffered() {
                     return Ok(Next::Lease(lease));
                 }
                 // Over for good (see is_over): the workers that waited for this lock are
                 // told at once, rather than each after a sweep of every bucket.
-                if inner.over.load(Ordering::Relaxed) {
+                if inner.presence.over.load(Ordering::Relaxed) {
                     return Ok(Next::Done);
                 }
                 let (asked, leased) = inner.poll(0).await?;
@@ -889,13 +867,17 @@ impl SharedFrontier {
             };
             // Until every bucket has been asked lately and none is ready, or the searches
             // asked as many buckets as there are.
-            let asked_since = inner.polled.load(Ordering::Relaxed) - asked_before;
-            if asked > 0 && asked_since < inner.buckets as usize {
+            let asked_since = inner.search.polled.load(Ordering::Relaxed) - asked_before;
+            if asked > 0 && asked_since < inner.keys.buckets as usize {
                 continue;
             }
             let now = Instant::now();
             let (next_ready, idle) = {
-                let views = inner.views.lock().unwrap_or_else(PoisonError::into_inner);
+                let views = inner
+                    .search
+                    .views
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 let next_ready = views.iter().filter_map(View::ready_for_me).min();
                 let idle = views
                     .iter()
@@ -940,7 +922,7 @@ impl SharedFrontier {
         // state while the page is done in the second's, and are sent again (below).
         let reached = (
             inner.store.server_changes(),
-            inner.forgets.load(Ordering::Relaxed),
+            inner.presence.forgets.load(Ordering::Relaxed),
         );
         let resend = others.clone();
         let admitted = inner.admit(others).await;
@@ -962,7 +944,7 @@ impl SharedFrontier {
         inner.stop_renewing(&lease);
         let now = (
             inner.store.server_changes(),
-            inner.forgets.load(Ordering::Relaxed),
+            inner.presence.forgets.load(Ordering::Relaxed),
         );
         if now != reached && !resend.is_empty() {
             // The seen-test drops those the second Redis holds: sending again is harmless.
@@ -1065,6 +1047,7 @@ impl SharedFrontier {
     pub async fn give_back_buffered(&self) -> Result<usize, Error> {
         let leases: Vec<SharedLease> = self
             .inner
+            .search
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -1126,7 +1109,7 @@ impl SharedFrontier {
         s.urls = totals.seen;
         s.filter_bytes = usize::try_from(totals.seen_bits / 8).unwrap_or(usize::MAX);
         s.sub_filters = usize::try_from(totals.seen_generations).unwrap_or(usize::MAX);
-        s.target_rate = self.inner.seen_rate;
+        s.target_rate = self.inner.keys.seen_rate;
         // The filters are sized so that a test's rate stays below the target, at any size:
         // the target is the estimate reported, a bound.
         s.estimated_rate = s.target_rate;
@@ -1180,14 +1163,22 @@ impl Inner {
     /// the lease is gone already).
     /// Notes a lease of `url`: its page's links wait for a completion.
     pub(super) fn hold_pending(&self, url: &str) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pending = self
+            .sent
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         pending.entry(url.to_owned()).or_default().holders += 1;
     }
 
     /// A lease of `url` ends: its completion takes the page's links (`completing`), or it is
     /// abandoned, and the links go with it only when no other lease of the page is held.
     fn let_go_pending(&self, url: &str, completing: bool) -> Vec<Link> {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut pending = self
+            .sent
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let Some(held) = pending.get_mut(url) else {
             return Vec::new();
         };
@@ -1213,15 +1204,15 @@ impl Inner {
     }
 
     fn bucket_of(&self, host: &str) -> u32 {
-        let mut sip = SipHasher13::new_with_key(&self.sip_key);
+        let mut sip = SipHasher13::new_with_key(&self.keys.sip_key);
         // A crawl with domain budgets keeps a domain's hosts in one bucket, whose script
         // then counts the domain's hosts and pages in one atomic step.
-        let key = match self.layout.by_domain {
+        let key = match self.keys.layout.by_domain {
             true => frontier::registrable_domain_of(host),
             false => host,
         };
         sip.write(key.as_bytes());
-        (sip.finish() % u64::from(self.buckets)) as u32
+        (sip.finish() % u64::from(self.keys.buckets)) as u32
     }
 
     /// A new request id: a script sent again with it after its answer was lost (a timeout,
@@ -1230,7 +1221,7 @@ impl Inner {
         format!(
             "{}:{}",
             self.id,
-            self.requests_sent.fetch_add(1, Ordering::Relaxed)
+            self.sent.requests_sent.fetch_add(1, Ordering::Relaxed)
         )
     }
 }

@@ -4,6 +4,31 @@
 
 use super::*;
 
+/// What this process sends Redis: each bucket's next batch and content tests, the links
+/// sent and being sent, the hosts whose own politeness Redis holds.
+pub(super) struct Sent {
+    /// The links of each page leased to this process, sent when it is completed: those to
+    /// other buckets first, those of its own bucket with the completion (one round trip).
+    pub(super) pending: Mutex<HashMap<String, Pending>>,
+    /// The URLs this process has had admitted (new or seen) in Redis: a link met again is
+    /// not sent again. Most links of a page lead where earlier pages led, so this saves
+    /// most of the seen-test's work in Redis and its round trips. Replaced by an empty one
+    /// when Redis goes back to an older state ([`Inner::went_back`]); a std lock, read once
+    /// per link and written only then.
+    pub(super) pushed: RwLock<SeenSet>,
+    /// Scripts that change the crawl sent so far: their request ids.
+    pub(super) requests_sent: AtomicU64,
+    /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
+    pub(super) policies: Mutex<HashSet<String>>,
+    /// Each bucket's next batch of completions and links.
+    pub(super) batches: Mutex<HashMap<u32, Batch>>,
+    /// Each bucket's next content-seen test.
+    pub(super) bodies: Mutex<HashMap<u32, Bodies>>,
+    /// Links sent (or waiting to go with their page's completion) and not yet answered:
+    /// the pages in flight link to one another, and one of them sends each.
+    pub(super) sending: Mutex<HashSet<String>>,
+}
+
 /// The most links one batch script takes (a step with more goes alone).
 pub(super) const MAX_BATCH: usize = 1000;
 
@@ -173,7 +198,11 @@ impl Inner {
     /// its first lease. One request per host with settings of its own, once per process.
     pub(super) async fn set_policies(&self, links: &[Link]) -> Result<(), Error> {
         let todo: Vec<(u32, String, HostPoliteness)> = {
-            let mut done = self.policies.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut done = self
+                .sent
+                .policies
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let mut todo = Vec::new();
             for link in links {
                 if done.contains(&link.host) {
@@ -203,7 +232,8 @@ impl Inner {
         for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
             if let Err(err) = result {
                 // Not held: asked again with the host's next links.
-                self.policies
+                self.sent
+                    .policies
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(host);
@@ -215,7 +245,11 @@ impl Inner {
 
     /// Notes links as admitted in Redis: this process sends them no more.
     pub(super) fn note_admitted(&self, links: &[Link]) {
-        let pushed = self.pushed.read().unwrap_or_else(PoisonError::into_inner);
+        let pushed = self
+            .sent
+            .pushed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         for link in links {
             // A filter that cannot grow (memory) only costs round trips: Redis still knows.
             let _ = pushed.insert(&link.url);
@@ -227,12 +261,14 @@ impl Inner {
     /// being sent now (then it is noted as being sent). One not sent is counted as seen.
     pub(super) fn first_send(&self, url: &Canonical) -> bool {
         let pushed = self
+            .sent
             .pushed
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .contains(url);
         let first = !pushed
             && self
+                .sent
                 .sending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -246,7 +282,11 @@ impl Inner {
     /// Takes links off the list of those being sent: answered, or not sent after all (their
     /// page is fetched again, and sends them again).
     pub(super) fn not_sending(&self, links: &[Link]) {
-        let mut sending = self.sending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut sending = self
+            .sent
+            .sending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for link in links {
             sending.remove(link.url.as_str());
         }
@@ -262,11 +302,11 @@ impl Inner {
         let host = url.host_key().to_owned();
         Link {
             bucket: self.bucket_of(&host),
-            domain: match self.layout.by_domain {
+            domain: match self.keys.layout.by_domain {
                 true => frontier::registrable_domain_of(&host).into(),
                 false => Box::from(""),
             },
-            probes: self.schedule.probes(&self.sip_key, url.as_str()),
+            probes: self.keys.schedule.probes(&self.keys.sip_key, url.as_str()),
             host,
             depth,
             url,
@@ -329,7 +369,11 @@ impl Inner {
     ) -> Result<StepAnswer, Error> {
         let (answer, answered) = oneshot::channel();
         let start = {
-            let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut batches = self
+                .sent
+                .batches
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let batch = batches.entry(bucket).or_default();
             batch.waiting.push((step, answer));
             !std::mem::replace(&mut batch.flushing, true)
@@ -346,7 +390,11 @@ impl Inner {
     pub(super) async fn flush(self: Arc<Self>, bucket: u32) {
         loop {
             let steps = {
-                let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut batches = self
+                    .sent
+                    .batches
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 let batch = batches.entry(bucket).or_default();
                 if batch.waiting.is_empty() {
                     batch.flushing = false;
@@ -368,13 +416,13 @@ impl Inner {
             self.check_server();
             // Links sent before Redis is found to have gone back are not to be remembered
             // after: their answer may come from the state that was lost.
-            let forgets = self.forgets.load(Ordering::Relaxed);
+            let forgets = self.presence.forgets.load(Ordering::Relaxed);
             let server = self.store.server_changes();
             let result = self.send_batch(bucket, &steps).await;
             if result.is_ok()
                 && (
                     self.store.server_changes(),
-                    self.forgets.load(Ordering::Relaxed),
+                    self.presence.forgets.load(Ordering::Relaxed),
                 ) != (server, forgets)
             {
                 // The script, built with what the lost state knew (links it held as seen were
@@ -390,7 +438,8 @@ impl Inner {
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
                     let step = Step { lease: None, links };
-                    self.batches
+                    self.sent
+                        .batches
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .entry(bucket)
@@ -401,9 +450,9 @@ impl Inner {
             }
             match result {
                 Ok((answers, generations)) => {
-                    let remember = self.forgets.load(Ordering::Relaxed) == forgets;
-                    let bytes = |index| self.schedule.bytes(bucket, index);
-                    if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
+                    let remember = self.presence.forgets.load(Ordering::Relaxed) == forgets;
+                    let bytes = |index| self.keys.schedule.bytes(bucket, index);
+                    if let Some(index) = self.keys.frozen.wanted(bucket, generations, bytes) {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
@@ -429,7 +478,7 @@ impl Inner {
     pub(super) async fn copy_generation(self: Arc<Self>, bucket: u32, index: usize) {
         let copy = self.read_generation(bucket, index).await;
         // Not copied: URLs are looked up in Redis, and the copy is tried again later.
-        self.frozen.add(bucket, index, copy.ok());
+        self.keys.frozen.add(bucket, index, copy.ok());
     }
 
     pub(super) async fn read_generation(
@@ -482,7 +531,7 @@ impl Inner {
         let mut invocation = self.scripts.batch_call(
             &tag,
             &self.politeness,
-            self.schedule.text(bucket),
+            self.keys.schedule.text(bucket),
             &self.request_id(),
             self.budgets(),
         );
@@ -491,7 +540,7 @@ impl Inner {
             let mut sent = Vec::with_capacity(step.links.len());
             for link in &step.links {
                 let mut probes = link.probes;
-                if self.frozen.holds(bucket, &mut probes) {
+                if self.keys.frozen.holds(bucket, &mut probes) {
                     tracing::trace!(url = %link.url, "link not sent: a frozen generation holds it");
                 } else {
                     sent.push((link, probes));

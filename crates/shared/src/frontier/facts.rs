@@ -244,17 +244,21 @@ impl SharedFrontier {
             let _ = write!(key, "{byte:02x}");
         }
         let bucket = {
-            let mut sip = SipHasher13::new_with_key(&inner.sip_key);
+            let mut sip = SipHasher13::new_with_key(&inner.keys.sip_key);
             sip.write(key.as_bytes());
-            (sip.finish() % u64::from(inner.buckets)) as u32
+            (sip.finish() % u64::from(inner.keys.buckets)) as u32
         };
-        let mut probes = inner.schedule.probes(&inner.sip_key, &key);
-        if inner.frozen.holds(bucket, &mut probes) {
+        let mut probes = inner.keys.schedule.probes(&inner.keys.sip_key, &key);
+        if inner.keys.frozen.holds(bucket, &mut probes) {
             return Ok(true);
         }
         let (answer, answered) = oneshot::channel();
         let start = {
-            let mut bodies = inner.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut bodies = inner
+                .sent
+                .bodies
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let waiting = bodies.entry(bucket).or_default();
             waiting.waiting.push((probes, answer));
             !std::mem::replace(&mut waiting.flushing, true)
@@ -297,7 +301,11 @@ impl Inner {
     pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
         loop {
             let bodies: Vec<_> = {
-                let mut all = self.bodies.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut all = self
+                    .sent
+                    .bodies
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
                 let waiting = all.entry(bucket).or_default();
                 if waiting.waiting.is_empty() {
                     waiting.flushing = false;
@@ -313,7 +321,7 @@ impl Inner {
             }
             invocation
                 .arg(&tag)
-                .arg(self.schedule.text(bucket))
+                .arg(self.keys.schedule.text(bucket))
                 .arg(self.request_id());
             for (probes, _) in &bodies {
                 invocation.arg(&probes[..]);
@@ -322,8 +330,8 @@ impl Inner {
             match answer {
                 Ok(answer) if answer.len() == bodies.len() + 1 => {
                     let generations = answer[bodies.len()];
-                    let bytes = |index| self.schedule.bytes(bucket, index);
-                    if let Some(index) = self.frozen.wanted(bucket, generations, bytes) {
+                    let bytes = |index| self.keys.schedule.bytes(bucket, index);
+                    if let Some(index) = self.keys.frozen.wanted(bucket, generations, bytes) {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((_, send), new) in bodies.into_iter().zip(answer) {

@@ -4,6 +4,35 @@
 
 use super::*;
 
+/// This process among the crawl's: the heartbeat, whether the crawl is over, and what tells
+/// that Redis went back to an older state.
+pub(super) struct Presence {
+    /// When this process, finding no work, may next check whether the crawl is over, and
+    /// the wait after that.
+    pub(super) idle_check: Mutex<(Instant, Duration)>,
+    /// Set once the crawl is over: every worker is told so without reading Redis again.
+    pub(super) over: AtomicBool,
+    /// The store's count of server changes as last seen (see [`Inner::check_server`]).
+    pub(super) server_changes: AtomicU64,
+    /// Each bucket's count of changes as last heard, and when by the server's clock (ms):
+    /// fewer at a later instant means Redis went back.
+    pub(super) ops_seen: Mutex<Vec<(i64, i64)>>,
+    /// The crawl's epoch as last read (-1 before the first heartbeat): bumped by a process
+    /// that finds Redis went back, so that the others forget what they sent too.
+    pub(super) epoch: AtomicI64,
+    /// How many times this process forgot the links it sent (see [`Inner::forget_sent`]).
+    pub(super) forgets: AtomicU64,
+    /// When this process last said in the log that Redis went back (see
+    /// [`Inner::say_went_back`]).
+    pub(super) said_went_back: Mutex<Option<Instant>>,
+    /// The seeds' redirect targets this process has in its scope: another process's join
+    /// it at the next heartbeat.
+    pub(super) redirect_targets: AtomicUsize,
+    /// The heartbeat task (presence, renewals, totals), stopped with the frontier rather
+    /// than at its next beat.
+    pub(super) heartbeat: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
 /// How often a process says it is present and learns who else is (and, every fifth time,
 /// reads the crawl's totals).
 pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -134,7 +163,11 @@ impl Inner {
         // only one that ran later by the server's clock, with fewer changes, shows that
         // Redis went back; a clock a second behind is another server.
         let went_back = {
-            let mut seen = self.ops_seen.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut seen = self
+                .presence
+                .ops_seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let (earlier_ops, earlier_at) = seen[bucket as usize];
             let back =
                 (server_now > earlier_at && ops < earlier_ops) || server_now + 1_000 < earlier_at;
@@ -152,7 +185,11 @@ impl Inner {
         let ready = (ready_at >= 0).then(|| {
             now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
         });
-        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut views = self
+            .search
+            .views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let view = &mut views[bucket as usize];
         view.ready = ready;
         view.queued = queued;
@@ -166,7 +203,7 @@ impl Inner {
     /// was sent: a page fetched again after a failover pushes all its links again.
     pub(super) fn check_server(&self) {
         let now = self.store.server_changes();
-        if self.server_changes.swap(now, Ordering::Relaxed) != now {
+        if self.presence.server_changes.swap(now, Ordering::Relaxed) != now {
             self.say_went_back(|| {
                 "Redis is another server than before (restarted, or a replica promoted): its \
                  state may be older than what this process sent, so it forgets the links it \
@@ -199,6 +236,7 @@ impl Inner {
     fn say_went_back(&self, message: impl FnOnce() -> String) {
         let now = Instant::now();
         let mut said = self
+            .presence
             .said_went_back
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
@@ -225,13 +263,20 @@ impl Inner {
     /// Forgets the links sent, the copies of frozen generations and the hosts whose
     /// politeness it set (see [`Inner::went_back`]).
     pub(super) fn forget_sent(&self) {
-        self.forgets.fetch_add(1, Ordering::Relaxed);
-        match new_pushed(&self.layout) {
-            Ok(fresh) => *self.pushed.write().unwrap_or_else(PoisonError::into_inner) = fresh,
+        self.presence.forgets.fetch_add(1, Ordering::Relaxed);
+        match new_pushed(&self.keys.layout) {
+            Ok(fresh) => {
+                *self
+                    .sent
+                    .pushed
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = fresh
+            }
             Err(err) => tracing::warn!("{err}"),
         }
-        self.frozen.clear();
-        self.policies
+        self.keys.frozen.clear();
+        self.sent
+            .policies
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
@@ -241,7 +286,7 @@ impl Inner {
     /// among its trusted seeds: that is the caller's SSRF guard's business, which never sees
     /// them).
     pub(super) async fn widen_scope(&self) {
-        let known = self.redirect_targets.load(Ordering::Relaxed);
+        let known = self.presence.redirect_targets.load(Ordering::Relaxed);
         let Ok(Some(targets)) = self.store.redirect_targets_beyond(known).await else {
             return;
         };
@@ -250,7 +295,8 @@ impl Inner {
                 self.scope.add_seed(&url);
             }
         }
-        self.redirect_targets
+        self.presence
+            .redirect_targets
             .store(targets.len(), Ordering::Relaxed);
     }
 
@@ -260,7 +306,7 @@ impl Inner {
         let Ok(epoch) = self.store.epoch().await else {
             return;
         };
-        let known = self.epoch.swap(epoch, Ordering::Relaxed);
+        let known = self.presence.epoch.swap(epoch, Ordering::Relaxed);
         if known >= 0 && known != epoch {
             self.forget_sent();
             self.say_went_back(|| {
@@ -277,7 +323,7 @@ impl Inner {
 
     /// The crawl's totals, and which buckets have URLs queued or leased.
     pub(super) async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
-        let reads: Vec<redis::Cmd> = (0..self.buckets)
+        let reads: Vec<redis::Cmd> = (0..self.keys.buckets)
             .map(|b| {
                 let mut cmd = redis::cmd("HMGET");
                 cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
@@ -300,7 +346,7 @@ impl Inner {
             .collect();
         let answers = self.store.query_each::<Vec<Option<i64>>>(&reads).await?;
         let mut totals = Totals::default();
-        let mut busy = Vec::with_capacity(self.buckets as usize);
+        let mut busy = Vec::with_capacity(self.keys.buckets as usize);
         for answer in answers {
             let v: Vec<u64> = answer
                 .into_iter()
@@ -354,8 +400,12 @@ impl Inner {
             .arg(millis(PRESENT_FOR))
             .arg(millis(PRESENT_FOR * 60));
         let present: Vec<String> = self.store.invoke(&invocation).await?;
-        let owned = owned_buckets(&self.id, &present, self.buckets, &self.sip_key);
-        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let owned = owned_buckets(&self.id, &present, self.keys.buckets, &self.keys.sip_key);
+        let mut views = self
+            .search
+            .views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for (view, owned) in views.iter_mut().zip(owned) {
             view.owned = owned;
         }
@@ -384,12 +434,13 @@ impl Inner {
         {
             return Ok(false);
         }
-        if self.over.load(Ordering::Relaxed) {
+        if self.presence.over.load(Ordering::Relaxed) {
             return Ok(true);
         }
         {
             let now = Instant::now();
             let mut check = self
+                .presence
                 .idle_check
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
@@ -412,7 +463,7 @@ impl Inner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = second;
         let over = second == first;
-        if over && !self.over.swap(true, Ordering::Relaxed) {
+        if over && !self.presence.over.swap(true, Ordering::Relaxed) {
             // Told to a later run of the same command, which would otherwise crawl nothing.
             if let Err(err) = self.store.mark_finished().await {
                 tracing::debug!("marking the crawl finished: {err}");
@@ -425,7 +476,11 @@ impl Inner {
     /// Makes the `busy` buckets due for a poll: the crawl has work there this process's
     /// views did not show.
     pub(super) fn forget_views(&self, busy: &[bool]) {
-        let mut views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut views = self
+            .search
+            .views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         for (view, &busy) in views.iter_mut().zip(busy) {
             if busy {
                 view.heard = None;

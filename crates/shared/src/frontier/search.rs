@@ -3,6 +3,28 @@
 
 use super::*;
 
+/// The search for work: each bucket's view as last heard, the leases Redis handed out that no
+/// worker took yet, and where the next search starts.
+pub(super) struct Search {
+    /// Each bucket as last heard: when its next host is ready, its work, whether this
+    /// process owns it.
+    pub(super) views: Mutex<Vec<View>>,
+    /// The fetch workers that ask for leases...
+    pub(super) workers: usize,
+    /// ...and how many of them hold one: a search for work takes leases for the others.
+    pub(super) working: Arc<AtomicUsize>,
+    /// Leases handed out by Redis not yet taken by a worker.
+    pub(super) buffer: Mutex<VecDeque<SharedLease>>,
+    /// One search for work at a time: the others wait for its leases.
+    pub(super) turn: tokio::sync::Mutex<()>,
+    /// Where the next search starts, so that every bucket is polled in turn.
+    pub(super) cursor: AtomicUsize,
+    /// A search ahead is under way (see [`Inner::search_ahead`]).
+    pub(super) searching_ahead: AtomicBool,
+    /// Buckets asked for leases so far, by every search.
+    pub(super) polled: AtomicUsize,
+}
+
 /// Buckets polled at once when a process looks for work.
 pub(super) const POLL_WIDTH: usize = 8;
 
@@ -109,11 +131,12 @@ pub(super) fn owned_buckets(
 impl Inner {
     pub(super) fn take_buffered(&self) -> Option<SharedLease> {
         let mut lease = self
+            .search
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop_front()?;
-        lease.working = Some(WithWorker::new(&self.working));
+        lease.working = Some(WithWorker::new(&self.search.working));
         Some(lease)
     }
 
@@ -123,26 +146,27 @@ impl Inner {
     /// workers' worth: few enough that a process does not hold URLs the others' idle workers
     /// could fetch.
     pub(super) fn search_ahead(self: &Arc<Self>) {
-        let ahead = (self.workers / 4).max(1);
+        let ahead = (self.search.workers / 4).max(1);
         let buffered = self
+            .search
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len();
         if buffered >= ahead
-            || self.over.load(Ordering::Relaxed)
-            || self.searching_ahead.swap(true, Ordering::Relaxed)
+            || self.presence.over.load(Ordering::Relaxed)
+            || self.search.searching_ahead.swap(true, Ordering::Relaxed)
         {
             return;
         }
         let inner = Arc::clone(self);
         tokio::spawn(async move {
-            if let Ok(_searching) = inner.search.try_lock()
+            if let Ok(_searching) = inner.search.turn.try_lock()
                 && let Err(err) = inner.poll(ahead).await
             {
                 tracing::debug!("searching ahead for work: {err}");
             }
-            inner.searching_ahead.store(false, Ordering::Relaxed);
+            inner.search.searching_ahead.store(false, Ordering::Relaxed);
         });
     }
 
@@ -151,9 +175,10 @@ impl Inner {
     /// came.
     pub(super) async fn poll(&self, ahead: usize) -> Result<(usize, usize), Error> {
         let now = Instant::now();
-        let n = self.buckets as usize;
-        let start = self.cursor.load(Ordering::Relaxed);
+        let n = self.keys.buckets as usize;
+        let start = self.search.cursor.load(Ordering::Relaxed);
         let buffered = self
+            .search
             .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -161,11 +186,15 @@ impl Inner {
         // Leases for every idle worker, not only those asking now: the others wait for a
         // time, and a search for each would cost a round trip where one does; and `ahead`
         // more, for the workers that will finish soon.
-        let idle = (self.workers + ahead)
-            .saturating_sub(self.working.load(Ordering::Relaxed) + buffered)
+        let idle = (self.search.workers + ahead)
+            .saturating_sub(self.search.working.load(Ordering::Relaxed) + buffered)
             .max(1);
         let chosen: Vec<(u32, usize)> = {
-            let views = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+            let views = self
+                .search
+                .views
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let due: Vec<usize> = (0..n)
                 .map(|i| (start + i) % n)
                 .filter(|&b| {
@@ -201,10 +230,12 @@ impl Inner {
                 .collect()
         };
         if let Some(&(last, _)) = chosen.last() {
-            self.cursor.store(last as usize + 1, Ordering::Relaxed);
+            self.search
+                .cursor
+                .store(last as usize + 1, Ordering::Relaxed);
         }
         let asked = chosen.len();
-        self.polled.fetch_add(asked, Ordering::Relaxed);
+        self.search.polled.fetch_add(asked, Ordering::Relaxed);
         let answers = join_all(
             chosen
                 .into_iter()
@@ -217,6 +248,7 @@ impl Inner {
         }
         if got > 0 {
             *self
+                .presence
                 .idle_check
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = (now, Duration::ZERO);
@@ -298,8 +330,11 @@ impl Inner {
             self.widen_scope().await;
         }
         let got = leases.len();
-        self.views.lock().unwrap_or_else(PoisonError::into_inner)[bucket as usize].plenty =
-            got == max;
+        self.search
+            .views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)[bucket as usize]
+            .plenty = got == max;
         self.counts.leases.fetch_add(got as u64, Ordering::Relaxed);
         {
             let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
@@ -311,7 +346,8 @@ impl Inner {
             // Added to, not replaced: a lease of the same page may be held already.
             self.hold_pending(lease.url.as_str());
         }
-        self.buffer
+        self.search
+            .buffer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend(leases);
