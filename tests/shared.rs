@@ -12,7 +12,7 @@ use testweb::{HostConfig, SiteConfig};
 use crate::redis_server::{RedisCluster, RedisServer};
 use crate::util::{
     Site, address_limited, assert_address_limits_held, assert_spaced, fast, ms,
-    names_on_one_address, page_request_times, urls_recorded, wait_or_kill, wait_until,
+    names_on_one_address, page_request_times, records_in, urls_recorded, wait_or_kill, wait_until,
 };
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
@@ -1177,17 +1177,7 @@ fn page_requisites_are_fetched_once_across_processes() {
     let seeds = [site.web.roots()[0].clone()];
     let flags = [&["--page-requisites", "true"][..], &PRIVATE_OK].concat();
     finish_all(start_all(&redis.url(), &seeds, &outs, &flags));
-    let records: Vec<serde_json::Value> = outs
-        .iter()
-        .flat_map(|out| {
-            let text = std::fs::read_to_string(out).unwrap();
-            let lines: Vec<serde_json::Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            lines
-        })
-        .collect();
+    let records = records_in(&outs);
     assert_requisites_recorded(&site, &records);
 }
 
@@ -1207,17 +1197,7 @@ fn domain_budgets_hold_across_processes() {
     flags.extend(["--per-domain-hosts".into(), "10".into()]);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     finish_all(start_all(&redis.url(), &[], &outs, &flags));
-    let records: Vec<serde_json::Value> = outs
-        .iter()
-        .flat_map(|out| {
-            let text = std::fs::read_to_string(out).unwrap();
-            let lines: Vec<serde_json::Value> = text
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            lines
-        })
-        .collect();
+    let records = records_in(&outs);
     let records: Vec<&serde_json::Value> = records.iter().collect();
     assert_eq!(hosts_of(&records).len(), 10);
     assert_eq!(records.len(), 10 * 10);

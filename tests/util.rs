@@ -343,11 +343,25 @@ pub(crate) fn interrupt(child: &std::process::Child) {
 /// The URLs of the records in a records file, in order (a torn last line skipped, as a
 /// crash leaves it).
 pub(crate) fn urls_recorded(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    records_in(&[path.to_path_buf()])
+        .iter()
         .map(|r| r["url"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The records in these files, one after the other (a file not there has none; a line cut
+/// off by a process killed while writing it is skipped).
+pub(crate) fn records_in(paths: &[std::path::PathBuf]) -> Vec<Value> {
+    paths
+        .iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let records: Vec<Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .collect();
+            records
+        })
         .collect()
 }
 
