@@ -411,12 +411,16 @@ pub(crate) fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 
 /// Whether a Content-Type is a page whose links we follow.
 pub(crate) fn is_html(content_type: Option<&str>) -> bool {
-    let Some(content_type) = content_type else {
-        return false;
-    };
-    let essence = content_type.split(';').next().unwrap_or("").trim();
-    essence.eq_ignore_ascii_case("text/html")
-        || essence.eq_ignore_ascii_case("application/xhtml+xml")
+    content_type.map(essence).is_some_and(|essence| {
+        essence.eq_ignore_ascii_case("text/html")
+            || essence.eq_ignore_ascii_case("application/xhtml+xml")
+    })
+}
+
+/// A Content-Type's media type, without its parameters (`text/css; charset=utf-8` is
+/// `text/css`); compare it ASCII case-insensitively.
+pub(crate) fn essence(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or("").trim()
 }
 
 /// Whether a body without a Content-Type looks like HTML: its first bytes, past a BOM and

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use frontier::{Canonical, Canonicalizer};
 use url::Url;
 
+use crate::fetch;
 use crate::since::Known;
 
 /// Hops from its page a requisite may be: the page's own (1), what its style sheets load
@@ -97,10 +98,7 @@ impl Requisites {
 /// or, served without a type, named `.css`.
 pub(crate) fn is_stylesheet(content_type: Option<&str>, url: &Url) -> bool {
     match content_type {
-        Some(ct) => ct
-            .split(';')
-            .next()
-            .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("text/css")),
+        Some(ct) => fetch::essence(ct).eq_ignore_ascii_case("text/css"),
         None => url.path().to_ascii_lowercase().ends_with(".css"),
     }
 }
