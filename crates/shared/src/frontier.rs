@@ -1026,7 +1026,7 @@ impl SharedFrontier {
             .arg(lease.token)
             .arg(lease.url.as_str())
             .arg(millis(wait));
-        let answer = inner.store.invoke::<i64>(&invocation).await;
+        let answer = inner.call::<i64>(&invocation).await;
         // Not given back: it expires, and comes back all the same.
         inner.stop_renewing(&lease);
         answer.map(drop)
@@ -1213,6 +1213,14 @@ impl Inner {
         };
         sip.write(key.as_bytes());
         (sip.finish() % u64::from(self.keys.buckets)) as u32
+    }
+
+    /// Calls a function of the frontier's library (see [`crate::scripts`]).
+    async fn call<T: redis::FromRedisValue>(
+        &self,
+        call: &crate::scripts::Call<'_>,
+    ) -> Result<T, Error> {
+        self.store.invoke(call, &self.scripts.library).await
     }
 
     /// A new request id: a script sent again with it after its answer was lost (a timeout,

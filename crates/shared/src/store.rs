@@ -11,6 +11,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, FromRedisValue, RedisError, ScriptInvocation};
 
+use crate::scripts::{Call, Library};
+
 use crate::{Error, ErrorKind};
 
 mod record;
@@ -384,8 +386,41 @@ impl Store {
         .await
     }
 
-    /// Runs a script, retrying while the server is unreachable or full.
+    /// Calls a function of the library, retrying while the server is unreachable or full,
+    /// and loading the library into a server that lacks it.
     pub(crate) async fn invoke<T: FromRedisValue>(
+        &self,
+        call: &Call<'_>,
+        library: &Library,
+    ) -> Result<T, Error> {
+        let cmd = call.cmd();
+        let load = library.load();
+        let (cmd, load) = (&cmd, &load);
+        self.retrying(|conn| async move {
+            let answer = match conn.clone() {
+                Conn::Single(mut c) => cmd.query_async(&mut c).await,
+                Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
+            };
+            match answer {
+                // Not run: loaded (on every master of a cluster), then called again.
+                Err(err) if Library::missing(&err) => {
+                    match conn.clone() {
+                        Conn::Single(mut c) => load.exec_async(&mut c).await?,
+                        Conn::Cluster(mut c) => load.exec_async(&mut c).await?,
+                    }
+                    match conn {
+                        Conn::Single(mut c) => cmd.query_async(&mut c).await,
+                        Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
+                    }
+                }
+                answer => answer,
+            }
+        })
+        .await
+    }
+
+    /// Runs a script, retrying while the server is unreachable or full.
+    pub(crate) async fn eval<T: FromRedisValue>(
         &self,
         invocation: &ScriptInvocation<'_>,
     ) -> Result<T, Error> {

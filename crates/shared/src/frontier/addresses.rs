@@ -49,7 +49,7 @@ impl SharedFrontier {
             .arg(millis(hold).max(1))
             .arg(millis(limits.delay.max(FULL_RETRY)))
             .arg(millis(TICKET_TTL));
-        let wait: i64 = self.inner.store.invoke(&invocation).await?;
+        let wait: i64 = self.inner.call(&invocation).await?;
         Ok(match u64::try_from(wait) {
             Ok(0) | Err(_) => Turn::Go,
             Ok(ms) => Turn::WaitUntil(Instant::now() + Duration::from_millis(ms)),
@@ -68,7 +68,7 @@ impl SharedFrontier {
         token: u64,
     ) -> Result<(), Error> {
         let invocation = self.address_call(address, "leave", host, token);
-        self.inner.store.invoke::<i64>(&invocation).await.map(drop)
+        self.inner.call::<i64>(&invocation).await.map(drop)
     }
 
     fn address_call(
@@ -77,7 +77,7 @@ impl SharedFrontier {
         op: &str,
         host: &str,
         token: u64,
-    ) -> redis::ScriptInvocation<'_> {
+    ) -> crate::scripts::Call<'_> {
         let tag = self.inner.store.address_tag(address);
         let mut invocation = self.inner.scripts.address.prepare_invoke();
         for key in ["record", "inflight", "tickets"] {

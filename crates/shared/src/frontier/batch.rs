@@ -226,7 +226,7 @@ impl Inner {
                 .arg(host)
                 .arg(own.delay.map_or(-1, millis))
                 .arg(own.connections.map_or(-1, i64::from));
-            async move { self.store.invoke::<i64>(&invocation).await }
+            async move { self.call::<i64>(&invocation).await }
         });
         let mut failed = None;
         for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
@@ -563,7 +563,7 @@ impl Inner {
                 );
             }
         }
-        let answer: Vec<i64> = self.store.invoke(&invocation).await?;
+        let answer: Vec<i64> = self.call(&invocation).await?;
         if answer.len() != steps.len() * StepAnswer::LEN + BucketView::LEN + 1 {
             return Err(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}: {} numbers",

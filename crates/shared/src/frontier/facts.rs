@@ -95,7 +95,7 @@ impl SharedFrontier {
         let mut invocation = self.inner.scripts.claim_robots.prepare_invoke();
         invocation.key(format!("{}:{key}", self.inner.robots_key(host)));
         invocation.arg(&self.inner.id).arg(millis(ttl).max(1));
-        let claimed: i64 = self.inner.store.invoke(&invocation).await?;
+        let claimed: i64 = self.inner.store.eval(&invocation).await?;
         Ok(claimed == 1)
     }
 
@@ -169,7 +169,7 @@ impl SharedFrontier {
             .arg(level)
             .arg(max_per_host)
             .arg(&inner.id);
-        Ok(match inner.store.invoke::<i64>(&invocation).await? {
+        Ok(match inner.call::<i64>(&invocation).await? {
             1 => SitemapMark::Taken,
             0 => SitemapMark::Known,
             _ => SitemapMark::OverCap,
@@ -200,7 +200,7 @@ impl SharedFrontier {
             .arg(&tag)
             .arg(url.as_str())
             .arg(host);
-        inner.store.invoke::<i64>(&invocation).await.map(drop)
+        inner.call::<i64>(&invocation).await.map(drop)
     }
 
     /// The index level of `url` if a process of the crawl [took](Self::mark_sitemap) it as a
@@ -291,7 +291,7 @@ impl SharedFrontier {
         let invocation = inner
             .scripts
             .crawl_delay_call(&tag, host, delay, &inner.politeness);
-        inner.store.invoke::<i64>(&invocation).await.map(drop)
+        inner.call::<i64>(&invocation).await.map(drop)
     }
 }
 
@@ -326,7 +326,7 @@ impl Inner {
             for (probes, _) in &bodies {
                 invocation.arg(&probes[..]);
             }
-            let answer: Result<Vec<i64>, Error> = self.store.invoke(&invocation).await;
+            let answer: Result<Vec<i64>, Error> = self.call(&invocation).await;
             match answer {
                 Ok(answer) if answer.len() == bodies.len() + 1 => {
                     let generations = answer[bodies.len()];

@@ -100,7 +100,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                     .arg(&tag)
                     .arg(millis(inner.lease_time))
                     .arg(tokens);
-                inner.store.invoke::<i64>(&invocation).await
+                inner.call::<i64>(&invocation).await
             }
         });
         for result in join_all(renewals).await {
@@ -399,7 +399,7 @@ impl Inner {
             .arg(&self.id)
             .arg(millis(PRESENT_FOR))
             .arg(millis(PRESENT_FOR * 60));
-        let present: Vec<String> = self.store.invoke(&invocation).await?;
+        let present: Vec<String> = self.call(&invocation).await?;
         let owned = owned_buckets(&self.id, &present, self.keys.buckets, &self.keys.sip_key);
         let mut views = self
             .search

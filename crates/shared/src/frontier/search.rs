@@ -266,7 +266,7 @@ impl Inner {
             self.lease_time,
             &self.request_id(),
         );
-        let answer: Vec<redis::Value> = self.store.invoke(&invocation).await?;
+        let answer: Vec<redis::Value> = self.call(&invocation).await?;
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a lease".into()));
         let int = |v: &redis::Value| match v {
             redis::Value::Int(n) => Ok(*n),

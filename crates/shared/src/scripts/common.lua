@@ -1,6 +1,7 @@
--- The shared frontier's server side: the functions every script of crates/shared starts with,
--- after the prelude scripts.rs generates (the host-state field indices and defaults, the
--- outcome and fate codes, `tag` and `now`). Each script works on the keys of one bucket of
+-- The shared frontier's server side: the functions every script of crates/shared uses, in
+-- one function library (scripts.rs builds it: the host-state field indices and defaults, the
+-- outcome and fate codes, then this file, then each script as a function; each call sets
+-- KEYS, ARGV, `tag` and `now` first). Each script works on the keys of one bucket of
 -- hosts, all tagged with the bucket's hash tag, so that on a Redis Cluster they live in one
 -- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test chunks are
 -- named from the same tag (ARGV[1]).
@@ -179,41 +180,59 @@ end
 local seen_state = nil
 local MAX_KICKS = 250
 
-local function num(s, at, len)
-  local v = 0
-  for j = at, at + len - 1 do v = v * 256 + string.byte(s, j) end
-  return v
-end
+-- What the texts of the seen-test's hash say, parsed once for the library's life (its
+-- functions share these between calls): a generation's geometry by its text, the formats
+-- of each fingerprint size. Both are small (a text per generation of each bucket).
+local parsed = {gens = {}, sizes = {}, entries = 0}
 
 local function parse_generation(v)
-  local g = split(v)
-  return {c = tonumber(g[1]), nb = tonumber(g[2]), n = tonumber(g[3]), keys = {}}
+  local g = parsed.gens[v]
+  if not g then
+    -- Bounded: a server holding many crawls parses anew what it forgot.
+    if parsed.entries >= 100000 then parsed.gens, parsed.entries = {}, 0 end
+    local t = split(v)
+    g = {tonumber(t[1]), tonumber(t[2]), tonumber(t[3])}
+    parsed.gens[v] = g
+    parsed.entries = parsed.entries + 1
+  end
+  return {c = g[1], nb = g[2], n = g[3], keys = {}}
 end
 
 local function set_bits(st, f)
-  st.f = f
-  st.bb = f / 2
-  st.hb = math.floor(f / 8)
-  st.nib = f % 8 == 4
-  -- An empty slot, as holds() searches for one.
-  st.empty = {hi = string.rep('\0', st.hb), lo = 0}
+  local b = parsed.sizes[f]
+  if not b then
+    local hb = math.floor(f / 8)
+    local nib = f % 8 == 4
+    -- The `struct` formats of a slot's high bytes, and of a bucket: its four slots' high
+    -- bytes, then (with nibbles) the two bytes of their low bits. struct packs and unpacks
+    -- in C what a loop over bytes would do in Lua, several times slower.
+    local four = '>' .. string.rep('I' .. hb, 4)
+    if nib then four = four .. 'BB' end
+    -- empty: an empty slot, as holds() searches for one.
+    b = {bb = f / 2, hb = hb, nib = nib, empty = {hi = string.rep('\0', hb), lo = 0},
+      one = '>I' .. hb, four = four}
+    parsed.sizes[f] = b
+  end
+  st.f, st.bb, st.hb, st.nib, st.empty, st.one, st.four = f, b.bb, b.hb, b.nib, b.empty, b.one, b.four
 end
 
 local function load_seen(seen, schedule)
   local raw = redis.call('HGETALL', seen)
   local st = {gens = {}, stash = {}, count = 0, fill = 0, added = 0}
-  set_bits(st, tonumber(string.match(schedule, '^%d+')))
+  local bits = nil
   for i = 1, #raw, 2 do
     local f, v = raw[i], raw[i + 1]
     if f == 'count' then st.count = tonumber(v)
     elseif f == 'fill' then st.fill = tonumber(v)
-    elseif f == 'bits' then set_bits(st, tonumber(v))
+    elseif f == 'bits' then bits = tonumber(v)
     elseif string.sub(f, 1, 1) == 'v' then
       local s = split(v)
       st.stash[tonumber(string.sub(f, 2))] = {tonumber(s[1]), tonumber(s[2])}
     else st.gens[tonumber(string.sub(f, 2))] = parse_generation(v)
     end
   end
+  -- A crawl keeps the size it started with; one not started yet takes the schedule's.
+  set_bits(st, bits or tonumber(string.match(schedule, '^%d+')))
   return st
 end
 
@@ -259,15 +278,10 @@ end
 
 -- A URL's fingerprint as a lookup searches for it: its high bytes, its low four bits.
 local function query(st, p)
-  local fp = num(p, 7, 6)
+  local h, fp = struct.unpack('>I6I6', p)
   local hi, lo = fp, 0
   if st.nib then hi, lo = math.floor(fp / 16), fp % 16 end
-  local bytes = {}
-  for j = st.hb, 1, -1 do
-    bytes[j] = hi % 256
-    hi = math.floor(hi / 256)
-  end
-  return {fp = fp, h = num(p, 1, 6), hi = string.char(unpack(bytes)), lo = lo}
+  return {fp = fp, h = h, hi = struct.pack(st.one, hi), lo = lo}
 end
 
 -- The low four bits of slot k (from 1) of bucket string s.
@@ -292,14 +306,13 @@ end
 -- A bucket's four fingerprints (zero where empty, or never written); `fresh` when its chunk
 -- does not exist yet.
 local function decode(st, s)
-  local v = {0, 0, 0, 0, fresh = (s == '')}
-  if s == '' then return v end
-  for k = 1, 4 do
-    local x = num(s, (k - 1) * st.hb + 1, st.hb)
-    if st.nib then x = x * 16 + low_bits(st, s, k) end
-    v[k] = x
-  end
-  return v
+  if s == '' then return {0, 0, 0, 0, fresh = true} end
+  local a, b, c, d, l1, l2 = struct.unpack(st.four, s)
+  if not st.nib then return {a, b, c, d, fresh = false} end
+  return {
+    a * 16 + math.floor(l1 / 16), b * 16 + l1 % 16,
+    c * 16 + math.floor(l2 / 16), d * 16 + l2 % 16, fresh = false,
+  }
 end
 
 -- Writes a bucket's fingerprints. A chunk's first write creates it whole: its string then
@@ -308,24 +321,15 @@ local function write_bucket(st, gi, key, at, v)
   if v.fresh and redis.call('EXISTS', key) == 0 then
     redis.call('SETRANGE', key, st.gens[gi].nb * st.bb - 1, '\0')
   end
-  local bytes = {}
-  local lows = {}
-  for k = 1, 4 do
-    local x = v[k]
-    if st.nib then
-      lows[k] = x % 16
-      x = math.floor(x / 16)
-    end
-    for j = k * st.hb, (k - 1) * st.hb + 1, -1 do
-      bytes[j] = x % 256
-      x = math.floor(x / 256)
-    end
-  end
+  local bytes
   if st.nib then
-    bytes[4 * st.hb + 1] = lows[1] * 16 + lows[2]
-    bytes[4 * st.hb + 2] = lows[3] * 16 + lows[4]
+    local f = math.floor
+    bytes = struct.pack(st.four, f(v[1] / 16), f(v[2] / 16), f(v[3] / 16), f(v[4] / 16),
+      v[1] % 16 * 16 + v[2] % 16, v[3] % 16 * 16 + v[4] % 16)
+  else
+    bytes = struct.pack(st.four, v[1], v[2], v[3], v[4])
   end
-  redis.call('SETRANGE', key, at, string.char(unpack(bytes)))
+  redis.call('SETRANGE', key, at, bytes)
 end
 
 -- Where fingerprint q sits in generation gi: its two buckets, and the table's size.
@@ -433,6 +437,13 @@ end
 -- (each read once, written back if changed), and the counters' increments. A batch of many
 -- pages of one host then costs one read and one write of that host, not one per page.
 local ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
+
+-- What each call starts with: nothing read. The library's functions share these between
+-- calls (they are the library's locals, loaded once), so each call forgets the last one's.
+local function forget()
+  seen_state = nil
+  ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
+end
 
 local function get_host(hosts, host)
   local h = ctx.hosts[host]

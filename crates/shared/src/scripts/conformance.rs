@@ -72,7 +72,9 @@ impl Redis<'_> {
             let memo = memo.as_deref().map(memo_text);
             link(&mut call, &probes, HOST, 0, url, None, memo.as_deref(), "");
         }
-        let answer: Vec<i64> = call.invoke(self.con).map_err(|err| err.to_string())?;
+        let answer: Vec<i64> = call
+            .invoke(self.con, &self.scripts.library)
+            .map_err(|err| err.to_string())?;
         Ok(answer[..5].to_vec())
     }
 }
@@ -99,7 +101,9 @@ impl Store for Redis<'_> {
             std::time::Duration::from_secs(3600),
             &request,
         );
-        let answer: Vec<Value> = call.invoke(self.con).map_err(|err| err.to_string())?;
+        let answer: Vec<Value> = call
+            .invoke(self.con, &self.scripts.library)
+            .map_err(|err| err.to_string())?;
         let text = |v: &Value| match v {
             Value::BulkString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
             Value::Int(n) => Ok(n.to_string()),
@@ -158,7 +162,7 @@ impl Store for Redis<'_> {
             std::time::Duration::from_millis(delay),
             &self.politeness,
         );
-        call.invoke::<i64>(self.con)
+        call.invoke::<i64>(self.con, &self.scripts.library)
             .map(drop)
             .map_err(|err| err.to_string())
     }
@@ -174,7 +178,7 @@ impl Store for Redis<'_> {
             .arg(&lease.token)
             .arg(&lease.url)
             .arg(until.map_or(0, |until| until.saturating_sub(at)));
-        match call.invoke::<i64>(self.con) {
+        match call.invoke::<i64>(self.con, &self.scripts.library) {
             Ok(1) => Ok(()),
             Ok(_) => Err("the lease was not held".into()),
             Err(err) => Err(err.to_string()),
@@ -206,7 +210,8 @@ fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), 
             .arg(HOST)
             .arg(settings.own_delay.map_or(-1, |ms| ms as i64))
             .arg(settings.own_connections.map_or(-1, i64::from));
-        call.invoke::<i64>(con).map_err(|err| err.to_string())?;
+        call.invoke::<i64>(con, &scripts.library)
+            .map_err(|err| err.to_string())?;
     }
     let mut store = Redis {
         con,
@@ -253,7 +258,9 @@ fn run_budget_case(
         let probes = schedule.probes(&[7; 16], &url);
         let domain = frontier::registrable_domain_of(host);
         link(&mut call, &probes, host, 0, &url, None, None, domain);
-        let answer: Vec<i64> = call.invoke(con).map_err(|err| err.to_string())?;
+        let answer: Vec<i64> = call
+            .invoke(con, &scripts.library)
+            .map_err(|err| err.to_string())?;
         match answer.get(3..7) {
             Some([1, 0, 0, 0]) => Ok(None),
             Some([0, 1, 0, 0]) => Ok(Some(DropReason::HostBudget)),
@@ -302,7 +309,8 @@ fn address_step(
         .arg(3_600_000)
         .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
         .arg(frontier::TICKET_TTL.as_millis() as u64);
-    call.invoke(con).map_err(|err| err.to_string())
+    call.invoke(con, &scripts.library)
+        .map_err(|err| err.to_string())
 }
 
 /// The address script and `frontier::AddressRecord` answer every step of many sequences of
@@ -360,4 +368,46 @@ fn the_address_script_follows_the_address_rule() {
             }
         }
     }
+}
+
+#[test]
+fn a_server_that_lost_the_library_is_given_it_again() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let libraries = |con: &mut Connection| -> Vec<Value> {
+        redis::cmd("FUNCTION")
+            .arg("LIST")
+            .arg("LIBRARYNAME")
+            .arg(scripts.library.name())
+            .query(con)
+            .expect("FUNCTION LIST")
+    };
+    let lease = |con: &mut Connection, request: &str| -> Vec<i64> {
+        let call = scripts.lease_call(
+            TAG,
+            &Politeness::default(),
+            1,
+            std::time::Duration::from_secs(60),
+            request,
+        );
+        call.invoke(con, &scripts.library).expect("a lease call")
+    };
+    redis::cmd("SET")
+        .arg(format!("{TAG}:clock"))
+        .arg(BASE)
+        .exec(&mut con)
+        .expect("SET");
+    assert!(
+        libraries(&mut con).is_empty(),
+        "a new server holds no library"
+    );
+    // Nothing queued: the bucket's view, and no lease reaped.
+    assert_eq!(lease(&mut con, "r1").len(), 6);
+    assert_eq!(libraries(&mut con).len(), 1, "the first call loaded it");
+    // As after a restart from a snapshot taken before it was loaded.
+    redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .exec(&mut con)
+        .expect("FUNCTION FLUSH");
+    assert_eq!(lease(&mut con, "r2").len(), 6);
+    assert_eq!(libraries(&mut con).len(), 1);
 }

@@ -145,7 +145,7 @@ impl Store {
         let script = redis::Script::new(include_str!("../scripts/claim_share.lua"));
         let mut invocation = script.key(self.shares_key());
         invocation.arg(share).arg(me).arg(hold.as_millis() as u64);
-        let answer: String = self.invoke(&invocation).await?;
+        let answer: String = self.eval(&invocation).await?;
         match answer.as_str() {
             "mine" => Ok(Share::Mine),
             "taken" => Ok(Share::Taken),
@@ -228,7 +228,7 @@ impl Store {
             // of another hash slot on a cluster.
             .arg("created_with_seeds")
             .arg(seeds.join("\n"));
-        let meta: HashMap<String, String> = self.invoke(&invocation).await?;
+        let meta: HashMap<String, String> = self.eval(&invocation).await?;
         self.stored(meta).await
     }
 
@@ -276,7 +276,7 @@ impl Store {
         let script = redis::Script::new(include_str!("../scripts/mark_finished.lua"));
         let mut invocation = script.key(self.meta_key());
         invocation.arg(now);
-        self.invoke::<i64>(&invocation).await.map(drop)
+        self.eval::<i64>(&invocation).await.map(drop)
     }
 
     /// The crawl's epoch: 0 until a process finds that Redis went back to an older state
@@ -308,7 +308,7 @@ impl Store {
     pub async fn bump_epoch(&self) -> Result<(), Error> {
         let script = redis::Script::new(include_str!("../scripts/bump_epoch.lua"));
         let invocation = script.key(self.meta_key());
-        self.invoke::<i64>(&invocation).await.map(drop)
+        self.eval::<i64>(&invocation).await.map(drop)
     }
 
     /// Removes every key of the crawl: its record is marked as being removed first (so that
@@ -336,7 +336,7 @@ impl Store {
         let script = redis::Script::new(include_str!("../scripts/count_present.lua"));
         let mut invocation = script.key(self.procs_key());
         invocation.arg(PRESENT_FOR.as_millis() as u64);
-        let present: u64 = self.invoke(&invocation).await?;
+        let present: u64 = self.eval(&invocation).await?;
         if present > 0 {
             return Err(ErrorKind::InUse(present).into());
         }
