@@ -221,6 +221,14 @@ fn constants() -> String {
         defaults.push(field.default().to_string());
     }
     let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
+    // A host's state as written and read (a library's top level may call no function).
+    let n = HostField::ALL.len();
+    let _ = writeln!(lua, "local HOST_FORMAT = '{}'", vec!["%d"; n].join(" "));
+    let _ = writeln!(
+        lua,
+        "local HOST_PATTERN = '^{}$'",
+        vec!["(%S+)"; n].join(" ")
+    );
     for code in OutcomeCode::ALL {
         let _ = writeln!(lua, "local {} = {}", code.lua(), code as u8);
     }

@@ -32,11 +32,15 @@ local function split(s)
 end
 
 -- A host's state as stored, or nil for a host never stored. A field a state was written
--- without (by an older version) reads as its default.
+-- without (by an older version) reads as its default. Its fields are read with one
+-- `string.match` (HOST_PATTERN) and written with one `string.format` (HOST_FORMAT), in C:
+-- half the cost of a field at a time.
 local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
   if not s then return nil end
-  local v = split(s)
+  local v = {string.match(s, HOST_PATTERN)}
+  -- Written by another version, with fewer or more fields.
+  if #v == 0 then v = split(s) end
   for i, default in ipairs(HOST_DEFAULTS) do v[i] = tonumber(v[i]) or default end
   return v
 end
@@ -52,7 +56,7 @@ local function host_state(hosts, host)
 end
 
 local function save_host(hosts, host, h)
-  redis.call('HSET', hosts, host, table.concat(h, ' '))
+  redis.call('HSET', hosts, host, string.format(HOST_FORMAT, unpack(h, 1, #HOST_DEFAULTS)))
 end
 
 local function queue_key(host)

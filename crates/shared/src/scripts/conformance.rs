@@ -411,3 +411,53 @@ fn a_server_that_lost_the_library_is_given_it_again() {
     assert_eq!(lease(&mut con, "r2").len(), 6);
     assert_eq!(libraries(&mut con).len(), 1);
 }
+
+#[test]
+fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let politeness = Politeness::default();
+    let mut state_after_delay = |stored: &str| -> String {
+        let hosts = format!("{TAG}:hosts");
+        redis::cmd("HSET")
+            .arg(&hosts)
+            .arg(HOST)
+            .arg(stored)
+            .exec(&mut con)
+            .expect("HSET");
+        redis::cmd("SET")
+            .arg(format!("{TAG}:clock"))
+            .arg(BASE)
+            .exec(&mut con)
+            .expect("SET");
+        let call = scripts.crawl_delay_call(
+            TAG,
+            HOST,
+            std::time::Duration::from_millis(5000),
+            &politeness,
+        );
+        call.invoke::<i64>(&mut con, &scripts.library)
+            .expect("a crawl-delay call");
+        redis::cmd("HGET")
+            .arg(&hosts)
+            .arg(HOST)
+            .query(&mut con)
+            .expect("HGET")
+    };
+    // Fields: active, next, delay, errors, since, given up, connections, pages, last.
+    assert_eq!(
+        state_after_delay("2 1000 -1 1 900 0 4 7 800"),
+        "2 5800 5000 1 900 0 4 7 800",
+        "the next start spaced from the last by the new delay"
+    );
+    // Written before pages and the last start were kept: they read as 0 (no last start to
+    // space from).
+    assert_eq!(
+        state_after_delay("2 1000 -1 1 900 0 4"),
+        "2 1000 5000 1 900 0 4 0 0"
+    );
+    // Written by a later version with a tenth field: the nine known are kept.
+    assert_eq!(
+        state_after_delay("2 1000 -1 1 900 0 4 7 800 3"),
+        "2 5800 5000 1 900 0 4 7 800"
+    );
+}
