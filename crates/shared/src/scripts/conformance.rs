@@ -461,3 +461,60 @@ fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
         "2 5800 5000 1 900 0 4 7 800"
     );
 }
+
+#[test]
+fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
+    const PERIOD: u64 = 150_000;
+    let (_server, mut con, scripts) = server_and_scripts();
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let probes = schedule.probes(&[7; 16], "\0#body");
+    // The content test of one body, at `at` ms, with request id `id`.
+    let test = |con: &mut Connection, at: u64, id: &str| -> Vec<i64> {
+        redis::cmd("SET")
+            .arg(format!("{TAG}:clock"))
+            .arg(at)
+            .exec(con)
+            .expect("SET");
+        let mut call = scripts.content.prepare_invoke();
+        for key in ["seen", "counts", "replies0", "replies1"] {
+            call.key(format!("{TAG}:{key}"));
+        }
+        call.arg(TAG).arg(schedule.text(0)).arg(id).arg(&probes[..]);
+        call.invoke(con, &scripts.library).expect("a content call")
+    };
+    let replies = |con: &mut Connection, key: &str| -> Vec<String> {
+        let mut fields: Vec<String> = redis::cmd("HKEYS")
+            .arg(format!("{TAG}:{key}"))
+            .query(con)
+            .expect("HKEYS");
+        fields.sort();
+        fields
+    };
+    // An even period: replies go to the first hash.
+    let start = (BASE / PERIOD / 2 * 2 + 2) * PERIOD;
+    assert_eq!(test(&mut con, start, "a")[0], 1, "a new body");
+    assert_eq!(test(&mut con, start + 10, "b")[0], 0, "read before");
+    assert_eq!(
+        test(&mut con, start + 20, "a")[0],
+        1,
+        "sent again: the first answer"
+    );
+    // The next period's replies go to the other hash; the first one's are still there.
+    assert_eq!(test(&mut con, start + PERIOD, "c")[0], 0);
+    assert_eq!(test(&mut con, start + PERIOD + 10, "a")[0], 1, "still kept");
+    assert_eq!(replies(&mut con, "replies0"), ["_period", "a", "b"]);
+    assert_eq!(replies(&mut con, "replies1"), ["_period", "c"]);
+    // Two periods on, the first hash is emptied before it takes its new replies.
+    assert_eq!(test(&mut con, start + 2 * PERIOD, "d")[0], 0);
+    assert_eq!(replies(&mut con, "replies0"), ["_period", "d"]);
+    // A hash deleted within its period (a crawl removed) takes replies again, and is still
+    // emptied at its next turn.
+    redis::cmd("DEL")
+        .arg(format!("{TAG}:replies0"))
+        .exec(&mut con)
+        .expect("DEL");
+    assert_eq!(test(&mut con, start + 2 * PERIOD + 10, "e")[0], 0);
+    assert!(replies(&mut con, "replies0").contains(&"e".to_owned()));
+    assert_eq!(test(&mut con, start + 4 * PERIOD, "f")[0], 0);
+    assert_eq!(replies(&mut con, "replies0"), ["_period", "f"]);
+}
