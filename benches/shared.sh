@@ -17,6 +17,8 @@
 #                                           # it through benches/delay_proxy.py
 #   CRAWLER_ARGS="--content-seen false" benches/shared.sh   # more flags for every crawler
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
+#   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
+#                                           # CPU and memory are the sums over the masters
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -29,20 +31,57 @@ CONCURRENCY=${CONCURRENCY:-16}
 CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
 RTT_MS=${RTT_MS:-0}
+CLUSTER=${CLUSTER:-0}
+if [ "$CLUSTER" != 0 ] && [ "$RTT_MS" != 0 ]; then
+    # The proxy reaches one node; a cluster's clients go to each node itself.
+    echo "benches/shared.sh: RTT_MS and CLUSTER do not go together" >&2
+    exit 2
+fi
 read -r -a crawler_args <<<"${CRAWLER_ARGS:-}"
 work=$(mktemp -d)
 server=
-redis=
+redis=()
 proxy=
-trap 'kill $server $redis $proxy 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $server ${redis[@]+"${redis[@]}"} $proxy 2>/dev/null || true; rm -rf "$work"' EXIT
 
 cargo build --release --quiet -p politecrawl -p politecrawl-testweb
 bin=target/release
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" &
-redis=$!
-until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
+free_port() {
+    # A port free now, and (for a cluster node) its bus port, port + 10000.
+    python3 -c 'import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if p < 55000:
+        t = socket.socket()
+        try:
+            t.bind(("127.0.0.1", p + 10000)); break
+        except OSError:
+            pass
+print(p)'
+}
+ports=()
+for i in $(seq "$([ "$CLUSTER" != 0 ] && echo "$CLUSTER" || echo 1)"); do
+    p=$(free_port)
+    ports+=("$p")
+    cluster_args=()
+    if [ "$CLUSTER" != 0 ]; then
+        cluster_args=(--cluster-enabled yes --cluster-config-file "$work/nodes-$p.conf")
+    fi
+    redis-server --port "$p" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+        "${cluster_args[@]}" >"$work/redis-$p.log" &
+    redis+=($!)
+    until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.05; done
+done
+port=${ports[0]}
+if [ "$CLUSTER" != 0 ]; then
+    nodes=()
+    for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$work/cluster.log"
+    for p in "${ports[@]}"; do
+        until redis-cli -p "$p" CLUSTER INFO | grep -q cluster_state:ok; do sleep 0.1; done
+    done
+fi
 # The crawlers' way to Redis: direct, or through a proxy holding each byte half the round trip.
 reach=$port
 if [ "$RTT_MS" != 0 ]; then
@@ -51,14 +90,21 @@ if [ "$RTT_MS" != 0 ]; then
     proxy=$!
     until redis-cli -p "$reach" ping >/dev/null 2>&1; do sleep 0.05; done
 fi
-cpu() { redis-cli -p "$port" INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f", s }'; }
-mem() { redis-cli -p "$port" INFO memory | tr -d '\r' | awk -F: '/^used_memory:/ { print $2 }'; }
+# Summed over the servers (a cluster's masters).
+cpu() {
+    for p in "${ports[@]}"; do redis-cli -p "$p" INFO cpu; done | tr -d '\r' |
+        awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f", s }'
+}
+mem() {
+    for p in "${ports[@]}"; do redis-cli -p "$p" INFO memory; done | tr -d '\r' |
+        awk -F: '/^used_memory:/ { s += $2 } END { print s }'
+}
 
 echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches |"
 echo "|---|---|---|---|---|---|---|---|---|"
 base=
 for n in $PROCESSES; do
-    redis-cli -p "$port" FLUSHALL >/dev/null
+    for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
     "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
         --plain-links --port 0 >"$work/seeds" 2>"$work/server" &
     server=$!

@@ -518,3 +518,107 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
     assert_eq!(test(&mut con, start + 4 * PERIOD, "f")[0], 0);
     assert_eq!(replies(&mut con, "replies0"), ["_period", "f"]);
 }
+
+#[test]
+fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
+    let cluster = support::RedisCluster::start();
+    let tag = "{moving-test}";
+    let hosts = format!("{tag}:hosts");
+    let slot: u16 = cluster.nodes[0]
+        .cli(&["CLUSTER", "KEYSLOT", &hosts])
+        .trim()
+        .parse()
+        .expect("a slot");
+    let connect = |node: &support::RedisServer| {
+        redis::Client::open(node.url())
+            .and_then(|client| client.get_connection())
+            .expect("a connection to a node")
+    };
+    let mut cons: Vec<Connection> = cluster.nodes.iter().map(connect).collect();
+    // The slot's master, and another.
+    let owner = (0..3)
+        .find(|&i| {
+            redis::cmd("SET")
+                .arg(format!("{tag}:clock"))
+                .arg(BASE)
+                .exec(&mut cons[i])
+                .is_ok()
+        })
+        .expect("the slot's master");
+    let target = (owner + 1) % 3;
+    let id = |i: usize| cluster.nodes[i].cli(&["CLUSTER", "MYID"]).trim().to_owned();
+    let on_cluster = Scripts::with_clock(Clock::Key, true);
+    let on_one_server = Scripts::with_clock(Clock::Key, false);
+    let politeness = Politeness::default();
+    let set_delay = |con: &mut Connection, scripts: &Scripts, ms: u64| {
+        let call =
+            scripts.crawl_delay_call(tag, HOST, std::time::Duration::from_millis(ms), &politeness);
+        call.invoke::<i64>(con, &scripts.library)
+    };
+    let stored = |con: &mut Connection| -> String {
+        redis::cmd("HGET")
+            .arg(&hosts)
+            .arg(HOST)
+            .query(con)
+            .expect("HGET")
+    };
+    set_delay(&mut cons[owner], &on_cluster, 1000).expect("a call on a still slot");
+    assert_eq!(stored(&mut cons[owner]), "0 0 1000 0 0 0 -1 0 0");
+    // Another host ready: every key the call declares exists.
+    redis::cmd("ZADD")
+        .arg(format!("{tag}:ready"))
+        .arg(0)
+        .arg("other.example")
+        .exec(&mut cons[owner])
+        .expect("ZADD");
+
+    // The slot starts moving, as `redis-cli --cluster reshard` moves it.
+    let set_slot = |con: &mut Connection, how: &str, node: &str| {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(slot)
+            .arg(how)
+            .arg(node)
+            .exec(con)
+            .expect("CLUSTER SETSLOT");
+    };
+    set_slot(&mut cons[target], "IMPORTING", &id(owner));
+    set_slot(&mut cons[owner], "MIGRATING", &id(target));
+    let refused = set_delay(&mut cons[owner], &on_cluster, 2000).expect_err("refused");
+    assert_eq!(refused.code(), Some("TRYAGAIN"), "{refused}");
+    assert_eq!(stored(&mut cons[owner]), "0 0 1000 0 0 0 -1 0 0");
+    // On the new master, asked there (`ASKING`) as a client follows an ASK redirection.
+    let asked: redis::RedisResult<Vec<Value>> = redis::pipe()
+        .cmd("ASKING")
+        .add_command(
+            on_cluster
+                .crawl_delay_call(
+                    tag,
+                    HOST,
+                    std::time::Duration::from_millis(3000),
+                    &politeness,
+                )
+                .cmd(),
+        )
+        .query(&mut cons[target]);
+    let refused = asked.expect_err("refused on the new master");
+    assert_eq!(refused.code(), Some("TRYAGAIN"), "{refused}");
+    // What the refusal prevents: a call declaring only keys that exist runs, and fails at
+    // the first key of the moving slot it names itself (the host's queue, gone to the new
+    // master as far as this one knows), its first write made.
+    let half = set_delay(&mut cons[owner], &on_one_server, 4000).expect_err("fails half-way");
+    assert!(half.to_string().contains("non local key"), "{half}");
+    assert_eq!(stored(&mut cons[owner]), "0 0 4000 0 0 0 -1 0 0");
+
+    // Moved back to still: calls run again.
+    for i in [owner, target] {
+        redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(slot)
+            .arg("STABLE")
+            .exec(&mut cons[i])
+            .expect("CLUSTER SETSLOT STABLE");
+    }
+    set_delay(&mut cons[owner], &on_cluster, 5000).expect("a call on a still slot");
+    assert_eq!(stored(&mut cons[owner]), "0 0 5000 0 0 0 -1 0 0");
+}
