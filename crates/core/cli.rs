@@ -429,7 +429,9 @@ impl Cli {
         set(&mut c.redis.url, &self.redis_url);
         set(&mut c.redis.crawl_name, &self.crawl_name);
         set(&mut c.redis.lease_time, &self.lease_time);
-        set(&mut c.redis.buckets, &self.redis_buckets);
+        if let Some(n) = self.redis_buckets {
+            c.redis.buckets = Some(n);
+        }
         set(
             &mut c.redis.seen_initial_capacity,
             &self.redis_seen_initial_capacity,

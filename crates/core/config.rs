@@ -114,7 +114,7 @@ pub(crate) struct Crawl {
     pub(crate) follow_duplicates: bool,
     /// Fetch what each page needs to render (images, style sheets, scripts, ...), even on
     /// other hosts, one hop: `None` ("auto") for on when writing WARC files, off otherwise.
-    #[serde(with = "auto_bool")]
+    #[serde(with = "auto")]
     pub(crate) page_requisites: Option<bool>,
 }
 
@@ -325,8 +325,10 @@ pub(crate) struct Redis {
     /// its URLs fetched by the others.
     #[serde(with = "duration")]
     pub(crate) lease_time: Duration,
-    /// Buckets hosts are hashed into, fixed when the crawl is created.
-    pub(crate) buckets: u32,
+    /// Buckets hosts are hashed into, fixed when the crawl is created; `None` ("auto"): the
+    /// store's default (`frontier_redis::Store::default_buckets`).
+    #[serde(with = "auto")]
+    pub(crate) buckets: Option<u32>,
     /// URLs the shared seen-test holds before it first grows, fixed when the crawl is
     /// created.
     pub(crate) seen_initial_capacity: u64,
@@ -338,7 +340,7 @@ impl Default for Redis {
             url: String::new(),
             crawl_name: "crawl".to_owned(),
             lease_time: Duration::from_secs(30),
-            buckets: 64,
+            buckets: None,
             seen_initial_capacity: 65_536,
         }
     }
@@ -545,7 +547,11 @@ impl Config {
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key: &str, why: &str| Err(ConfigError(format!("{key}: {why}")));
         if !self.redis.url.is_empty() {
-            if !(1..=16384).contains(&self.redis.buckets) {
+            if self
+                .redis
+                .buckets
+                .is_some_and(|n| !(1..=16384).contains(&n))
+            {
                 return bad("redis.buckets", "must be between 1 and 16384");
             }
             if self.redis.seen_initial_capacity == 0 {
@@ -903,29 +909,37 @@ pub(crate) mod opt_duration {
     }
 }
 
-/// A switch that may be left to the crawler: `true`, `false`, or `"auto"` (`None`).
-pub(crate) mod auto_bool {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+/// A setting that may be left to the crawler: its value (`true`, `64`...), or `"auto"`
+/// (`None`).
+pub(crate) mod auto {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
 
-    pub(crate) fn serialize<S: Serializer>(b: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
-        match b {
-            Some(b) => s.serialize_bool(*b),
+    pub(crate) fn serialize<S: Serializer, T: Serialize>(
+        v: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => v.serialize(s),
             None => s.serialize_str("auto"),
         }
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    pub(crate) fn deserialize<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
         #[derive(Deserialize)]
         #[serde(untagged)]
-        enum Written {
-            Bool(bool),
+        enum Written<T> {
+            Value(T),
             Text(String),
         }
         match Written::deserialize(d)? {
-            Written::Bool(b) => Ok(Some(b)),
+            Written::Value(v) => Ok(Some(v)),
             Written::Text(text) if text == "auto" => Ok(None),
             Written::Text(text) => Err(D::Error::custom(format!(
-                "{text:?}: expected true, false or \"auto\""
+                "{text:?}: expected a value or \"auto\""
             ))),
         }
     }
@@ -1029,6 +1043,31 @@ mod tests {
                 .to_string()
                 .starts_with("fetch.concurrency")
         );
+    }
+
+    #[test]
+    fn a_setting_left_to_the_crawler_reads_auto_or_its_value() {
+        let buckets = |text: &str| Config::from_toml(&format!("[redis]\nbuckets = {text}\n"));
+        assert_eq!(buckets("\"auto\"").unwrap().redis.buckets, None);
+        assert_eq!(buckets("16").unwrap().redis.buckets, Some(16));
+        let err = buckets("\"many\"").unwrap_err().to_string();
+        assert!(err.contains("buckets") && err.contains("\"auto\""), "{err}");
+        let mut config = Config::default();
+        config.redis.url = "redis://127.0.0.1:6379".into();
+        config.redis.buckets = Some(0);
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("redis.buckets"), "{err}");
+        // Written out as it was given.
+        config.redis.buckets = Some(16);
+        let text = toml::to_string(&config).unwrap();
+        assert_eq!(Config::from_toml(&text).unwrap().redis.buckets, Some(16));
+        let page_requisites = |text: &str| {
+            Config::from_toml(&format!("[crawl]\npage_requisites = {text}\n"))
+                .map(|c| c.crawl.page_requisites)
+        };
+        assert_eq!(page_requisites("\"auto\"").unwrap(), None);
+        assert_eq!(page_requisites("false").unwrap(), Some(false));
+        assert!(page_requisites("\"yes\"").is_err());
     }
 
     #[test]

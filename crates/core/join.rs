@@ -47,7 +47,7 @@ pub(crate) async fn join_shared(
         },
         None => {
             let layout = frontier_redis::Layout {
-                buckets: r.buckets,
+                buckets: r.buckets.unwrap_or_else(|| store.default_buckets()),
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
                 by_domain: config.crawl.per_domain_hosts > 0 || config.crawl.per_domain_pages > 0,

@@ -331,6 +331,27 @@ impl Store {
         format!("{}:procs", self.name)
     }
 
+    /// The buckets a new crawl's hosts are hashed into unless its creator says otherwise:
+    /// 16 on one server, 64 on a cluster. Each bucket's scripts take the pages that wait
+    /// while its previous one runs, so fewer, busier buckets put more pages in a script
+    /// (about 14% less Redis CPU a page at 16 than at 64, `docs/benchmarks.md`); a cluster
+    /// spreads its buckets over its masters, and 64 spread evenly.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), frontier_redis::Error> {
+    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let layout = frontier_redis::Layout {
+    ///     buckets: store.default_buckets(),
+    ///     ..frontier_redis::Layout::default()
+    /// };
+    /// # Ok(()) }
+    /// ```
+    pub fn default_buckets(&self) -> u32 {
+        if self.is_cluster() { 64 } else { 16 }
+    }
+
     /// Whether the store is a Redis Cluster.
     pub(crate) fn is_cluster(&self) -> bool {
         matches!(self.link.maker, Maker::Cluster(_))
