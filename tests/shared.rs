@@ -1202,3 +1202,33 @@ fn domain_budgets_hold_across_processes() {
     assert_eq!(hosts_of(&records).len(), 10);
     assert_eq!(records.len(), 10 * 10);
 }
+
+/// Regression: a Redis that refused every script at once (here its user's right to `FCALL`
+/// taken away mid-crawl, as an operator's ACL might) had the dispatcher ask it again in a
+/// loop, thousands of "frontier: ..." lines a second. It is asked again after a pause that
+/// doubles, up to 5 s; once Redis answers again, the crawl ends with every page.
+#[test]
+fn a_redis_refusing_the_scripts_is_asked_again_after_pauses_not_in_a_loop() {
+    let redis = RedisServer::start();
+    let site = site(4, 50, ms(2));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 1);
+    let child = start(
+        &redis.url(),
+        &site.web.roots(),
+        &outs[0],
+        &["--delay", "40ms", "--lease-time", "2s"],
+    );
+    wait_until("nothing recorded", || urls_recorded(&outs[0]).len() >= 20);
+    redis.cli(&["ACL", "SETUSER", "default", "-fcall"]);
+    std::thread::sleep(Duration::from_secs(2));
+    redis.cli(&["ACL", "SETUSER", "default", "+fcall"]);
+    let stderr = finish(child);
+    let asked = stderr
+        .matches("ERROR crawler::crawl::worker: frontier: ")
+        .count();
+    // 2 s of pauses from 100 ms, doubling: five or six, and a few more for a lease asked
+    // for as the refusal began.
+    assert!((1..=12).contains(&asked), "{asked} times: {stderr}");
+    assert_every_page_recorded_after(&site, &outs, &stderr);
+}

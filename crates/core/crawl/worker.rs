@@ -13,6 +13,10 @@ use crate::backend::{Lease, Next};
 use super::*;
 use crate::snapshot::Slow;
 
+/// The first pause before the frontier is asked again after an error, and the longest.
+const FRONTIER_PAUSE_FIRST: Duration = Duration::from_millis(100);
+const FRONTIER_PAUSE_MAX: Duration = Duration::from_secs(5);
+
 /// The URL each slot is on and since when (a slot: one visit in flight, see
 /// [`worker_tasks`]). Marking one costs an
 /// uncontended lock and a copy into the slot's buffer, kept from its last URL (no allocation
@@ -197,6 +201,7 @@ impl Crawler {
     /// The next lease within the page budget, waiting as long as the frontier says (or until
     /// a lease completes); `None` once the crawl is over or stops.
     async fn next_lease(&self) -> Option<Lease> {
+        let mut pause = FRONTIER_PAUSE_FIRST;
         loop {
             if self.pace.stopped() {
                 return None;
@@ -238,8 +243,16 @@ impl Crawler {
                 Ok(Next::Done) => return None,
                 Err(err) => {
                     // Spilled URLs could not be read back: they are lost (and counted); the
-                    // crawl goes on with the rest.
+                    // crawl goes on with the rest. Or Redis refused the request (its own
+                    // retries are over): asked again after a pause that doubles, as an error
+                    // that comes back at once (a server refusing the scripts) would otherwise
+                    // be asked again in a loop, a line in the log each time.
                     tracing::error!("frontier: {err}");
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        () = self.pace.stopping() => {}
+                    }
+                    pause = (pause * 2).min(FRONTIER_PAUSE_MAX);
                 }
             }
         }
