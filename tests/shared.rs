@@ -1232,3 +1232,34 @@ fn a_redis_refusing_the_scripts_is_asked_again_after_pauses_not_in_a_loop() {
     assert!((1..=12).contains(&asked), "{asked} times: {stderr}");
     assert_every_page_recorded_after(&site, &outs, &stderr);
 }
+
+/// A Redis user whose ACL does not allow loading the frontier's function library: the
+/// crawler stops before it starts, saying what the user needs.
+#[test]
+fn a_redis_user_that_may_not_load_the_functions_is_told_what_it_needs() {
+    let redis = RedisServer::start();
+    redis.cli(&[
+        "ACL",
+        "SETUSER",
+        "crawler",
+        "on",
+        ">pw",
+        "~*",
+        "&*",
+        "+@all",
+        "-function",
+    ]);
+    let site = site(1, 5, ms(1));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 1);
+    let url = format!("redis://crawler:pw@127.0.0.1:{}", redis.port);
+    let (output, hung) = wait_or_kill(
+        start(&url, &site.web.roots(), &outs[0], &[]),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!hung, "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs FCALL and FUNCTION LOAD"), "{stderr}");
+    assert!(!stderr.contains("pw@"), "the password stays out: {stderr}");
+}

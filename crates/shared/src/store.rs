@@ -505,7 +505,15 @@ impl Store {
                     Some("LOADING" | "TRYAGAIN" | "CLUSTERDOWN" | "MASTERDOWN" | "BUSY")
                 );
             if !transient {
-                return Err(ErrorKind::Server(err.to_string()).into());
+                let mut said = err.to_string();
+                if err.code() == Some("NOPERM") {
+                    // A user restricted by ACL: what the frontier needs of it.
+                    said.push_str(
+                        " (the shared frontier's Redis user needs FCALL and FUNCTION LOAD, and \
+                         the data commands its scripts run)",
+                    );
+                }
+                return Err(ErrorKind::Server(said).into());
             }
             if !out_of_memory {
                 self.recheck.store(true, Ordering::Relaxed);
