@@ -147,30 +147,16 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
     // saved the setting as given: a resume with another --contact builds it anew.
     config.politeness.user_agent = user_agent;
-    let resolver = {
-        let _runtime = runtime.enter();
-        let (resolver, warning) =
-            dns::Resolver::new(&config.fetch.resolve, &config.fetch.dns_servers)
-                .map_err(|e| anyhow!("bad setting: {e}"))?;
-        if let Some(warning) = warning {
-            tracing::warn!("{warning}");
-        }
-        Arc::new(resolver)
-    };
-    let guard = guard_for(runtime, &config, &seeds, &redirects, resolver);
+    let guard = guard_for(
+        runtime,
+        &config,
+        &seeds,
+        &redirects,
+        resolver(runtime, &config)?,
+    );
     let clients =
         fetch::clients(&config, Arc::clone(&guard), &hosts, proxy).map_err(|e| anyhow!("{e}"))?;
-    let mut sink = output::Sink::open(&config.output.file, cli.resume)
-        .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
-    // A completion is in Redis the moment it is made: what its fetch wrote goes to the
-    // operating system as it is written, so that a process killed then loses none of it.
-    let warc = if matches!(backend, backend::Backend::Shared(_)) {
-        sink = sink.flushing_each_record();
-        warc.map(warc::Warc::flushing_each_record)
-    } else {
-        warc
-    };
-
+    let (sink, warc) = records(cli, &config, &backend, warc)?;
     let seed_redirects = crawl::SeedRedirects::new(
         Canonicalizer::new(),
         cli.state_dir.as_deref().map(StateDir::new),
@@ -204,6 +190,37 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         spill_dir,
         lock,
     })))
+}
+
+/// The resolver of the crawl's names (`fetch.resolve`, `fetch.dns_servers`), its warning said.
+fn resolver(runtime: &tokio::runtime::Runtime, config: &Config) -> Result<Arc<dns::Resolver>> {
+    let _runtime = runtime.enter();
+    let (resolver, warning) = dns::Resolver::new(&config.fetch.resolve, &config.fetch.dns_servers)
+        .map_err(|e| anyhow!("bad setting: {e}"))?;
+    if let Some(warning) = warning {
+        tracing::warn!("{warning}");
+    }
+    Ok(Arc::new(resolver))
+}
+
+/// The records' file, opened (appended to on `--resume`), and the WARC files. A completion on
+/// a shared crawl is in Redis the moment it is made: what its fetch wrote goes to the
+/// operating system as it is written, so that a process killed then loses none of it.
+fn records(
+    cli: &Cli,
+    config: &Config,
+    backend: &backend::Backend,
+    warc: Option<warc::Warc>,
+) -> Result<(output::Sink, Option<warc::Warc>)> {
+    let sink = output::Sink::open(&config.output.file, cli.resume)
+        .with_context(|| format!("cannot write records to {}", config.output.file.display()))?;
+    Ok(match backend {
+        backend::Backend::Shared(_) => (
+            sink.flushing_each_record(),
+            warc.map(warc::Warc::flushing_each_record),
+        ),
+        _ => (sink, warc),
+    })
 }
 
 /// What the command says, read and checked before anything is written: its settings (the
