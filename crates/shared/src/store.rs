@@ -40,6 +40,16 @@ enum Conn {
     Cluster(ClusterConnection),
 }
 
+impl Conn {
+    /// Sends one command on whichever connection this is.
+    async fn query<T: FromRedisValue>(self, cmd: &Cmd) -> redis::RedisResult<T> {
+        match self {
+            Conn::Single(mut c) => cmd.query_async(&mut c).await,
+            Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
+        }
+    }
+}
+
 /// The connection requests go through, and how to make it anew. A request that timed out
 /// may have been sent on a connection that will never answer again, every request after it
 /// timing out too until the connection is replaced: a cluster client left waiting during a
@@ -370,13 +380,7 @@ impl Store {
 
     /// Sends a command, retrying while the server is unreachable or full.
     pub(crate) async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, Error> {
-        self.retrying(|conn| async move {
-            match conn {
-                Conn::Single(mut c) => cmd.query_async(&mut c).await,
-                Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
-            }
-        })
-        .await
+        self.retrying(|conn| conn.query(cmd)).await
     }
 
     /// Sends commands that each stand alone, answering theirs in order: in one round trip
@@ -414,25 +418,14 @@ impl Store {
         call: &Call<'_>,
         library: &Library,
     ) -> Result<T, Error> {
-        let cmd = call.cmd();
-        let load = library.load();
-        let (cmd, load) = (&cmd, &load);
+        let cmd = &call.cmd();
         self.retrying(|conn| async move {
-            let answer = match conn.clone() {
-                Conn::Single(mut c) => cmd.query_async(&mut c).await,
-                Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
-            };
-            match answer {
-                // Not run: loaded (on every master of a cluster), then called again.
+            match conn.clone().query(cmd).await {
+                // Not run: loaded (on every master of a cluster), then called again. The
+                // library's code (some 40 KB) is copied into a command only then.
                 Err(err) if Library::missing(&err) => {
-                    match conn.clone() {
-                        Conn::Single(mut c) => load.exec_async(&mut c).await?,
-                        Conn::Cluster(mut c) => load.exec_async(&mut c).await?,
-                    }
-                    match conn {
-                        Conn::Single(mut c) => cmd.query_async(&mut c).await,
-                        Conn::Cluster(mut c) => cmd.query_async(&mut c).await,
-                    }
+                    conn.clone().query::<redis::Value>(&library.load()).await?;
+                    conn.query(cmd).await
                 }
                 answer => answer,
             }
