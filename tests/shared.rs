@@ -1249,17 +1249,32 @@ fn a_redis_user_that_may_not_load_the_functions_is_told_what_it_needs() {
         "+@all",
         "-function",
     ]);
+    let url = format!("redis://crawler:pw@127.0.0.1:{}", redis.port);
+    let stderr = refused_at_start(&url);
+    assert!(stderr.contains("needs FCALL and FUNCTION LOAD"), "{stderr}");
+    assert!(!stderr.contains("pw@"), "the password stays out: {stderr}");
+}
+
+/// A server without functions (Redis before 7.0; here one whose `FCALL` is renamed away):
+/// the crawler stops before it starts, saying which Redis it needs.
+#[test]
+fn a_redis_without_functions_is_told_apart() {
+    let redis = RedisServer::start_with(&["--rename-command", "FCALL", ""]);
+    let stderr = refused_at_start(&redis.url());
+    assert!(stderr.contains("needs Redis 7 or later"), "{stderr}");
+}
+
+/// Runs a crawler on `redis` that must stop before it starts (exit 2); answers what it said.
+fn refused_at_start(redis: &str) -> String {
     let site = site(1, 5, ms(1));
     let tmp = tempfile::tempdir().unwrap();
     let outs = record_files(tmp.path(), 1);
-    let url = format!("redis://crawler:pw@127.0.0.1:{}", redis.port);
     let (output, hung) = wait_or_kill(
-        start(&url, &site.web.roots(), &outs[0], &[]),
+        start(redis, &site.web.roots(), &outs[0], &[]),
         Duration::from_secs(60),
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(!hung, "{stderr}");
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("needs FCALL and FUNCTION LOAD"), "{stderr}");
-    assert!(!stderr.contains("pw@"), "the password stays out: {stderr}");
+    stderr
 }

@@ -505,6 +505,9 @@ impl Store {
                         " (the shared frontier's Redis user needs FCALL and FUNCTION LOAD, and \
                          the data commands its scripts run)",
                     );
+                } else if said.contains("unknown command") && said.contains("FCALL") {
+                    // Functions came with Redis 7.0.
+                    said.push_str(" (the shared frontier needs Redis 7 or later)");
                 }
                 return Err(ErrorKind::Server(said).into());
             }
