@@ -30,7 +30,7 @@ fn start(redis: &str, seeds: &[String], out: &Path, extra: &[&str]) -> Child {
     args.extend(["--output".to_owned(), out.to_str().unwrap().to_owned()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_crawler"));
-    // CRAWLER_TEST_LOG (e.g. frontier_redis=trace,warn) to see more when a test fails: the
+    // CRAWLER_TEST_LOG (e.g. shared=trace,warn) to see more when a test fails: the
     // log then goes to crawler-N.jsonl.log in the temporary directory, as much as it is, and
     // outlives the test's own files. Without it, the crawler's own default filter, as a user
     // running it gets.

@@ -39,7 +39,7 @@ pub(crate) enum Backend {
 
 /// The shared frontier, and what this process still has on its way to it.
 pub(crate) struct Remote {
-    frontier: frontier_redis::SharedFrontier,
+    frontier: shared::SharedFrontier,
     /// The limits per address the crawl's processes hold together, and how long a request
     /// may keep its place at its address (a process killed with it out gives it back then).
     addresses: (AddressLimits, Duration),
@@ -92,7 +92,7 @@ pub(crate) enum Lease {
     /// A lease of the local frontier.
     Local(frontier::Lease, Arc<Local>),
     /// A lease of the shared frontier.
-    Shared(frontier_redis::SharedLease, Arc<Remote>),
+    Shared(shared::SharedLease, Arc<Remote>),
 }
 
 impl std::fmt::Debug for Lease {
@@ -368,7 +368,7 @@ impl Backend {
     /// `addresses` per address with the crawl's other processes (a request keeping its
     /// place at most `hold`).
     pub(crate) fn shared(
-        frontier: frontier_redis::SharedFrontier,
+        frontier: shared::SharedFrontier,
         workers: usize,
         addresses: (AddressLimits, Duration),
     ) -> Backend {
@@ -392,7 +392,7 @@ impl Backend {
     }
 
     /// The shared frontier, if the crawl is shared.
-    pub(crate) fn as_shared(&self) -> Option<&frontier_redis::SharedFrontier> {
+    pub(crate) fn as_shared(&self) -> Option<&shared::SharedFrontier> {
         match self {
             Backend::Local(_) => None,
             Backend::Shared(remote) => Some(&remote.frontier),
@@ -537,12 +537,7 @@ impl Backend {
     /// named `list` that the other processes of a shared crawl may be given too: each then
     /// queues its share (see `SharedFrontier::push_shared`). Errors are logged, not
     /// returned: a URL not queued is one page fetched in full instead of conditionally.
-    pub(crate) async fn push_list(
-        &self,
-        list: &str,
-        urls: Vec<frontier_redis::Listed>,
-        requisites: bool,
-    ) {
+    pub(crate) async fn push_list(&self, list: &str, urls: Vec<shared::Listed>, requisites: bool) {
         let not_queued = "those not queued are fetched only if found as links";
         match self {
             Backend::Local(local) => {
@@ -679,7 +674,7 @@ impl Backend {
 /// send a completion.
 struct GiveBackOnDrop<'a> {
     remote: &'a Remote,
-    lease: Option<frontier_redis::SharedLease>,
+    lease: Option<shared::SharedLease>,
 }
 
 impl Drop for GiveBackOnDrop<'_> {
@@ -693,7 +688,7 @@ impl Drop for GiveBackOnDrop<'_> {
 impl Remote {
     /// Gives a lease back from code that cannot await (a worker being cancelled or
     /// unwinding): a task does it; if it fails, the lease expires all the same.
-    fn spawn_abandon(&self, lease: frontier_redis::SharedLease) {
+    fn spawn_abandon(&self, lease: shared::SharedLease) {
         let frontier = self.frontier.clone();
         self.background.spawn(async move {
             if let Err(err) = frontier.abandon(lease).await {
@@ -703,7 +698,7 @@ impl Remote {
     }
 }
 
-fn shared_error(err: frontier_redis::Error) -> Error {
+fn shared_error(err: shared::Error) -> Error {
     Error::Shared(err)
 }
 
@@ -714,7 +709,7 @@ pub(crate) enum Error {
     /// The embedded frontier's.
     Local(FrontierError),
     /// The shared frontier's.
-    Shared(frontier_redis::Error),
+    Shared(shared::Error),
 }
 
 impl From<FrontierError> for Error {

@@ -326,7 +326,7 @@ pub(crate) struct Redis {
     #[serde(with = "duration")]
     pub(crate) lease_time: Duration,
     /// Buckets hosts are hashed into, fixed when the crawl is created; `None` ("auto"): the
-    /// store's default (`frontier_redis::Store::default_buckets`).
+    /// store's default (`shared::Store::default_buckets`).
     #[serde(with = "auto")]
     pub(crate) buckets: Option<u32>,
     /// URLs the shared seen-test holds before it first grows, fixed when the crawl is

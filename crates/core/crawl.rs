@@ -199,7 +199,7 @@ impl Crawler {
     }
 
     /// Makes this crawl a recrawl: the pages queued with an earlier record (see
-    /// [`since::Earlier`](crate::since::Earlier)) are fetched with their validators, and
+    /// [`recrawl::Earlier`](crate::recrawl::Earlier)) are fetched with their validators, and
     /// each record says what became of its page.
     pub(crate) fn recrawling(mut self) -> Self {
         // The digest tells an unchanged body from a changed one.

@@ -17,16 +17,17 @@
 //! Where things live, in the order a URL meets them:
 //!
 //! - a run: [`run`](run()) ([`run.rs`](run)), start-up in `setup` (settings, seeds, the
-//!   frontier, outputs; joining a shared crawl in `join`), driving to the end in `drive`
-//!   (checkpoints, Ctrl-C), how it ended in [`exit`];
+//!   frontier, outputs; joining a shared crawl in `shared_crawl`), the crawl supervised to its end in
+//!   `supervisor` (checkpoints, Ctrl-C), how it ended in [`exit`];
 //! - the settings: [`cli`] (flags), `config` (keys and their defaults), `hosts` (`[[hosts]]`:
-//!   each host's own settings, headers, cookies and credentials), `state` (`--state-dir`), `open_files` (the limit on open files, raised at start);
+//!   each host's own settings, headers, cookies and credentials), `state` (`--state-dir`), `recrawl` (`--since`: an earlier crawl's records),
+//!   `open_files` (the limit on open files, raised at start);
 //! - the crawl: `crawl` (the `Crawler`, made of parts that own their state), with one file
 //!   per job under it: `worker` (the dispatcher, a task per lease), `pace` (the page budget
 //!   and the stop), `visit` (robots, the SSRF guard, the fetch, WARC; the `Fetching` part),
 //!   `follow` (links, sitemaps, requisites), `record` (records and their counts), `outputs`
 //!   (the records' and WARC files' writing); `backend` is the one seam to the frontier, local
-//!   (`frontier` crate) or shared (`frontier_redis` crate);
+//!   (`frontier` crate) or shared (`shared` crate);
 //! - what a visit uses: `fetch` (HTTP), `robots` (robots.txt), `sitemap` (sitemaps), `guard`
 //!   (the SSRF guard), [`content`] (body digests, the content-seen test), `requisite` (page
 //!   requisites and the lease memo that marks them), `warc`;
@@ -41,25 +42,25 @@ mod config;
 pub mod content;
 mod crawl;
 mod dns;
-mod drive;
 mod errors;
 pub mod exit;
 mod fetch;
 mod guard;
 mod hosts;
-mod join;
 mod metrics;
 mod open_files;
 mod output;
+mod recrawl;
 mod report;
 mod requisite;
 mod robots;
 mod run;
 mod setup;
-mod since;
+mod shared_crawl;
 mod sitemap;
 mod snapshot;
 mod state;
+mod supervisor;
 mod wacz;
 mod warc;
 

@@ -11,14 +11,14 @@ use frontier::{Canonical, Canonicalizer};
 use url::Url;
 
 use crate::fetch;
-use crate::since::Known;
+use crate::recrawl::Known;
 
 /// Hops from its page a requisite may be: the page's own (1), what its style sheets load
 /// (2), and two levels of `@import` beyond. A server that makes up a new style sheet for
 /// every `@import` stops here.
 pub(crate) const MAX_HOPS: u8 = 4;
 
-/// The first byte of a requisite's memo (an earlier crawl's record is 1, `since.rs`): then
+/// The first byte of a requisite's memo (an earlier crawl's record is 1, `recrawl.rs`): then
 /// its hops, then the earlier record's memo, if any. A version that does not know it reads no
 /// memo, and fetches the URL as a page.
 const MEMO_FORMAT: u8 = 2;

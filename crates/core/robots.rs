@@ -161,7 +161,7 @@ pub(crate) struct RobotsCache {
     budget: usize,
     /// The crawl shared through Redis, if it is one: where robots.txt files are kept for all
     /// its processes.
-    shared: Option<frontier_redis::SharedFrontier>,
+    shared: Option<shared::SharedFrontier>,
 }
 
 /// How long a process's claim on fetching a robots.txt for the shared crawl holds, and how
@@ -192,7 +192,7 @@ impl RobotsCache {
 
     /// This cache, for a crawl shared through Redis: robots.txt files come from the crawl
     /// when another process fetched them, and are stored there when this one does.
-    pub(crate) fn with_shared(mut self, frontier: Option<frontier_redis::SharedFrontier>) -> Self {
+    pub(crate) fn with_shared(mut self, frontier: Option<shared::SharedFrontier>) -> Self {
         self.shared = frontier;
         self
     }

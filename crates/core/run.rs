@@ -1,5 +1,5 @@
 //! A run of the crawler, from the parsed command line to how it ended: start-up
-//! ([`setup`](crate::setup)), the crawl driven to its end ([`drive`](crate::drive)), then the
+//! ([`setup`](crate::setup)), the crawl driven to its end ([`supervisor`](crate::supervisor)), then the
 //! summary and the outputs' last words.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use anyhow::Context;
 use crate::cli::Cli;
 use crate::exit::{EXIT_NOTHING_FETCHED, Ended};
 use crate::setup::{self, Ready, Start};
-use crate::{drive, join, metrics, report};
+use crate::{metrics, report, shared_crawl, supervisor};
 
 /// Why a run failed: each is a message for a person, and exit code
 /// [`EXIT_ERROR`](crate::EXIT_ERROR).
@@ -64,7 +64,7 @@ pub fn run(cli: &Cli) -> Result<Ended, RunError> {
     }
     if cli.remove_crawl {
         let config = setup::settings_alone(cli).map_err(RunError::Setup)?;
-        join::remove_crawl(&runtime, &config).map_err(RunError::Setup)?;
+        shared_crawl::remove_crawl(&runtime, &config).map_err(RunError::Setup)?;
         return Ok(Ended::Crawled);
     }
     match setup::start(cli, &runtime).map_err(RunError::Setup)? {
@@ -100,7 +100,11 @@ fn crawl(cli: &Cli, runtime: tokio::runtime::Runtime, ready: Ready) -> Result<En
             metrics_stop.clone(),
         ));
     }
-    let quit = runtime.block_on(drive::drive(&crawler, &config, checkpoint.as_deref()));
+    let quit = runtime.block_on(supervisor::supervise(
+        &crawler,
+        &config,
+        checkpoint.as_deref(),
+    ));
     metrics_stop.cancel();
     let remove_spill = || {
         if let Some(dir) = &spill_dir {

@@ -18,8 +18,8 @@ use crate::crawl::Crawler;
 use crate::requisite::Memo;
 use crate::state::{Recrawl, StateDir};
 use crate::{
-    backend, crawl, dns, fetch, guard, hosts, join, open_files, output, report, since, sitemap,
-    warc,
+    backend, crawl, dns, fetch, guard, hosts, open_files, output, recrawl, report, shared_crawl,
+    sitemap, warc,
 };
 
 /// A crawl set up and ready to run.
@@ -62,9 +62,9 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     let shared = if config.redis.url.is_empty() {
         None
     } else {
-        match runtime.block_on(join::join_shared(cli, &mut config, &mut seed_texts))? {
-            join::Joined::Crawl(joined) => Some(*joined),
-            join::Joined::Finished => return Ok(Start::AlreadyFinished),
+        match runtime.block_on(shared_crawl::join_shared(cli, &mut config, &mut seed_texts))? {
+            shared_crawl::Joined::Crawl(joined) => Some(*joined),
+            shared_crawl::Joined::Finished => return Ok(Start::AlreadyFinished),
         }
     };
     // Joined, the crawl's settings apply: its hosts' rules and its proxy (with the secrets
@@ -231,7 +231,7 @@ struct Command {
     seed_texts: Vec<String>,
     hosts: Arc<hosts::HostRules>,
     proxy: Option<reqwest::Proxy>,
-    earlier: Option<since::Earlier>,
+    earlier: Option<recrawl::Earlier>,
 }
 
 impl Command {
@@ -261,7 +261,7 @@ impl Command {
         let earlier = if cli.since.is_empty() {
             None
         } else {
-            Some(since::Earlier::load(&cli.since)?)
+            Some(recrawl::Earlier::load(&cli.since)?)
         };
         // A recrawl given no seeds crawls from the earlier crawl's: its URLs at depth 0.
         if seed_texts.is_empty()
@@ -295,7 +295,7 @@ impl Seeds {
         cli: &Cli,
         seed_texts: &[String],
         state: Option<&StateDir>,
-        shared: Option<&frontier_redis::Stored>,
+        shared: Option<&shared::Stored>,
     ) -> Result<Seeds> {
         let canon = Canonicalizer::new();
         if seed_texts.is_empty() {
@@ -342,7 +342,7 @@ fn queue(
     crawler: &Crawler,
     state: Option<&StateDir>,
     seeds: Vec<Canonical>,
-    earlier_urls: since::Listed,
+    earlier_urls: recrawl::Listed,
 ) -> Result<()> {
     for sitemap in canonical_seeds(&cli.sitemaps, &Canonicalizer::new())? {
         crawler.leads.sitemaps.mark(&sitemap, 0);
@@ -509,7 +509,7 @@ fn backend_for(
     config: &Config,
     hosts: &Arc<hosts::HostRules>,
     frontiers: (
-        Option<(frontier_redis::Store, frontier_redis::Stored)>,
+        Option<(shared::Store, shared::Stored)>,
         Option<FrontierBuilder>,
     ),
     scope_seeds: &[Canonical],
@@ -521,7 +521,7 @@ fn backend_for(
         (Some((store, stored)), _) => {
             let scope = scope_rules(config, scope_seeds)?;
             let _entered = runtime.enter();
-            let frontier = frontier_redis::SharedFrontier::new(
+            let frontier = shared::SharedFrontier::new(
                 store,
                 &stored,
                 Canonicalizer::new(),
@@ -562,11 +562,11 @@ fn address_limits(config: &Config) -> frontier::AddressLimits {
 /// The crawler, made a recrawl if it is one, and the earlier URLs of `--since` to queue.
 fn recrawling(
     crawler: Crawler,
-    earlier: Option<since::Earlier>,
+    earlier: Option<recrawl::Earlier>,
     recrawl: bool,
-) -> (Crawler, since::Listed) {
+) -> (Crawler, recrawl::Listed) {
     match earlier {
-        None if recrawl => (crawler.recrawling(), since::Listed::default()),
+        None if recrawl => (crawler.recrawling(), recrawl::Listed::default()),
         Some(mut earlier) => {
             tracing::info!("--since: {} URLs of earlier crawls", earlier.len());
             let urls = earlier.take_listed();
@@ -578,7 +578,7 @@ fn recrawling(
             }
             (crawler.recrawling(), urls)
         }
-        None => (crawler, since::Listed::default()),
+        None => (crawler, recrawl::Listed::default()),
     }
 }
 
@@ -586,9 +586,9 @@ fn recrawling(
 /// and trap rules judge them as links, and the seen-test drops those queued already (by a
 /// resume). In a shared crawl, the processes given the same records each queue a share of
 /// them: the list is named by a digest of its URLs.
-async fn push_earlier(crawler: &Crawler, urls: since::Listed) {
+async fn push_earlier(crawler: &Crawler, urls: recrawl::Listed) {
     use sha1::{Digest as _, Sha1};
-    let since::Listed { pages, requisites } = urls;
+    let recrawl::Listed { pages, requisites } = urls;
     let mut digest = Sha1::new();
     for (url, depth, memo) in pages.iter().chain(&requisites) {
         digest.update(url.as_str().as_bytes());

@@ -121,7 +121,7 @@ pub(crate) struct Duplicates {
 pub(crate) struct Shared {
     /// The crawl's name.
     pub(crate) name: String,
-    pub(crate) totals: frontier_redis::Totals,
+    pub(crate) totals: shared::Totals,
     /// Requests this process sent to Redis.
     pub(crate) requests: u64,
     /// This process's completions that came after their lease had expired.

@@ -17,8 +17,8 @@ use links::{Extracted, Options, Page};
 
 use super::*;
 use crate::output::Revisit;
+use crate::recrawl::Known;
 use crate::requisite::{self, Memo};
-use crate::since::Known;
 
 /// What became of a page since the earlier crawl that recorded it as `known` (`None`: it
 /// did not), now that it answered `fetched`, whose body's digest is `digest`.
@@ -377,10 +377,10 @@ impl Crawler {
             return true;
         };
         match shared.mark_sitemap(url, level, sitemap::MAX_PER_HOST).await {
-            Ok(frontier_redis::SitemapMark::Taken) => true,
+            Ok(shared::SitemapMark::Taken) => true,
             // Pushed by the process that took it; known here at the level it was given.
-            Ok(frontier_redis::SitemapMark::Known) => false,
-            Ok(frontier_redis::SitemapMark::OverCap) => {
+            Ok(shared::SitemapMark::Known) => false,
+            Ok(shared::SitemapMark::OverCap) => {
                 self.leads.sitemaps.unmark(url);
                 self.leads.sitemaps.refused.fetch_add(1, Ordering::Relaxed);
                 false

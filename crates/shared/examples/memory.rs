@@ -4,10 +4,10 @@
 //!
 //! ```text
 //! redis-server --port 6399 --save "" &
-//! cargo run --release -p politecrawl-frontier-redis --example memory -- redis://127.0.0.1:6399 1000000 100
+//! cargo run --release -p politecrawl-shared --example memory -- redis://127.0.0.1:6399 1000000 100
 //! # the seen-test's first generations sized otherwise (redis.seen_initial_capacity, 65,536
 //! # by default): a fourth argument
-//! cargo run --release -p politecrawl-frontier-redis --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
+//! cargo run --release -p politecrawl-shared --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
 //! ```
 
 use std::time::Duration;
@@ -69,16 +69,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
     let n: usize = args.next().map_or(Ok(1_000_000), |n| n.parse())?;
     let hosts: usize = args.next().map_or(Ok(100), |n| n.parse())?;
-    let mut layout = frontier_redis::Layout::default();
+    let mut layout = shared::Layout::default();
     if let Some(capacity) = args.next() {
         layout.seen_initial_capacity = capacity.parse()?;
     }
     let name = format!("memory-{}", std::process::id());
-    let store = frontier_redis::Store::connect(&url, &name).await?;
+    let store = shared::Store::connect(&url, &name).await?;
     let before = used_memory(&url).await;
     let crawl = store.create(layout, "", &[]).await?;
     let scope = ScopeRules::builder().mode(ScopeMode::AnyHost).build()?;
-    let frontier = frontier_redis::SharedFrontier::new(
+    let frontier = shared::SharedFrontier::new(
         store.clone(),
         &crawl,
         Canonicalizer::new(),

@@ -7,7 +7,7 @@ use std::fmt;
 /// # Example
 ///
 /// ```
-/// use frontier_redis::{Error, ErrorKind};
+/// use shared::{Error, ErrorKind};
 ///
 /// let err = Error::from(ErrorKind::BadCrawlName("a b".into()));
 /// assert!(err.to_string().contains("a b"));
@@ -22,7 +22,7 @@ pub struct Error {
 /// # Example
 ///
 /// ```
-/// use frontier_redis::ErrorKind;
+/// use shared::ErrorKind;
 ///
 /// let kind = ErrorKind::Unreachable { url: "redis://127.0.0.1:1".into(), detail: "refused".into() };
 /// assert!(matches!(kind, ErrorKind::Unreachable { .. }));
@@ -63,7 +63,7 @@ impl Error {
     /// # Example
     ///
     /// ```
-    /// use frontier_redis::{Error, ErrorKind};
+    /// use shared::{Error, ErrorKind};
     ///
     /// let err = Error::from(ErrorKind::Server("OOM".into()));
     /// assert!(matches!(err.kind(), ErrorKind::Server(_)));

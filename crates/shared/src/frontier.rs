@@ -4,12 +4,13 @@
 //! * here: the frontier's state ([`Inner`]), pushes, and a lease's life: handed to a worker
 //!   ([`SharedFrontier::next`]), completed or given back;
 //! * `batch.rs`: admission and completions, sent in each bucket's next batch script;
-//! * `search.rs`: the search for work: the buckets this process owns, when each is due, the
-//!   lease script;
+//! * `lease_search.rs`: the search for work: the buckets this process owns, when each is
+//!   due, the lease script;
 //! * `presence.rs`: the heartbeat (presence, lease renewals, totals), the end of the crawl,
 //!   and Redis found gone back to an older state;
-//! * `facts.rs`: what the crawl knows besides its queues (seeds' redirects, robots.txt,
-//!   sitemaps, bodies read, crawl delays);
+//! * `sites.rs`: what the crawl knows of its sites (seeds' redirects, robots.txt, crawl
+//!   delays, sitemaps);
+//! * `content.rs`: the content-seen test, bodies read grouped by bucket;
 //! * `addresses.rs`: politeness per address, a request's turn at its server.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -34,15 +35,16 @@ use crate::{Error, ErrorKind};
 
 mod addresses;
 pub(crate) mod batch;
-mod facts;
+mod content;
+mod lease_search;
 pub(crate) mod presence;
-mod search;
+mod sites;
 
 use batch::*;
-use facts::Bodies;
-pub use facts::SitemapMark;
+use content::Bodies;
+use lease_search::*;
 use presence::*;
-use search::*;
+pub use sites::SitemapMark;
 
 /// URLs in a chunk of a list several processes share (see [`SharedFrontier::push_shared`]):
 /// a claim and a word that it is done, two round trips, for some 60 ms of queuing.
@@ -59,7 +61,7 @@ const SHARE_POLL: Duration = Duration::from_millis(200);
 ///
 /// ```
 /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
-/// let listed: frontier_redis::Listed = (url, 1, Some(b"etag".to_vec().into()));
+/// let listed: shared::Listed = (url, 1, Some(b"etag".to_vec().into()));
 /// # Ok::<(), frontier::Rejected>(())
 /// ```
 pub type Listed = (Canonical, u32, Option<Box<[u8]>>);
@@ -70,8 +72,8 @@ pub type Listed = (Canonical, u32, Option<Box<[u8]>>);
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
-/// if let frontier_redis::Next::Lease(lease) = frontier.next().await? {
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+/// if let shared::Next::Lease(lease) = frontier.next().await? {
 ///     println!("fetch {} (try {})", lease.url(), lease.attempts());
 ///     frontier.complete(lease, frontier::Outcome::Success).await?;
 /// }
@@ -99,7 +101,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { println!("{}", lease.token()); }
+    /// # fn f(lease: shared::SharedLease) { println!("{}", lease.token()); }
     /// ```
     pub fn token(&self) -> u64 {
         self.token
@@ -110,7 +112,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { println!("{}", lease.url()); }
+    /// # fn f(lease: shared::SharedLease) { println!("{}", lease.url()); }
     /// ```
     pub fn url(&self) -> &Canonical {
         &self.url
@@ -122,7 +124,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { println!("{:?}", lease.referrer()); }
+    /// # fn f(lease: shared::SharedLease) { println!("{:?}", lease.referrer()); }
     /// ```
     pub fn referrer(&self) -> Option<&str> {
         self.referrer.as_deref()
@@ -135,7 +137,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { println!("{:?}", lease.memo()); }
+    /// # fn f(lease: shared::SharedLease) { println!("{:?}", lease.memo()); }
     /// ```
     pub fn memo(&self) -> Option<&[u8]> {
         self.memo.as_deref()
@@ -146,7 +148,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { assert!(lease.depth() < 2000); }
+    /// # fn f(lease: shared::SharedLease) { assert!(lease.depth() < 2000); }
     /// ```
     pub fn depth(&self) -> u32 {
         self.depth
@@ -157,7 +159,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { assert!(lease.attempts() >= 1); }
+    /// # fn f(lease: shared::SharedLease) { assert!(lease.attempts() >= 1); }
     /// ```
     pub fn attempts(&self) -> u32 {
         self.attempts
@@ -168,7 +170,7 @@ impl SharedLease {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(lease: frontier_redis::SharedLease) { if lease.host_given_up() { println!("not fetched"); } }
+    /// # fn f(lease: shared::SharedLease) { if lease.host_given_up() { println!("not fetched"); } }
     /// ```
     pub fn host_given_up(&self) -> bool {
         self.given_up
@@ -202,12 +204,12 @@ enum Judged {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
 /// match frontier.next().await? {
-///     frontier_redis::Next::Lease(lease) => frontier.abandon(lease).await?,
-///     frontier_redis::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
-///     frontier_redis::Next::Pending => unreachable!("a shared frontier says when to ask"),
-///     frontier_redis::Next::Done => println!("nothing queued or leased anywhere"),
+///     shared::Next::Lease(lease) => frontier.abandon(lease).await?,
+///     shared::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+///     shared::Next::Pending => unreachable!("a shared frontier says when to ask"),
+///     shared::Next::Done => println!("nothing queued or leased anywhere"),
 /// }
 /// # Ok(()) }
 /// ```
@@ -218,7 +220,7 @@ pub type Next = frontier::Next<SharedLease>;
 /// # Example
 ///
 /// ```no_run
-/// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+/// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
 /// let totals = frontier.totals().await?;
 /// println!("{} seen, {} queued, {} leased, {} done", totals.seen, totals.queued, totals.leased, totals.done);
 /// # Ok(()) }
@@ -266,11 +268,11 @@ pub struct Totals {
 /// use frontier::{Canonicalizer, Politeness, ScopeRules};
 ///
 /// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(frontier_redis::Layout::default(), "", &[]).await?;
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(shared::Layout::default(), "", &[]).await?;
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
-/// let frontier = frontier_redis::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
+/// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
 ///     Politeness::default(), Duration::from_secs(30), 16)?;
 /// frontier.push_seeds(vec![seed]).await?;
 /// # Ok(()) }
@@ -477,7 +479,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} requests", frontier.store().requests()); }
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} requests", frontier.store().requests()); }
     /// ```
     pub fn store(&self) -> &Store {
         &self.inner.store
@@ -504,7 +506,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
     /// let new = frontier.push_canonical(url, Some("https://example.com/"), 1).await?;
     /// # Ok(()) }
@@ -528,7 +530,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let url = frontier::Canonicalizer::new().canonicalize("https://example.com/a")?;
     /// let new = frontier.push_canonical_with(url, None, Some(b"etag"), 0).await?;
     /// # Ok(()) }
@@ -553,7 +555,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let css = frontier::Canonicalizer::new().canonicalize("https://cdn.example.net/a.css")?;
     /// let new = frontier.push_requisite(css, Some("https://example.com/"), None, 1).await?;
     /// # Ok(()) }
@@ -575,7 +577,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let page = frontier::Url::parse("https://example.com/")?;
     /// let css = frontier::Canonicalizer::new().canonicalize("https://cdn.example.net/a.css")?;
     /// frontier.push_requisites(&page, vec![css], None, 1).await?;
@@ -643,7 +645,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let canon = frontier::Canonicalizer::new();
     /// let urls = vec![(canon.canonicalize("https://example.com/a")?, 1, None)];
     /// let queued = frontier.push_shared("yesterday", urls, false).await?;
@@ -725,7 +727,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), Box<dyn std::error::Error>> {
     /// let page = frontier::Url::parse("https://example.com/")?;
     /// frontier.push_links(&page, &page, &["/a".into(), "/b".into()], 1).await?;
     /// # Ok(()) }
@@ -797,7 +799,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: frontier_redis::SharedFrontier) {
+    /// # fn f(frontier: shared::SharedFrontier) {
     /// println!("{} attempts per URL", frontier.politeness().max_attempts());
     /// # }
     /// ```
@@ -811,8 +813,8 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
-    /// if let frontier_redis::Next::Lease(lease) = frontier.next().await? {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// if let shared::Next::Lease(lease) = frontier.next().await? {
     ///     if frontier.buffered() > 0 {
     ///         println!("more leases are here for other workers");
     ///     }
@@ -1000,7 +1002,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier, lease: frontier_redis::SharedLease) -> Result<(), frontier_redis::Error> {
+    /// # async fn f(frontier: shared::SharedFrontier, lease: shared::SharedLease) -> Result<(), shared::Error> {
     /// frontier.abandon_for(lease, std::time::Duration::from_millis(300)).await?;
     /// # Ok(()) }
     /// ```
@@ -1039,7 +1041,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
     /// let given_back = frontier.give_back_buffered().await?;
     /// println!("{given_back} leases given back");
     /// # Ok(()) }
@@ -1083,7 +1085,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} queued", frontier.stats().queues.queued); }
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} queued", frontier.stats().queues.queued); }
     /// ```
     pub fn stats(&self) -> FrontierStats {
         let c = &self.inner.counts;
@@ -1134,7 +1136,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: frontier_redis::SharedFrontier) { println!("{} done", frontier.last_totals().done); }
+    /// # fn f(frontier: shared::SharedFrontier) { println!("{} done", frontier.last_totals().done); }
     /// ```
     pub fn last_totals(&self) -> Totals {
         *self
@@ -1150,7 +1152,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # fn f(frontier: frontier_redis::SharedFrontier) { assert_eq!(frontier.fenced(), 0); }
+    /// # fn f(frontier: shared::SharedFrontier) { assert_eq!(frontier.fenced(), 0); }
     /// ```
     pub fn fenced(&self) -> u64 {
         self.inner.counts.fenced.load(Ordering::Relaxed)

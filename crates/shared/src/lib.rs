@@ -37,22 +37,22 @@
 //! use frontier::{Canonicalizer, Outcome, Politeness, ScopeRules};
 //!
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
-//! let crawl = store.create(frontier_redis::Layout::default(), "settings of the crawl", &[]).await?;
+//! let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+//! let crawl = store.create(shared::Layout::default(), "settings of the crawl", &[]).await?;
 //! let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 //! let scope = ScopeRules::builder().seed(&seed).build()?;
-//! let frontier = frontier_redis::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
+//! let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
 //!     Politeness::default(), Duration::from_secs(30), 16)?;
 //! frontier.push_seeds(vec![seed]).await?;
 //! loop {
 //!     match frontier.next().await? {
-//!         frontier_redis::Next::Lease(lease) => {
+//!         shared::Next::Lease(lease) => {
 //!             // fetch lease.url(), push its links, then:
 //!             frontier.complete(lease, Outcome::Success).await?;
 //!         }
-//!         frontier_redis::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
-//!         frontier_redis::Next::Pending => unreachable!("it says when to ask again"),
-//!         frontier_redis::Next::Done => break,
+//!         shared::Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+//!         shared::Next::Pending => unreachable!("it says when to ask again"),
+//!         shared::Next::Done => break,
 //!     }
 //! }
 //! # Ok(()) }

@@ -104,8 +104,8 @@ impl Link {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), frontier_redis::Error> {
-/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+/// # async fn f() -> Result<(), shared::Error> {
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
 /// match store.load().await? {
 ///     Some(crawl) => println!("joining a crawl of {} seeds", crawl.seeds.len()),
 ///     None => println!("no crawl named docs yet"),
@@ -147,7 +147,7 @@ impl Store {
     ///
     /// ```no_run
     /// # async fn f() {
-    /// let err = frontier_redis::Store::connect("redis://127.0.0.1:1", "crawl").await.err().unwrap();
+    /// let err = shared::Store::connect("redis://127.0.0.1:1", "crawl").await.err().unwrap();
     /// assert!(err.to_string().contains("redis://127.0.0.1:1"));
     /// # }
     /// ```
@@ -311,8 +311,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// assert_eq!(store.name(), "docs");
     /// # Ok(()) }
     /// ```
@@ -325,8 +325,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let before = store.requests();
     /// store.load().await?;
     /// assert!(store.requests() > before);
@@ -350,11 +350,11 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
-    /// let layout = frontier_redis::Layout {
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// let layout = shared::Layout {
     ///     buckets: store.default_buckets(),
-    ///     ..frontier_redis::Layout::default()
+    ///     ..shared::Layout::default()
     /// };
     /// # Ok(()) }
     /// ```

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use frontier::{Canonical, Canonicalizer, Outcome, Politeness, ScopeRules};
-use frontier_redis::{Layout, Next, SharedFrontier, Store};
+use shared::{Layout, Next, SharedFrontier, Store};
 use support::redis::{RedisCluster, RedisServer};
 
 fn urls(n: usize) -> Vec<Canonical> {
@@ -544,7 +544,7 @@ async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
 /// sent again by the process that made it (its answer lost) is still its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_are_known_to_the_crawl_and_capped_per_host_across_processes() {
-    use frontier_redis::SitemapMark::{Known, OverCap, Taken};
+    use shared::SitemapMark::{Known, OverCap, Taken};
     let server = RedisServer::start();
     let a = frontier(&server.url(), "maps", Duration::from_secs(30)).await;
     let b = frontier(&server.url(), "maps", Duration::from_secs(30)).await;
@@ -605,7 +605,7 @@ async fn links_repeated_on_a_page_count_as_if_pushed_one_by_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     let server = RedisServer::start();
-    let list: Vec<frontier_redis::Listed> = urls(3 * frontier_redis::SHARE_CHUNK)
+    let list: Vec<shared::Listed> = urls(3 * shared::SHARE_CHUNK)
         .into_iter()
         .map(|url| (url, 1, None))
         .collect();

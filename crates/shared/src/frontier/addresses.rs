@@ -19,7 +19,7 @@ impl SharedFrontier {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f(frontier: frontier_redis::SharedFrontier) -> Result<(), frontier_redis::Error> {
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
     /// use std::time::Duration;
     /// use frontier::{AddressLimits, Turn};
     ///

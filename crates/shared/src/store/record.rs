@@ -27,9 +27,9 @@ pub(crate) enum Share {
 /// # Example
 ///
 /// ```no_run
-/// # async fn f() -> Result<(), frontier_redis::Error> {
-/// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
-/// let crawl = store.create(frontier_redis::Layout::default(), "{\"delay\":1}", &[]).await?;
+/// # async fn f() -> Result<(), shared::Error> {
+/// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
+/// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}", &[]).await?;
 /// assert_eq!(crawl.layout.buckets, 64);
 /// # Ok(()) }
 /// ```
@@ -59,7 +59,7 @@ pub struct Stored {
 /// # Example
 ///
 /// ```
-/// let layout = frontier_redis::Layout { buckets: 16, ..frontier_redis::Layout::default() };
+/// let layout = shared::Layout { buckets: 16, ..shared::Layout::default() };
 /// assert_eq!(layout.seen_rate, 1e-6);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -168,8 +168,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "nothing-here").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "nothing-here").await?;
     /// assert!(store.load().await?.is_none());
     /// # Ok(()) }
     /// ```
@@ -191,11 +191,11 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let seeds = ["https://example.com/".to_owned()];
-    /// let first = store.create(frontier_redis::Layout::default(), "A", &seeds).await?;
-    /// let again = store.create(frontier_redis::Layout::default(), "B", &[]).await?;
+    /// let first = store.create(shared::Layout::default(), "A", &seeds).await?;
+    /// let again = store.create(shared::Layout::default(), "B", &[]).await?;
     /// assert_eq!(again.settings, "A");
     /// assert_eq!(again.seeds, seeds);
     /// assert_eq!(first.layout.key, again.layout.key);
@@ -237,8 +237,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.add_seeds(&["https://example.com/".to_owned()]).await?;
     /// # Ok(()) }
     /// ```
@@ -265,8 +265,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.mark_finished().await?;
     /// assert!(store.load().await?.unwrap().finished.is_some());
     /// # Ok(()) }
@@ -286,8 +286,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let before = store.epoch().await?;
     /// store.bump_epoch().await?;
     /// assert_ne!(store.epoch().await?, before);
@@ -322,8 +322,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// let removed = store.remove().await?;
     /// println!("{removed} keys removed");
     /// assert!(store.load().await?.is_none());
@@ -431,8 +431,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// store.add_redirect_targets(&["https://www.example.com/".to_owned()]).await?;
     /// # Ok(()) }
     /// ```
@@ -451,8 +451,8 @@ impl Store {
     /// # Example
     ///
     /// ```no_run
-    /// # async fn f() -> Result<(), frontier_redis::Error> {
-    /// let store = frontier_redis::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
     /// if let Some(targets) = store.redirect_targets_beyond(0).await? {
     ///     println!("{} hosts joined the scope", targets.len());
     /// }

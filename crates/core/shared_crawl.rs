@@ -27,7 +27,7 @@ pub(crate) async fn join_shared(
     }
     let r = config.redis.clone();
     let shown = frontier::redact_url(&r.url);
-    let store = frontier_redis::Store::connect(&r.url, &r.crawl_name).await?;
+    let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
     // A crawl this process waited for was not there before it started: finished since, it is
     // not a finished crawl run again.
     let mut waited = false;
@@ -46,12 +46,12 @@ pub(crate) async fn join_shared(
             ),
         },
         None => {
-            let layout = frontier_redis::Layout {
+            let layout = shared::Layout {
                 buckets: r.buckets.unwrap_or_else(|| store.default_buckets()),
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
                 by_domain: config.crawl.per_domain_hosts > 0 || config.crawl.per_domain_pages > 0,
-                ..frontier_redis::Layout::default()
+                ..shared::Layout::default()
             };
             let stored = config
                 .storable(&format!("in Redis ({}:meta)", r.crawl_name))
@@ -139,7 +139,7 @@ pub(crate) async fn join_shared(
 const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
-async fn wait_for_crawl(store: &frontier_redis::Store) -> Result<Option<frontier_redis::Stored>> {
+async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>> {
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -153,7 +153,7 @@ async fn wait_for_crawl(store: &frontier_redis::Store) -> Result<Option<frontier
 /// What joining a shared crawl found.
 pub(crate) enum Joined {
     /// A crawl to work on (boxed: far larger than the other variant).
-    Crawl(Box<(frontier_redis::Store, frontier_redis::Stored)>),
+    Crawl(Box<(shared::Store, shared::Stored)>),
     /// The crawl had finished, and this command brings no seed new to it.
     Finished,
 }
@@ -212,7 +212,7 @@ pub(crate) fn remove_crawl(runtime: &tokio::runtime::Runtime, config: &Config) -
     }
     let shown = frontier::redact_url(&r.url);
     runtime.block_on(async {
-        let store = frontier_redis::Store::connect(&r.url, &r.crawl_name).await?;
+        let store = shared::Store::connect(&r.url, &r.crawl_name).await?;
         if store.load().await?.is_none() {
             bail!(
                 "no crawl named {:?} on {shown}: nothing to remove",

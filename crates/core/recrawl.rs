@@ -147,9 +147,9 @@ pub(crate) struct Earlier {
 /// The URLs of earlier crawls, each with its depth and its earlier record as a memo.
 #[derive(Debug, Default)]
 pub(crate) struct Listed {
-    pub(crate) pages: Vec<frontier_redis::Listed>,
+    pub(crate) pages: Vec<shared::Listed>,
     /// Those recorded as page requisites.
-    pub(crate) requisites: Vec<frontier_redis::Listed>,
+    pub(crate) requisites: Vec<shared::Listed>,
 }
 
 /// The fields of a record this reads; the others are skipped. Texts are borrowed from the

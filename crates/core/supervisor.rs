@@ -1,4 +1,4 @@
-//! Driving a crawl to its end: checkpoints every `state.checkpoint_interval`, the journal's
+//! The crawl supervised to its end: checkpoints every `state.checkpoint_interval`, the journal's
 //! group commit, and Ctrl-C (a grace period for fetches in flight, then the final
 //! checkpoint; a second Ctrl-C quits at once).
 
@@ -13,7 +13,7 @@ use crate::report;
 /// a state directory, and stopping on Ctrl-C: fetches in flight get `state.shutdown_grace` to
 /// finish, then the crawl is checkpointed and ends. A second Ctrl-C, even during the final
 /// checkpoint, quits at once: returns true, and the caller exits.
-pub(crate) async fn drive(
+pub(crate) async fn supervise(
     crawler: &Arc<Crawler>,
     config: &Config,
     checkpoint: Option<&std::path::Path>,

@@ -1,0 +1,122 @@
+//! The content-seen test of the whole crawl: a body's digest tested in the seen-test of the
+//! bucket it picks, the bodies asked for at once grouped in one script a bucket.
+
+use super::*;
+
+/// Bodies waiting for their bucket's next content-seen script, and whether one is under way.
+#[derive(Default)]
+pub(super) struct Bodies {
+    waiting: Vec<(Probes, oneshot::Sender<Result<bool, Error>>)>,
+    flushing: bool,
+}
+
+impl SharedFrontier {
+    /// The content-seen test of the whole crawl: whether a body with this digest (a SHA-1,
+    /// say) was read before by any process, marking it read. Of several processes asking
+    /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
+    /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
+    /// by the seen-test's false-positive rate), in the bucket the digest picks: no other
+    /// structure to size. The bodies asked for while a bucket's test is under way go
+    /// together in its next script.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// let digest = [0x5a; 20];
+    /// assert!(!frontier.seen_body(&digest).await?);
+    /// assert!(frontier.seen_body(&digest).await?);
+    /// # Ok(()) }
+    /// ```
+    pub async fn seen_body(&self, digest: &[u8]) -> Result<bool, Error> {
+        let inner = &self.inner;
+        let mut key = String::with_capacity(2 + 2 * digest.len());
+        // NUL opens no URL: a body's text never equals a URL's.
+        key.push_str("\0#");
+        for byte in digest {
+            let _ = write!(key, "{byte:02x}");
+        }
+        let bucket = {
+            let mut sip = SipHasher13::new_with_key(&inner.keys.sip_key);
+            sip.write(key.as_bytes());
+            (sip.finish() % u64::from(inner.keys.buckets)) as u32
+        };
+        let mut probes = inner.keys.schedule.probes(&inner.keys.sip_key, &key);
+        if inner.keys.frozen.holds(bucket, &mut probes) {
+            return Ok(true);
+        }
+        let (answer, answered) = oneshot::channel();
+        let start = {
+            let mut bodies = inner
+                .sent
+                .bodies
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let waiting = bodies.entry(bucket).or_default();
+            waiting.waiting.push((probes, answer));
+            !std::mem::replace(&mut waiting.flushing, true)
+        };
+        if start {
+            tokio::spawn(Arc::clone(inner).flush_bodies(bucket));
+        }
+        answered.await.unwrap_or_else(|_| {
+            Err(ErrorKind::Server("a content-seen test was dropped unanswered".into()).into())
+        })
+    }
+}
+
+impl Inner {
+    /// Sends the bodies waiting for a bucket's content-seen test, a script at a time, until
+    /// none waits.
+    pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
+        loop {
+            let bodies: Vec<_> = {
+                let mut all = self
+                    .sent
+                    .bodies
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let waiting = all.entry(bucket).or_default();
+                if waiting.waiting.is_empty() {
+                    waiting.flushing = false;
+                    return;
+                }
+                let take = waiting.waiting.len().min(MAX_BATCH);
+                waiting.waiting.drain(..take).collect()
+            };
+            let tag = self.store.tag(bucket);
+            let mut invocation = self.scripts.content.prepare_invoke();
+            for key in ["seen", "counts", "replies0", "replies1"] {
+                invocation.key(format!("{tag}:{key}"));
+            }
+            invocation
+                .arg(&tag)
+                .arg(self.keys.schedule.text(bucket))
+                .arg(self.request_id());
+            for (probes, _) in &bodies {
+                invocation.arg(&probes[..]);
+            }
+            let answer: Result<Vec<i64>, Error> = self.call(&invocation).await;
+            match answer {
+                Ok(answer) if answer.len() == bodies.len() + 1 => {
+                    let generations = answer[bodies.len()];
+                    let bytes = |index| self.keys.schedule.bytes(bucket, index);
+                    if let Some(index) = self.keys.frozen.wanted(bucket, generations, bytes) {
+                        tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
+                    }
+                    for ((_, send), new) in bodies.into_iter().zip(answer) {
+                        let _ = send.send(Ok(new == 0));
+                    }
+                }
+                other => {
+                    let err = other.err().unwrap_or_else(|| {
+                        ErrorKind::Server("unexpected answer to a content-seen test".into()).into()
+                    });
+                    for (_, send) in bodies {
+                        let _ = send.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
