@@ -116,10 +116,7 @@ impl Drop for Visit<'_> {
         let crawler = self.crawler;
         if std::thread::panicking() {
             tracing::error!("a fetch worker panicked on {}", lease.url());
-            let outcome = Outcome::Failure {
-                retry: false,
-                retry_after: None,
-            };
+            let outcome = Outcome::FAILED;
             let facts = LeaseRecord::of(&lease);
             let (started, fetched_at) = (self.started, self.fetched_at);
             lease.complete_now(outcome, |completion| {
@@ -375,10 +372,7 @@ impl Crawler {
             }
             Rules::Unanswered(err) => {
                 // The host cannot be reached: the page's own fetch would fail the same.
-                let retry = Outcome::Failure {
-                    retry: true,
-                    retry_after: None,
-                };
+                let retry = Outcome::RETRY;
                 let why = format!("fetching robots.txt: {}", err.detail);
                 visit.finish(retry, Draft::failed(err.kind, why)).await;
                 return None;

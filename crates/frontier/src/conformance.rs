@@ -446,14 +446,6 @@ const fn ms(n: u64) -> Option<Duration> {
     Some(Duration::from_millis(n))
 }
 
-const RETRY: Outcome = Outcome::Failure {
-    retry: true,
-    retry_after: None,
-};
-const FAIL: Outcome = Outcome::Failure {
-    retry: false,
-    retry_after: None,
-};
 const ANSWER: Outcome = Outcome::ErrorAnswer { retry_after: None };
 const OK: Outcome = Outcome::Success;
 
@@ -633,25 +625,25 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(6),
             lease(0, granted(0, 1)),
-            done(0, RETRY, 0, retried(2)),
+            done(0, Outcome::RETRY, 0, retried(2)),
             wait(0, 1000),
             lease(1000, granted(1, 1)),
-            done(1, RETRY, 1000, retried(2)),
+            done(1, Outcome::RETRY, 1000, retried(2)),
             wait(1000, 3000),
             lease(3000, granted(2, 1)),
-            done(2, FAIL, 3000, Fate::Failed),
+            done(2, Outcome::FAILED, 3000, Fate::Failed),
             wait(3000, 7000),
             lease(7000, granted(3, 1)),
-            done(3, RETRY, 7000, retried(2)),
+            done(3, Outcome::RETRY, 7000, retried(2)),
             wait(7000, 15000),
             lease(15000, granted(4, 1)),
             // Capped at the back-off's maximum.
-            done(4, RETRY, 15000, retried(2)),
+            done(4, Outcome::RETRY, 15000, retried(2)),
             wait(15000, 23000),
             lease(23000, granted(5, 1)),
             done(5, OK, 23000, Fate::Succeeded),
             lease(24000, granted(0, 2)),
-            done(6, RETRY, 24000, retried(3)),
+            done(6, Outcome::RETRY, 24000, retried(3)),
             wait(24000, 25000),
         ],
     },
@@ -661,7 +653,7 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(3),
             lease(0, granted(0, 1)),
-            done(0, RETRY, 3000, retried(2)),
+            done(0, Outcome::RETRY, 3000, retried(2)),
             wait(3000, 8000),
             lease(8000, granted(1, 1)),
             done(1, ANSWER, 9000, retried(2)),
@@ -740,7 +732,7 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(2),
             lease(0, granted(0, 1)),
-            done(0, RETRY, 0, retried(2)),
+            done(0, Outcome::RETRY, 0, retried(2)),
             lease(1000, granted(1, 1)),
             done(1, OK, 1000, Fate::Succeeded),
             lease(2000, granted(0, 2)),
@@ -758,12 +750,12 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(4),
             lease(0, granted(0, 1)),
-            done(0, RETRY, 0, retried(2)),
+            done(0, Outcome::RETRY, 0, retried(2)),
             lease(1000, granted(1, 1)),
             // Two in a row, but not 5 s of them.
-            done(1, RETRY, 1000, retried(2)),
+            done(1, Outcome::RETRY, 1000, retried(2)),
             lease(3000, granted(2, 1)),
-            gives_up(2, RETRY, 6000, Fate::DroppedWithHost, 3),
+            gives_up(2, Outcome::RETRY, 6000, Fate::DroppedWithHost, 3),
             lease(6000, given_up(3, 1)),
             done(3, Outcome::Skipped, 6000, Fate::DroppedWithHost),
             lease(6000, given_up(0, 2)),
@@ -771,7 +763,7 @@ pub const CASES: &[Case] = &[
             lease(6000, Expect::Nothing),
             done(4, OK, 6000, Fate::DroppedWithHost),
             lease(6000, given_up(1, 2)),
-            done(5, RETRY, 6000, Fate::DroppedWithHost),
+            done(5, Outcome::RETRY, 6000, Fate::DroppedWithHost),
             lease(6000, Expect::Nothing),
         ],
     },
@@ -785,13 +777,13 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(5),
             lease(0, granted(0, 1)),
-            done(0, FAIL, 0, Fate::Failed),
+            done(0, Outcome::FAILED, 0, Fate::Failed),
             lease(1000, granted(1, 1)),
             done(1, OK, 1000, Fate::Succeeded),
             lease(6000, granted(2, 1)),
-            done(2, FAIL, 6000, Fate::Failed),
+            done(2, Outcome::FAILED, 6000, Fate::Failed),
             lease(7000, granted(3, 1)),
-            done(3, FAIL, 7000, Fate::Failed),
+            done(3, Outcome::FAILED, 7000, Fate::Failed),
             wait(7000, 9000),
         ],
     },
@@ -801,7 +793,7 @@ pub const CASES: &[Case] = &[
         steps: &[
             Step::Push(2),
             lease(0, granted(0, 1)),
-            gives_up(0, FAIL, 0, Fate::Failed, 1),
+            gives_up(0, Outcome::FAILED, 0, Fate::Failed, 1),
             lease(0, given_up(1, 1)),
         ],
     },
@@ -830,9 +822,9 @@ pub const CASES: &[Case] = &[
             lease(0, granted(1, 1)),
             lease(0, granted(2, 1)),
             lease(0, granted(3, 1)),
-            gives_up(3, RETRY, 100, Fate::DroppedWithHost, 1),
+            gives_up(3, Outcome::RETRY, 100, Fate::DroppedWithHost, 1),
             done(0, OK, 200, Fate::Succeeded),
-            done(1, FAIL, 200, Fate::Failed),
+            done(1, Outcome::FAILED, 200, Fate::Failed),
             done(2, ANSWER, 200, Fate::DroppedWithHost),
             lease(200, given_up(4, 1)),
         ],

@@ -124,10 +124,7 @@ fn mid_crawl(builder: FrontierBuilder, t0: Instant) -> (Frontier, Vec<frontier::
             Next::Lease(lease) => {
                 let host = lease.url().host_key().to_owned();
                 let outcome = match host.as_str() {
-                    "doomed.example" => Outcome::Failure {
-                        retry: true,
-                        retry_after: None,
-                    },
+                    "doomed.example" => Outcome::RETRY,
                     "a.example" if lease.url().as_str().ends_with("/0") => Outcome::Failure {
                         retry: true,
                         retry_after: Some(Duration::from_secs(2)),
@@ -657,8 +654,8 @@ proptest! {
                     let lease = held.swap_remove(i % held.len());
                     let outcome = match o {
                         0 | 1 => Outcome::Success,
-                        2 => Outcome::Failure { retry: true, retry_after: None },
-                        _ => Outcome::Failure { retry: false, retry_after: None },
+                        2 => Outcome::RETRY,
+                        _ => Outcome::FAILED,
                     };
                     frontier.complete(lease, outcome, now).unwrap();
                 }

@@ -45,16 +45,6 @@ fn complete(queues: &mut HostQueues, lease: Lease, outcome: Outcome, now: Instan
     queues.complete(lease, outcome, now).expect("own lease")
 }
 
-const RETRY: Outcome = Outcome::Failure {
-    retry: true,
-    retry_after: None,
-};
-
-const FAIL: Outcome = Outcome::Failure {
-    retry: false,
-    retry_after: None,
-};
-
 // ---- Order. ----
 
 #[test]
@@ -504,7 +494,7 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     let mut waits = Vec::new();
     for _ in 0..5 {
         let l = lease(queues.pop(now).unwrap());
-        complete(&mut queues, l, RETRY, now);
+        complete(&mut queues, l, Outcome::RETRY, now);
         let Next::WaitUntil(next) = queues.pop(now).unwrap() else {
             panic!("backing off")
         };
@@ -517,7 +507,7 @@ fn back_off_doubles_up_to_its_cap_and_resets_on_success() {
     complete(&mut queues, l, Outcome::Success, now);
     push_all(&mut queues, &["http://a.example/2"], now);
     let l = lease(queues.pop(now).unwrap()); // no delay after a success
-    complete(&mut queues, l, RETRY, now);
+    complete(&mut queues, l, Outcome::RETRY, now);
     assert_eq!(queues.pop(now).unwrap(), Next::WaitUntil(now + secs(1))); // counting from one again
 }
 
@@ -542,19 +532,25 @@ fn a_host_failing_in_a_row_is_given_up_and_its_urls_handed_out_for_their_records
     let a0 = lease(queues.pop(t0).unwrap());
     let _b = lease(queues.pop(t0).unwrap());
     let a1 = lease(queues.pop(t0).unwrap());
-    assert_eq!(complete(&mut queues, a0, FAIL, t0).host_given_up, None);
+    assert_eq!(
+        complete(&mut queues, a0, Outcome::FAILED, t0).host_given_up,
+        None
+    );
     let a2 = lease(queues.pop(t0).unwrap());
     // Two errors: not yet.
-    assert_eq!(complete(&mut queues, a1, RETRY, t0).host_given_up, None);
+    assert_eq!(
+        complete(&mut queues, a1, Outcome::RETRY, t0).host_given_up,
+        None
+    );
     let a3 = lease(queues.pop(t0).unwrap());
     assert_eq!(a3.url().as_str(), "http://a.example/3");
     // The third gives the host up: a4, a5 and the queued retry of a1 wait for their records.
-    let given_up = complete(&mut queues, a2, FAIL, t0);
+    let given_up = complete(&mut queues, a2, Outcome::FAILED, t0);
     assert_eq!(given_up.fate, Fate::Failed);
     assert_eq!(given_up.host_given_up, Some(3));
     // A retry of a lease still in flight is dropped with its host, not queued.
     assert_eq!(
-        complete(&mut queues, a3, RETRY, t0).fate,
+        complete(&mut queues, a3, Outcome::RETRY, t0).fate,
         Fate::DroppedWithHost
     );
     // A later push is queued to be recorded the same way.
@@ -637,7 +633,7 @@ fn only_a_host_that_does_not_answer_is_backed_off_more_and_more() {
         .build()
         .unwrap();
     for (outcome, waits) in [
-        (RETRY, [1, 2, 4, 8, 16]),
+        (Outcome::RETRY, [1, 2, 4, 8, 16]),
         (Outcome::ErrorAnswer { retry_after: None }, [1, 1, 1, 1, 1]),
         (
             Outcome::ErrorAnswer {
@@ -685,7 +681,10 @@ fn a_failing_host_is_given_up_only_after_give_up_after() {
         match queues.pop(now).unwrap() {
             Next::Lease(l) => {
                 failures += 1;
-                if complete(&mut queues, l, RETRY, now).host_given_up.is_some() {
+                if complete(&mut queues, l, Outcome::RETRY, now)
+                    .host_given_up
+                    .is_some()
+                {
                     break now;
                 }
                 assert!(now - t0 < secs(60) || failures < 3);
@@ -713,7 +712,13 @@ fn a_success_between_errors_keeps_the_host() {
     for u in &urls {
         queues.push(url(u), 0, t0).unwrap();
     }
-    for outcome in [FAIL, Outcome::Success, FAIL, Outcome::Success, FAIL] {
+    for outcome in [
+        Outcome::FAILED,
+        Outcome::Success,
+        Outcome::FAILED,
+        Outcome::Success,
+        Outcome::FAILED,
+    ] {
         let l = lease(queues.pop(t0).unwrap());
         assert_eq!(complete(&mut queues, l, outcome, t0).host_given_up, None);
     }
@@ -741,7 +746,7 @@ fn retries_stop_at_max_attempts() {
     let mut attempts = Vec::new();
     while let Next::Lease(l) = queues.pop(t0).unwrap() {
         attempts.push((l.url().as_url().path().to_owned(), l.attempts()));
-        fates.push(complete(&mut queues, l, RETRY, t0).fate);
+        fates.push(complete(&mut queues, l, Outcome::RETRY, t0).fate);
     }
     // A retry goes to the back of its host's queue.
     let path = |p: &str, n| (p.to_owned(), n);
@@ -778,7 +783,7 @@ fn depth_survives_a_retry() {
     let t0 = Instant::now();
     queues.push(url("http://a.example/"), 7, t0).unwrap();
     let l = lease(queues.pop(t0).unwrap());
-    complete(&mut queues, l, RETRY, t0);
+    complete(&mut queues, l, Outcome::RETRY, t0);
     let l = lease(queues.pop(t0 + secs(1)).unwrap());
     assert_eq!((l.depth(), l.attempts()), (7, 2));
 }

@@ -171,10 +171,7 @@ fn a_retried_or_abandoned_url_keeps_its_referrer_and_memo() {
     let Next::Lease(first) = queues.pop(now).unwrap() else {
         panic!("a lease")
     };
-    let retry = Outcome::Failure {
-        retry: true,
-        retry_after: None,
-    };
+    let retry = Outcome::RETRY;
     queues.complete(first, retry, now).unwrap();
     let later = now + secs(60);
     let Next::Lease(second) = queues.pop(later).unwrap() else {

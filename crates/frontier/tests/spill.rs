@@ -231,7 +231,7 @@ fn outcome() -> impl Strategy<Value = Outcome> {
             retry: true,
             retry_after: after.map(ms),
         }),
-        1 => Just(Outcome::Failure { retry: false, retry_after: None }),
+        1 => Just(Outcome::FAILED),
     ]
 }
 
@@ -459,10 +459,7 @@ fn the_equivalence_property_spills() {
             twins.apply(Op::Abandon(i));
             twins.apply(Op::Pop);
             twins.apply(Op::Pop);
-            let retry = Outcome::Failure {
-                retry: true,
-                retry_after: None,
-            };
+            let retry = Outcome::RETRY;
             twins.apply(Op::Complete(i, retry));
         }
     }
@@ -498,10 +495,7 @@ fn abandoned_urls_go_first_and_retries_last_with_the_tail_on_disk() {
         (again.url().as_str(), again.attempts()),
         ("http://a.example/1", 1)
     );
-    let retry = Outcome::Failure {
-        retry: true,
-        retry_after: None,
-    };
+    let retry = Outcome::RETRY;
     let done = queues.complete(again, retry, t0).unwrap();
     assert_eq!(done.fate, Fate::Retried { attempts: 2 });
     // A retry joins the tail, behind the URLs on disk; the next push spills it too.
@@ -733,10 +727,7 @@ fn a_host_given_up_hands_out_its_urls_on_disk_for_their_records() {
         queues.push(url(&host_url(1, j)), 0, t0).unwrap();
     }
     assert!(segments(dir.path()).len() > 1);
-    let fail = Outcome::Failure {
-        retry: false,
-        retry_after: None,
-    };
+    let fail = Outcome::FAILED;
 
     let mut given_up = false;
     let mut succeeded = Vec::new();

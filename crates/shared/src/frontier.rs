@@ -11,6 +11,7 @@
 //! * `sites.rs`: what the crawl knows of its sites (seeds' redirects, robots.txt, crawl
 //!   delays, sitemaps);
 //! * `content.rs`: the content-seen test, bodies read grouped by bucket;
+//! * `group.rs`: group commit by bucket, for batches and content tests;
 //! * `addresses.rs`: politeness per address, a request's turn at its server.
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -36,12 +37,13 @@ use crate::{Error, ErrorKind};
 mod addresses;
 pub(crate) mod batch;
 mod content;
+mod group;
 mod lease_search;
 pub(crate) mod presence;
 mod sites;
 
 use batch::*;
-use content::Bodies;
+use group::{Groups, Reply};
 use lease_search::*;
 use presence::*;
 pub use sites::SitemapMark;
@@ -459,8 +461,8 @@ impl SharedFrontier {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),
                 requests_sent: AtomicU64::new(0),
-                batches: Mutex::new(HashMap::new()),
-                bodies: Mutex::new(HashMap::new()),
+                batches: Groups::default(),
+                bodies: Groups::default(),
                 policies: Mutex::new(HashSet::new()),
                 sending: Mutex::new(HashSet::new()),
             },
@@ -823,12 +825,7 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub fn buffered(&self) -> usize {
-        self.inner
-            .search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.inner.search.buffer().len()
     }
 
     /// The next lease, or when to ask again, or that the crawl is over.
@@ -1047,14 +1044,7 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub async fn give_back_buffered(&self) -> Result<usize, Error> {
-        let leases: Vec<SharedLease> = self
-            .inner
-            .search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .collect();
+        let leases: Vec<SharedLease> = self.inner.search.buffer().drain(..).collect();
         let count = leases.len();
         for answer in join_all(leases.into_iter().map(|lease| self.abandon(lease))).await {
             answer?;

@@ -679,10 +679,7 @@ async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
     }
     // The first fails and is retried; the second is left to expire (b "dies").
     let mut leases = leases.into_iter();
-    let retry = Outcome::Failure {
-        retry: true,
-        retry_after: None,
-    };
+    let retry = Outcome::RETRY;
     b.complete(leases.next().unwrap(), retry).await.unwrap();
     let expiring = leases.next().unwrap();
     b.complete(leases.next().unwrap(), Outcome::Success)

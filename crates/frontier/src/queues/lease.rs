@@ -267,6 +267,36 @@ pub enum Outcome {
     Skipped,
 }
 
+impl Outcome {
+    /// A failure to try again, without a `Retry-After`: a timeout or a refused connection.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::Outcome;
+    ///
+    /// assert_eq!(Outcome::RETRY, Outcome::Failure { retry: true, retry_after: None });
+    /// ```
+    pub const RETRY: Outcome = Outcome::Failure {
+        retry: true,
+        retry_after: None,
+    };
+
+    /// A failure not to try again: the URL is given up (a fetch that panicked, say).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::Outcome;
+    ///
+    /// assert_eq!(Outcome::FAILED, Outcome::Failure { retry: false, retry_after: None });
+    /// ```
+    pub const FAILED: Outcome = Outcome::Failure {
+        retry: false,
+        retry_after: None,
+    };
+}
+
 /// What [`HostQueues::complete`](crate::HostQueues::complete) did with a lease: the URL's
 /// fate, and whether its host was given up.
 ///

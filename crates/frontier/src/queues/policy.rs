@@ -40,7 +40,7 @@ use super::{Fate, Outcome, Politeness};
 /// let mut host = HostRecord::default();
 /// let t0 = Instant::now();
 /// let lease = host.start(t0, delay, 1);
-/// let settled = host.settle(&lease, Outcome::Failure { retry: true, retry_after: None }, t0, delay, &polite);
+/// let settled = host.settle(&lease, Outcome::RETRY, t0, delay, &polite);
 /// assert_eq!(settled.fate, Fate::Retried { attempts: 2 });
 /// assert_eq!(host.next_allowed, Some(t0 + Duration::from_secs(1)));
 /// assert_eq!(host.errors_in_row, 1);
@@ -260,7 +260,7 @@ impl HostRecord {
 /// use frontier::{Fate, Outcome, Politeness, fate};
 ///
 /// let polite = Politeness::default(); // 3 attempts
-/// let retry = Outcome::Failure { retry: true, retry_after: None };
+/// let retry = Outcome::RETRY;
 /// assert_eq!(fate(retry, 1, &polite, false), Fate::Retried { attempts: 2 });
 /// assert_eq!(fate(retry, 3, &polite, false), Fate::Exhausted);
 /// assert_eq!(fate(retry, 1, &polite, true), Fate::DroppedWithHost);

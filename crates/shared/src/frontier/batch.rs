@@ -21,9 +21,9 @@ pub(super) struct Sent {
     /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
     pub(super) policies: Mutex<HashSet<String>>,
     /// Each bucket's next batch of completions and links.
-    pub(super) batches: Mutex<HashMap<u32, Batch>>,
+    pub(super) batches: Groups<Step, StepAnswer>,
     /// Each bucket's next content-seen test.
-    pub(super) bodies: Mutex<HashMap<u32, Bodies>>,
+    pub(super) bodies: Groups<Probes, bool>,
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     pub(super) sending: Mutex<HashSet<String>>,
@@ -87,16 +87,6 @@ impl StepAnswer {
             refused: [n[4], n[5], n[6]],
         }
     }
-}
-
-/// Where a step's answer goes.
-pub(super) type Answer = oneshot::Sender<Result<StepAnswer, Error>>;
-
-/// The steps waiting for a bucket's next batch, and whether a batch is in flight.
-#[derive(Default)]
-pub(super) struct Batch {
-    pub(super) waiting: Vec<(Step, Answer)>,
-    pub(super) flushing: bool,
 }
 
 /// A link on its way to Redis: its seen-test probes, host and entry.
@@ -358,59 +348,34 @@ impl Inner {
         Ok(new)
     }
 
-    /// Adds a step to its bucket's next batch and waits for the answer. The first step of a
-    /// bucket with no batch in flight starts a task that sends batches until none waits:
-    /// steps that come while one is in flight go together in the next (group commit, no
-    /// timer), so a busy bucket costs one script for many pages.
+    /// Adds a step to its bucket's next batch and waits for the answer (see [`group`]).
     pub(super) async fn submit(
         self: Arc<Self>,
         bucket: u32,
         step: Step,
     ) -> Result<StepAnswer, Error> {
-        let (answer, answered) = oneshot::channel();
-        let start = {
-            let mut batches = self
-                .sent
-                .batches
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let batch = batches.entry(bucket).or_default();
-            batch.waiting.push((step, answer));
-            !std::mem::replace(&mut batch.flushing, true)
-        };
+        let (answered, start) = self.sent.batches.wait(bucket, step);
         if start {
             tokio::spawn(Arc::clone(&self).flush(bucket));
         }
-        answered.await.unwrap_or_else(|_| {
-            Err(ErrorKind::Server("a batch was dropped unanswered".into()).into())
-        })
+        group::answer(answered, "a batch").await
     }
 
     /// Sends the waiting steps of a bucket, batch after batch, until none waits.
     pub(super) async fn flush(self: Arc<Self>, bucket: u32) {
-        loop {
-            let steps = {
-                let mut batches = self
-                    .sent
-                    .batches
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let batch = batches.entry(bucket).or_default();
-                if batch.waiting.is_empty() {
-                    batch.flushing = false;
-                    return;
+        let fit = |waiting: &[(Step, Reply<StepAnswer>)]| {
+            let mut links = 0;
+            let mut take = 0;
+            for (step, _) in waiting {
+                if take > 0 && (links + step.links.len() > MAX_BATCH || take == MAX_STEPS) {
+                    break;
                 }
-                let mut links = 0;
-                let mut take = 0;
-                for (step, _) in &batch.waiting {
-                    if take > 0 && (links + step.links.len() > MAX_BATCH || take == MAX_STEPS) {
-                        break;
-                    }
-                    links += step.links.len();
-                    take += 1;
-                }
-                batch.waiting.drain(..take).collect::<Vec<_>>()
-            };
+                links += step.links.len();
+                take += 1;
+            }
+            take
+        };
+        while let Some(steps) = self.sent.batches.next(bucket, fit) {
             // Forgotten first if Redis is another server already: the script is built with
             // what this process knows of the seen-test (copies of frozen generations).
             self.check_server();
@@ -438,14 +403,7 @@ impl Inner {
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
                     let step = Step { lease: None, links };
-                    self.sent
-                        .batches
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .entry(bucket)
-                        .or_default()
-                        .waiting
-                        .push((step, unheard));
+                    self.sent.batches.push(bucket, step, unheard);
                 }
             }
             match result {
@@ -525,7 +483,7 @@ impl Inner {
     pub(super) async fn send_batch(
         &self,
         bucket: u32,
-        steps: &[(Step, Answer)],
+        steps: &[(Step, Reply<StepAnswer>)],
     ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch_call(

@@ -3,13 +3,6 @@
 
 use super::*;
 
-/// Bodies waiting for their bucket's next content-seen script, and whether one is under way.
-#[derive(Default)]
-pub(super) struct Bodies {
-    waiting: Vec<(Probes, oneshot::Sender<Result<bool, Error>>)>,
-    flushing: bool,
-}
-
 impl SharedFrontier {
     /// The content-seen test of the whole crawl: whether a body with this digest (a SHA-1,
     /// say) was read before by any process, marking it read. Of several processes asking
@@ -45,23 +38,11 @@ impl SharedFrontier {
         if inner.keys.frozen.holds(bucket, &mut probes) {
             return Ok(true);
         }
-        let (answer, answered) = oneshot::channel();
-        let start = {
-            let mut bodies = inner
-                .sent
-                .bodies
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let waiting = bodies.entry(bucket).or_default();
-            waiting.waiting.push((probes, answer));
-            !std::mem::replace(&mut waiting.flushing, true)
-        };
+        let (answered, start) = inner.sent.bodies.wait(bucket, probes);
         if start {
             tokio::spawn(Arc::clone(inner).flush_bodies(bucket));
         }
-        answered.await.unwrap_or_else(|_| {
-            Err(ErrorKind::Server("a content-seen test was dropped unanswered".into()).into())
-        })
+        group::answer(answered, "a content-seen test").await
     }
 }
 
@@ -69,21 +50,11 @@ impl Inner {
     /// Sends the bodies waiting for a bucket's content-seen test, a script at a time, until
     /// none waits.
     pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
-        loop {
-            let bodies: Vec<_> = {
-                let mut all = self
-                    .sent
-                    .bodies
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let waiting = all.entry(bucket).or_default();
-                if waiting.waiting.is_empty() {
-                    waiting.flushing = false;
-                    return;
-                }
-                let take = waiting.waiting.len().min(MAX_BATCH);
-                waiting.waiting.drain(..take).collect()
-            };
+        while let Some(bodies) = self
+            .sent
+            .bodies
+            .next(bucket, |waiting| waiting.len().min(MAX_BATCH))
+        {
             let tag = self.store.tag(bucket);
             let mut invocation = self.scripts.content.prepare_invoke();
             for key in ["seen", "counts", "replies0", "replies1"] {

@@ -25,6 +25,13 @@ pub(super) struct Search {
     pub(super) polled: AtomicUsize,
 }
 
+impl Search {
+    /// The leases handed out by Redis that no worker took yet.
+    pub(super) fn buffer(&self) -> std::sync::MutexGuard<'_, VecDeque<SharedLease>> {
+        self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// Buckets polled at once when a process looks for work.
 pub(super) const POLL_WIDTH: usize = 8;
 
@@ -130,12 +137,7 @@ pub(super) fn owned_buckets(
 
 impl Inner {
     pub(super) fn take_buffered(&self) -> Option<SharedLease> {
-        let mut lease = self
-            .search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front()?;
+        let mut lease = self.search.buffer().pop_front()?;
         lease.working = Some(WithWorker::new(&self.search.working));
         Some(lease)
     }
@@ -147,12 +149,7 @@ impl Inner {
     /// could fetch.
     pub(super) fn search_ahead(self: &Arc<Self>) {
         let ahead = (self.search.workers / 4).max(1);
-        let buffered = self
-            .search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len();
+        let buffered = self.search.buffer().len();
         if buffered >= ahead
             || self.presence.over.load(Ordering::Relaxed)
             || self.search.searching_ahead.swap(true, Ordering::Relaxed)
@@ -177,12 +174,7 @@ impl Inner {
         let now = Instant::now();
         let n = self.keys.buckets as usize;
         let start = self.search.cursor.load(Ordering::Relaxed);
-        let buffered = self
-            .search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len();
+        let buffered = self.search.buffer().len();
         // Leases for every idle worker, not only those asking now: the others wait for a
         // time, and a search for each would cost a round trip where one does; and `ahead`
         // more, for the workers that will finish soon.
@@ -346,11 +338,7 @@ impl Inner {
             // Added to, not replaced: a lease of the same page may be held already.
             self.hold_pending(lease.url.as_str());
         }
-        self.search
-            .buffer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(leases);
+        self.search.buffer().extend(leases);
         Ok(got)
     }
 }
