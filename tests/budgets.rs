@@ -49,7 +49,7 @@ pub(crate) fn hosts_of(records: &[&Value]) -> BTreeSet<String> {
 fn a_farms_subdomains_stop_at_the_budget_of_hosts_per_domain() {
     let site = farm();
     let unbounded = crawl(&farm_flags(&site));
-    assert!(unbounded.output.status.success(), "{}", unbounded.stderr());
+    unbounded.assert_success();
     let all: Vec<&Value> = unbounded.records.values().collect();
     assert_eq!(
         hosts_of(&all).len(),
@@ -60,7 +60,7 @@ fn a_farms_subdomains_stop_at_the_budget_of_hosts_per_domain() {
     let mut flags = farm_flags(&site);
     flags.extend(["--per-domain-hosts".into(), "10".into()]);
     let bounded = crawl(&flags);
-    assert!(bounded.output.status.success(), "{}", bounded.stderr());
+    bounded.assert_success();
     let records: Vec<&Value> = bounded.records.values().collect();
     assert_eq!(hosts_of(&records).len(), 10);
     // Each of the ten crawled whole: the budget is on hosts, not on their pages.
@@ -75,7 +75,7 @@ fn a_domains_pages_stop_at_its_page_budget() {
     let mut flags = farm_flags(&site);
     flags.extend(["--per-domain-pages".into(), "25".into()]);
     let bounded = crawl(&flags);
-    assert!(bounded.output.status.success(), "{}", bounded.stderr());
+    bounded.assert_success();
     assert_eq!(bounded.records.len(), 25);
     assert!(
         bounded.stderr().contains(" domain pages"),

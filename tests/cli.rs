@@ -6,7 +6,7 @@ use crate::util::{Site, crawl, crawl_site};
 
 fn fails_with(args: &[&str], message: &str) {
     let run = crawl(args);
-    assert_eq!(run.output.status.code(), Some(2), "{}", run.stderr());
+    run.assert_exit(2);
     assert!(
         run.stderr().contains(message),
         "expected {message:?} in:\n{}",
@@ -194,7 +194,7 @@ fn body_sizes_take_units_in_flags_and_files() {
     let seed = &site.web.seeds()[0];
     let path = file.path().to_str().unwrap();
     let run = crawl(&["--config", path, "--progress", "off", "--seed", seed]);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     // The seed's page, cut before its links.
     assert_eq!(run.records.len(), 1, "{}", run.stderr());
     assert_eq!(run.record(seed)["error"], "too_large");
@@ -283,15 +283,15 @@ fn a_refused_setting_leaves_the_state_directory_untouched() {
     }
     // The corrected command starts the crawl...
     let run = crawl(&["--seed", seed, "--state-dir", state, "--progress", "off"]);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     // ... a bad override on resume is refused without being saved ...
     let run = crawl(&["--resume", "--state-dir", state, "--exclude", "("]);
-    assert_eq!(run.output.status.code(), Some(2), "{}", run.stderr());
+    run.assert_exit(2);
     let saved = std::fs::read_to_string(tmp.path().join("s/crawl.toml")).unwrap();
     assert!(!saved.contains("exclude = [\"(\"]"), "{saved}");
     // ... and a plain resume still works.
     let run = crawl(&["--resume", "--state-dir", state, "--progress", "off"]);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
 }
 
 /// Regression: logs redirected to a file carried ANSI colour codes (`[2m...[0m [33m WARN`).

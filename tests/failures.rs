@@ -50,7 +50,7 @@ fn a_few_broken_pages_do_not_abandon_their_site() {
     let mut args = quick_default();
     args.extend(["--seed".into(), format!("http://127.0.0.1:{port}/")]);
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     assert_eq!(crawl.records.len(), 106, "{}", crawl.stderr());
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     for i in 0..100 {
@@ -87,7 +87,7 @@ fn broken_pages_do_not_slow_their_site_down_more_and_more() {
         "--seed".to_owned(),
         format!("http://127.0.0.1:{port}/"),
     ]);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     assert_eq!(crawl.records.len(), 6);
     // 15 tries of broken pages, 100 ms apart: under 2 s. Doubled per error in a row, the
     // waits would add up to 0.1 s * (2^14 - 1), capped at 10 minutes each: over an hour.
@@ -119,7 +119,7 @@ fn a_host_failing_for_long_is_given_up_with_a_record_for_every_url() {
     );
     args.push(format!("http://127.0.0.1:{port}/"));
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     // The home page and its 60 links: each has exactly one record.
     assert_eq!(crawl.records.len(), 61, "{}", crawl.stderr());
     let given_up: Vec<&Value> = crawl
@@ -221,7 +221,7 @@ fn a_crawl_with_an_answer_exits_0_and_names_the_hosts_it_could_not_reach() {
         args.extend(["--seed".into(), seed]);
     }
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     let stderr = crawl.stderr();
     assert!(
         stderr.contains(&format!("127.0.0.1:{refused} (1 URL): connect: ")),

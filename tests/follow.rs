@@ -23,7 +23,7 @@ fn frames_are_followed_and_counted_unless_turned_off() {
     let mut args = fast();
     args.extend(["--seed".to_owned(), seed.clone()]);
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     for path in ["/toc.html", "/nav.html", "/ch1.html", "/ch2.html"] {
         let url = format!("http://127.0.0.1:{port}{path}");
         assert_eq!(run.record(&url)["status"], 200, "{path}");
@@ -33,7 +33,7 @@ fn frames_are_followed_and_counted_unless_turned_off() {
 
     args.extend(["--follow-frames".to_owned(), "false".to_owned()]);
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(run.records.len(), 1, "{:?}", run.records.keys());
     assert_eq!(run.record(&seed)["links"], 2);
 }

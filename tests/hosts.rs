@@ -105,7 +105,7 @@ bearer_token_file = {token:?}
         ],
     );
     let run = crawl_with_env(&args, &[("CRAWLER_TEST_A_PASSWORD", "a-secret")]);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(
         run.record(&format!("http://127.0.0.1:{a}/go"))["redirect"],
         format!("http://localhost:{c}/landing")
@@ -201,7 +201,7 @@ fn cookies_go_back_only_to_the_host_that_set_them() {
         let mut args = args_with(config, more);
         args.extend(seeds.iter().cloned());
         let run = crawl(&args);
-        assert!(run.output.status.success(), "{}", run.stderr());
+        run.assert_success();
         // Nothing before the first answer: robots.txt and the root go without.
         for log in [&a_log, &b_log] {
             assert_eq!(cookie_of(log, "/robots.txt"), None);
@@ -258,7 +258,7 @@ fn robots_txt_is_obeyed_or_not_per_host() {
             &format!("http://127.0.0.1:{other}/"),
         ],
     ));
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(
         run.record(&format!("http://127.0.0.1:{own}/"))["status"],
         200
@@ -405,7 +405,7 @@ fn bad_entries_and_missing_secrets_stop_the_start_and_secrets_stay_out_of_the_st
         ),
         &[("CRAWLER_TEST_STATE_PASSWORD", "pa55word")],
     );
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     let encoded = data_encoding::BASE64.encode(b"bot:pa55word");
     let mut saved = String::new();
     for file in walk(&state) {
@@ -483,7 +483,7 @@ fn secrets_are_refused_where_they_would_be_stored_and_never_printed() {
         ],
         &[("CRAWLER_TEST_PROXY_PASSWORD", "Pr0xyPw")],
     );
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(run.record(seed)["status"], 200);
     let expected = format!("Basic {}", data_encoding::BASE64.encode(b"bot:Pr0xyPw"));
     let sent = proxy_log.all();

@@ -66,7 +66,7 @@ fn killed_again_and_again_the_crawl_loses_nothing_and_repeats_little() {
     args.extend(["--resume".to_owned(), "--output".to_owned()]);
     args.push(last.to_str().unwrap().to_owned());
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     outputs.push(last);
 
     let mut recorded: BTreeMap<String, usize> = BTreeMap::new();
@@ -129,7 +129,7 @@ fn a_second_process_on_a_state_directory_in_use_is_refused() {
     let second = crawl(&["--resume", "--state-dir", state, "--progress", "off"]);
     first.kill().unwrap();
     first.wait().unwrap();
-    assert_eq!(second.output.status.code(), Some(2), "{}", second.stderr());
+    second.assert_exit(2);
     assert!(
         second
             .stderr()

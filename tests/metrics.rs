@@ -124,6 +124,6 @@ fn metrics_are_served_while_crawling_and_the_summary_written_as_json() {
 #[test]
 fn a_bad_metrics_address_is_refused_by_name() {
     let run = crate::util::crawl(&["--seed", "http://127.0.0.1:1/", "--metrics", "nowhere"]);
-    assert_eq!(run.output.status.code(), Some(2), "{}", run.stderr());
+    run.assert_exit(2);
     assert!(run.stderr().contains("output.metrics"), "{}", run.stderr());
 }

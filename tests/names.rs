@@ -33,7 +33,7 @@ fn names_only_the_user_knows_are_crawled_with_resolve() {
         args.extend(["--resolve".into(), entry]);
     }
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     assert_eq!(
         crawl.fetched(),
         site.web.expected_pages(),
@@ -64,7 +64,7 @@ fn crawl_asking(site: &Site, dns: &DnsServer) {
     let mut args = seeded(site);
     args.extend(["--dns-server".into(), dns.addr().to_string()]);
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     let expected = site.web.expected_pages();
     assert_eq!(crawl.fetched(), expected, "{}", crawl.stderr());
 }
@@ -248,7 +248,7 @@ fn a_site_with_a_private_ca_is_crawled_with_ca_cert_and_the_error_says_so_withou
     let ca = dir.path().join("ca.pem");
     args.extend(["--ca-cert".into(), ca.display().to_string()]);
     let trusted = crawl(&args);
-    assert!(trusted.output.status.success(), "{}", trusted.stderr());
+    trusted.assert_success();
     let next = format!("https://secure.test:{}/next.html", server.port);
     for url in [&seed, &next] {
         assert_eq!(trusted.record(url)["status"], 200, "{}", trusted.stderr());
@@ -259,7 +259,7 @@ fn a_site_with_a_private_ca_is_crawled_with_ca_cert_and_the_error_says_so_withou
     let last = args.len() - 1;
     args[last] = not_pem.display().to_string();
     let bad = crawl(&args);
-    assert_eq!(bad.output.status.code(), Some(2), "{}", bad.stderr());
+    bad.assert_exit(2);
     assert!(bad.stderr().contains("fetch.ca_file"), "{}", bad.stderr());
     assert!(bad.records.is_empty());
 

@@ -40,7 +40,7 @@ fn crawl_limited(site: &Site, ulimit: &[&str], concurrency: &str) -> crate::util
         args.extend(["--seed".into(), seed]);
     }
     let crawl = crawl_by(command, &args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     crawl
 }
 

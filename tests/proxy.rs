@@ -35,7 +35,7 @@ fn an_explicit_proxy_carries_the_requests_and_the_guard_still_judges_them() {
         .map(String::from),
     );
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(run.record("http://a.example/")["status"], 200);
     assert_eq!(run.record("http://a.example/b")["status"], 200);
     assert_eq!(

@@ -31,7 +31,7 @@ fn crawl_with(root: &str, extra: &[&str]) -> crate::util::Crawl {
     args.extend(["--seed", root].map(String::from));
     args.extend(extra.iter().map(|s| s.to_string()));
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     crawl
 }
 

@@ -82,7 +82,7 @@ fn run(web: &Testweb, since: Option<&Path>) -> Crawl {
         args.extend(["--since".to_owned(), path.to_str().unwrap().to_owned()]);
     }
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     crawl
 }
 
@@ -227,7 +227,7 @@ fn a_recrawl_of_an_unchanged_site_transfers_no_page() {
     let mut args = fast();
     args.extend(["--since".to_owned(), earlier.to_str().unwrap().to_owned()]);
     let recrawl = crate::util::crawl(&args);
-    assert!(recrawl.output.status.success(), "{}", recrawl.stderr());
+    recrawl.assert_success();
     assert_eq!(recrawl.records.len(), crawl.records.len());
     assert!(revisits(&recrawl).values().all(|r| r == "unchanged"));
     assert_eq!(
@@ -252,10 +252,10 @@ fn a_recrawl_resumed_without_since_still_asks_for_the_rest_conditionally() {
     let since = first.earlier.to_str().unwrap();
     args.extend(["--since", since, "--state-dir", dir, "--max-pages", "7"].map(String::from));
     let part = crawl(&args);
-    assert!(part.output.status.success(), "{}", part.stderr());
+    part.assert_success();
     assert_eq!(part.records.len(), 7);
     let rest = crawl(&["--resume", "--state-dir", dir, "--max-pages", "0"]);
-    assert!(rest.output.status.success(), "{}", rest.stderr());
+    rest.assert_success();
     assert_eq!(
         part.records.len() + rest.records.len(),
         first.crawl.records.len(),
@@ -303,12 +303,7 @@ fn a_resume_says_when_it_needs_or_refuses_since() {
     let plain_dir = plain.path().to_str().unwrap();
     assert!(start(plain_dir, &[]).output.status.success());
     let refused = crawl(&["--resume", "--state-dir", plain_dir, "--since", &since]);
-    assert_eq!(
-        refused.output.status.code(),
-        Some(2),
-        "{}",
-        refused.stderr()
-    );
+    refused.assert_exit(2);
     assert!(
         refused.stderr().contains("was not started with --since"),
         "{}",
@@ -319,10 +314,10 @@ fn a_resume_says_when_it_needs_or_refuses_since() {
     let state = tempfile::tempdir().unwrap();
     let dir = state.path().to_str().unwrap();
     let part = start(dir, &["--since", &since]);
-    assert!(part.output.status.success(), "{}", part.stderr());
+    part.assert_success();
     std::fs::write(state.path().join("recrawl"), "queuing\n").unwrap();
     let asked = crawl(&["--resume", "--state-dir", dir, "--max-pages", "0"]);
-    assert_eq!(asked.output.status.code(), Some(2), "{}", asked.stderr());
+    asked.assert_exit(2);
     assert!(
         asked.stderr().contains("same --since files"),
         "{}",
@@ -337,7 +332,7 @@ fn a_resume_says_when_it_needs_or_refuses_since() {
         "--since",
         &since,
     ]);
-    assert!(rest.output.status.success(), "{}", rest.stderr());
+    rest.assert_success();
     assert_eq!(
         part.records.len() + rest.records.len(),
         first.crawl.records.len()

@@ -48,7 +48,7 @@ fn crawl_first_host(site: &Site, extra: &[&str]) -> Crawl {
     args.extend(["--seed".to_owned(), site.web.roots()[0].clone()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     crawl
 }
 

@@ -65,7 +65,7 @@ fn a_crawl_killed_with_sigkill_resumes_and_loses_nothing() {
     resume.extend(["--output".to_owned(), second.to_str().unwrap().to_owned()]);
     resume.extend(["--progress".to_owned(), "off".to_owned()]);
     let run = crawl(&resume);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
 
     let (a, b) = (records(&first), records(&second));
     let fetched: BTreeSet<String> = a.iter().chain(&b).cloned().collect();
@@ -97,7 +97,7 @@ fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
     let mut args = fast();
     args.extend(["--seed", &seed, "--state-dir", dir, "--max-pages", "5"].map(String::from));
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert_eq!(run.records.len(), 5);
     // The summary says where the URLs left queued are.
     assert!(
@@ -123,7 +123,7 @@ fn a_state_dir_is_not_reused_by_accident_and_resumes_with_its_settings() {
         "--progress",
         "off",
     ]);
-    assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    resumed.assert_success();
     assert!(
         !resumed.stderr().contains("stopped:"),
         "{}",
@@ -204,7 +204,7 @@ fn ctrl_c_finishes_the_fetches_in_flight_checkpoints_and_exits_0() {
         "--progress",
         "off",
     ]);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     // The summary tells this run's counts from the whole crawl's.
     assert!(
         run.stderr().contains("this run: crawled"),
@@ -371,7 +371,7 @@ fn records_to_dev_null_with_a_state_dir_keep_only_the_warc_file() {
         .map(String::from),
     );
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert!(!run.stderr().contains("could not be"), "{}", run.stderr());
     assert!(
         run.stderr().contains("crawled 100 URLs"),

@@ -28,7 +28,7 @@ fn crawl_seed(a: u16, extra: &[&str]) -> Crawl {
     args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(["--seed".into(), format!("http://127.0.0.1:{a}/")]);
     let crawl = crawl(&args);
-    assert!(crawl.output.status.success(), "{}", crawl.stderr());
+    crawl.assert_success();
     crawl
 }
 
@@ -104,7 +104,7 @@ fn a_resumed_crawl_keeps_its_seeds_redirect_targets_in_scope() {
         .to_vec();
     args.extend(flags.map(String::from));
     let resumed = crawl(&args);
-    assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    resumed.assert_success();
     // /z is linked from /x, fetched after the resume: in scope only through the redirect.
     for path in ["/x", "/y", "/z"] {
         let record = resumed.record(&format!("http://127.0.0.1:{b}{path}"));
@@ -155,7 +155,7 @@ fn a_seeds_redirect_to_another_name_of_the_same_server_is_crawled() {
         "--state-dir",
         dir,
     ]);
-    assert!(resumed.output.status.success(), "{}", resumed.stderr());
+    resumed.assert_success();
     let next = resumed.record(&format!("http://localhost:{port}/next"));
     assert_eq!(next["status"], 200, "{next}");
 }

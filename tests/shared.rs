@@ -634,7 +634,7 @@ fn the_per_host_page_budget_holds_for_the_crawl_on_either_store() {
     }
     args.extend(["--per-host-pages".to_owned(), "10".to_owned()]);
     let embedded = crate::util::crawl(&args);
-    assert!(embedded.output.status.success(), "{}", embedded.stderr());
+    embedded.assert_success();
     let embedded = per_host(embedded.records.keys().cloned().collect());
 
     let redis = RedisServer::start();

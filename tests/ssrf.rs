@@ -30,7 +30,7 @@ fn run(port: u16, extra: &[&str]) -> crate::util::Crawl {
     args.extend(["--seed", &seed, "--scope", "any", "--robots", "false"].map(String::from));
     args.extend(extra.iter().map(|s| s.to_string()));
     let run = crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     run
 }
 

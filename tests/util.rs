@@ -40,6 +40,18 @@ impl Crawl {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
+    /// Fails the test, showing the crawler's stderr, unless it exited 0.
+    #[track_caller]
+    pub(crate) fn assert_success(&self) {
+        assert!(self.output.status.success(), "{}", self.stderr());
+    }
+
+    /// Fails the test, showing the crawler's stderr, unless it exited with `code`.
+    #[track_caller]
+    pub(crate) fn assert_exit(&self, code: i32) {
+        assert_eq!(self.output.status.code(), Some(code), "{}", self.stderr());
+    }
+
     pub(crate) fn record(&self, url: &str) -> &Value {
         self.records
             .get(url)

@@ -208,7 +208,7 @@ fn large_incompressible_bodies_are_stored_whole_in_a_single_file() {
     args.extend(flags.map(String::from));
     args.extend(["--warc-max-bytes", "0"].map(String::from));
     let run = crate::util::crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     assert!(series(dir.path(), "big").is_empty());
 
     let mut found = false;
@@ -228,7 +228,7 @@ fn large_incompressible_bodies_are_stored_whole_in_a_single_file() {
 
     // A second run appends, with a warcinfo record of its own.
     let run = crate::util::crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     let infos: Vec<String> = read_records(&path)
         .iter()
         .filter(|r| *r.warc_type() == RecordType::WarcInfo)
@@ -261,7 +261,7 @@ fn files_rotate_at_the_limit_and_a_resumed_crawl_numbers_on_without_touching_the
     let mut first: Vec<&str> = vec!["--state-dir", state, "--max-pages", "12"];
     first.extend(common);
     let run1 = crawl_site(&site, &first);
-    assert!(run1.output.status.success(), "{}", run1.stderr());
+    run1.assert_success();
     let before = series(dir.path(), "rot");
     assert!(before.len() >= 2, "{before:?}");
     let kept = snapshot(&before);
@@ -269,7 +269,7 @@ fn files_rotate_at_the_limit_and_a_resumed_crawl_numbers_on_without_touching_the
     let mut resume = crate::util::fast();
     resume.extend(["--resume", "--state-dir", state, "--max-pages", "0"].map(String::from));
     let run2 = crate::util::crawl(&resume);
-    assert!(run2.output.status.success(), "{}", run2.stderr());
+    run2.assert_success();
     let after = series(dir.path(), "rot");
     assert!(after.len() > before.len(), "{after:?}");
     assert_eq!(&after[..before.len()], &before[..]);
@@ -329,7 +329,7 @@ fn crawl_copies(path: &Path, flags: &[&str]) -> crate::util::Crawl {
     args.extend(["--seed", &seed, "--warc", path.to_str().unwrap()].map(String::from));
     args.extend(flags.iter().map(|f| f.to_string()));
     let run = crate::util::crawl(&args);
-    assert!(run.output.status.success(), "{}", run.stderr());
+    run.assert_success();
     run
 }
 

@@ -29,14 +29,7 @@ fn check_rate<F: Filter>(p: f64, n: u64, queries: u64) {
          model expects {expected:.1}, target {target:.1}",
         F::NAME
     );
-    assert!(
-        false_positives <= 1.5 * target + 4.0 * (1.5 * target).sqrt(),
-        "rate above 1.5x target: {context}"
-    );
-    assert!(
-        (false_positives - expected).abs() <= 0.25 * expected + 4.0 * expected.sqrt(),
-        "rate off the model: {context}"
-    );
+    common::assert_rate_bounds(false_positives, target, expected, &context);
 }
 
 /// Queries enough absent items to expect a meaningful number of false positives: 10,000 at

@@ -2,8 +2,7 @@
 
 mod common;
 
-use std::sync::Barrier;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread;
 
 use bloom::AtomicBloomFilter;
@@ -30,39 +29,28 @@ fn race(items: u64, blocks_per_key: u32, batched: bool) {
         .blocks_per_key(blocks_per_key)
         .build()
         .unwrap();
-    let wins: Vec<AtomicU8> = (0..items).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(THREADS);
-    thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                barrier.wait();
-                if batched {
-                    let all: Vec<_> = (0..items).map(|i| item(0, i)).collect();
-                    let mut inserted = Vec::new();
-                    for (n, chunk) in all.chunks(64).enumerate() {
-                        filter.insert_batch(chunk, &mut inserted);
-                        for (j, &new) in inserted.iter().enumerate() {
-                            if new {
-                                wins[n * 64 + j].fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                } else {
-                    for i in 0..items {
-                        let it = item(0, i);
-                        if filter.insert(it) {
-                            wins[i as usize].fetch_add(1, Ordering::Relaxed);
-                        }
-                        // An insert that returned in this thread is visible to it at once.
-                        assert!(filter.contains(it));
+    let counts = common::race_winners(THREADS, items, |wins| {
+        if batched {
+            let all: Vec<_> = (0..items).map(|i| item(0, i)).collect();
+            let mut inserted = Vec::new();
+            for (n, chunk) in all.chunks(64).enumerate() {
+                filter.insert_batch(chunk, &mut inserted);
+                for (j, &new) in inserted.iter().enumerate() {
+                    if new {
+                        wins[n * 64 + j].fetch_add(1, Ordering::Relaxed);
                     }
                 }
-            });
+            }
+        } else {
+            for i in 0..items {
+                let it = item(0, i);
+                if filter.insert(it) {
+                    wins[i as usize].fetch_add(1, Ordering::Relaxed);
+                }
+                // An insert that returned in this thread is visible to it at once.
+                assert!(filter.contains(it));
+            }
         }
-    });
-    let counts = wins.iter().fold([0u64; THREADS + 1], |mut c, w| {
-        c[w.load(Ordering::Relaxed) as usize] += 1;
-        c
     });
     assert_eq!(
         counts[1], items,

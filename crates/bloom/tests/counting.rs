@@ -412,14 +412,7 @@ fn check_rate(filter: &CountingBloomFilter, present: impl Iterator<Item = u64>, 
          queries, model expects {expected:.1}, target {target:.1}",
         filter.counter_bits()
     );
-    assert!(
-        false_positives <= 1.5 * target + 4.0 * (1.5 * target).sqrt(),
-        "rate above 1.5x target: {context}"
-    );
-    assert!(
-        (false_positives - expected).abs() <= 0.25 * expected + 4.0 * expected.sqrt(),
-        "rate off the model: {context}"
-    );
+    common::assert_rate_bounds(false_positives, target, expected, &context);
 }
 
 fn filled(n: u64, p: f64) -> CountingBloomFilter {

@@ -3,9 +3,7 @@
 
 mod common;
 
-use std::sync::Barrier;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::thread;
+use std::sync::atomic::Ordering;
 
 use bloom::{AtomicScalableBloomFilter, ErrorKind, ScalableBloomFilter};
 use common::{KEY, forge, item};
@@ -251,24 +249,13 @@ fn racing_inserts_across_growth_have_exactly_one_winner() {
         .key(KEY)
         .build()
         .unwrap();
-    let wins: Vec<AtomicU8> = (0..items).map(|_| AtomicU8::new(0)).collect();
-    let barrier = Barrier::new(THREADS);
-    thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                barrier.wait();
-                for i in 0..items {
-                    if filter.insert(item(0, i)).unwrap() {
-                        wins[i as usize].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
+    let counts = common::race_winners(THREADS, items, |wins| {
+        for i in 0..items {
+            if filter.insert(item(0, i)).unwrap() {
+                wins[i as usize].fetch_add(1, Ordering::Relaxed);
+            }
         }
     });
-    let mut counts = [0u64; THREADS + 1];
-    for w in &wins {
-        counts[w.load(Ordering::Relaxed) as usize] += 1;
-    }
     assert_eq!(counts[1], items, "winners per item: {counts:?}");
     assert!(filter.filters() >= 10, "{} sub-filters", filter.filters());
     assert_eq!(filter.items(), items);

@@ -9,6 +9,20 @@
 
 use links::{Collector, Element, Extracted, Options, Page, Sink, Tag, Value};
 
+/// A start tag of `element` with its href, rel, name and content values, character
+/// references already decoded (as html5gum hands them over).
+fn decoded_tag<'a, S: AsRef<str>>(element: Element, values: &'a [Option<S>; 4]) -> Tag<'a> {
+    let [href, rel, name, content] = values
+        .each_ref()
+        .map(|v| v.as_ref().map(|v| Value::decoded(v.as_ref())));
+    let mut tag = Tag::new(element);
+    tag.href = href;
+    tag.rel = rel;
+    tag.name = name;
+    tag.content = content;
+    tag
+}
+
 /// html5gum 0.9: a WHATWG tokenizer without a tree builder (its `tree-builder` feature is
 /// html5ever's), with its naive state switching (`<script>`, `<style>`, `<title>`, ... by
 /// tag name) turned on, as its documentation suggests for scraping. It decodes character
@@ -34,13 +48,8 @@ pub(crate) fn extract_html5gum(page: &Page<'_>, options: &Options) -> Extracted 
                 .get(name.as_bytes())
                 .map(|v| String::from_utf8_lossy(&v.value))
         };
-        let (href, rel, name, content) = (attr("href"), attr("rel"), attr("name"), attr("content"));
-        let mut tag = Tag::new(element);
-        tag.href = href.as_deref().map(Value::decoded);
-        tag.rel = rel.as_deref().map(Value::decoded);
-        tag.name = name.as_deref().map(Value::decoded);
-        tag.content = content.as_deref().map(Value::decoded);
-        collector.start_tag(&tag);
+        let values = [attr("href"), attr("rel"), attr("name"), attr("content")];
+        collector.start_tag(&decoded_tag(element, &values));
     }
     collector.finish(page.url, encoding)
 }
@@ -93,13 +102,7 @@ pub(crate) fn extract_html5gum_callback(page: &Page<'_>, options: &Options) -> E
                     }
                     CallbackEvent::CloseStartTag { .. } => {
                         if let Some(element) = current.element.take() {
-                            let [href, rel, name, content] = &current.values;
-                            let mut tag = Tag::new(element);
-                            tag.href = href.as_deref().map(Value::decoded);
-                            tag.rel = rel.as_deref().map(Value::decoded);
-                            tag.name = name.as_deref().map(Value::decoded);
-                            tag.content = content.as_deref().map(Value::decoded);
-                            collector.start_tag(&tag);
+                            collector.start_tag(&decoded_tag(element, &current.values));
                         }
                         current.slot = None;
                     }

@@ -27,6 +27,47 @@ pub fn item(set: u8, i: u64) -> [u8; 17] {
     out
 }
 
+/// Fails unless a false-positive count is within the tests' two bounds, each with four
+/// standard deviations of slack for sampling noise: at most 1.5 x the `target` count, and
+/// within 25% of the `expected` count of the filter's own rate formula (so that a filter
+/// accidentally oversized, or a test that counts nothing, fails too).
+pub fn assert_rate_bounds(false_positives: f64, target: f64, expected: f64, context: &str) {
+    assert!(
+        false_positives <= 1.5 * target + 4.0 * (1.5 * target).sqrt(),
+        "rate above 1.5x target: {context}"
+    );
+    assert!(
+        (false_positives - expected).abs() <= 0.25 * expected + 4.0 * expected.sqrt(),
+        "rate off the model: {context}"
+    );
+}
+
+/// Runs `race` on `threads` threads released together by a barrier, each given one win
+/// counter per item (to add one to when it is told an item is new); answers how many items
+/// had each number of winners (index 0 to `threads`).
+pub fn race_winners(
+    threads: usize,
+    items: u64,
+    race: impl Fn(&[std::sync::atomic::AtomicU8]) + Sync,
+) -> Vec<u64> {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    let wins: Vec<AtomicU8> = (0..items).map(|_| AtomicU8::new(0)).collect();
+    let barrier = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                barrier.wait();
+                race(&wins);
+            });
+        }
+    });
+    let mut counts = vec![0u64; threads + 1];
+    for w in &wins {
+        counts[w.load(Ordering::Relaxed) as usize] += 1;
+    }
+    counts
+}
+
 /// The operations every filter type shares, so one test body covers all three.
 pub trait Filter {
     const NAME: &'static str;
