@@ -196,6 +196,25 @@ pub(crate) fn crawl_site(site: &Site, extra: &[&str]) -> Crawl {
     crawl
 }
 
+/// Crawls `site` with a feature switched off by `flags`: the crawl fetches the pages the
+/// site expects when `ignoring` it, and asks for no URL of the feature (`of_it`).
+pub(crate) fn assert_switched_off(
+    site: &Site,
+    flags: &[&str],
+    ignoring: testweb::ExpectOptions,
+    of_it: impl Fn(&str) -> bool,
+) {
+    let crawl = crawl_site(site, flags);
+    assert_eq!(crawl.fetched(), site.web.expected_pages_with(ignoring));
+    let asked: Vec<_> = site
+        .web
+        .fetch_counts()
+        .into_keys()
+        .filter(|url| of_it(url))
+        .collect();
+    assert!(asked.is_empty(), "asked for {asked:?}");
+}
+
 /// When the site's pages (robots.txt aside) were requested, in order: what a politeness
 /// test measures the gaps of.
 pub(crate) fn page_request_times(site: &Site) -> Vec<std::time::Instant> {
