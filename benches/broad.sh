@@ -25,12 +25,9 @@ ONE_HOST=${ONE_HOST:-yes}
 ONE_HOST_PAGES=${ONE_HOST_PAGES:-100000}
 NAME=${NAME:-crawler}
 CRAWLER_BIN=${CRAWLER_BIN:-}
-work=$(mktemp -d)
-server=
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-
-cargo build --release --quiet --bin crawler --bin testweb -p politecrawl -p politecrawl-testweb
-bin=target/release
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
+build
 crawler=${CRAWLER_BIN:-$bin/crawler}
 
 # Starts a fresh site with the given testweb flags; its seeds go to $work/seeds.
@@ -38,32 +35,14 @@ serve() {
     : >"$work/seeds"
     "$bin/testweb" --port 0 --plain-links "$@" >"$work/seeds" 2>"$work/server" &
     server=$!
-    for _ in $(seq 600); do
-        [ -s "$work/seeds" ] && break
-        sleep 0.1
-    done
+    await_file "$work/seeds" 600
     # All roots are printed at once, before the site serves.
     sleep 0.5
 }
 
-# Stops the site; sets $fetched, $expected and $repeated from its summary.
-stop() {
-    kill -TERM "$server"
-    wait "$server" || true
-    server=
-    read -r fetched expected repeated < <(sed -n \
-        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\); repeated fetches: \([0-9]*\).*/\1 \2 \3/p' \
-        "$work/server")
-}
-
 # Runs the crawler with the given flags under GNU time; prints "wall user sys maxrss_kb".
-measure() {
-    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$crawler" --seeds-file "$work/seeds" \
-        --output /dev/null --progress off "$@" >/dev/null 2>"$work/stderr" || {
-        cat "$work/stderr" >&2
-        return 1
-    }
-    cat "$work/time"
+crawl() {
+    measure "$crawler" --seeds-file "$work/seeds" --output /dev/null --progress off "$@"
 }
 
 row() { # name ceiling wall user sys rss_kb fetched expected repeated
@@ -82,8 +61,8 @@ if [ "$ONE_HOST" = yes ]; then
     serve --pages "$ONE_HOST_PAGES" --children 10 --random-links 20 --page-bytes 8500
     # One seed: the root.
     head -n1 "$work/seeds" >"$work/seed" && mv "$work/seed" "$work/seeds"
-    read -r wall user sys rss < <(measure --config config/local.toml)
-    stop
+    read -r wall user sys rss < <(crawl --config config/local.toml)
+    stop_site "$work/server"
     row "one host, $ONE_HOST_PAGES pages, config/local.toml" 0 "$wall" "$user" "$sys" "$rss" \
         "$fetched" "$expected" "$repeated"
 fi
@@ -91,9 +70,9 @@ fi
 ceiling=$(awk -v h="$HOSTS" -v d="$DELAY_MS" -v l="$LATENCY_MS" 'BEGIN { print h * 1000 / (d + l) }')
 for n in $IN_FLIGHT; do
     serve --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --inter-host 0.5 --all-roots
-    read -r wall user sys rss < <(measure --config config/local.toml --delay "${DELAY_MS}ms" \
+    read -r wall user sys rss < <(crawl --config config/local.toml --delay "${DELAY_MS}ms" \
         --connections-per-host 1 --concurrency "$n")
-    stop
+    stop_site "$work/server"
     row "$HOSTS hosts x $PAGES pages, $n in flight" "$ceiling" "$wall" "$user" "$sys" "$rss" \
         "$fetched" "$expected" "$repeated"
 done

@@ -26,42 +26,18 @@ NAME=${NAME:-crawler (config/local.toml)}
 WGET2=${WGET2:-yes}
 CRAWLER_BIN=${CRAWLER_BIN:-}
 CRAWLER_CONFIG=${CRAWLER_CONFIG:-config/local.toml}
-work=$(mktemp -d)
-server=
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-
-cargo build --release --quiet --bin crawler --bin testweb -p politecrawl -p politecrawl-testweb
-bin=target/release
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
+build
 
 # Starts a fresh site; sets $server and $seed.
 serve() {
     "$bin/testweb" --pages "$PAGES" --children 10 --random-links "$RANDOM_LINKS" --page-bytes 8500 \
         --plain-links --port 0 >"$work/seed" 2>"$work/server.$1" &
     server=$!
-    for _ in $(seq 100); do
-        [ -s "$work/seed" ] && break
-        sleep 0.1
-    done
+    await_file "$work/seed" 100
     seed=$(head -n1 "$work/seed")
     : >"$work/seed"
-}
-
-# Stops the site; sets $fetched, $expected and $repeated from its summary.
-stop() {
-    kill -TERM "$server"
-    wait "$server" || true
-    read -r fetched expected repeated < <(sed -n \
-        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\); repeated fetches: \([0-9]*\).*/\1 \2 \3/p' \
-        "$work/server.$1")
-}
-
-# Runs a command under GNU time; prints "wall user sys maxrss_kb".
-measure() {
-    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
-        cat "$work/stderr" >&2
-        return 1
-    }
-    cat "$work/time"
 }
 
 row() { # name wall user sys rss_kb fetched expected repeated
@@ -77,7 +53,7 @@ serve crawler
 # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of flags
 read -r wall user sys rss < <(measure "${CRAWLER_BIN:-$bin/crawler}" --config "$CRAWLER_CONFIG" --seed "$seed" \
     --output "$work/records.jsonl" --progress off ${CRAWLER_ARGS//@STATE@/$work/state})
-stop crawler
+stop_site "$work/server.crawler"
 records=$(wc -l <"$work/records.jsonl")
 [ "$records" -eq "$expected" ] || echo "note: $records records for $expected expected pages" >&2
 row "$NAME" "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
@@ -90,7 +66,7 @@ elif command -v wget2 >/dev/null; then
     read -r wall user sys rss < <(measure wget2 --recursive --level=inf --no-parent \
         --max-threads="$WGET2_THREADS" --delete-after --no-directories --quiet \
         --directory-prefix="$work/wget2" "$seed")
-    stop wget2
+    stop_site "$work/server.wget2"
     row "wget2 $(wget2 --version | head -n1 | awk '{print $3}'), $WGET2_THREADS threads" \
         "$wall" "$user" "$sys" "$rss" "$fetched" "$expected" "$repeated"
 else

@@ -38,11 +38,11 @@ KEEP=${KEEP:-}
 [ -f "$DOCS/index.html" ] || { echo "no documentation tree at $DOCS" >&2; exit 1; }
 [ -x "$NGINX" ] || { echo "nginx not found (apt-get install nginx)" >&2; exit 1; }
 
-work=$(mktemp -d)
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 # Where wget2 writes the pages (removed after each run): the temporary directory by default;
 # WGET2_DIR=/dev/shm keeps the disk's writeback out of the timing.
 wget2_dir=$(mktemp -d -p "${WGET2_DIR:-$work}")
-server=
 trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$wget2_dir" "$work"' EXIT
 
 if [ -z "$CRAWLER_BIN" ]; then
@@ -115,19 +115,6 @@ stop() {
     fi
 }
 
-# Runs a command under GNU time; prints "wall user sys maxrss_kb". The first argument is an
-# exit status taken as success besides 0 (wget2 exits with 8 when some link answered 404).
-measure() {
-    local also=$1 status=0
-    shift
-    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || status=$?
-    if [ "$status" -ne 0 ] && [ "$status" -ne "$also" ]; then
-        cat "$work/stderr" >&2
-        return 1
-    fi
-    tail -n1 "$work/time"
-}
-
 row() { # name wall user sys rss_kb fetched repeated
     awk -v n="$1" -v w="$2" -v u="$3" -v s="$4" -v m="$5" -v f="$6" -v r="$7" 'BEGIN {
         printf "| %s | %.2f s | %.0f | %.2f s | %.3f ms | %.0f MB | %d | %d |\n",
@@ -140,7 +127,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for run in $(seq "$RUNS"); do
     serve
     # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of flags
-    read -r wall user sys rss < <(measure 0 "$CRAWLER_BIN" --config "$CRAWLER_CONFIG" \
+    read -r wall user sys rss < <(measure "$CRAWLER_BIN" --config "$CRAWLER_CONFIG" \
         --seed "$seed" --output "$work/records.jsonl" --progress off ${CRAWLER_ARGS//@STATE@/$work/state})
     stop "crawler.$run"
     row "$NAME" "$wall" "$user" "$sys" "$rss" "$fetched" "$repeated"
@@ -151,7 +138,7 @@ for run in $(seq "$RUNS"); do
     elif command -v wget2 >/dev/null; then
         serve
         rm -rf "${wget2_dir:?}"/*
-        read -r wall user sys rss < <(measure 8 wget2 --recursive --level=inf --no-parent \
+        read -r wall user sys rss < <(OK_STATUS=8 measure wget2 --recursive --level=inf --no-parent \
             --max-threads="$WGET2_THREADS" --quiet $WGET2_ARGS \
             --directory-prefix="$wget2_dir" "$seed")
         stop "wget2.$run"

@@ -25,12 +25,9 @@ ADDRESSES=${ADDRESSES:-4}
 LATENCY_MS=${LATENCY_MS:-5}
 ADDRESS_CONNECTIONS=${ADDRESS_CONNECTIONS:-8}
 ADDRESS_DELAY_MS=${ADDRESS_DELAY_MS:-2}
-work=$(mktemp -d)
-server=
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
-
-cargo build --release --quiet --bin crawler --bin testweb -p politecrawl -p politecrawl-testweb
-bin=target/release
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
+build
 crawler=${CRAWLER_BIN:-$bin/crawler}
 
 echo "| crawl | wall | pages/s | of the address ceiling | CPU per page | peak RSS | DNS questions per name | most in flight at an address | expected pages fetched |"
@@ -49,16 +46,8 @@ for way in resolve dns limited; do
         limited) args+=(--dns-server "$(cat "$work/dns")" \
             --address-connections "$ADDRESS_CONNECTIONS" --address-delay "${ADDRESS_DELAY_MS}ms") ;;
     esac
-    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$crawler" "${args[@]}" 2>"$work/stderr" || {
-        cat "$work/stderr" >&2
-        exit 1
-    }
-    kill -TERM "$server"
-    wait "$server" || true
-    server=
-    read -r wall user sys rss <"$work/time"
-    read -r fetched expected < <(sed -n \
-        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\);.*/\1 \2/p' "$work/server")
+    read -r wall user sys rss < <(measure "$crawler" "${args[@]}")
+    stop_site "$work/server"
     questions=$(sed -n 's/^dns: \([0-9]*\) questions.*/\1/p' "$work/server")
     most=$(sed -n 's/^address .*: at most \([0-9]*\) requests in flight/\1/p' "$work/server" |
         sort -n | tail -1)

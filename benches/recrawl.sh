@@ -19,13 +19,11 @@ cd "$(dirname "$0")/.."
 PAGES=${PAGES:-100000}
 CHANGED=${CHANGED:-0 0.1}
 PROCESSES=${PROCESSES:-1}
-work=$(mktemp -d)
-server=
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 redis=
 trap 'kill $server $redis 2>/dev/null || true; rm -rf "$work"' EXIT
-
-cargo build --release --quiet -p politecrawl -p politecrawl-testweb
-bin=target/release
+build
 crawler=${CRAWLER_BIN:-$bin/crawler}
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 

@@ -38,14 +38,12 @@ if [ "$CLUSTER" != 0 ] && [ "$RTT_MS" != 0 ]; then
     exit 2
 fi
 read -r -a crawler_args <<<"${CRAWLER_ARGS:-}"
-work=$(mktemp -d)
-server=
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 redis=()
 proxy=
 trap 'kill $server ${redis[@]+"${redis[@]}"} $proxy 2>/dev/null || true; rm -rf "$work"' EXIT
-
-cargo build --release --quiet -p politecrawl -p politecrawl-testweb
-bin=target/release
+build
 
 free_port() {
     # A port free now, and (for a cluster node) its bus port, port + 10000.
@@ -126,11 +124,7 @@ for n in $PROCESSES; do
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
     requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)
     pages=$(cat "$work"/records.* | wc -l)
-    kill -TERM "$server"
-    wait "$server" || true
-    read -r fetched expected repeated < <(sed -n \
-        's/^expected pages fetched: \([0-9]*\) of \([0-9]*\); repeated fetches: \([0-9]*\).*/\1 \2 \3/p' \
-        "$work/server")
+    stop_site "$work/server"
     [ "$pages" -eq "$expected" ] || echo "note: $pages records for $expected expected pages" >&2
     wall=$(echo "$end - $start" | bc)
     rate=$(echo "$pages / $wall" | bc -l)
