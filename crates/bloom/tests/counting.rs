@@ -7,28 +7,11 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 
 use bloom::{BloomFilter, CountingBloomFilter, ErrorKind, ItemHasher, MAX_BITS, MAX_HASHES};
-use common::{Filter, KEY, forge, item};
+use common::{Filter, KEY, error_kind, forge, item};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-impl Filter for CountingBloomFilter {
-    const NAME: &'static str = "counting";
-    fn build(items: usize, rate: f64) -> Self {
-        CountingBloomFilter::builder(items, rate)
-            .key(KEY)
-            .build()
-            .unwrap()
-    }
-    fn add(&mut self, item: &[u8]) -> bool {
-        self.insert(item)
-    }
-    fn has(&self, item: &[u8]) -> bool {
-        self.contains(item)
-    }
-    fn model_rate(&self, items: u64) -> f64 {
-        self.false_positive_rate_at(items)
-    }
-}
+common::impl_filter!(CountingBloomFilter, "counting");
 
 fn counting(bits: u64, hashes: u32, width: u32) -> CountingBloomFilter {
     CountingBloomFilter::builder_with_bits(bits, hashes)
@@ -36,16 +19,6 @@ fn counting(bits: u64, hashes: u32, width: u32) -> CountingBloomFilter {
         .counter_bits(width)
         .build()
         .unwrap()
-}
-
-fn kind_name<T>(result: bloom::Result<T>) -> String {
-    let err = result.err().expect("an error");
-    assert!(!err.to_string().is_empty());
-    format!("{:?}", err.kind())
-        .split(['(', ' ', '{'])
-        .next()
-        .unwrap()
-        .to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,38 +265,38 @@ fn clear_clone_and_debug() {
 fn degenerate_parameters_are_typed_errors() {
     for p in [0.0, 1.0, -1e-3, 1.5, f64::NAN, f64::INFINITY] {
         assert_eq!(
-            kind_name(CountingBloomFilter::new(100, p)),
+            error_kind(CountingBloomFilter::new(100, p)),
             "InvalidFalsePositiveRate"
         );
     }
-    assert_eq!(kind_name(CountingBloomFilter::new(0, 0.01)), "ZeroItems");
+    assert_eq!(error_kind(CountingBloomFilter::new(0, 0.01)), "ZeroItems");
     assert_eq!(
-        kind_name(CountingBloomFilter::new(10, 1e-300)),
+        error_kind(CountingBloomFilter::new(10, 1e-300)),
         "TooManyHashes"
     );
     #[cfg(target_pointer_width = "64")]
     {
         assert_eq!(
-            kind_name(CountingBloomFilter::new(usize::MAX, 0.01)),
+            error_kind(CountingBloomFilter::new(usize::MAX, 0.01)),
             "TooLarge"
         );
     }
-    assert_eq!(kind_name(CountingBloomFilter::with_bits(0, 3)), "ZeroBits");
+    assert_eq!(error_kind(CountingBloomFilter::with_bits(0, 3)), "ZeroBits");
     assert_eq!(
-        kind_name(CountingBloomFilter::with_bits(64, 0)),
+        error_kind(CountingBloomFilter::with_bits(64, 0)),
         "ZeroHashes"
     );
     assert_eq!(
-        kind_name(CountingBloomFilter::with_bits(64, MAX_HASHES + 1)),
+        error_kind(CountingBloomFilter::with_bits(64, MAX_HASHES + 1)),
         "TooManyHashes"
     );
     // The counters' memory is what MAX_BITS limits: 2^40 counters of 4 bits are too many.
     assert_eq!(
-        kind_name(CountingBloomFilter::with_bits(MAX_BITS, 3)),
+        error_kind(CountingBloomFilter::with_bits(MAX_BITS, 3)),
         "TooLarge"
     );
     assert_eq!(
-        kind_name(
+        error_kind(
             CountingBloomFilter::builder_with_bits(MAX_BITS / 4 + 1, 3)
                 .counter_bits(4)
                 .build()
@@ -331,7 +304,7 @@ fn degenerate_parameters_are_typed_errors() {
         "TooLarge"
     );
     assert_eq!(
-        kind_name(
+        error_kind(
             CountingBloomFilter::builder_with_bits(MAX_BITS / 8 + 1, 3)
                 .counter_bits(8)
                 .build()
@@ -618,14 +591,14 @@ fn forge_payload(bytes: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
 #[test]
 fn header_errors_name_their_cause() {
     let bytes = golden(4).to_bytes();
-    let kind = |b: &[u8]| kind_name(CountingBloomFilter::from_bytes(b));
+    let kind = |b: &[u8]| error_kind(CountingBloomFilter::from_bytes(b));
 
     // Other layouts, both ways.
     assert_eq!(kind(&forge(&bytes, |h| h[6] = 1)), "WrongLayout");
     assert_eq!(kind(&forge(&bytes, |h| h[6] = 2)), "WrongLayout");
-    assert_eq!(kind_name(BloomFilter::from_bytes(&bytes)), "WrongLayout");
+    assert_eq!(error_kind(BloomFilter::from_bytes(&bytes)), "WrongLayout");
     assert_eq!(
-        kind_name(bloom::BlockedBloomFilter::from_bytes(&bytes)),
+        error_kind(bloom::BlockedBloomFilter::from_bytes(&bytes)),
         "WrongLayout"
     );
     let plain = BloomFilter::with_bits(160, 3).unwrap().to_bytes();
@@ -675,7 +648,7 @@ fn bits_past_the_last_counter_are_rejected() {
         let bytes = golden(width).to_bytes();
         let forged = forge_payload(&bytes, |payload| payload[23] |= 0x80);
         assert_eq!(
-            kind_name(CountingBloomFilter::from_bytes(&forged)),
+            error_kind(CountingBloomFilter::from_bytes(&forged)),
             "Corrupt"
         );
         // The last real counter's bits are fine.
@@ -694,34 +667,16 @@ fn huge_claims_are_truncated_not_allocated() {
         h[48..56].copy_from_slice(&(MAX_BITS / 8).to_le_bytes());
     });
     assert_eq!(
-        kind_name(CountingBloomFilter::from_bytes(&forged)),
+        error_kind(CountingBloomFilter::from_bytes(&forged)),
         "Truncated"
     );
     assert_eq!(
-        kind_name(CountingBloomFilter::read_from(io::Read::chain(
+        error_kind(CountingBloomFilter::read_from(io::Read::chain(
             &forged[..60],
             io::repeat(0).take(3 << 20)
         ))),
         "Truncated"
     );
-}
-
-/// A complete serialized counting filter with arbitrary fields and valid checksums.
-fn forged_filter(bits: u64, hashes: u32, width: u8, items: u64, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(b"BLMF");
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&[3, 1]);
-    out.extend_from_slice(&KEY);
-    out.extend_from_slice(&bits.to_le_bytes());
-    out.extend_from_slice(&hashes.to_le_bytes());
-    out.extend_from_slice(&[width, 0, 0, 0]);
-    out.extend_from_slice(&items.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&out).to_le_bytes());
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
-    out
 }
 
 /// Whatever decodes is a working filter that re-encodes to the same bytes.
@@ -767,7 +722,7 @@ proptest! {
         let payload: Vec<u8> = (0..words * 8)
             .map(|i| (common::mix(seed ^ i as u64) as u8) & fill)
             .collect();
-        exercise(&forged_filter(bits, hashes, width, items, &payload))?;
+        exercise(&common::forged_filter(3, bits, hashes, width, items, &payload))?;
     }
 
     /// Arbitrary bytes never panic the decoder.

@@ -5,7 +5,7 @@ mod common;
 use std::io::{self, Read, Write};
 
 use bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, ErrorKind, MAX_BITS};
-use common::{forge, item};
+use common::{error_kind, forge, item};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -180,12 +180,7 @@ fn every_bit_flip_is_an_error() {
 #[test]
 fn header_errors_name_their_cause() {
     let bytes = golden_standard().to_bytes();
-    let kind = |b: &[u8]| {
-        BloomFilter::from_bytes(b)
-            .unwrap_err()
-            .kind()
-            .to_string_kind()
-    };
+    let kind = |b: &[u8]| error_kind(BloomFilter::from_bytes(b));
 
     let mut magic = bytes.clone();
     magic[0] = b'X';
@@ -211,12 +206,7 @@ fn header_errors_name_their_cause() {
     assert_eq!(kind(&trailing), "TrailingBytes");
 
     let blocked = golden_blocked().to_bytes();
-    let kind = |b: &[u8]| {
-        BlockedBloomFilter::from_bytes(b)
-            .unwrap_err()
-            .kind()
-            .to_string_kind()
-    };
+    let kind = |b: &[u8]| error_kind(BlockedBloomFilter::from_bytes(b));
     assert_eq!(kind(&forge(&blocked, |h| h[36] = 3)), "Corrupt");
     assert_eq!(kind(&forge(&blocked, |h| h[36] = 0)), "Corrupt");
     // 1000 bits is not a whole number of blocks.
@@ -290,79 +280,29 @@ fn write_errors_are_reported() {
     assert!(err.to_string().contains("disk full"));
 }
 
-trait KindName {
-    fn to_string_kind(&self) -> String;
-}
-
-impl KindName for ErrorKind {
-    fn to_string_kind(&self) -> String {
-        let debug = format!("{self:?}");
-        debug.split(['(', ' ', '{']).next().unwrap().to_string()
-    }
-}
-
-/// A complete serialized filter with arbitrary fields and valid checksums: what a buggy or
-/// hostile writer could produce, reaching every check behind the checksums.
-fn forged_filter(
-    layout: u8,
-    bits: u64,
-    hashes: u32,
-    blocks_per_key: u8,
-    items: u64,
-    payload: &[u8],
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(b"BLMF");
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&[layout, 1]);
-    out.extend_from_slice(&common::KEY);
-    out.extend_from_slice(&bits.to_le_bytes());
-    out.extend_from_slice(&hashes.to_le_bytes());
-    out.extend_from_slice(&[blocks_per_key, 0, 0, 0]);
-    out.extend_from_slice(&items.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&out).to_le_bytes());
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
-    out
-}
-
 /// Whatever decodes must be a working filter: usable, self-consistent, and re-encoded to the
 /// same bytes.
 fn exercise(bytes: &[u8]) -> Result<(), TestCaseError> {
-    if let Ok(mut f) = BloomFilter::from_bytes(bytes) {
-        prop_assert!(f.items() <= f.set_bits());
-        prop_assert_eq!(f.to_bytes(), bytes);
-        f.insert("probe");
-        prop_assert!(f.contains("probe"));
-        let _ = (
-            f.estimated_items(),
-            f.estimated_false_positive_rate(),
-            format!("{f:?}"),
-        );
+    macro_rules! exercise_as {
+        ($filter:ty) => {
+            // The atomic filter inserts through `&self`.
+            #[allow(unused_mut)]
+            if let Ok(mut f) = <$filter>::from_bytes(bytes) {
+                prop_assert!(f.items() <= f.set_bits());
+                prop_assert_eq!(f.to_bytes(), bytes);
+                f.insert("probe");
+                prop_assert!(f.contains("probe"));
+                let _ = (
+                    f.estimated_items(),
+                    f.estimated_false_positive_rate(),
+                    format!("{f:?}"),
+                );
+            }
+        };
     }
-    if let Ok(mut f) = BlockedBloomFilter::from_bytes(bytes) {
-        prop_assert!(f.items() <= f.set_bits());
-        prop_assert_eq!(f.to_bytes(), bytes);
-        f.insert("probe");
-        prop_assert!(f.contains("probe"));
-        let _ = (
-            f.estimated_items(),
-            f.estimated_false_positive_rate(),
-            format!("{f:?}"),
-        );
-    }
-    if let Ok(f) = AtomicBloomFilter::from_bytes(bytes) {
-        prop_assert!(f.items() <= f.set_bits());
-        prop_assert_eq!(f.to_bytes(), bytes);
-        f.insert("probe");
-        prop_assert!(f.contains("probe"));
-        let _ = (
-            f.estimated_items(),
-            f.estimated_false_positive_rate(),
-            format!("{f:?}"),
-        );
-    }
+    exercise_as!(BloomFilter);
+    exercise_as!(BlockedBloomFilter);
+    exercise_as!(AtomicBloomFilter);
     Ok(())
 }
 
@@ -387,7 +327,7 @@ proptest! {
         let payload: Vec<u8> = (0..words * 8)
             .map(|i| (common::mix(seed ^ i as u64) as u8) & fill)
             .collect();
-        let bytes = forged_filter(layout, bits, hashes, blocks_per_key, items, &payload);
+        let bytes = common::forged_filter(layout, bits, hashes, blocks_per_key, items, &payload);
         exercise(&bytes)?;
     }
 

@@ -77,58 +77,77 @@ pub trait Filter {
     fn model_rate(&self, items: u64) -> f64;
 }
 
-impl Filter for BloomFilter {
-    const NAME: &'static str = "standard";
-    fn build(items: usize, rate: f64) -> Self {
-        BloomFilter::builder(items, rate).key(KEY).build().unwrap()
-    }
-    fn add(&mut self, item: &[u8]) -> bool {
-        self.insert(item)
-    }
-    fn has(&self, item: &[u8]) -> bool {
-        self.contains(item)
-    }
-    fn model_rate(&self, items: u64) -> f64 {
-        self.false_positive_rate_at(items)
-    }
+/// Implements [`Filter`] for a filter type by its inherent methods, which every type names
+/// alike.
+macro_rules! impl_filter {
+    ($filter:ty, $name:literal) => {
+        impl $crate::common::Filter for $filter {
+            const NAME: &'static str = $name;
+            fn build(items: usize, rate: f64) -> Self {
+                <$filter>::builder(items, rate)
+                    .key($crate::common::KEY)
+                    .build()
+                    .unwrap()
+            }
+            fn add(&mut self, item: &[u8]) -> bool {
+                self.insert(item)
+            }
+            fn has(&self, item: &[u8]) -> bool {
+                self.contains(item)
+            }
+            fn model_rate(&self, items: u64) -> f64 {
+                self.false_positive_rate_at(items)
+            }
+        }
+    };
+}
+#[allow(unused_imports)] // used by counting.rs only
+pub(crate) use impl_filter;
+
+impl_filter!(BloomFilter, "standard");
+impl_filter!(BlockedBloomFilter, "blocked");
+impl_filter!(AtomicBloomFilter, "atomic");
+
+/// A complete serialized filter with arbitrary fields and valid checksums: what a buggy or
+/// hostile writer could produce, reaching every check behind the checksums. `param` is the
+/// layout's byte: blocks per key, or a counting filter's counter width.
+pub fn forged_filter(
+    layout: u8,
+    bits: u64,
+    hashes: u32,
+    param: u8,
+    items: u64,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"BLMF");
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&[layout, 1]);
+    out.extend_from_slice(&KEY);
+    out.extend_from_slice(&bits.to_le_bytes());
+    out.extend_from_slice(&hashes.to_le_bytes());
+    out.extend_from_slice(&[param, 0, 0, 0]);
+    out.extend_from_slice(&items.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&out).to_le_bytes());
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    out
 }
 
-impl Filter for BlockedBloomFilter {
-    const NAME: &'static str = "blocked";
-    fn build(items: usize, rate: f64) -> Self {
-        BlockedBloomFilter::builder(items, rate)
-            .key(KEY)
-            .build()
-            .unwrap()
-    }
-    fn add(&mut self, item: &[u8]) -> bool {
-        self.insert(item)
-    }
-    fn has(&self, item: &[u8]) -> bool {
-        self.contains(item)
-    }
-    fn model_rate(&self, items: u64) -> f64 {
-        self.false_positive_rate_at(items)
-    }
-}
-
-impl Filter for AtomicBloomFilter {
-    const NAME: &'static str = "atomic";
-    fn build(items: usize, rate: f64) -> Self {
-        AtomicBloomFilter::builder(items, rate)
-            .key(KEY)
-            .build()
-            .unwrap()
-    }
-    fn add(&mut self, item: &[u8]) -> bool {
-        self.insert(item)
-    }
-    fn has(&self, item: &[u8]) -> bool {
-        self.contains(item)
-    }
-    fn model_rate(&self, items: u64) -> f64 {
-        self.false_positive_rate_at(items)
-    }
+/// The name of the error kind `result` failed with (`"Corrupt"` for `Corrupt(..)`), checking
+/// that the error renders as a sentence for a person, too.
+#[track_caller]
+pub fn error_kind<T>(result: bloom::Result<T>) -> String {
+    let Err(err) = result else {
+        panic!("an error expected")
+    };
+    assert!(!err.to_string().is_empty());
+    format!("{:?}", err.kind())
+        .split(['(', ' ', '{'])
+        .next()
+        .unwrap()
+        .to_string()
 }
 
 /// Rewrites header fields of serialized bytes and recomputes the header checksum, as a hostile
