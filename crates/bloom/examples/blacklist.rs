@@ -178,6 +178,42 @@ fn is_blocked(filter: &BlockedBloomFilter, whitelist: &HashSet<String>, address:
     filter.contains(address) && !whitelist.contains(address)
 }
 
+/// What the exact alternative cost.
+struct Exact {
+    heap: u64,
+    time: std::time::Duration,
+    rss_growth: Option<u64>,
+    string_bytes: u64,
+    table_bytes: u64,
+}
+
+/// Every blacklisted address in a `HashSet<String>`, built the usual way (growing as it goes),
+/// measured by the counting allocator.
+fn exact_alternative(n: u64) -> Exact {
+    let mut address = String::new();
+    let rss_before = proc_status_bytes("VmRSS:");
+    let before = live_bytes();
+    let started = Instant::now();
+    let mut exact: HashSet<String> = HashSet::new();
+    for i in 0..n {
+        spam_address(i, &mut address);
+        exact.insert(address.clone());
+    }
+    let time = started.elapsed();
+    let heap = live_bytes().saturating_sub(before);
+    let rss_growth = rss_before
+        .zip(proc_status_bytes("VmRSS:"))
+        .map(|(a, b)| b.saturating_sub(a));
+    let string_bytes: u64 = exact.iter().map(|s| s.capacity() as u64).sum();
+    Exact {
+        heap,
+        time,
+        rss_growth,
+        string_bytes,
+        table_bytes: heap.saturating_sub(string_bytes),
+    }
+}
+
 fn run(config: &Config) -> Result<(), String> {
     let n = config.spam;
     let mut address = String::new();
@@ -232,24 +268,14 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let fresh_time = started.elapsed();
 
-    // 5. The exact alternative: every blacklisted address in a HashSet<String>, built the usual
-    //    way (growing as it goes), measured by the counting allocator.
-    let rss_before = proc_status_bytes("VmRSS:");
-    let before = live_bytes();
-    let started = Instant::now();
-    let mut exact: HashSet<String> = HashSet::new();
-    for i in 0..n {
-        spam_address(i, &mut address);
-        exact.insert(address.clone());
-    }
-    let exact_time = started.elapsed();
-    let exact_heap = live_bytes().saturating_sub(before);
-    let rss_growth = rss_before
-        .zip(proc_status_bytes("VmRSS:"))
-        .map(|(a, b)| b.saturating_sub(a));
-    let string_bytes: u64 = exact.iter().map(|s| s.capacity() as u64).sum();
-    let table_bytes = exact_heap.saturating_sub(string_bytes);
-    drop(exact);
+    // 5. The exact alternative.
+    let Exact {
+        heap: exact_heap,
+        time: exact_time,
+        rss_growth,
+        string_bytes,
+        table_bytes,
+    } = exact_alternative(n);
 
     println!(
         "blacklist: {} spam addresses (e.g. {}), filter built in {}",

@@ -173,50 +173,8 @@ fn run(config: &Config) -> Result<(), String> {
     let start_rss = proc_status_bytes("VmRSS:");
     let fingerprinter = ItemHasher::with_key(FINGERPRINT_KEY);
 
-    // Input: given, or generated with a known answer.
-    let (a_path, b_path, truth) = match &config.inputs {
-        Some((a, b)) => (a.clone(), b.clone(), None),
-        None => {
-            let started = Instant::now();
-            let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
-            let truth = generate(&a, &b, config.urls, config.overlap, &fingerprinter)?;
-            println!(
-                "input: generated {} URLs per file ({} and {}), {} in both ({:.0}%), in {}",
-                group(config.urls),
-                file_mib(&a),
-                file_mib(&b),
-                group(truth.shared),
-                100.0 * config.overlap,
-                secs(started.elapsed()),
-            );
-            (a, b, Some(truth))
-        }
-    };
-
-    // Check the inputs and the output before the long passes.
-    for (path, what) in [(&a_path, "A"), (&b_path, "B")] {
-        let meta = fs::metadata(path)
-            .map_err(|e| format!("cannot read {what} ({}): {e}", path.display()))?;
-        if meta.is_dir() {
-            return Err(format!("{what} ({}) is a directory", path.display()));
-        }
-    }
-    let out_path = config
-        .out
-        .clone()
-        .unwrap_or_else(|| dir.path().join("intersection.txt"));
-    if let Ok(out) = fs::canonicalize(&out_path) {
-        for input in [&a_path, &b_path] {
-            if fs::canonicalize(input).is_ok_and(|input| input == out) {
-                return Err(format!(
-                    "--out {} is an input file; it would be overwritten",
-                    out_path.display()
-                ));
-            }
-        }
-    }
-    let out = File::create(&out_path)
-        .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+    let (a_path, b_path, truth) = inputs(config, dir.path(), &fingerprinter)?;
+    let (out_path, out) = output(config, dir.path(), &a_path, &b_path)?;
 
     println!(
         "memory budget: {} ({} bytes); the program alone had an RSS of {} at start",
@@ -258,68 +216,12 @@ fn run(config: &Config) -> Result<(), String> {
     };
 
     let candidates_path = dir.path().join("candidates.txt");
-    let mut b_lines = 0;
-    let mut candidates = Stats::default();
-    let mut filter_bytes = 0;
-    let mut predicted = 0.0;
-    if a_stats.lines == 0 {
+    let (cut, b_lines) = if a_stats.lines == 0 {
         println!("A is empty: so is the intersection");
-        b_lines = count_lines(&b_path, "B")?.lines;
+        (Cut::default(), count_lines(&b_path, "B")?.lines)
     } else {
-        // Pass 1: A into a filter of the whole budget.
-        let pass = Pass::start();
-        let bits = (budget * 8) / 64 * 64;
-        let hashes = match bloom::optimal_hashes(bits, a_stats.lines) {
-            Ok(k) => k,
-            Err(e) if matches!(e.kind(), ErrorKind::TooManyHashes(_)) => bloom::MAX_HASHES,
-            Err(e) => return Err(format!("sizing the filter: {e}")),
-        };
-        let mut filter = BloomFilter::with_bits(bits, hashes)
-            .map_err(|e| format!("building the filter: {e}"))?;
-        predicted = filter.false_positive_rate_at(a_stats.lines);
-        filter_bytes = filter.memory_bytes();
-        let mut lines = Lines::open(&a_path, "A")?;
-        let mut chunk = Chunk::default();
-        let mut inserted = Vec::with_capacity(CHUNK_LINES);
-        while lines.read_chunk(&mut chunk)? {
-            filter.insert_batch(&chunk.items(), &mut inserted);
-        }
-        pass.report(
-            "pass 1, A -> filter",
-            &format!(
-                "{} bits ({}), {} hashes, {:.1} bits/line, predicted false-positive rate {:.3e}",
-                group(bits),
-                mib(filter_bytes as u64),
-                hashes,
-                bits as f64 / a_stats.lines as f64,
-                predicted,
-            ),
-        );
-
-        // Pass 2: B through the filter; candidates to a file.
-        let pass = Pass::start();
-        let mut lines = Lines::open(&b_path, "B")?;
-        let mut out = Writer::create(&candidates_path, 1 << 16)?;
-        let mut found = Vec::with_capacity(CHUNK_LINES);
-        while lines.read_chunk(&mut chunk)? {
-            let items = chunk.items();
-            filter.contains_batch(&items, &mut found);
-            b_lines += items.len() as u64;
-            for (item, _) in items.iter().zip(&found).filter(|(_, hit)| **hit) {
-                out.write_line(item)?;
-            }
-        }
-        candidates = out.finish()?;
-        drop(filter);
-        pass.report(
-            "pass 2, B -> candidates",
-            &format!(
-                "B: {} lines; {} candidates ({})",
-                group(b_lines),
-                group(candidates.lines),
-                mib(candidates.bytes),
-            ),
-        );
+        let (cut, b_lines) = filter_cut(budget, a_stats, &a_path, &b_path, &candidates_path)?;
+        let candidates = cut.candidates;
 
         // Pass 3: exact check of the candidates against A.
         let pass = Pass::start();
@@ -342,7 +244,13 @@ fn run(config: &Config) -> Result<(), String> {
             )
         };
         pass.report("pass 3, exact check", &how);
-    }
+        (cut, b_lines)
+    };
+    let Cut {
+        candidates,
+        filter_bytes,
+        predicted,
+    } = cut;
     let Verifier {
         out,
         matches,
@@ -407,6 +315,140 @@ fn run(config: &Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The input files: given, or generated with a known answer. Checked before the long passes.
+fn inputs(
+    config: &Config,
+    dir: &Path,
+    fingerprinter: &ItemHasher,
+) -> Result<(PathBuf, PathBuf, Option<GroundTruth>), String> {
+    let (a_path, b_path, truth) = match &config.inputs {
+        Some((a, b)) => (a.clone(), b.clone(), None),
+        None => {
+            let started = Instant::now();
+            let (a, b) = (dir.join("a.txt"), dir.join("b.txt"));
+            let truth = generate(&a, &b, config.urls, config.overlap, fingerprinter)?;
+            println!(
+                "input: generated {} URLs per file ({} and {}), {} in both ({:.0}%), in {}",
+                group(config.urls),
+                file_mib(&a),
+                file_mib(&b),
+                group(truth.shared),
+                100.0 * config.overlap,
+                secs(started.elapsed()),
+            );
+            (a, b, Some(truth))
+        }
+    };
+    for (path, what) in [(&a_path, "A"), (&b_path, "B")] {
+        let meta = fs::metadata(path)
+            .map_err(|e| format!("cannot read {what} ({}): {e}", path.display()))?;
+        if meta.is_dir() {
+            return Err(format!("{what} ({}) is a directory", path.display()));
+        }
+    }
+    Ok((a_path, b_path, truth))
+}
+
+/// The output file, created before the long passes; never one of the inputs.
+fn output(config: &Config, dir: &Path, a: &Path, b: &Path) -> Result<(PathBuf, File), String> {
+    let out_path = config
+        .out
+        .clone()
+        .unwrap_or_else(|| dir.join("intersection.txt"));
+    if let Ok(out) = fs::canonicalize(&out_path) {
+        for input in [a, b] {
+            if fs::canonicalize(input).is_ok_and(|input| input == out) {
+                return Err(format!(
+                    "--out {} is an input file; it would be overwritten",
+                    out_path.display()
+                ));
+            }
+        }
+    }
+    let out = File::create(&out_path)
+        .map_err(|e| format!("cannot create {}: {e}", out_path.display()))?;
+    Ok((out_path, out))
+}
+
+/// What the filter's cut left: the candidates file's size, and the filter that made it.
+#[derive(Default)]
+struct Cut {
+    candidates: Stats,
+    filter_bytes: usize,
+    predicted: f64,
+}
+
+/// Passes 1 and 2: A into a filter of the whole budget, then B through it, every line it
+/// accepts written to `candidates_path`. Answers the cut and the lines of B.
+fn filter_cut(
+    budget: u64,
+    a_stats: Stats,
+    a_path: &Path,
+    b_path: &Path,
+    candidates_path: &Path,
+) -> Result<(Cut, u64), String> {
+    let pass = Pass::start();
+    let bits = (budget * 8) / 64 * 64;
+    let hashes = match bloom::optimal_hashes(bits, a_stats.lines) {
+        Ok(k) => k,
+        Err(e) if matches!(e.kind(), ErrorKind::TooManyHashes(_)) => bloom::MAX_HASHES,
+        Err(e) => return Err(format!("sizing the filter: {e}")),
+    };
+    let mut filter =
+        BloomFilter::with_bits(bits, hashes).map_err(|e| format!("building the filter: {e}"))?;
+    let predicted = filter.false_positive_rate_at(a_stats.lines);
+    let filter_bytes = filter.memory_bytes();
+    let mut lines = Lines::open(a_path, "A")?;
+    let mut chunk = Chunk::default();
+    let mut inserted = Vec::with_capacity(CHUNK_LINES);
+    while lines.read_chunk(&mut chunk)? {
+        filter.insert_batch(&chunk.items(), &mut inserted);
+    }
+    pass.report(
+        "pass 1, A -> filter",
+        &format!(
+            "{} bits ({}), {} hashes, {:.1} bits/line, predicted false-positive rate {:.3e}",
+            group(bits),
+            mib(filter_bytes as u64),
+            hashes,
+            bits as f64 / a_stats.lines as f64,
+            predicted,
+        ),
+    );
+
+    // Pass 2: B through the filter; candidates to a file.
+    let pass = Pass::start();
+    let mut b_lines = 0;
+    let mut lines = Lines::open(b_path, "B")?;
+    let mut out = Writer::create(candidates_path, 1 << 16)?;
+    let mut found = Vec::with_capacity(CHUNK_LINES);
+    while lines.read_chunk(&mut chunk)? {
+        let items = chunk.items();
+        filter.contains_batch(&items, &mut found);
+        b_lines += items.len() as u64;
+        for (item, _) in items.iter().zip(&found).filter(|(_, hit)| **hit) {
+            out.write_line(item)?;
+        }
+    }
+    let candidates = out.finish()?;
+    drop(filter);
+    pass.report(
+        "pass 2, B -> candidates",
+        &format!(
+            "B: {} lines; {} candidates ({})",
+            group(b_lines),
+            group(candidates.lines),
+            mib(candidates.bytes),
+        ),
+    );
+    let cut = Cut {
+        candidates,
+        filter_bytes,
+        predicted,
+    };
+    Ok((cut, b_lines))
 }
 
 /// Lines and bytes (line endings excluded) of a file.
