@@ -301,14 +301,9 @@ pub(super) struct Keys {
     pub(super) layout: Layout,
 }
 
-/// What a [`SharedFrontier`]'s clones share, in parts by job.
-struct Inner {
-    /// The connection to Redis, and the crawl's record.
-    store: Store,
-    /// This process among the crawl's: random, so that two never share one.
-    id: String,
-    /// The scripts, loaded once.
-    scripts: Scripts,
+/// The crawl's rules, the same in every process: each applies them to its own links and
+/// leases, or sends them with its scripts.
+struct Rules {
     /// The canonical form of the links this process pushes.
     canon: Canonicalizer,
     /// The crawl's scope and trap rules, which this process applies to its links.
@@ -317,6 +312,18 @@ struct Inner {
     politeness: Politeness,
     /// How long a lease lasts unless renewed.
     lease_time: Duration,
+}
+
+/// What a [`SharedFrontier`]'s clones share, in parts by job.
+struct Inner {
+    /// The connection to Redis, and the crawl's record.
+    store: Store,
+    /// This process among the crawl's: random, so that two never share one.
+    id: String,
+    /// The scripts, loaded once.
+    scripts: Scripts,
+    /// The crawl's rules this process applies or sends with its scripts.
+    rules: Rules,
     /// Leases held by this process, by bucket and token: renewed until completed.
     held: Mutex<HashSet<(u32, u64)>>,
     /// This process's counts, and the crawl's totals as last read.
@@ -418,10 +425,12 @@ impl SharedFrontier {
             store,
             id: format!("{}-{:016x}", std::process::id(), u64::from_be_bytes(id)),
             scripts: Scripts::new(cluster),
-            canon,
-            scope,
-            politeness,
-            lease_time,
+            rules: Rules {
+                canon,
+                scope,
+                politeness,
+                lease_time,
+            },
             held: Mutex::new(HashSet::new()),
             counts: Counts::default(),
             keys: Keys {
@@ -544,7 +553,7 @@ impl SharedFrontier {
         memo: Option<&[u8]>,
         depth: u32,
     ) -> Result<bool, Error> {
-        let checked = self.inner.scope.check(&url, depth);
+        let checked = self.inner.rules.scope.check(&url, depth);
         self.push_checked(checked, url, from, memo, depth).await
     }
 
@@ -569,7 +578,7 @@ impl SharedFrontier {
         memo: Option<&[u8]>,
         depth: u32,
     ) -> Result<bool, Error> {
-        let checked = self.inner.scope.check_requisite(&url);
+        let checked = self.inner.rules.scope.check_requisite(&url);
         self.push_checked(checked, url, from, memo, depth).await
     }
 
@@ -598,7 +607,7 @@ impl SharedFrontier {
         let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
         let mut links = Vec::with_capacity(urls.len());
         for url in urls {
-            if let Err(reason) = inner.scope.check_requisite(&url) {
+            if let Err(reason) = inner.rules.scope.check_requisite(&url) {
                 inner.count_drop(reason.reason());
             } else if inner.first_send(&url) {
                 links.push(inner.link(url, depth, Some(Arc::clone(&from)), memo));
@@ -747,7 +756,7 @@ impl SharedFrontier {
         let mut links = Vec::with_capacity(hrefs.len());
         // A link repeated on the page is judged once: its repeats count as its first
         // occurrence decided, a queued one's as seen, by the embedded frontier's rule.
-        let mut judged = PageLinks::new(inner.canon.max_length(), hrefs.len());
+        let mut judged = PageLinks::new(inner.rules.canon.max_length(), hrefs.len());
         for href in hrefs {
             if let Some(first) = judged.first_of(href) {
                 match first {
@@ -759,7 +768,7 @@ impl SharedFrontier {
                 }
                 continue;
             }
-            let url = match inner.canon.canonicalize_relative(base, href) {
+            let url = match inner.rules.canon.canonicalize_relative(base, href) {
                 Ok(url) => url,
                 Err(rejected) => {
                     inner.count_invalid(rejected.reason());
@@ -767,7 +776,7 @@ impl SharedFrontier {
                     continue;
                 }
             };
-            if let Err(reason) = inner.scope.check_link(page, &url, depth) {
+            if let Err(reason) = inner.rules.scope.check_link(page, &url, depth) {
                 inner.count_drop(reason.reason());
                 judged.judged(href, Judged::Dropped(reason.reason()));
                 continue;
@@ -806,7 +815,7 @@ impl SharedFrontier {
     /// # }
     /// ```
     pub fn politeness(&self) -> &Politeness {
-        &self.inner.politeness
+        &self.inner.rules.politeness
     }
 
     /// Leases this process holds that no worker has taken yet: a search for work takes
@@ -1021,7 +1030,7 @@ impl SharedFrontier {
         }
         invocation
             .arg(&tag)
-            .arg(inner.politeness.connections_per_host())
+            .arg(inner.rules.politeness.connections_per_host())
             .arg(lease.token)
             .arg(lease.url.as_str())
             .arg(millis(wait));

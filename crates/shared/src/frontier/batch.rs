@@ -199,7 +199,7 @@ impl Inner {
                     continue;
                 }
                 done.insert(link.host.clone());
-                let own = self.politeness.host(&link.host);
+                let own = self.rules.politeness.host(&link.host);
                 if !own.is_default() {
                     todo.push((link.bucket, link.host.clone(), own));
                 }
@@ -474,8 +474,8 @@ impl Inner {
     /// The page budgets the batch script charges: pages per host, hosts and pages per
     /// registrable domain (0: no limit).
     fn budgets(&self) -> [u64; 3] {
-        let (hosts, pages) = self.scope.per_domain_budget();
-        [self.scope.per_host_budget(), hosts, pages].map(|limit| limit.unwrap_or(0))
+        let (hosts, pages) = self.rules.scope.per_domain_budget();
+        [self.rules.scope.per_host_budget(), hosts, pages].map(|limit| limit.unwrap_or(0))
     }
 
     /// One batch script: its steps' completions and links, in order. Answers each step's
@@ -488,7 +488,7 @@ impl Inner {
         let tag = self.store.tag(bucket);
         let mut invocation = self.scripts.batch_call(
             &tag,
-            &self.politeness,
+            &self.rules.politeness,
             self.keys.schedule.text(bucket),
             &self.request_id(),
             self.budgets(),

@@ -253,9 +253,9 @@ impl Inner {
         let tag = self.store.tag(bucket);
         let invocation = self.scripts.lease_call(
             &tag,
-            &self.politeness,
+            &self.rules.politeness,
             max,
-            self.lease_time,
+            self.rules.lease_time,
             &self.request_id(),
         );
         let answer: Vec<redis::Value> = self.call(&invocation).await?;
@@ -296,7 +296,7 @@ impl Inner {
             let attempts: u32 = attempts.parse().map_err(|_| bad())?;
             let depth: u32 = depth.parse().map_err(|_| bad())?;
             // Canonical already when pushed: parsing again gives it back as it was.
-            let url = match self.canon.canonicalize(url) {
+            let url = match self.rules.canon.canonicalize(url) {
                 Ok(url) => url,
                 Err(_) => return Err(bad()),
             };
@@ -316,7 +316,7 @@ impl Inner {
         // met a moment ago, or a page of one. This process's scope takes the targets in
         // before it judges the page's links.
         let outside = leases.iter().any(|lease| {
-            self.scope.check(&lease.url, lease.depth) == Err(frontier::DropReason::OutOfScope)
+            self.rules.scope.check(&lease.url, lease.depth) == Err(frontier::DropReason::OutOfScope)
         });
         if outside {
             self.widen_scope().await;

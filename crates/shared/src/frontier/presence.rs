@@ -76,7 +76,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = totals;
         }
-        if last_renew.elapsed() < inner.lease_time / 3 {
+        if last_renew.elapsed() < inner.rules.lease_time / 3 {
             continue;
         }
         last_renew = Instant::now();
@@ -98,7 +98,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                     .key(format!("{tag}:leases"))
                     .key(format!("{tag}:due"))
                     .arg(&tag)
-                    .arg(millis(inner.lease_time))
+                    .arg(millis(inner.rules.lease_time))
                     .arg(tokens);
                 inner.call::<i64>(&invocation).await
             }
@@ -291,8 +291,8 @@ impl Inner {
             return;
         };
         for target in &targets {
-            if let Ok(url) = self.canon.canonicalize(target) {
-                self.scope.add_seed(&url);
+            if let Ok(url) = self.rules.canon.canonicalize(target) {
+                self.rules.scope.add_seed(&url);
             }
         }
         self.presence

@@ -33,7 +33,7 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub async fn add_seed(&self, url: &Canonical) -> Result<(), Error> {
-        self.inner.scope.add_seed(url);
+        self.inner.rules.scope.add_seed(url);
         self.inner
             .store
             .add_redirect_targets(&[url.as_str().to_owned()])
@@ -223,14 +223,14 @@ impl SharedFrontier {
     /// ```
     pub async fn set_crawl_delay(&self, host: &str, delay: Duration) -> Result<(), Error> {
         let inner = &self.inner;
-        let own = inner.politeness.host(host).delay;
+        let own = inner.rules.politeness.host(host).delay;
         let delay = delay
-            .min(inner.politeness.max_crawl_delay())
-            .max(own.unwrap_or(inner.politeness.delay()));
+            .min(inner.rules.politeness.max_crawl_delay())
+            .max(own.unwrap_or(inner.rules.politeness.delay()));
         let tag = inner.store.tag(inner.bucket_of(host));
         let invocation = inner
             .scripts
-            .crawl_delay_call(&tag, host, delay, &inner.politeness);
+            .crawl_delay_call(&tag, host, delay, &inner.rules.politeness);
         inner.call::<i64>(&invocation).await.map(drop)
     }
 }
