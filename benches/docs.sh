@@ -138,7 +138,7 @@ for run in $(seq "$RUNS"); do
     elif command -v wget2 >/dev/null; then
         serve
         rm -rf "${wget2_dir:?}"/*
-        read -r wall user sys rss < <(OK_STATUS=8 measure wget2 --recursive --level=inf --no-parent \
+        read -r wall user sys rss < <(MEASURE_OK_STATUS=8 measure wget2 --recursive --level=inf --no-parent \
             --max-threads="$WGET2_THREADS" --quiet $WGET2_ARGS \
             --directory-prefix="$wget2_dir" "$seed")
         stop "wget2.$run"

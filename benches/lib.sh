@@ -24,22 +24,24 @@ stop_site() { # FILE
 }
 
 # Runs a command under GNU time, its output dropped and its stderr kept in $work/stderr;
-# prints "wall user sys maxrss_kb". An exit status other than 0 and $OK_STATUS (wget2 exits
-# with 8 when a link answered 404) shows the stderr and fails.
+# prints "wall user sys maxrss_kb". An exit status other than 0 and $MEASURE_OK_STATUS (wget2
+# exits with 8 when a link answered 404) shows the stderr and fails.
 measure() { # COMMAND...
     local status=0
     /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || status=$?
-    if [ "$status" -ne 0 ] && [ "$status" -ne "${OK_STATUS:-0}" ]; then
+    if [ "$status" -ne 0 ] && [ "$status" -ne "${MEASURE_OK_STATUS:-0}" ]; then
         cat "$work/stderr" >&2
         return 1
     fi
     tail -n1 "$work/time"
 }
 
-# Waits until FILE is not empty, up to TENTHS tenths of a second.
+# Waits until FILE is not empty, up to TENTHS tenths of a second; fails if it stays empty.
 await_file() { # FILE TENTHS
     for _ in $(seq "$2"); do
         [ -s "$1" ] && return
         sleep 0.1
     done
+    echo "$1 stayed empty" >&2
+    return 1
 }

@@ -50,6 +50,7 @@ serve() {
 stop() {
     kill -TERM "$server"
     wait "$server" || true
+    server=
     read -r sent unsent < <(sed -n \
         's/.*; \([0-9]*\) bytes of pages, \([0-9]*\) pages not modified.*/\1 \2/p' "$work/server")
 }

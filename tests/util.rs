@@ -198,6 +198,7 @@ pub(crate) fn crawl_site(site: &Site, extra: &[&str]) -> Crawl {
 
 /// Crawls `site` with a feature switched off by `flags`: the crawl fetches the pages the
 /// site expects when `ignoring` it, and asks for no URL of the feature (`of_it`).
+#[track_caller]
 pub(crate) fn assert_switched_off(
     site: &Site,
     flags: &[&str],
