@@ -375,7 +375,8 @@ impl Inner {
             }
             take
         };
-        while let Some(steps) = self.sent.batches.next(bucket, fit) {
+        let mut sending = self.sent.batches.sending(bucket);
+        while let Some(steps) = sending.next(fit) {
             // Forgotten first if Redis is another server already: the script is built with
             // what this process knows of the seen-test (copies of frozen generations).
             self.check_server();

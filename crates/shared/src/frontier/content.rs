@@ -50,11 +50,8 @@ impl Inner {
     /// Sends the bodies waiting for a bucket's content-seen test, a script at a time, until
     /// none waits.
     pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
-        while let Some(bodies) = self
-            .sent
-            .bodies
-            .next(bucket, |waiting| waiting.len().min(MAX_BATCH))
-        {
+        let mut sending = self.sent.bodies.sending(bucket);
+        while let Some(bodies) = sending.next(|waiting| waiting.len().min(MAX_BATCH)) {
             let tag = self.store.tag(bucket);
             let mut invocation = self.scripts.content.prepare_invoke();
             for key in ["seen", "counts", "replies0", "replies1"] {

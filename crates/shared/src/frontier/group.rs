@@ -52,21 +52,60 @@ impl<R, A> Groups<R, A> {
         !std::mem::replace(&mut waiting.sending, true)
     }
 
-    /// The sending task's next group: the first `fit` of the waiting requests (at least one),
-    /// or `None` when none waits, after which the task ends (the next request starts another).
+    /// The sending task's hold on `bucket`: it takes the waiting requests group by group
+    /// ([`Sending::next`]) until none waits. Should the task end otherwise (a panic), the
+    /// requests still waiting are answered with an error and the next request starts a task
+    /// anew, rather than waiting for a task that is gone.
+    pub(super) fn sending(&self, bucket: u32) -> Sending<'_, R, A> {
+        Sending {
+            groups: self,
+            bucket,
+            done: false,
+        }
+    }
+}
+
+/// A sending task's hold on a bucket's requests (see [`Groups::sending`]).
+pub(super) struct Sending<'g, R, A> {
+    groups: &'g Groups<R, A>,
+    bucket: u32,
+    /// None waited at the last look: the bucket was left to the next request.
+    done: bool,
+}
+
+impl<R, A> Sending<'_, R, A> {
+    /// The next group: the first `fit` of the waiting requests (at least one), or `None` when
+    /// none waits, after which the task ends (the next request starts another).
     pub(super) fn next(
-        &self,
-        bucket: u32,
+        &mut self,
         fit: impl FnOnce(&[(R, Reply<A>)]) -> usize,
     ) -> Option<Vec<(R, Reply<A>)>> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        let waiting = buckets.get_mut(&bucket)?;
-        if waiting.requests.is_empty() {
-            buckets.remove(&bucket);
+        let mut buckets = self
+            .groups
+            .buckets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let waiting = buckets.get_mut(&self.bucket);
+        let Some(waiting) = waiting.filter(|w| !w.requests.is_empty()) else {
+            buckets.remove(&self.bucket);
+            self.done = true;
             return None;
-        }
+        };
         let take = fit(&waiting.requests).clamp(1, waiting.requests.len());
         Some(waiting.requests.drain(..take).collect())
+    }
+}
+
+impl<R, A> Drop for Sending<'_, R, A> {
+    fn drop(&mut self) {
+        if !self.done {
+            // Their replies dropped, the waiting requests hear that no script will answer.
+            self.groups
+                .buckets
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&self.bucket);
+        }
     }
 }
 
@@ -78,4 +117,47 @@ pub(super) async fn answer<A>(
     answer
         .await
         .unwrap_or_else(|_| Err(ErrorKind::Server(format!("{what} was dropped unanswered")).into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_task_sends_a_bucket_until_none_waits_then_the_next_request_starts_another() {
+        let groups: Groups<u32, u32> = Groups::default();
+        let (_a, start) = groups.wait(1, 10);
+        assert!(start);
+        let (_b, start) = groups.wait(1, 11);
+        assert!(!start, "a task is under way for the bucket");
+        let (_other, start) = groups.wait(2, 20);
+        assert!(start, "buckets are sent apart");
+        let mut sending = groups.sending(1);
+        let group: Vec<u32> = sending
+            .next(|w| w.len())
+            .unwrap()
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
+        assert_eq!(group, [10, 11]);
+        assert!(sending.next(|w| w.len()).is_none());
+        drop(sending);
+        let (_c, start) = groups.wait(1, 12);
+        assert!(start);
+    }
+
+    #[test]
+    fn a_sending_task_gone_early_fails_the_waiting_requests_and_lets_the_next_start_anew() {
+        let groups: Groups<u32, u32> = Groups::default();
+        let (mut first, start) = groups.wait(3, 1);
+        assert!(start);
+        // The task ends (a panic, say) before it takes the request.
+        drop(groups.sending(3));
+        assert!(matches!(
+            first.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        let (_next, start) = groups.wait(3, 2);
+        assert!(start, "a request after it starts a task of its own");
+    }
 }
