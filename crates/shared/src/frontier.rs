@@ -1235,7 +1235,7 @@ impl Inner {
     }
 }
 
-/// The local list of links sent ([`Inner::pushed`]): at a tenth of the crawl's rate, as a
+/// The local list of links sent ([`Sent::pushed`]): at a tenth of the crawl's rate, as a
 /// false positive here drops a new URL too, and the two rates add up.
 fn new_pushed(layout: &Layout) -> Result<SeenSet, Error> {
     SeenSet::builder()

@@ -17,6 +17,11 @@ use crate::{Error, ErrorKind};
 
 mod record;
 
+/// A new crawl's buckets on one server (see [`Store::default_buckets`]).
+const SERVER_BUCKETS: u32 = 16;
+/// A new crawl's buckets on a cluster, and [`Layout::default`]'s, which knows no server.
+const CLUSTER_BUCKETS: u32 = 64;
+
 pub(crate) use record::Share;
 pub use record::{Layout, Stored};
 
@@ -359,7 +364,11 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn default_buckets(&self) -> u32 {
-        if self.is_cluster() { 64 } else { 16 }
+        if self.is_cluster() {
+            CLUSTER_BUCKETS
+        } else {
+            SERVER_BUCKETS
+        }
     }
 
     /// Whether the store is a Redis Cluster.

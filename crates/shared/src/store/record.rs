@@ -89,7 +89,7 @@ impl Default for Layout {
         // Without the system's randomness the crawl is still correct, only predictable.
         let _ = getrandom::fill(&mut key);
         Layout {
-            buckets: 64,
+            buckets: super::CLUSTER_BUCKETS,
             seen_initial_capacity: 65_536,
             seen_rate: 1e-6,
             key,
