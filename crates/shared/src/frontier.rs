@@ -435,10 +435,11 @@ impl SharedFrontier {
             counts: Counts::default(),
             keys: Keys {
                 buckets: layout.buckets,
-                schedule: Schedule::new(
+                schedule: Schedule::with_content(
                     layout.seen_initial_capacity,
                     layout.seen_rate,
                     layout.buckets,
+                    layout.content_buckets,
                 )?,
                 frozen: Frozen::default(),
                 seen_rate: layout.seen_rate,

@@ -70,6 +70,45 @@ impl HostField {
             _ => 0,
         }
     }
+
+    /// Bytes the field takes in a stored state: a signed big-endian integer; six for times
+    /// in ms (to the year 6400) and what may grow as large.
+    fn width(self) -> usize {
+        match self {
+            HostField::Active | HostField::Errs | HostField::Conns => 4,
+            HostField::GaveUp => 1,
+            HostField::Next
+            | HostField::Delay
+            | HostField::Since
+            | HostField::Pages
+            | HostField::Last => 6,
+        }
+    }
+
+    /// A state as the scripts store it (see `stored_host` in `scripts/common.lua`): byte
+    /// 255, the number of fields, then the fields; or as text, as earlier versions wrote
+    /// it. Fields it lacks read as their defaults. For tests, which look at what the scripts
+    /// stored.
+    #[cfg(test)]
+    pub(crate) fn decode(stored: &[u8]) -> Option<[i64; 9]> {
+        let mut out = HostField::ALL.map(HostField::default);
+        if let [255, n, rest @ ..] = stored {
+            let mut at = 0;
+            for (field, value) in HostField::ALL.iter().zip(&mut out).take(usize::from(*n)) {
+                let bytes = rest.get(at..at + field.width())?;
+                at += field.width();
+                let unsigned = bytes.iter().fold(0u64, |n, &b| n << 8 | u64::from(b));
+                let shift = 64 - 8 * field.width() as u32;
+                *value = ((unsigned << shift) as i64) >> shift;
+            }
+            return Some(out);
+        }
+        let text = std::str::from_utf8(stored).ok()?;
+        for (word, value) in text.split(' ').zip(&mut out) {
+            *value = word.parse().ok()?;
+        }
+        Some(out)
+    }
 }
 
 /// An outcome as the batch script reads it.
@@ -211,9 +250,19 @@ fn constants() -> String {
         defaults.push(field.default().to_string());
     }
     let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
-    // A host's state as written and read (a library's top level may call no function).
+    // A host's state as written and read (a library's top level may call no function):
+    // `struct`'s formats of the fields, all of them after the marker and the count
+    // (HOST_PACK), and the first n of them (HOST_UNPACK[n]); the pattern of the text
+    // earlier versions wrote.
     let n = HostField::ALL.len();
-    let _ = writeln!(lua, "local HOST_FORMAT = '{}'", vec!["%d"; n].join(" "));
+    let format = |fields: &[HostField]| -> String {
+        fields.iter().map(|f| format!("i{}", f.width())).collect()
+    };
+    let _ = writeln!(lua, "local HOST_PACK = '>BB{}'", format(&HostField::ALL));
+    let unpack: Vec<String> = (1..=n)
+        .map(|k| format!("'>{}'", format(&HostField::ALL[..k])))
+        .collect();
+    let _ = writeln!(lua, "local HOST_UNPACK = {{{}}}", unpack.join(", "));
     let _ = writeln!(
         lua,
         "local HOST_PATTERN = '^{}$'",

@@ -95,7 +95,20 @@ impl Schedule {
     /// 1.5^((b + 0.5) / n - 0.5) times the mean), so that they do not all grow at once: the
     /// crawl's seen-test then keeps its average room free at any size, never the most a
     /// single table keeps just after it grew.
+    #[cfg(test)]
     pub(crate) fn new(capacity: u64, rate: f64, buckets: u32) -> Result<Schedule, Error> {
+        Schedule::with_content(capacity, rate, buckets, 0)
+    }
+
+    /// The same, and after the hosts' buckets `content` buckets of the content-seen test,
+    /// which together hold about `capacity` bodies before they first grow (a crawl reads at
+    /// most one body a URL).
+    pub(crate) fn with_content(
+        capacity: u64,
+        rate: f64,
+        buckets: u32,
+        content: u32,
+    ) -> Result<Schedule, Error> {
         let bad = |what: String| Error::from(ErrorKind::BadLayout(what));
         if !(rate > 0.0 && rate < 1.0) {
             return Err(bad(format!(
@@ -111,20 +124,26 @@ impl Schedule {
         let generations =
             ((rate * ((1u64 << bits) - 1) as f64 / COMPARED) as u64).min(MAX_GENERATIONS);
         let bucket_bytes = u64::from(bits) / 2;
-        let mean = capacity.div_ceil(u64::from(buckets.max(1))).max(1024) as f64;
-        let texts = (0..buckets.max(1))
-            .map(|b| {
-                let phase = (f64::from(b) + 0.5) / f64::from(buckets.max(1)) - 0.5;
-                let first = mean * GROWTH.powf(phase);
-                let mut text = bits.to_string();
-                for i in 0..generations {
-                    let g = generation(first * GROWTH.powi(i as i32), bucket_bytes);
-                    text.push(';');
-                    text.push_str(&g.text());
-                }
-                text
+        let text = |first: f64| {
+            let mut text = bits.to_string();
+            for i in 0..generations {
+                let g = generation(first * GROWTH.powi(i as i32), bucket_bytes);
+                text.push(';');
+                text.push_str(&g.text());
+            }
+            text
+        };
+        let spread = |n: u32| {
+            let mean = capacity.div_ceil(u64::from(n.max(1))).max(1024) as f64;
+            (0..n.max(1)).map(move |b| {
+                let phase = (f64::from(b) + 0.5) / f64::from(n.max(1)) - 0.5;
+                mean * GROWTH.powf(phase)
             })
-            .collect();
+        };
+        let mut texts: Vec<String> = spread(buckets).map(text).collect();
+        if content > 0 {
+            texts.extend(spread(content).map(text));
+        }
         Ok(Schedule { bits, texts })
     }
 
@@ -442,6 +461,21 @@ mod tests {
         assert_eq!(small[0].chunks, 1);
         assert!((1024..1200).contains(&small[0].capacity), "{:?}", small[0]);
         assert!((1.3..1.75).contains(&(small[1].capacity as f64 / small[0].capacity as f64)));
+    }
+
+    #[test]
+    fn content_buckets_follow_the_hosts_and_hold_the_whole_capacity() {
+        let hosts = Schedule::new(1_000_000, 1e-6, 64).unwrap();
+        let with = Schedule::with_content(1_000_000, 1e-6, 64, 2).unwrap();
+        for b in 0..64 {
+            assert_eq!(hosts.text(b), with.text(b));
+        }
+        // Two content buckets: each starts at about half the capacity, spread over a step.
+        let first = |b| generations(with.text(b)).1[0].capacity;
+        for b in [64, 65] {
+            assert!((350_000..700_000).contains(&first(b)), "{}", first(b));
+        }
+        assert!(first(64) < first(65));
     }
 
     #[test]

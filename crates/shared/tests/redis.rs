@@ -540,6 +540,76 @@ async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
     assert_eq!(a.push_seeds(urls(200)).await.unwrap(), 200);
 }
 
+/// The buckets of the keys of crawl `name` that hold a seen-test (`{NAME:B}:seen`).
+fn seen_buckets(server: &RedisServer, name: &str) -> Vec<u32> {
+    let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:seen")]);
+    let mut buckets: Vec<u32> = keys
+        .lines()
+        .filter_map(|k| k.strip_prefix(&format!("{{{name}:"))?.split('}').next()?.parse().ok())
+        .collect();
+    buckets.sort();
+    buckets
+}
+
+/// The content-seen test has buckets of its own, after the hosts' (one script then tests
+/// many pages' bodies); a crawl created by an earlier version, whose record does not name
+/// them, keeps testing bodies in the hosts' buckets, where its earlier bodies are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_them() {
+    let server = RedisServer::start();
+    let digests: Vec<[u8; 20]> = (0..200u32)
+        .map(|i| {
+            let mut d = [0; 20];
+            d[..4].copy_from_slice(&i.to_be_bytes());
+            d
+        })
+        .collect();
+    let layout = Layout {
+        buckets: 8,
+        content_buckets: 2,
+        ..Layout::default()
+    };
+    let f = frontier_of(&server.url(), "own", Duration::from_secs(30), layout).await;
+    for digest in &digests {
+        assert!(!f.seen_body(digest).await.unwrap());
+    }
+    assert_eq!(seen_buckets(&server, "own"), [8, 9]);
+    assert!(f.seen_body(&digests[7]).await.unwrap());
+    let totals = f.totals().await.unwrap();
+    assert!(totals.seen_bits > 0 && totals.seen_generations >= 1, "{totals:?}");
+    let stored = Store::connect(&server.url(), "own").await.unwrap();
+    let layout = stored.load().await.unwrap().expect("the crawl").layout;
+    assert_eq!(layout.content_buckets, 2);
+
+    // A record as an earlier version wrote it: no content buckets.
+    let store = Store::connect(&server.url(), "older").await.unwrap();
+    store
+        .create(
+            Layout {
+                buckets: 8,
+                ..Layout::default()
+            },
+            "test settings",
+            &[],
+        )
+        .await
+        .unwrap();
+    server.cli(&["HDEL", "older:meta", "content_buckets"]);
+    assert_eq!(
+        store.load().await.unwrap().expect("the crawl").layout.content_buckets,
+        0
+    );
+    let f = frontier_of(&server.url(), "older", Duration::from_secs(30), Layout::default()).await;
+    for digest in &digests {
+        assert!(!f.seen_body(digest).await.unwrap());
+    }
+    let buckets = seen_buckets(&server, "older");
+    assert!(buckets.len() > 2 && buckets.iter().all(|&b| b < 8), "{buckets:?}");
+    for digest in &digests {
+        assert!(f.seen_body(digest).await.unwrap());
+    }
+}
+
 /// Regression: sitemaps known to the crawl, with a host's cap held across processes; a mark
 /// sent again by the process that made it (its answer lost) is still its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,5 @@
 //! The content-seen test of the whole crawl: a body's digest tested in the seen-test of the
-//! bucket it picks, the bodies asked for at once grouped in one script a bucket.
+//! content bucket it picks, the bodies asked for at once grouped in one script a bucket.
 
 use super::*;
 
@@ -8,9 +8,10 @@ impl SharedFrontier {
     /// say) was read before by any process, marking it read. Of several processes asking
     /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
     /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
-    /// by the seen-test's false-positive rate), in the bucket the digest picks: no other
-    /// structure to size. The bodies asked for while a bucket's test is under way go
-    /// together in its next script.
+    /// by the seen-test's false-positive rate), in the content bucket the digest picks
+    /// ([`crate::Layout::content_buckets`]; a hosts' bucket in crawls of earlier versions).
+    /// The bodies asked for while a bucket's test is under way go together in its next
+    /// script.
     ///
     /// # Example
     ///
@@ -32,7 +33,11 @@ impl SharedFrontier {
         let bucket = {
             let mut sip = SipHasher13::new_with_key(&inner.keys.sip_key);
             sip.write(key.as_bytes());
-            (sip.finish() % u64::from(inner.keys.buckets)) as u32
+            let hash = sip.finish();
+            match inner.keys.layout.content_buckets {
+                0 => (hash % u64::from(inner.keys.buckets)) as u32,
+                n => inner.keys.buckets + (hash % u64::from(n)) as u32,
+            }
         };
         let mut probes = inner.keys.schedule.probes(&inner.keys.sip_key, &key);
         if inner.keys.frozen.holds(bucket, &mut probes) {

@@ -323,7 +323,8 @@ impl Inner {
 
     /// The crawl's totals, and which buckets have URLs queued or leased.
     pub(super) async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
-        let reads: Vec<redis::Cmd> = (0..self.keys.buckets)
+        // The content buckets count the content-seen test's bits and generations.
+        let reads: Vec<redis::Cmd> = (0..self.keys.buckets + self.keys.layout.content_buckets)
             .map(|b| {
                 let mut cmd = redis::cmd("HMGET");
                 cmd.arg(format!("{}:counts", self.store.tag(b))).arg(&[
@@ -385,6 +386,7 @@ impl Inner {
             totals.domain_hosts += domain_hosts;
             totals.domain_pages += domain_pages;
         }
+        busy.truncate(self.keys.buckets as usize);
         Ok((totals, busy))
     }
 

@@ -6,7 +6,7 @@
 -- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test chunks are
 -- named from the same tag (ARGV[1]).
 --
--- Host state, one string per host in the `hosts` hash: its fields space-separated in the
+-- Host state, one string per host in the `hosts` hash (see stored_host): its fields in the
 -- order of `HostField` (scripts.rs), read as h[NEXT] and so on:
 --   ACTIVE: leases out; NEXT: ms before which no lease starts (0: none yet); DELAY: the
 --   host's own delay in ms (-1: the crawl's); ERRS: errors in a row; SINCE: ms of the first
@@ -31,15 +31,24 @@ local function split(s)
   return out
 end
 
--- A host's state as stored, or nil for a host never stored. A field a state was written
--- without (by an older version) reads as its default. Its fields are read with one
--- `string.match` (HOST_PATTERN) and written with one `string.format` (HOST_FORMAT), in C:
--- half the cost of a field at a time.
+-- A host's state as stored, or nil for a host never stored. Stored as byte 255, the
+-- number of fields written, then the fields (HOST_PACK: `struct` packs and unpacks them in
+-- C, a third of the cost of text, which was a tenth of a page's); read as text when an
+-- earlier version wrote it. A field a state was written without reads as its default, and
+-- fields written by a later version past those known are left out.
 local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
   if not s then return nil end
-  local v = {string.match(s, HOST_PATTERN)}
-  -- Written by another version, with fewer or more fields.
+  local v
+  if string.byte(s, 1) == 255 then
+    local n = math.min(string.byte(s, 2), #HOST_DEFAULTS)
+    v = {struct.unpack(HOST_UNPACK[n], s, 3)}
+    -- unpack's last value: where it stopped.
+    v[n + 1] = nil
+    for i = n + 1, #HOST_DEFAULTS do v[i] = HOST_DEFAULTS[i] end
+    return v
+  end
+  v = {string.match(s, HOST_PATTERN)}
   if #v == 0 then v = split(s) end
   for i, default in ipairs(HOST_DEFAULTS) do v[i] = tonumber(v[i]) or default end
   return v
@@ -56,7 +65,8 @@ local function host_state(hosts, host)
 end
 
 local function save_host(hosts, host, h)
-  redis.call('HSET', hosts, host, string.format(HOST_FORMAT, unpack(h, 1, #HOST_DEFAULTS)))
+  local n = #HOST_DEFAULTS
+  redis.call('HSET', hosts, host, struct.pack(HOST_PACK, 255, n, unpack(h, 1, n)))
 end
 
 local function queue_key(host)
@@ -77,9 +87,9 @@ end
 
 -- Puts the host in the ready set at the instant its next lease may start, or takes it out:
 -- a host is there exactly when it has a queued URL and a free connection. A given-up host's
--- URLs go out at once, to be recorded.
-local function reschedule(ready, host, h, conns)
-  if h[ACTIVE] < limit(h, conns) and redis.call('LLEN', queue_key(host)) > 0 then
+-- URLs go out at once, to be recorded. `queued`: the queue's length when the caller knows it.
+local function reschedule(ready, host, h, conns, queued)
+  if h[ACTIVE] < limit(h, conns) and (queued or redis.call('LLEN', queue_key(host))) > 0 then
     local at = h[NEXT]
     if h[GAVEUP] == 1 then at = 0 end
     redis.call('ZADD', ready, at, host)
@@ -512,7 +522,9 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
   for _ = 1, n do
     local host = ARGV[i + 1]
     if test_and_set(seen, schedule, ARGV[i]) then
-      local h = get_host(hosts, host)
+      -- Read only under a budget: else the host is read at the end if its queue was empty
+      -- (see finish).
+      local h = counted and get_host(hosts, host)
       local reason, d = nil, nil
       if budget.pages > 0 and h[PAGES] >= budget.pages then
         reason = 'host_budget'
@@ -580,13 +592,19 @@ local function finish(seen, ready, hosts, counts, conns)
       redis.call('HSET', counts, 'generations', seen_state.count)
     end
   end
+  local queued = {}
   for host, list in pairs(ctx.pushes) do
     for first = 1, #list, 1000 do
-      redis.call('RPUSH', queue_key(host), unpack(list, first, math.min(first + 999, #list)))
+      queued[host] =
+        redis.call('RPUSH', queue_key(host), unpack(list, first, math.min(first + 999, #list)))
     end
+    -- A host whose queue held URLs already keeps its place in the ready set, whatever their
+    -- number: only one whose queue was empty is read, to be put there (most links are to
+    -- hosts with URLs queued, and a host's read and its place cost as much as the link).
+    if queued[host] == #list then get_host(hosts, host) end
   end
   for host, h in pairs(ctx.hosts) do
-    reschedule(ready, host, h, conns)
+    reschedule(ready, host, h, conns, queued[host])
   end
   write_back(hosts, counts)
 end

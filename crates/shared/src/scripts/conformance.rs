@@ -7,7 +7,7 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Connection, Value};
 
-use super::{Clock, FateCode, Scripts, completion, link};
+use super::{Clock, FateCode, HostField, Scripts, completion, link};
 use crate::frontier::batch::{entry_tail, memo_text};
 use crate::seen::Schedule;
 
@@ -412,11 +412,17 @@ fn a_server_that_lost_the_library_is_given_it_again() {
     assert_eq!(libraries(&mut con).len(), 1);
 }
 
+/// A host's state as the scripts stored it, its fields as text.
+fn host_text(stored: &[u8]) -> String {
+    let fields = HostField::decode(stored).expect("a host's state");
+    fields.map(|n| n.to_string()).join(" ")
+}
+
 #[test]
 fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
     let (_server, mut con, scripts) = server_and_scripts();
     let politeness = Politeness::default();
-    let mut state_after_delay = |stored: &str| -> String {
+    let mut state_after_delay = |stored: &[u8]| -> String {
         let hosts = format!("{TAG}:hosts");
         redis::cmd("HSET")
             .arg(&hosts)
@@ -437,29 +443,49 @@ fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
         );
         call.invoke::<i64>(&mut con, &scripts.library)
             .expect("a crawl-delay call");
-        redis::cmd("HGET")
+        let written: Vec<u8> = redis::cmd("HGET")
             .arg(&hosts)
             .arg(HOST)
             .query(&mut con)
-            .expect("HGET")
+            .expect("HGET");
+        assert_eq!(written[..2], [255, 9], "written whole, as this version writes");
+        host_text(&written)
     };
     // Fields: active, next, delay, errors, since, given up, connections, pages, last.
     assert_eq!(
-        state_after_delay("2 1000 -1 1 900 0 4 7 800"),
+        state_after_delay(b"2 1000 -1 1 900 0 4 7 800"),
         "2 5800 5000 1 900 0 4 7 800",
         "the next start spaced from the last by the new delay"
     );
     // Written before pages and the last start were kept: they read as 0 (no last start to
     // space from).
     assert_eq!(
-        state_after_delay("2 1000 -1 1 900 0 4"),
+        state_after_delay(b"2 1000 -1 1 900 0 4"),
         "2 1000 5000 1 900 0 4 0 0"
     );
     // Written by a later version with a tenth field: the nine known are kept.
     assert_eq!(
-        state_after_delay("2 1000 -1 1 900 0 4 7 800 3"),
+        state_after_delay(b"2 1000 -1 1 900 0 4 7 800 3"),
         "2 5800 5000 1 900 0 4 7 800"
     );
+    // As stored now, with fewer fields and with more.
+    assert_eq!(
+        state_after_delay(&host_bytes(&[2, 1000, -1, 1, 900, 0, 4])),
+        "2 1000 5000 1 900 0 4 0 0"
+    );
+    let mut later = host_bytes(&[2, 1000, -1, 1, 900, 0, 4, 7, 800]);
+    later[1] = 10;
+    later.extend([0, 0, 0, 3]);
+    assert_eq!(state_after_delay(&later), "2 5800 5000 1 900 0 4 7 800");
+}
+
+/// A host's state as the scripts store it: byte 255, the number of fields, the fields.
+fn host_bytes(fields: &[i64]) -> Vec<u8> {
+    let mut out = vec![255, fields.len() as u8];
+    for (field, value) in HostField::ALL.iter().zip(fields) {
+        out.extend_from_slice(&value.to_be_bytes()[8 - field.width()..]);
+    }
+    out
 }
 
 #[test]
@@ -556,11 +582,12 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
         call.invoke::<i64>(con, &scripts.library)
     };
     let stored = |con: &mut Connection| -> String {
-        redis::cmd("HGET")
+        let written: Vec<u8> = redis::cmd("HGET")
             .arg(&hosts)
             .arg(HOST)
             .query(con)
-            .expect("HGET")
+            .expect("HGET");
+        host_text(&written)
     };
     set_delay(&mut cons[owner], &on_cluster, 1000).expect("a call on a still slot");
     assert_eq!(stored(&mut cons[owner]), "0 0 1000 0 0 0 -1 0 0");

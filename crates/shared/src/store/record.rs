@@ -81,6 +81,13 @@ pub struct Layout {
     /// false, which spreads the hosts of one large domain (a blog platform's) over the
     /// buckets.
     pub by_domain: bool,
+    /// Buckets of their own for the content-seen test ([`crate::SharedFrontier::seen_body`]),
+    /// its bodies' digests hashed into them: tagged after the hosts' buckets, they hold no
+    /// URL and no host, so that one script tests the bodies of many pages, where spread over
+    /// the hosts' buckets it met one or two a script (its fixed part, a third of Redis's CPU
+    /// a page; docs/benchmarks.md). 0: in the hosts' buckets, as crawls created by earlier
+    /// versions keep them. Default: 1.
+    pub content_buckets: u32,
 }
 
 impl Default for Layout {
@@ -94,6 +101,7 @@ impl Default for Layout {
             seen_rate: 1e-6,
             key,
             by_domain: false,
+            content_buckets: 1,
         }
     }
 }
@@ -222,6 +230,8 @@ impl Store {
             .arg(hex(&layout.key))
             .arg("buckets_by")
             .arg(if layout.by_domain { "domain" } else { "host" })
+            .arg("content_buckets")
+            .arg(layout.content_buckets)
             .arg("settings")
             .arg(settings)
             // In the record itself, written in the same step: the seeds' set is another key,
@@ -353,7 +363,8 @@ impl Store {
             removed += self.unlink(&[key]).await?;
         }
         if self.is_cluster() {
-            for bucket in 0..stored.layout.buckets {
+            let layout = &stored.layout;
+            for bucket in 0..layout.buckets + layout.content_buckets {
                 removed += self.remove_bucket(bucket).await?;
             }
         } else {
@@ -510,6 +521,12 @@ impl Store {
                 None | Some("host") => false,
                 Some("domain") => true,
                 Some(_) => return Err(bad("buckets_by")),
+            },
+            // Absent from the crawls of earlier versions, which tested bodies in the hosts'
+            // buckets.
+            content_buckets: match meta.get("content_buckets") {
+                None => 0,
+                Some(n) => n.parse().map_err(|_| bad("content_buckets"))?,
             },
         };
         let mut cmd = redis::cmd("SMEMBERS");
