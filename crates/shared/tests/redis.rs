@@ -545,7 +545,13 @@ fn seen_buckets(server: &RedisServer, name: &str) -> Vec<u32> {
     let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:seen")]);
     let mut buckets: Vec<u32> = keys
         .lines()
-        .filter_map(|k| k.strip_prefix(&format!("{{{name}:"))?.split('}').next()?.parse().ok())
+        .filter_map(|k| {
+            k.strip_prefix(&format!("{{{name}:"))?
+                .split('}')
+                .next()?
+                .parse()
+                .ok()
+        })
         .collect();
     buckets.sort();
     buckets
@@ -576,7 +582,10 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
     assert_eq!(seen_buckets(&server, "own"), [8, 9]);
     assert!(f.seen_body(&digests[7]).await.unwrap());
     let totals = f.totals().await.unwrap();
-    assert!(totals.seen_bits > 0 && totals.seen_generations >= 1, "{totals:?}");
+    assert!(
+        totals.seen_bits > 0 && totals.seen_generations >= 1,
+        "{totals:?}"
+    );
     let stored = Store::connect(&server.url(), "own").await.unwrap();
     let layout = stored.load().await.unwrap().expect("the crawl").layout;
     assert_eq!(layout.content_buckets, 2);
@@ -596,15 +605,30 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
         .unwrap();
     server.cli(&["HDEL", "older:meta", "content_buckets"]);
     assert_eq!(
-        store.load().await.unwrap().expect("the crawl").layout.content_buckets,
+        store
+            .load()
+            .await
+            .unwrap()
+            .expect("the crawl")
+            .layout
+            .content_buckets,
         0
     );
-    let f = frontier_of(&server.url(), "older", Duration::from_secs(30), Layout::default()).await;
+    let f = frontier_of(
+        &server.url(),
+        "older",
+        Duration::from_secs(30),
+        Layout::default(),
+    )
+    .await;
     for digest in &digests {
         assert!(!f.seen_body(digest).await.unwrap());
     }
     let buckets = seen_buckets(&server, "older");
-    assert!(buckets.len() > 2 && buckets.iter().all(|&b| b < 8), "{buckets:?}");
+    assert!(
+        buckets.len() > 2 && buckets.iter().all(|&b| b < 8),
+        "{buckets:?}"
+    );
     for digest in &digests {
         assert!(f.seen_body(digest).await.unwrap());
     }

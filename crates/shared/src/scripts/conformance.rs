@@ -448,7 +448,11 @@ fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
             .arg(HOST)
             .query(&mut con)
             .expect("HGET");
-        assert_eq!(written[..2], [255, 9], "written whole, as this version writes");
+        assert_eq!(
+            written[..2],
+            [255, 9],
+            "written whole, as this version writes"
+        );
         host_text(&written)
     };
     // Fields: active, next, delay, errors, since, given up, connections, pages, last.

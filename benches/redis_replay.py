@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Replays the commands a shared crawl sent to Redis, as `redis_replay.sh capture` recorded
+them (MONITOR), against a fresh redis-server, and prints what Redis spent on them.
+
+A crawl's Redis CPU a page moves by 5 to 10% from run to run on these machines (the site,
+the crawlers and Redis share two cores); a replay sends the same commands in the same order
+every time, with each call's clock (`TIME`) as it was in the crawl, so two versions of the
+scripts meet the same work, and the state they leave can be compared. With `--callgrind`
+the server runs under valgrind and the figure is the instructions it executed: the same to
+a few parts in ten thousand from run to run, where timings on a shared machine are not.
+
+    benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE] [--callgrind] [--state FILE]
+
+--library: the function library another capture loaded (a crawl by another build), in place
+of CAPTURE's own: the same calls, run by other scripts. --state: writes the keys' values
+after the replay (host states decoded), to compare two replays with `cmp`.
+
+Needs redis-server, and the `redis` Python package; valgrind for --callgrind.
+"""
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import redis
+
+ESCAPES = {'n': b'\n', 'r': b'\r', 't': b'\t', 'a': b'\a', 'b': b'\b', '"': b'"', '\\': b'\\'}
+LINE = re.compile(r'^(\d+)\.(\d+) \[(\d+) ([^\]]+)\] (.*)$')
+# Commands of the crawlers' own that change nothing the scripts read.
+SKIPPED = {b'INFO', b'MONITOR', b'CLIENT', b'CONFIG', b'PING', b'HELLO'}
+# The fields of a host's state, their widths in bytes (scripts.rs, HostField::width).
+HOST_WIDTHS = [4, 6, 6, 4, 6, 1, 4, 6, 6]
+
+
+def arguments(text):
+    """A MONITOR line's quoted arguments, as bytes."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] != '"':
+            i += 1
+            continue
+        i += 1
+        buf = bytearray()
+        while text[i] != '"':
+            if text[i] == '\\':
+                if text[i + 1] == 'x':
+                    buf.append(int(text[i + 2:i + 4], 16))
+                    i += 4
+                else:
+                    buf += ESCAPES[text[i + 1]]
+                    i += 2
+            else:
+                buf += text[i].encode('latin-1')
+                i += 1
+        out.append(bytes(buf))
+        i += 1
+    return out
+
+
+def read_capture(path):
+    """The clients' commands in order, each with the ms its script read from `TIME` (the
+    timestamp of the `TIME` the script ran, or its own for a command that ran none)."""
+    commands = []
+    with open(path, encoding='latin-1') as f:
+        for line in f:
+            m = LINE.match(line.rstrip('\n'))
+            if not m:
+                continue
+            ms = int(m.group(1)) * 1000 + int(m.group(2)) // 1000
+            if m.group(4) == 'lua':
+                if m.group(5) == '"TIME"' and commands and commands[-1][2]:
+                    commands[-1] = (ms, commands[-1][1], False)
+                continue
+            args = arguments(m.group(5))
+            if args and args[0].upper() not in SKIPPED:
+                commands.append((ms, args, True))
+    return [(ms, args) for ms, args, _ in commands]
+
+
+def library_of(commands):
+    """The code of the function library a capture loaded."""
+    for _, args in commands:
+        if args[0].upper() == b'FUNCTION' and args[1].upper() == b'LOAD':
+            return args[-1].decode('latin-1')
+    sys.exit('the capture loads no function library')
+
+
+def replayable(code, name):
+    """The library under the captured one's name, its clock read from a key the replay sets
+    before each call."""
+    own = re.search(r'politecrawl_([0-9a-f]+)', code).group(1)
+    code = code.replace(own, name)
+    code, n = re.subn(r"local t = redis.call\('TIME'\)\nnow = [^\n]*\n",
+                      "now = tonumber(redis.call('GET', 'replay:now'))\n", code)
+    if n != 1:
+        sys.exit('the library reads its clock in a way this replay does not know')
+    return code
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def host_text(value):
+    """A host's state as text, whichever way it was stored."""
+    if value[:1] != b'\xff':
+        return value
+    fields, at = [], 2
+    for width in HOST_WIDTHS[:value[1]]:
+        fields.append(str(int.from_bytes(value[at:at + width], 'big', signed=True)))
+        at += width
+    return ' '.join(fields).encode()
+
+
+def write_state(con, path):
+    with open(path, 'w') as out:
+        for key in sorted(con.scan_iter(count=1000)):
+            if key == b'replay:now':
+                continue
+            kind = con.type(key)
+            if kind == b'hash':
+                value = sorted(con.hgetall(key).items())
+                if key.endswith(b':hosts'):
+                    value = [(host, host_text(state)) for host, state in value]
+            elif kind == b'list':
+                value = con.lrange(key, 0, -1)
+            elif kind == b'zset':
+                value = con.zrange(key, 0, -1, withscores=True)
+            elif kind == b'set':
+                value = sorted(con.smembers(key))
+            else:
+                value = con.get(key)
+            out.write('%r %r\n' % (key, value))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('capture')
+    parser.add_argument('--library')
+    parser.add_argument('--callgrind', action='store_true')
+    parser.add_argument('--state')
+    opts = parser.parse_args()
+    commands = read_capture(opts.capture)
+    captured = library_of(commands)
+    name = re.search(r'politecrawl_([0-9a-f]+)', captured).group(1)
+    code = library_of(read_capture(opts.library)) if opts.library else captured
+    code = replayable(code, name)
+
+    port = free_port()
+    out_file = None
+    server = ['redis-server', '--port', str(port), '--save', '', '--appendonly', 'no']
+    if opts.callgrind:
+        out_file = '/tmp/redis_replay.%d.callgrind' % os.getpid()
+        server = ['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out_file] + server
+    proc = subprocess.Popen(server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    con = redis.Redis(port=port)
+    for _ in range(600):
+        try:
+            con.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    try:
+        con.config_set('slowlog-max-len', 1000000)
+        con.config_set('slowlog-log-slower-than', 0)
+        pipe = con.pipeline(transaction=False)
+        clock = None
+        for i, (ms, args) in enumerate(commands):
+            if args[0].upper() == b'FUNCTION' and args[1].upper() == b'LOAD':
+                args = args[:-1] + [code.encode('latin-1')]
+            if ms != clock:
+                pipe.execute_command('SET', 'replay:now', ms)
+                clock = ms
+            pipe.execute_command(args[0].decode(), *args[1:])
+            if i % 500 == 499:
+                pipe.execute(raise_on_error=False)
+        pipe.execute(raise_on_error=False)
+        calls = {}
+        for entry in con.slowlog_get(1000000):
+            words = entry['command'].split(b' ')
+            if words[0].upper() == b'FCALL':
+                name_of = words[1].decode().rsplit('_', 1)[-1]
+                n, us = calls.get(name_of, (0, 0))
+                calls[name_of] = (n + 1, us + entry['duration'])
+        total = sum(us for _, us in calls.values())
+        print('| function | calls | µs | µs a call | share |')
+        print('|---|---|---|---|---|')
+        for fn, (n, us) in sorted(calls.items(), key=lambda kv: -kv[1][1]):
+            print('| %s | %d | %d | %.1f | %.0f%% |' % (fn, n, us, us / n, 100 * us / total))
+        done = sum(int(con.hget(k, 'done') or 0) for k in con.scan_iter(match='*:counts'))
+        print('\nfunctions: %d µs; URLs done in the replay: %d' % (total, done))
+        if opts.state:
+            write_state(con, opts.state)
+    finally:
+        proc.terminate()
+        proc.wait()
+    if out_file:
+        with open(out_file) as f:
+            total = next(int(l.split()[1]) for l in f if l.startswith('totals:'))
+        os.unlink(out_file)
+        print('instructions redis-server executed: %d' % total)
+
+
+if __name__ == '__main__':
+    main()
