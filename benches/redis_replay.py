@@ -166,8 +166,10 @@ def main():
         except redis.ConnectionError:
             time.sleep(0.05)
     try:
-        con.config_set('slowlog-max-len', 1000000)
-        con.config_set('slowlog-log-slower-than', 0)
+        if not opts.callgrind:
+            # Each call's time, by function (the log's own cost would count as instructions).
+            con.config_set('slowlog-max-len', 1000000)
+            con.config_set('slowlog-log-slower-than', 0)
         pipe = con.pipeline(transaction=False)
         clock = None
         for i, (ms, args) in enumerate(commands):
@@ -187,13 +189,15 @@ def main():
                 name_of = words[1].decode().rsplit('_', 1)[-1]
                 n, us = calls.get(name_of, (0, 0))
                 calls[name_of] = (n + 1, us + entry['duration'])
-        total = sum(us for _, us in calls.values())
-        print('| function | calls | µs | µs a call | share |')
-        print('|---|---|---|---|---|')
-        for fn, (n, us) in sorted(calls.items(), key=lambda kv: -kv[1][1]):
-            print('| %s | %d | %d | %.1f | %.0f%% |' % (fn, n, us, us / n, 100 * us / total))
+        if calls:
+            total = sum(us for _, us in calls.values())
+            print('| function | calls | µs | µs a call | share |')
+            print('|---|---|---|---|---|')
+            for fn, (n, us) in sorted(calls.items(), key=lambda kv: -kv[1][1]):
+                print('| %s | %d | %d | %.1f | %.0f%% |' % (fn, n, us, us / n, 100 * us / total))
+            print('\nfunctions: %d µs' % total)
         done = sum(int(con.hget(k, 'done') or 0) for k in con.scan_iter(match='*:counts'))
-        print('\nfunctions: %d µs; URLs done in the replay: %d' % (total, done))
+        print('URLs done in the replay: %d' % done)
         if opts.state:
             write_state(con, opts.state)
     finally:

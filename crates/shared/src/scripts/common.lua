@@ -514,6 +514,8 @@ end
 -- over a budget stays seen, and is counted under its reason. Returns how many were queued,
 -- and how many each budget refused: the host's, the domain's hosts, the domain's pages.
 local function admit_links(seen, hosts, domains, schedule, i, n, budget)
+  -- A page without links new to its process: the seen-test is not read (nor written).
+  if n == 0 then return 0, 0, 0, 0 end
   if not seen_state then seen_state = load_seen(seen, schedule) end
   local by_domain = budget.domain_hosts > 0 or budget.domain_pages > 0
   local counted = budget.pages > 0 or by_domain

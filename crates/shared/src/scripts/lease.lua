@@ -61,6 +61,9 @@ if #expired > 0 then
 end
 local out = {}
 local held, deadlines = {}, {}
+-- One deadline for the call's leases, as text once (Redis formats a number it is passed
+-- anew each time).
+local deadline = string.format('%d', now + ttl)
 local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
 local leased = 0
 -- A lease of each ready host in turn, as the embedded frontier hands them out: taken many at
@@ -95,7 +98,7 @@ for _ = 1, max do
           local start = start_lease(h, t.d)
           held[#held + 1] = token
           held[#held + 1] = t.host .. ' ' .. start .. ' ' .. entry
-          deadlines[#deadlines + 1] = now + ttl
+          deadlines[#deadlines + 1] = deadline
           deadlines[#deadlines + 1] = token
           h[ACTIVE] = h[ACTIVE] + 1
           touch(t.host)
