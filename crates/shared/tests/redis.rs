@@ -614,6 +614,11 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
             .content_buckets,
         0
     );
+    // A record naming more content buckets than a cluster has slots is refused, not obeyed.
+    server.cli(&["HSET", "older:meta", "content_buckets", "100000"]);
+    let err = store.load().await.expect_err("a bad record");
+    assert!(err.to_string().contains("content_buckets"), "{err}");
+    server.cli(&["HDEL", "older:meta", "content_buckets"]);
     let f = frontier_of(
         &server.url(),
         "older",

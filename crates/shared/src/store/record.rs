@@ -86,7 +86,7 @@ pub struct Layout {
     /// URL and no host, so that one script tests the bodies of many pages, where spread over
     /// the hosts' buckets it met one or two a script (its fixed part, a third of Redis's CPU
     /// a page; docs/benchmarks.md). 0: in the hosts' buckets, as crawls created by earlier
-    /// versions keep them. Default: 1.
+    /// versions keep them. At most 16,384. Default: 1.
     pub content_buckets: u32,
 }
 
@@ -105,6 +105,9 @@ impl Default for Layout {
         }
     }
 }
+
+/// Content buckets a crawl may have: one per hash slot of a cluster, at most.
+const MAX_CONTENT_BUCKETS: u32 = 16_384;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -215,6 +218,13 @@ impl Store {
         settings: &str,
         seeds: &[String],
     ) -> Result<Stored, Error> {
+        if layout.content_buckets > MAX_CONTENT_BUCKETS {
+            return Err(ErrorKind::BadLayout(format!(
+                "{} content buckets: at most {MAX_CONTENT_BUCKETS}",
+                layout.content_buckets
+            ))
+            .into());
+        }
         let script = redis::Script::new(include_str!("../scripts/create_crawl.lua"));
         let mut invocation = script.key(self.meta_key());
         invocation
@@ -526,7 +536,11 @@ impl Store {
             // buckets.
             content_buckets: match meta.get("content_buckets") {
                 None => 0,
-                Some(n) => n.parse().map_err(|_| bad("content_buckets"))?,
+                Some(n) => n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n <= MAX_CONTENT_BUCKETS)
+                    .ok_or_else(|| bad("content_buckets"))?,
             },
         };
         let mut cmd = redis::cmd("SMEMBERS");
