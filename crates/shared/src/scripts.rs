@@ -86,26 +86,21 @@ impl HostField {
     }
 
     /// A state as the scripts store it (see `stored_host` in `scripts/common.lua`): byte
-    /// 255, the number of fields, then the fields; or as text, as earlier versions wrote
-    /// it. Fields it lacks read as their defaults. For tests, which look at what the scripts
-    /// stored.
+    /// 255, the number of fields, then the fields. Fields it lacks read as their defaults.
+    /// For tests, which look at what the scripts stored.
     #[cfg(test)]
     pub(crate) fn decode(stored: &[u8]) -> Option<[i64; 9]> {
         let mut out = HostField::ALL.map(HostField::default);
-        if let [255, n, rest @ ..] = stored {
-            let mut at = 0;
-            for (field, value) in HostField::ALL.iter().zip(&mut out).take(usize::from(*n)) {
-                let bytes = rest.get(at..at + field.width())?;
-                at += field.width();
-                let unsigned = bytes.iter().fold(0u64, |n, &b| n << 8 | u64::from(b));
-                let shift = 64 - 8 * field.width() as u32;
-                *value = ((unsigned << shift) as i64) >> shift;
-            }
-            return Some(out);
-        }
-        let text = std::str::from_utf8(stored).ok()?;
-        for (word, value) in text.split(' ').zip(&mut out) {
-            *value = word.parse().ok()?;
+        let [255, n, rest @ ..] = stored else {
+            return None;
+        };
+        let mut at = 0;
+        for (field, value) in HostField::ALL.iter().zip(&mut out).take(usize::from(*n)) {
+            let bytes = rest.get(at..at + field.width())?;
+            at += field.width();
+            let unsigned = bytes.iter().fold(0u64, |n, &b| n << 8 | u64::from(b));
+            let shift = 64 - 8 * field.width() as u32;
+            *value = ((unsigned << shift) as i64) >> shift;
         }
         Some(out)
     }
@@ -252,8 +247,7 @@ fn constants() -> String {
     let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
     // A host's state as written and read (a library's top level may call no function):
     // `struct`'s formats of the fields, all of them after the marker and the count
-    // (HOST_PACK), and the first n of them (HOST_UNPACK[n]); the pattern of the text
-    // earlier versions wrote.
+    // (HOST_PACK), and the first n of them (HOST_UNPACK[n]).
     let n = HostField::ALL.len();
     let format = |fields: &[HostField]| -> String {
         fields.iter().map(|f| format!("i{}", f.width())).collect()
@@ -263,11 +257,6 @@ fn constants() -> String {
         .map(|k| format!("'>{}'", format(&HostField::ALL[..k])))
         .collect();
     let _ = writeln!(lua, "local HOST_UNPACK = {{{}}}", unpack.join(", "));
-    let _ = writeln!(
-        lua,
-        "local HOST_PATTERN = '^{}$'",
-        vec!["(%S+)"; n].join(" ")
-    );
     for code in OutcomeCode::ALL {
         let _ = writeln!(lua, "local {} = {}", code.lua(), code as u8);
     }

@@ -558,10 +558,10 @@ fn seen_buckets(server: &RedisServer, name: &str) -> Vec<u32> {
 }
 
 /// The content-seen test has buckets of its own, after the hosts' (one script then tests
-/// many pages' bodies); a crawl created by an earlier version, whose record does not name
-/// them, keeps testing bodies in the hosts' buckets, where its earlier bodies are.
+/// many pages' bodies); a crawl created without any tests bodies in the hosts' buckets; a
+/// record that names none, or more than a cluster has slots, is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_them() {
+async fn bodies_are_tested_in_buckets_of_their_own() {
     let server = RedisServer::start();
     let digests: Vec<[u8; 20]> = (0..200u32)
         .map(|i| {
@@ -570,12 +570,12 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
             d
         })
         .collect();
-    let layout = Layout {
+    let layout = |content_buckets| Layout {
         buckets: 8,
-        content_buckets: 2,
+        content_buckets,
         ..Layout::default()
     };
-    let f = frontier_of(&server.url(), "own", Duration::from_secs(30), layout).await;
+    let f = frontier_of(&server.url(), "own", Duration::from_secs(30), layout(2)).await;
     for digest in &digests {
         assert!(!f.seen_body(digest).await.unwrap());
     }
@@ -586,50 +586,15 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
         totals.seen_bits > 0 && totals.seen_generations >= 1,
         "{totals:?}"
     );
-    let stored = Store::connect(&server.url(), "own").await.unwrap();
-    let layout = stored.load().await.unwrap().expect("the crawl").layout;
-    assert_eq!(layout.content_buckets, 2);
+    let store = Store::connect(&server.url(), "own").await.unwrap();
+    let stored = store.load().await.unwrap().expect("the crawl");
+    assert_eq!(stored.layout.content_buckets, 2);
 
-    // A record as an earlier version wrote it: no content buckets.
-    let store = Store::connect(&server.url(), "older").await.unwrap();
-    store
-        .create(
-            Layout {
-                buckets: 8,
-                ..Layout::default()
-            },
-            "test settings",
-            &[],
-        )
-        .await
-        .unwrap();
-    server.cli(&["HDEL", "older:meta", "content_buckets"]);
-    assert_eq!(
-        store
-            .load()
-            .await
-            .unwrap()
-            .expect("the crawl")
-            .layout
-            .content_buckets,
-        0
-    );
-    // A record naming more content buckets than a cluster has slots is refused, not obeyed.
-    server.cli(&["HSET", "older:meta", "content_buckets", "100000"]);
-    let err = store.load().await.expect_err("a bad record");
-    assert!(err.to_string().contains("content_buckets"), "{err}");
-    server.cli(&["HDEL", "older:meta", "content_buckets"]);
-    let f = frontier_of(
-        &server.url(),
-        "older",
-        Duration::from_secs(30),
-        Layout::default(),
-    )
-    .await;
+    let f = frontier_of(&server.url(), "none", Duration::from_secs(30), layout(0)).await;
     for digest in &digests {
         assert!(!f.seen_body(digest).await.unwrap());
     }
-    let buckets = seen_buckets(&server, "older");
+    let buckets = seen_buckets(&server, "none");
     assert!(
         buckets.len() > 2 && buckets.iter().all(|&b| b < 8),
         "{buckets:?}"
@@ -637,6 +602,20 @@ async fn bodies_are_tested_in_their_own_buckets_but_where_an_older_crawl_kept_th
     for digest in &digests {
         assert!(f.seen_body(digest).await.unwrap());
     }
+
+    server.cli(&["HSET", "own:meta", "content_buckets", "100000"]);
+    let err = store.load().await.expect_err("a bad record");
+    assert!(err.to_string().contains("content_buckets"), "{err}");
+    server.cli(&["HDEL", "own:meta", "content_buckets"]);
+    let err = store.load().await.expect_err("a record without the field");
+    assert!(err.to_string().contains("content_buckets"), "{err}");
+    let err = Store::connect(&server.url(), "big")
+        .await
+        .unwrap()
+        .create(layout(100_000), "", &[])
+        .await
+        .expect_err("too many to create");
+    assert!(err.to_string().contains("content buckets"), "{err}");
 }
 
 /// Regression: sitemaps known to the crawl, with a host's cap held across processes; a mark

@@ -9,7 +9,7 @@ impl SharedFrontier {
     /// for one digest at once, exactly one hears `false`. The bodies' fingerprints sit in the
     /// seen-test beside the URLs' (hashed from a text no URL can be, so they never meet but
     /// by the seen-test's false-positive rate), in the content bucket the digest picks
-    /// ([`crate::Layout::content_buckets`]; a hosts' bucket in crawls of earlier versions).
+    /// ([`crate::Layout::content_buckets`]; with none, the hosts' bucket it picks).
     /// The bodies asked for while a bucket's test is under way go together in its next
     /// script.
     ///

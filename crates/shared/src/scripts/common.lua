@@ -31,26 +31,19 @@ local function split(s)
   return out
 end
 
--- A host's state as stored, or nil for a host never stored. Stored as byte 255, the
--- number of fields written, then the fields (HOST_PACK: `struct` packs and unpacks them in
--- C, a third of the cost of text, which was a tenth of a page's); read as text when an
--- earlier version wrote it. A field a state was written without reads as its default, and
--- fields written by a later version past those known are left out.
+-- A host's state as stored, or nil for a host never stored: byte 255, the number of fields
+-- written, then the fields (HOST_PACK; `struct` packs and unpacks them in C, a third of the
+-- cost of text, which was a tenth of a page's). A field a state was written without (by an
+-- earlier version) reads as its default, and fields a later version wrote past those known
+-- are left out.
 local function stored_host(hosts, host)
   local s = redis.call('HGET', hosts, host)
   if not s then return nil end
-  local v
-  if string.byte(s, 1) == 255 then
-    local n = math.min(string.byte(s, 2), #HOST_DEFAULTS)
-    v = {struct.unpack(HOST_UNPACK[n], s, 3)}
-    -- unpack's last value: where it stopped.
-    v[n + 1] = nil
-    for i = n + 1, #HOST_DEFAULTS do v[i] = HOST_DEFAULTS[i] end
-    return v
-  end
-  v = {string.match(s, HOST_PATTERN)}
-  if #v == 0 then v = split(s) end
-  for i, default in ipairs(HOST_DEFAULTS) do v[i] = tonumber(v[i]) or default end
+  local n = math.min(string.byte(s, 2), #HOST_DEFAULTS)
+  local v = {struct.unpack(HOST_UNPACK[n], s, 3)}
+  -- unpack's last value: where it stopped.
+  v[n + 1] = nil
+  for i = n + 1, #HOST_DEFAULTS do v[i] = HOST_DEFAULTS[i] end
   return v
 end
 

@@ -4,11 +4,13 @@
 
 use super::*;
 
-/// The version of the keys' layout a crawl is stored in. 4: a queue entry may end with a memo
+/// The version of the keys' layout a crawl is stored in. 5: a host's state is packed (version
+/// 4 would read it as text, and take it for a new host's), and the record names the content
+/// buckets; 4: a queue entry may end with a memo
 /// (`~` and base64), which version 3 would take for part of the referrer; 3: the seen-test a
 /// cuckoo filter of fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1
 /// one of single bits).
-const VERSION: &str = "4";
+const VERSION: &str = "5";
 
 /// What became of a share of a list several processes were given (see
 /// [`Store::claim_share`]).
@@ -85,8 +87,7 @@ pub struct Layout {
     /// its bodies' digests hashed into them: tagged after the hosts' buckets, they hold no
     /// URL and no host, so that one script tests the bodies of many pages, where spread over
     /// the hosts' buckets it met one or two a script (its fixed part, a third of Redis's CPU
-    /// a page; docs/benchmarks.md). 0: in the hosts' buckets, as crawls created by earlier
-    /// versions keep them. At most 16,384. Default: 1.
+    /// a page; docs/benchmarks.md). 0: in the hosts' buckets. At most 16,384. Default: 1.
     pub content_buckets: u32,
 }
 
@@ -532,16 +533,11 @@ impl Store {
                 Some("domain") => true,
                 Some(_) => return Err(bad("buckets_by")),
             },
-            // Absent from the crawls of earlier versions, which tested bodies in the hosts'
-            // buckets.
-            content_buckets: match meta.get("content_buckets") {
-                None => 0,
-                Some(n) => n
-                    .parse()
-                    .ok()
-                    .filter(|&n| n <= MAX_CONTENT_BUCKETS)
-                    .ok_or_else(|| bad("content_buckets"))?,
-            },
+            content_buckets: field("content_buckets")?
+                .parse()
+                .ok()
+                .filter(|&n| n <= MAX_CONTENT_BUCKETS)
+                .ok_or_else(|| bad("content_buckets"))?,
         };
         let mut cmd = redis::cmd("SMEMBERS");
         cmd.arg(self.seeds_key());
