@@ -22,12 +22,12 @@ async fn connection(url: &str) -> redis::aio::MultiplexedConnection {
         .expect("Redis answers")
 }
 
-/// What the seen-test's keys take, allocations included (`MEMORY USAGE`): the chunks of
+/// What the seen-test's keys take, allocations included (`MEMORY USAGE`): the sets of
 /// every bucket's generations, and each bucket's hash of their sizes.
 async fn seen_memory(url: &str, name: &str) -> u64 {
     let mut con = connection(url).await;
     let mut total = 0;
-    for pattern in [format!("{{{name}:*}}:s*"), format!("{{{name}:*}}:seen")] {
+    for pattern in [format!("{{{name}:*}}:f*"), format!("{{{name}:*}}:seen")] {
         let keys: Vec<String> = redis::cmd("KEYS")
             .arg(pattern)
             .query_async(&mut con)

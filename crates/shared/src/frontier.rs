@@ -243,7 +243,7 @@ pub struct Totals {
     pub given_up_hosts: u64,
     /// Hosts pushed to.
     pub hosts: u64,
-    /// Bits of the seen-test's filters, all buckets.
+    /// Bits of the seen-test's fingerprints, all buckets (32 or 64 a URL).
     pub seen_bits: u64,
     /// The most generations any bucket's seen-test has grown to.
     pub seen_generations: u64,

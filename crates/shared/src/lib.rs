@@ -10,10 +10,10 @@
 //!   carries the bucket's hash tag, so that one Lua script (`scripts/`, one file each) works on keys of one
 //!   slot, on a cluster too, and each step is atomic.
 //! * The seen-test (`seen.rs` sizes it and keeps copies, `scripts/common.lua` runs it):
-//!   fingerprints, not URL strings. A growing cuckoo filter per bucket (generations each 1.5
-//!   times the one before, split over keys of at most 8 MiB; buckets of four 28-bit
-//!   fingerprints, two buckets per URL) that the admission script tests and sets in one
-//!   step, so that of several processes pushing one new URL exactly one queues it. Each
+//!   fingerprints, not URL strings. A growing seen-test per bucket: generations each twice
+//!   the one before, each a number of Redis integer sets of 32-bit fingerprints, a URL's set
+//!   picked by its hash, that the admission script tests and sets with one `SADD`, so that
+//!   of several processes pushing one new URL exactly one queues it. Each
 //!   process copies the full generations, which no script writes again, and looks URLs up
 //!   there first.
 //! * Per-host queues (a list per host of "attempts depth url") and a ready set: a host is

@@ -12,6 +12,8 @@ use std::time::Duration;
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Cmd, Script, ToRedisArgs};
 
+use crate::seen::Probes;
+
 /// The fields of a host's state in a bucket's `hosts` hash, in order: the scripts read them
 /// as `h[NEXT]` and so on, with these indices (from 1) generated into their prelude.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,7 +234,7 @@ pub(crate) enum Clock {
 /// would fail at the first key already moved, its earlier writes made (functions are not
 /// rolled back), and one on the new master (sent there with `ASKING`) would read the keys not
 /// moved yet as missing: the cluster checks the keys a call declares, and the per-host queues
-/// and the seen-test's chunks are named inside the functions. (It was a read of `CLUSTER
+/// and the seen-test's sets are named inside the functions. (It was a read of `CLUSTER
 /// NODES` in each call, which cost a cluster's masters as much CPU as the rest of the call.)
 const MOVING: &[u8] = b":moving";
 
@@ -597,7 +599,7 @@ pub(crate) fn completion(
 )]
 pub(crate) fn link(
     invocation: &mut Call<'_>,
-    probes: &[u8],
+    probes: &Probes,
     host: &str,
     depth: u32,
     url: &str,
@@ -605,7 +607,7 @@ pub(crate) fn link(
     memo: Option<&str>,
     domain: &str,
 ) {
-    invocation.arg(probes).arg(host).arg(depth).arg(url);
+    invocation.arg(probes.bytes()).arg(host).arg(depth).arg(url);
     // What follows the URL in its entry, space-separated: the scripts append it whole. A
     // referrer is a URL, one token; anything else is not one, and not kept.
     let from =

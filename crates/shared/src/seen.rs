@@ -1,13 +1,14 @@
 //! The seen-test's client half: the sizes its generations grow by, and each URL's
 //! fingerprint.
 //!
-//! The seen-test lives in Redis (`scripts/common.lua` tests and sets it) as a growing cuckoo
-//! filter: each generation is a table of buckets of four fingerprint slots, and a URL may sit
-//! in either of two buckets. A Bloom filter needs some 44% more bits than the information it
-//! holds; a full cuckoo table at 94% load needs about 7% more than its fingerprints, which is
-//! what takes a growing seen-test under five bytes a URL at a rate of one in a million (a
-//! Bloom filter's generations cost 4.5 to 5 bytes a URL when full, before the room a growing
-//! filter keeps free).
+//! The seen-test lives in Redis (`scripts/common.lua` tests and sets it) as generations of
+//! integer sets: a URL's fingerprint is a 32-bit integer (64-bit at a rate 32 bits cannot
+//! keep) in one of its generation's sets, picked by another part of the URL's hash. A set of
+//! at most 512 integers is an intset (`set-max-intset-entries`, Redis's default), a sorted
+//! array of 4-byte integers that `SADD` tests and sets in one native command, where a Lua
+//! filter read and wrote bytes a dozen Lua steps a URL (a quarter of Redis's CPU a page;
+//! docs/benchmarks.md). A set takes only the bytes of its members (no table sized ahead),
+//! about 5 bytes a URL with its key's share, as a cuckoo filter in Lua did.
 
 use std::collections::HashMap;
 use std::hash::Hasher;
@@ -18,59 +19,44 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 
 use crate::error::{Error, ErrorKind};
 
-/// Slots of each bucket.
-const SLOTS: u64 = 4;
-/// Slots a lookup compares a fingerprint with in each generation: two buckets'.
-const COMPARED: f64 = 8.0;
-/// The share of its slots a generation fills before the next one starts: a cuckoo table of
-/// four-slot buckets fills to about 95% before an insertion fails.
-const LOAD: f64 = 0.94;
-/// The generations a crawl's fingerprints must leave room for: with each 1.5 times the one
-/// before, 30 of them grow a bucket's seen-test 127,000-fold.
-const MIN_GENERATIONS: u64 = 30;
+/// Redis's default `set-max-intset-entries`: a set of integers up to this many is an intset.
+pub(crate) const INTSET_ENTRIES: u64 = 512;
+/// Fingerprints a generation's sets hold each when it is full: a set of up to 512 integers
+/// stays an intset on a server with Redis's defaults, and sets filled at random differ from
+/// their mean by a few times its square root (16), so that none comes near 512.
+const PER_SET: u64 = 256;
+/// The generations a crawl's fingerprints must leave room for: each twice the one before,
+/// 16 of them grow a bucket's seen-test 65,000-fold.
+const MIN_GENERATIONS: u64 = 16;
 /// Generations a bucket may grow to.
 const MAX_GENERATIONS: u64 = 64;
-/// Each generation holds this many times the URLs of the one before. Smaller steps keep
-/// less room free (a table just started is empty), at the cost of more tables to look in:
-/// at 1.5, a growing seen-test keeps on average 23% of its bytes free, at 2, 44%.
-const GROWTH: f64 = 1.5;
-/// The largest chunk key: 8 MiB, allocated at once on its first write, which a server does
-/// in a few milliseconds.
-const MAX_CHUNK_BYTES: u64 = 1 << 23;
-/// The smallest chunk key.
-const MIN_CHUNK_BYTES: u64 = 1 << 12;
-/// The fewest chunks a generation is split into when it can be: with eight or more, rounding
-/// up to whole chunks adds at most an eighth (which holds URLs too: it is not wasted).
-const MIN_CHUNKS: u64 = 8;
-/// Bytes of a chunk left for its string's header, so that the string fills the size class
-/// it is allocated exactly.
-const CHUNK_HEADER: u64 = 16;
+/// Each generation holds this many times the URLs of the one before. A set takes only its
+/// members' bytes, so a generation just started costs nothing for its room; fewer, larger
+/// steps leave fewer generations to look in.
+const GROWTH: f64 = 2.0;
 
 /// One generation's geometry, as a script stores and uses it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Generation {
-    /// Chunk keys.
-    pub(crate) chunks: u64,
-    /// Buckets in each chunk.
-    buckets: u64,
+    /// Sets.
+    pub(crate) sets: u64,
     /// URLs it takes before the next generation starts.
     capacity: u64,
 }
 
 impl Generation {
-    /// A generation as the scripts store it: "chunks buckets capacity".
+    /// A generation as the scripts store it: "sets capacity".
     pub(crate) fn parse(text: &str) -> Option<Generation> {
         let mut numbers = text.split(' ').map(|n| n.parse().ok());
         let g = Generation {
-            chunks: numbers.next()??,
-            buckets: numbers.next()??,
+            sets: numbers.next()??,
             capacity: numbers.next()??,
         };
-        numbers.next().is_none().then_some(g)
+        (numbers.next().is_none() && g.sets > 0).then_some(g)
     }
 
     fn text(&self) -> String {
-        format!("{} {} {}", self.chunks, self.buckets, self.capacity)
+        format!("{} {}", self.sets, self.capacity)
     }
 }
 
@@ -79,10 +65,10 @@ impl Generation {
 /// creates it, so a crawl keeps the sizes it started with.
 #[derive(Clone, Debug)]
 pub(crate) struct Schedule {
-    /// Bits of each fingerprint: a multiple of four, at most 48.
+    /// Bits of each fingerprint: 32 or 64.
     bits: u32,
-    /// What the scripts take, per bucket of hosts: the fingerprint bits, then "chunks
-    /// buckets capacity" per generation, `;` between them.
+    /// What the scripts take, per bucket of hosts: the fingerprint bits, then "sets
+    /// capacity" per generation, `;` between them.
     texts: Vec<String>,
 }
 
@@ -92,9 +78,7 @@ impl Schedule {
     /// bucket's generations.
     ///
     /// The buckets' first sizes are spread over one growth step (bucket `b` of `n` starts at
-    /// 1.5^((b + 0.5) / n - 0.5) times the mean), so that they do not all grow at once: the
-    /// crawl's seen-test then keeps its average room free at any size, never the most a
-    /// single table keeps just after it grew.
+    /// 2^((b + 0.5) / n - 0.5) times the mean), so that they do not all grow at once.
     #[cfg(test)]
     pub(crate) fn new(capacity: u64, rate: f64, buckets: u32) -> Result<Schedule, Error> {
         Schedule::with_content(capacity, rate, buckets, 0)
@@ -109,25 +93,29 @@ impl Schedule {
         buckets: u32,
         content: u32,
     ) -> Result<Schedule, Error> {
-        let bad = |what: String| Error::from(ErrorKind::BadLayout(what));
         if !(rate > 0.0 && rate < 1.0) {
-            return Err(bad(format!(
+            return Err(ErrorKind::BadLayout(format!(
                 "the seen-test's rate must be between 0 and 1, not {rate}"
-            )));
+            ))
+            .into());
         }
-        // Each generation answers yes by mistake at most COMPARED / 2^bits of the time.
-        let wanted = (COMPARED * MIN_GENERATIONS as f64 / rate).log2();
-        let bits = (wanted / 4.0).ceil() as u32 * 4;
-        if bits > 48 {
-            return Err(bad(format!("no seen-test fits a rate of {rate}")));
-        }
-        let generations =
-            ((rate * ((1u64 << bits) - 1) as f64 / COMPARED) as u64).min(MAX_GENERATIONS);
-        let bucket_bytes = u64::from(bits) / 2;
+        // A full generation answers yes by mistake PER_SET / 2^bits of the time (a lookup
+        // meets one set): the generations a rate allows.
+        let allowed = |bits: i32| rate * 2f64.powi(bits) / PER_SET as f64;
+        let bits = if allowed(32) >= MIN_GENERATIONS as f64 {
+            32
+        } else {
+            64
+        };
+        let generations = (allowed(bits as i32) as u64).min(MAX_GENERATIONS);
         let text = |first: f64| {
             let mut text = bits.to_string();
             for i in 0..generations {
-                let g = generation(first * GROWTH.powi(i as i32), bucket_bytes);
+                let capacity = (first * GROWTH.powi(i as i32)).ceil() as u64;
+                let g = Generation {
+                    sets: capacity.div_ceil(PER_SET),
+                    capacity,
+                };
                 text.push(';');
                 text.push_str(&g.text());
             }
@@ -152,143 +140,105 @@ impl Schedule {
         &self.texts[bucket as usize % self.texts.len()]
     }
 
-    /// The bytes of generation `index` of bucket `bucket`'s seen-test, chunk headers aside.
+    /// The bytes a copy of generation `index` of bucket `bucket`'s seen-test takes in a
+    /// process.
     pub(crate) fn bytes(&self, bucket: u32, index: usize) -> Option<u64> {
         let g = Generation::parse(self.text(bucket).split(';').nth(index + 1)?)?;
-        Some(g.chunks * g.buckets * u64::from(self.bits) / 2)
+        Some(g.capacity * COPY_BYTES)
     }
 
-    /// A URL's hash as the scripts take it: six bytes (big-endian) that pick its first
-    /// bucket, six bytes of its fingerprint, never zero (an empty slot holds zero), and one
-    /// byte for the generations already looked in (see [`Frozen::holds`]), 0 here. Both
-    /// numbers come from the SipHash of the URL under the crawl's key.
+    /// A URL's probes: from the SipHash of the URL under the crawl's key, a number that
+    /// picks its set in each generation, and its fingerprint, of [`Schedule`]'s bits.
     pub(crate) fn probes(&self, key: &[u8; 16], url: &str) -> Probes {
         let mut sip = SipHasher13::new_with_key(key);
         sip.write(url.as_bytes());
         let h = sip.finish128();
-        let fingerprint = (h.h2 >> (64 - self.bits)) % ((1 << self.bits) - 1) + 1;
-        let mut out = [0; 13];
-        out[..6].copy_from_slice(&h.h1.to_be_bytes()[2..]);
-        out[6..12].copy_from_slice(&fingerprint.to_be_bytes()[2..]);
+        let fingerprint = if self.bits == 32 {
+            i64::from((h.h2 >> 32) as u32 as i32)
+        } else {
+            h.h2 as i64
+        };
+        Probes {
+            set: h.h1 >> 16,
+            fingerprint,
+            looked: 0,
+        }
+    }
+}
+
+/// A URL's probes, as [`Schedule::probes`] makes them, and how many generations the process
+/// looked the URL up in already (see [`Frozen::holds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Probes {
+    /// 48 bits: the URL's set in a generation of n sets is `set % n`.
+    set: u64,
+    /// What the set holds for the URL.
+    fingerprint: i64,
+    /// The generations already looked in.
+    looked: u8,
+}
+
+impl Probes {
+    /// As the scripts take them: six bytes of `set` (big-endian), one of the generations
+    /// looked in, then the fingerprint in decimal, which Redis stores as an integer (a
+    /// number from Lua would be formatted anew by each command).
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(27);
+        out.extend_from_slice(&self.set.to_be_bytes()[2..]);
+        out.push(self.looked);
+        out.extend_from_slice(self.fingerprint.to_string().as_bytes());
         out
     }
 }
 
-/// A URL's probes, as [`Schedule::probes`] makes them.
-pub(crate) type Probes = [u8; 13];
+/// Bytes a process takes for each fingerprint of a copy.
+const COPY_BYTES: u64 = 8;
 
-fn number(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0, |n, &b| n << 8 | u64::from(b))
-}
-
-/// The other bucket a fingerprint may sit in, as `alt` of `scripts/common.lua` computes it.
-fn alt(i: u64, fp: u64, m: u64) -> u64 {
-    let mix = (fp % (1 << 26)) * 40503 + (fp >> 26) * 7919;
-    (mix % m + m - i % m) % m
-}
-
-/// A generation no longer written (every one but a bucket's newest): a copy of its bytes,
-/// which a process keeps to look a URL up in without asking Redis. Kicks and the stash
-/// touch the newest generation only, so a copy stays exact.
+/// A generation no longer written (every one but a bucket's newest): a copy of its sets,
+/// which a process keeps to look a URL up in without asking Redis.
 #[derive(Debug)]
 pub(crate) struct FrozenGen {
-    /// Each chunk's bytes: empty for a chunk never written.
-    chunks: Vec<Vec<u8>>,
-    /// Buckets in each chunk.
-    buckets: u64,
-    /// Bits of each fingerprint.
-    bits: u32,
-    /// The fingerprint left over when the generation ran out of room, and its bucket.
-    stash: Option<(u64, u64)>,
+    /// Each set's fingerprints, sorted.
+    sets: Vec<Vec<i64>>,
 }
 
 impl FrozenGen {
-    /// A generation from what Redis holds: its geometry ("chunks buckets capacity"), the
-    /// fingerprint bits, its stash ("bucket fingerprint") if any, and its chunks.
-    pub(crate) fn new(
-        geometry: &str,
-        bits: u32,
-        stash: Option<&str>,
-        chunks: Vec<Vec<u8>>,
-    ) -> Result<FrozenGen, Error> {
-        let bad = || {
-            Error::from(ErrorKind::BadLayout(format!(
-                "a seen-test generation {geometry:?}"
-            )))
-        };
-        let g = Generation::parse(geometry).ok_or_else(bad)?;
-        let stash = match stash.map(|s| s.split_once(' ')) {
-            None => None,
-            Some(Some((i, fp))) => Some((
-                i.parse().map_err(|_| bad())?,
-                fp.parse().map_err(|_| bad())?,
-            )),
-            Some(None) => return Err(bad()),
-        };
-        if g.chunks == 0
-            || g.chunks != chunks.len() as u64
-            || g.buckets == 0
-            || !(8..=48).contains(&bits)
-            || !bits.is_multiple_of(4)
-        {
-            return Err(bad());
+    /// A generation from what Redis holds: its geometry ("sets capacity") and its sets'
+    /// members, in the order of their keys.
+    pub(crate) fn new(geometry: &str, sets: Vec<Vec<i64>>) -> Result<FrozenGen, Error> {
+        let g = Generation::parse(geometry).filter(|g| g.sets == sets.len() as u64);
+        if g.is_none() {
+            return Err(
+                ErrorKind::BadLayout(format!("a seen-test generation {geometry:?}")).into(),
+            );
         }
-        Ok(FrozenGen {
-            chunks,
-            buckets: g.buckets,
-            bits,
-            stash,
-        })
+        let sets = sets
+            .into_iter()
+            .map(|mut set| {
+                set.sort_unstable();
+                set
+            })
+            .collect();
+        Ok(FrozenGen { sets })
     }
 
     /// Bytes the copy takes.
     pub(crate) fn bytes(&self) -> u64 {
-        self.chunks.iter().map(|c| c.len() as u64).sum()
+        self.sets.iter().map(|s| s.len() as u64 * COPY_BYTES).sum()
     }
 
-    /// The four fingerprints of bucket i (zeros where empty).
-    fn slots(&self, i: u64) -> [u64; 4] {
-        let bb = u64::from(self.bits) / 2;
-        let hb = (self.bits / 8) as usize;
-        let chunk = &self.chunks[(i / self.buckets) as usize];
-        let at = ((i % self.buckets) * bb) as usize;
-        let Some(b) = chunk.get(at..at + bb as usize) else {
-            return [0; 4];
-        };
-        let mut out = [0; 4];
-        for (k, slot) in out.iter_mut().enumerate() {
-            *slot = number(&b[k * hb..(k + 1) * hb]);
-            if self.bits % 8 == 4 {
-                let low = b[4 * hb + k / 2];
-                *slot = *slot << 4 | u64::from(if k % 2 == 0 { low >> 4 } else { low & 15 });
-            }
-        }
-        out
-    }
-
-    /// Whether the URL of `probes` is in this generation, exactly as `contains` of
-    /// `scripts/common.lua` answers.
+    /// Whether the URL of `probes` is in this generation, as `SISMEMBER` answers.
     fn holds(&self, probes: &Probes) -> bool {
-        let (h, fp) = (number(&probes[..6]), number(&probes[6..12]));
-        let m = self.chunks.len() as u64 * self.buckets;
-        let i1 = h % m;
-        let first = self.slots(i1);
-        if first.contains(&fp) {
-            return true;
-        }
-        let i2 = alt(i1, fp, m);
-        if !first.contains(&0) && self.slots(i2).contains(&fp) {
-            return true;
-        }
-        self.stash == Some((i1, fp)) || self.stash == Some((i2, fp))
+        let set = &self.sets[(probes.set % self.sets.len() as u64) as usize];
+        set.binary_search(&probes.fingerprint).is_ok()
     }
 }
 
 /// The frozen generations a process keeps, per bucket of hosts: the first ones, up to
 /// [`CACHE_BYTES`] in all. A URL found in one is seen, and is not sent; one not found is
-/// sent with the number of generations looked in, which the script skips. Most of a
-/// seen-test's work in Redis is reading the generations a new URL is not in, one or two
-/// reads each, so this takes most of it off the server.
+/// sent with the number of generations looked in, which the script skips: a new URL costs
+/// Redis one `SISMEMBER` for each generation it was not looked up in, so this keeps a
+/// lookup in Redis to the newest generations however many there are.
 #[derive(Debug, Default)]
 pub(crate) struct Frozen {
     buckets: Mutex<HashMap<u32, Cached>>,
@@ -319,7 +269,7 @@ impl Frozen {
         if cached.gens.iter().any(|g| g.holds(probes)) {
             return true;
         }
-        probes[12] = u8::try_from(cached.gens.len()).unwrap_or(u8::MAX);
+        probes.looked = u8::try_from(cached.gens.len()).unwrap_or(u8::MAX);
         false
     }
 
@@ -385,45 +335,6 @@ impl Frozen {
     }
 }
 
-/// A generation that holds at least `urls` URLs, in buckets of `bucket_bytes`: chunk keys of
-/// a power of two bytes (each fills the allocation it gets exactly), at least eight of them
-/// when that leaves each 4 KiB or more; under eight of 4 KiB, one key.
-fn generation(urls: f64, bucket_bytes: u64) -> Generation {
-    let needed = (urls / (LOAD * SLOTS as f64)).ceil() as u64 * bucket_bytes;
-    let capacity = |chunks: u64, buckets: u64| (LOAD * (chunks * buckets * SLOTS) as f64) as u64;
-    // A generation smaller than eight of the smallest chunks is one key, of the allocator's
-    // size class that holds it: whole chunks would round it up by as much as itself.
-    if needed + CHUNK_HEADER <= MIN_CHUNK_BYTES * MIN_CHUNKS {
-        let buckets = (size_class(needed + CHUNK_HEADER) - CHUNK_HEADER) / bucket_bytes;
-        return Generation {
-            chunks: 1,
-            buckets,
-            capacity: capacity(1, buckets),
-        };
-    }
-    let mut chunk = MIN_CHUNK_BYTES;
-    while chunk < MAX_CHUNK_BYTES && chunk * 2 * MIN_CHUNKS <= needed {
-        chunk *= 2;
-    }
-    let usable = chunk - CHUNK_HEADER;
-    let chunks = needed.div_ceil(usable).max(1);
-    let buckets = usable / bucket_bytes;
-    Generation {
-        chunks,
-        buckets,
-        capacity: capacity(chunks, buckets),
-    }
-}
-
-/// The smallest size class of the allocator (jemalloc, Redis's) that holds `bytes`: from 64
-/// bytes on, classes go by quarters of each power of two (4096, 5120, 6144, 7168, 8192...),
-/// and a string of exactly a class's bytes wastes none.
-fn size_class(bytes: u64) -> u64 {
-    let bytes = bytes.max(64);
-    let step = (1 << (63 - bytes.leading_zeros())) / 4;
-    bytes.div_ceil(step) * step
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,30 +348,27 @@ mod tests {
     }
 
     #[test]
-    fn generations_grow_by_half_and_keep_the_rate() {
+    fn generations_double_and_keep_the_rate() {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let (bits, gens) = generations(schedule.text(0));
-        assert_eq!(bits, 28);
+        assert_eq!(bits, 32);
         assert!(gens.len() >= MIN_GENERATIONS as usize);
-        // Every generation compares a fingerprint with eight slots at most: the rates of all
-        // of them add up to the target.
-        let total = gens.len() as f64 * COMPARED / ((1u64 << bits) - 1) as f64;
+        // A lookup meets one set of each generation, of PER_SET fingerprints at most: the
+        // rates of all of them add up to the target.
+        let total = gens.len() as f64 * PER_SET as f64 / 2f64.powi(32);
         assert!(total <= 1e-6, "rates add up to {total}");
         for pair in gens.windows(2) {
             let ratio = pair[1].capacity as f64 / pair[0].capacity as f64;
-            assert!((1.3..1.75).contains(&ratio), "{ratio}: {pair:?}");
+            assert!((1.99..2.01).contains(&ratio), "{ratio}: {pair:?}");
         }
         for g in &gens {
-            let chunk = size_class(g.buckets * u64::from(bits) / 2 + CHUNK_HEADER);
-            assert!(chunk <= MAX_CHUNK_BYTES);
-            let per_url = (g.chunks * chunk) as f64 / g.capacity as f64;
-            assert!(per_url < 3.8, "{per_url} bytes a URL in {g:?}");
+            assert!(g.capacity <= g.sets * PER_SET, "{g:?}");
+            assert!(g.capacity > (g.sets - 1) * PER_SET, "{g:?}");
         }
-        // The smallest generations are one key, which grows by about 1.5 too.
+        // The smallest generations: a bucket holds at least 1,024 URLs before it grows.
         let (_, small) = generations(Schedule::new(1_000, 1e-6, 1).unwrap().text(0));
-        assert_eq!(small[0].chunks, 1);
-        assert!((1024..1200).contains(&small[0].capacity), "{:?}", small[0]);
-        assert!((1.3..1.75).contains(&(small[1].capacity as f64 / small[0].capacity as f64)));
+        assert!((1024..1500).contains(&small[0].capacity), "{:?}", small[0]);
+        assert_eq!(small[0].sets, small[0].capacity.div_ceil(PER_SET));
     }
 
     #[test]
@@ -473,31 +381,16 @@ mod tests {
         // Two content buckets: each starts at about half the capacity, spread over a step.
         let first = |b| generations(with.text(b)).1[0].capacity;
         for b in [64, 65] {
-            assert!((350_000..700_000).contains(&first(b)), "{}", first(b));
+            assert!((350_000..750_000).contains(&first(b)), "{}", first(b));
         }
         assert!(first(64) < first(65));
     }
 
     #[test]
-    fn size_classes_go_by_quarters() {
-        let classes: Vec<u64> = [1, 64, 65, 4096, 4097, 5121, 7169, 8193, 1 << 20]
-            .iter()
-            .map(|&n| size_class(n))
-            .collect();
-        assert_eq!(
-            classes,
-            [64, 64, 80, 4096, 5120, 6144, 8192, 10240, 1 << 20]
-        );
-    }
-
-    #[test]
-    fn a_generations_bytes_are_its_buckets() {
+    fn a_generations_copy_takes_its_capacity() {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let (_, gens) = generations(schedule.text(5));
-        assert_eq!(
-            schedule.bytes(5, 2),
-            Some(gens[2].chunks * gens[2].buckets * 14)
-        );
+        assert_eq!(schedule.bytes(5, 2), Some(gens[2].capacity * COPY_BYTES));
         assert_eq!(schedule.bytes(5, 1000), None);
     }
 
@@ -506,46 +399,34 @@ mod tests {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let first = |b| generations(schedule.text(b)).1[0].capacity;
         let all: u64 = (0..64).map(first).sum();
-        assert!((1_000_000..1_150_000).contains(&all), "{all}");
+        assert!((950_000..1_100_000).contains(&all), "{all}");
         assert!(first(0) < first(32) && first(32) < first(63));
-        assert!(first(63) < first(0) * 3 / 2 + 1_000);
+        assert!(first(63) < first(0) * 2 + 1_000);
     }
 
     #[test]
-    fn looser_and_tighter_rates_take_other_fingerprints() {
+    fn tighter_rates_take_64_bit_fingerprints() {
         let bits = |rate| Schedule::new(1_000, rate, 1).unwrap().bits;
-        assert_eq!(bits(1e-3), 20);
-        assert_eq!(bits(1e-9), 40);
-        assert!(Schedule::new(1_000, 1e-12, 1).is_ok());
-        assert!(Schedule::new(1_000, 1e-15, 1).is_err());
+        assert_eq!(bits(1e-3), 32);
+        assert_eq!(bits(1e-6), 32);
+        assert_eq!(bits(1e-7), 64);
+        assert!(Schedule::new(1_000, 1e-15, 1).is_ok());
         assert!(Schedule::new(1_000, 0.0, 1).is_err());
+        assert!(Schedule::new(1_000, 1.0, 1).is_err());
+        // A loose rate allows more generations, up to the most a bucket may have.
+        let (_, gens) = generations(Schedule::new(1_000, 1e-3, 1).unwrap().text(0));
+        assert_eq!(gens.len() as u64, MAX_GENERATIONS);
     }
 
     #[test]
-    fn a_copy_finds_what_its_bytes_hold_and_refuses_what_does_not_parse() {
+    fn a_copy_finds_what_its_sets_hold_and_refuses_what_does_not_parse() {
         let schedule = Schedule::new(1_000, 1e-6, 1).unwrap();
         let mut probes = schedule.probes(&[1; 16], "http://example.com/");
-        let (h, fp) = (number(&probes[..6]), number(&probes[6..12]));
-        // One chunk of 100 buckets of 14 bytes; the URL's fingerprint in slot 3 of its
-        // second bucket, whose first is full.
-        let m = 100;
-        let (i1, i2) = (h % m, alt(h % m, fp, m));
-        assert_eq!(alt(i2, fp, m), i1);
-        assert_ne!(i1, i2, "this URL's two buckets differ");
-        let mut chunk = vec![0; 1400];
-        let put = |chunk: &mut Vec<u8>, i: u64, k: usize, v: u64| {
-            let b = &mut chunk[i as usize * 14..i as usize * 14 + 14];
-            b[k * 3..k * 3 + 3].copy_from_slice(&(v >> 4).to_be_bytes()[5..]);
-            let low = (v & 15) as u8;
-            b[12 + k / 2] |= if k.is_multiple_of(2) { low << 4 } else { low };
-        };
-        for k in 0..4 {
-            put(&mut chunk, i1, k, 7 + k as u64);
-        }
-        put(&mut chunk, i2, 2, fp);
-        let copy = FrozenGen::new("1 100 376", 28, None, vec![chunk.clone()]).unwrap();
-        assert_eq!(copy.slots(i1), [7, 8, 9, 10]);
+        let mut sets = vec![vec![5, -7]; 4];
+        sets[(probes.set % 4) as usize].push(probes.fingerprint);
+        let copy = FrozenGen::new("4 1000", sets.clone()).unwrap();
         assert!(copy.holds(&probes));
+        assert_eq!(copy.bytes(), 9 * COPY_BYTES);
         let frozen = Frozen::default();
         assert_eq!(
             frozen.wanted(0, 1, |_| Some(1400)),
@@ -569,37 +450,40 @@ mod tests {
         assert!(frozen.holds(0, &mut probes));
         let mut other = schedule.probes(&[1; 16], "http://example.com/other");
         assert!(!frozen.holds(0, &mut other));
-        assert_eq!(other[12], 1, "one generation looked in");
-        assert_eq!(frozen.used.load(Ordering::Relaxed), 1400);
-        // A first bucket with room: the second is not looked in, as the script does not.
-        chunk[i1 as usize * 14..i1 as usize * 14 + 14].fill(0);
-        let copy = FrozenGen::new("1 100 376", 28, None, vec![chunk]).unwrap();
-        assert!(!copy.holds(&probes));
-        // The stash.
-        let stash = format!("{i2} {fp}");
-        let copy = FrozenGen::new("1 100 376", 28, Some(&stash), vec![vec![]]).unwrap();
-        assert!(copy.holds(&probes));
-        for (geometry, bits, stash) in [
-            ("0 100 376", 28, None),
-            ("1 0 376", 28, None),
-            ("2 100 376", 28, None),
-            ("1 100", 28, None),
-            ("1 x 376", 28, None),
-            ("1 100 376", 30, None),
-            ("1 100 376", 28, Some("5")),
-        ] {
-            assert!(FrozenGen::new(geometry, bits, stash, vec![vec![]]).is_err());
+        assert_eq!(other.looked, 1, "one generation looked in");
+        assert_eq!(other.bytes()[6], 1);
+        assert_eq!(frozen.used.load(Ordering::Relaxed), 9 * COPY_BYTES);
+        // The fingerprint in another set: not held.
+        let mut moved = sets.clone();
+        moved[(probes.set % 4) as usize].pop();
+        moved[(probes.set % 4 + 1) as usize % 4].push(probes.fingerprint);
+        assert!(!FrozenGen::new("4 1000", moved).unwrap().holds(&probes));
+        for geometry in ["0 1000", "3 1000", "4", "x 1000", "4 1000 7"] {
+            assert!(
+                FrozenGen::new(geometry, sets.clone()).is_err(),
+                "{geometry}"
+            );
         }
     }
 
     #[test]
-    fn a_fingerprint_fits_its_bits_and_is_never_zero() {
+    fn probes_are_what_the_scripts_read() {
         let schedule = Schedule::new(1_000, 1e-6, 1).unwrap();
+        let mut seen = std::collections::HashSet::new();
         for i in 0..1000 {
             let p = schedule.probes(&[7; 16], &format!("http://example.com/{i}"));
-            let fp = number(&p[6..12]);
-            assert!(fp > 0 && fp < 1 << 28, "{fp}");
+            assert!(i32::try_from(p.fingerprint).is_ok(), "{p:?}");
+            assert!(p.set < 1 << 48);
+            let bytes = p.bytes();
+            let set = bytes[..6].iter().fold(0, |n, &b| n << 8 | u64::from(b));
+            assert_eq!(set, p.set);
+            assert_eq!(bytes[6], 0);
+            // Decimal as Redis takes an integer: no leading zero, no plus sign.
+            let text = std::str::from_utf8(&bytes[7..]).unwrap();
+            assert_eq!(text, p.fingerprint.to_string());
+            seen.insert(p.fingerprint);
         }
+        assert!(seen.len() > 990, "fingerprints spread");
         let url = "http://example.com/";
         assert_eq!(
             schedule.probes(&[7; 16], url),
@@ -609,5 +493,14 @@ mod tests {
             schedule.probes(&[7; 16], url),
             schedule.probes(&[8; 16], url)
         );
+        // At 64 bits, fingerprints take the whole range.
+        let wide = Schedule::new(1_000, 1e-9, 1).unwrap();
+        let outside = (0..100)
+            .filter(|i| {
+                let p = wide.probes(&[7; 16], &format!("http://example.com/{i}"));
+                i32::try_from(p.fingerprint).is_err()
+            })
+            .count();
+        assert!(outside > 90, "{outside} of 100 outside 32 bits");
     }
 }

@@ -224,6 +224,7 @@ impl Store {
         };
         store.check_server().await;
         store.refuse_eviction().await?;
+        store.check_intsets().await;
         Ok(store)
     }
 
@@ -308,6 +309,28 @@ impl Store {
             // keys never have.
             Some(policy) if policy.starts_with("volatile-") => Ok(()),
             Some(policy) => Err(ErrorKind::Evicting(policy.to_owned()).into()),
+        }
+    }
+
+    /// The seen-test keeps its fingerprints in sets of a few hundred integers, which Redis
+    /// stores as intsets (4 bytes each) up to `set-max-intset-entries`; a server set below
+    /// Redis's default keeps them as hash tables, about ten times larger: said in the log,
+    /// as the crawl is correct all the same.
+    async fn check_intsets(&self) {
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("GET").arg("set-max-intset-entries");
+        let Ok(answer) = self.query::<Vec<String>>(&cmd).await else {
+            return;
+        };
+        if let Some(entries) = answer.get(1).and_then(|n| n.parse::<u64>().ok())
+            && entries < crate::seen::INTSET_ENTRIES
+        {
+            tracing::warn!(
+                "Redis's set-max-intset-entries is {entries}: the seen-test's sets of up to \
+                 some 350 URLs will take about ten times their memory; {} (Redis's default) \
+                 or more keeps them at 4 bytes a URL",
+                crate::seen::INTSET_ENTRIES
+            );
         }
     }
 

@@ -138,15 +138,65 @@ async fn the_seen_tests_false_positives_stay_within_its_rate_as_it_grows() {
     );
 }
 
-/// `GETRANGE` calls the server has run since its statistics were reset: the seen-test's
-/// reads of buckets.
-fn bucket_reads(server: &RedisServer) -> u64 {
+/// Each key of the seen-test's sets on `server`, with its encoding and members.
+fn seen_sets(server: &RedisServer) -> Vec<(String, String, u64)> {
+    let keys = server.cli(&["--scan", "--pattern", "*:f*"]);
+    keys.lines()
+        .filter(|k| !k.is_empty())
+        .map(|k| {
+            let encoding = server.cli(&["OBJECT", "ENCODING", k]).trim().to_owned();
+            let members = server.cli(&["SCARD", k]).trim().parse().unwrap();
+            (k.to_owned(), encoding, members)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seen_test_keeps_4_byte_intsets_and_stays_exact_in_hash_tables() {
+    // Four buckets of 1,024 URLs to start with: 20,000 URLs grow each through three
+    // generations.
+    let layout = || Layout {
+        buckets: 4,
+        seen_initial_capacity: 4_096,
+        ..Layout::default()
+    };
+    let all = urls(20_000);
+    // Redis keeps a set of integers as an intset up to `set-max-intset-entries` (512 by
+    // default), as a hash table past it.
+    for (extra, limit) in [
+        (&[][..], 512),
+        (&["--set-max-intset-entries", "16"][..], 16),
+    ] {
+        let server = RedisServer::start_with(extra);
+        let f = frontier_of(&server.url(), "sets", Duration::from_secs(30), layout()).await;
+        assert_eq!(f.push_seeds(all.clone()).await.unwrap(), 20_000);
+        assert_eq!(f.push_seeds(all.clone()).await.unwrap(), 0, "seen before");
+        let totals = f.totals().await.unwrap();
+        assert!(totals.seen_generations >= 3, "{totals:?}");
+        assert_eq!(totals.seen_bits, 20_000 * 32);
+        let sets = seen_sets(&server);
+        // Every URL once, in one set; none near where Redis stops keeping an intset.
+        assert_eq!(sets.iter().map(|s| s.2).sum::<u64>(), 20_000);
+        assert!(sets.iter().all(|s| s.2 < 400), "{sets:?}");
+        let intset = |s: &(String, String, u64)| (s.1 == "intset") == (s.2 <= limit);
+        assert!(sets.iter().all(intset), "{sets:?}");
+        if limit == 16 {
+            assert!(sets.iter().any(|s| s.1 == "hashtable"), "{sets:?}");
+        }
+    }
+}
+
+/// `SISMEMBER` and `SADD` calls the server has run since its statistics were reset: the
+/// seen-test's lookups, one a generation.
+fn seen_lookups(server: &RedisServer) -> u64 {
     let stats = server.cli(&["INFO", "commandstats"]);
-    stats
-        .lines()
-        .find(|l| l.starts_with("cmdstat_getrange:"))
-        .and_then(|l| l.split(['=', ',']).nth(1))
-        .map_or(0, |n| n.parse().unwrap())
+    ["cmdstat_sismember:", "cmdstat_sadd:"]
+        .iter()
+        .filter_map(|command| {
+            let line = stats.lines().find(|l| l.starts_with(command))?;
+            line.split(['=', ',']).nth(1)?.parse::<u64>().ok()
+        })
+        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -183,12 +233,12 @@ async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
     // A copy that missed a URL would let the script skip the generation holding it: the URL
     // would be admitted twice.
     assert_eq!(again, 0, "URLs seen before admitted again");
-    // Without the copies each URL reads one or two buckets of every generation (three or
-    // more reads); with them, only the URLs of the newest generation are looked up in Redis.
-    let reads = bucket_reads(&server);
+    // Without the copies each URL is looked up in every generation (three or more
+    // lookups); with them, only the URLs of the newest generation are looked up in Redis.
+    let lookups = seen_lookups(&server);
     assert!(
-        reads < late.len() as u64,
-        "{reads} bucket reads for {} URLs seen before, in {generations} generations",
+        lookups < late.len() as u64,
+        "{lookups} lookups for {} URLs seen before, in {generations} generations",
         late.len()
     );
     // A copy that answered yes wrongly would drop new URLs.

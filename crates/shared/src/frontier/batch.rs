@@ -446,30 +446,20 @@ impl Inner {
         index: usize,
     ) -> Result<FrozenGen, Error> {
         let tag = self.store.tag(bucket);
-        let mut cmd = redis::cmd("HMGET");
-        cmd.arg(format!("{tag}:seen"))
-            .arg(format!("g{index}"))
-            .arg("bits")
-            .arg(format!("v{index}"));
-        let (geometry, bits, stash): (Option<String>, Option<u32>, Option<String>) =
-            self.store.query(&cmd).await?;
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(format!("{tag}:seen")).arg(format!("g{index}"));
+        let geometry: Option<String> = self.store.query(&cmd).await?;
         let bad = || ErrorKind::BadLayout(format!("generation {index} of bucket {tag} is missing"));
         let geometry = geometry.ok_or_else(bad)?;
-        let chunks = Generation::parse(&geometry).ok_or_else(bad)?.chunks;
-        let reads: Vec<redis::Cmd> = (0..chunks)
-            .map(|c| {
-                let mut cmd = redis::cmd("GET");
-                cmd.arg(format!("{tag}:s{index}:{c}"));
+        let sets = Generation::parse(&geometry).ok_or_else(bad)?.sets;
+        let reads: Vec<redis::Cmd> = (0..sets)
+            .map(|i| {
+                let mut cmd = redis::cmd("SMEMBERS");
+                cmd.arg(format!("{tag}:f{index}:{i}"));
                 cmd
             })
             .collect();
-        let chunks: Vec<Option<Vec<u8>>> = self.store.query_each(&reads).await?;
-        FrozenGen::new(
-            &geometry,
-            bits.ok_or_else(bad)?,
-            stash.as_deref(),
-            chunks.into_iter().map(Option::unwrap_or_default).collect(),
-        )
+        FrozenGen::new(&geometry, self.store.query_each(&reads).await?)
     }
 
     /// The page budgets the batch script charges: pages per host, hosts and pages per
@@ -512,7 +502,7 @@ impl Inner {
             for (link, probes) in sent {
                 scripts::link(
                     &mut invocation,
-                    &probes[..],
+                    &probes,
                     &link.host,
                     link.depth,
                     link.url.as_str(),

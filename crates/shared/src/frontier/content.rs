@@ -67,7 +67,7 @@ impl Inner {
                 .arg(self.keys.schedule.text(bucket))
                 .arg(self.request_id());
             for (probes, _) in &bodies {
-                invocation.arg(&probes[..]);
+                invocation.arg(probes.bytes());
             }
             let answer: Result<Vec<i64>, Error> = self.call(&invocation).await;
             match answer {

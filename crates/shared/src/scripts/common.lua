@@ -3,7 +3,7 @@
 -- outcome and fate codes, then this file, then each script as a function; each call sets
 -- KEYS, ARGV, `tag` and `now` first). Each script works on the keys of one bucket of
 -- hosts, all tagged with the bucket's hash tag, so that on a Redis Cluster they live in one
--- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test chunks are
+-- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test sets are
 -- named from the same tag (ARGV[1]).
 --
 -- Host state, one string per host in the `hosts` hash (see stored_host): its fields in the
@@ -171,26 +171,18 @@ local function space_starts(h, d)
   end
 end
 
--- The seen-test: a growing cuckoo filter of generations, each a table of buckets of four
--- fingerprint slots split over chunk keys of at most 8 MiB (no allocation that stalls the
--- server). The client computes the sizes (SCHEDULE: the fingerprint bits, then "chunks
--- buckets capacity" per generation, `;` between) and each URL's probes: six bytes that pick
--- its first bucket, six of its fingerprint (never 0: an empty slot holds 0), and the number
--- of generations the process looked in already (its copies of frozen ones). A fingerprint
--- sits in bucket i or in alt(i): what a lookup tests, and where an insertion moves a
--- fingerprint it pushes out. An insertion that finds no room after MAX_KICKS moves leaves
--- its last fingerprint in the generation's stash (field v<i>) and starts the next generation.
---
--- A bucket's bytes: the four slots' high bytes (f / 8 each), then, when f is not a multiple
--- of 8, their low four bits packed two to a byte. A lookup then searches a bucket's string
--- for the fingerprint's high bytes (one string.find, in C) and decodes nothing.
+-- The seen-test: generations of integer sets (seen.rs sizes them). The client computes the
+-- sizes (SCHEDULE: the fingerprint bits, then "sets capacity" per generation, `;` between)
+-- and each URL's probes: six bytes that pick its set in each generation, one byte for the
+-- generations the process looked in already (its copies of frozen ones), then its
+-- fingerprint in decimal. Generation gi's set i is the key `tag:f<gi>:<i>`; a set of up to
+-- 512 integers is an intset, which `SADD` tests and sets in one step, in C.
 local seen_state = nil
-local MAX_KICKS = 250
 
 -- What the texts of the seen-test's hash say, parsed once for the library's life (its
--- functions share these between calls): a generation's geometry by its text, the formats
--- of each fingerprint size. Both are small (a text per generation of each bucket).
-local parsed = {gens = {}, sizes = {}, entries = 0}
+-- functions share these between calls): a generation's geometry by its text. Small: a text
+-- per generation of each bucket.
+local parsed = {gens = {}, entries = 0}
 
 local function parse_generation(v)
   local g = parsed.gens[v]
@@ -198,48 +190,26 @@ local function parse_generation(v)
     -- Bounded: a server holding many crawls parses anew what it forgot.
     if parsed.entries >= 100000 then parsed.gens, parsed.entries = {}, 0 end
     local t = split(v)
-    g = {tonumber(t[1]), tonumber(t[2]), tonumber(t[3])}
+    g = {tonumber(t[1]), tonumber(t[2])}
     parsed.gens[v] = g
     parsed.entries = parsed.entries + 1
   end
-  return {c = g[1], nb = g[2], n = g[3], keys = {}}
-end
-
-local function set_bits(st, f)
-  local b = parsed.sizes[f]
-  if not b then
-    local hb = math.floor(f / 8)
-    local nib = f % 8 == 4
-    -- The `struct` formats of a slot's high bytes, and of a bucket: its four slots' high
-    -- bytes, then (with nibbles) the two bytes of their low bits. struct packs and unpacks
-    -- in C what a loop over bytes would do in Lua, several times slower.
-    local four = '>' .. string.rep('I' .. hb, 4)
-    if nib then four = four .. 'BB' end
-    -- empty: an empty slot, as holds() searches for one.
-    b = {bb = f / 2, hb = hb, nib = nib, empty = {hi = string.rep('\0', hb), lo = 0},
-      one = '>I' .. hb, four = four}
-    parsed.sizes[f] = b
-  end
-  st.f, st.bb, st.hb, st.nib, st.empty, st.one, st.four = f, b.bb, b.hb, b.nib, b.empty, b.one, b.four
+  return {sets = g[1], n = g[2], keys = {}}
 end
 
 local function load_seen(seen, schedule)
   local raw = redis.call('HGETALL', seen)
-  local st = {gens = {}, stash = {}, count = 0, fill = 0, added = 0}
-  local bits = nil
+  local st = {gens = {}, count = 0, fill = 0, added = 0, grew = false}
   for i = 1, #raw, 2 do
     local f, v = raw[i], raw[i + 1]
     if f == 'count' then st.count = tonumber(v)
     elseif f == 'fill' then st.fill = tonumber(v)
-    elseif f == 'bits' then bits = tonumber(v)
-    elseif string.sub(f, 1, 1) == 'v' then
-      local s = split(v)
-      st.stash[tonumber(string.sub(f, 2))] = {tonumber(s[1]), tonumber(s[2])}
+    elseif f == 'bits' then st.bits = tonumber(v)
     else st.gens[tonumber(string.sub(f, 2))] = parse_generation(v)
     end
   end
   -- A crawl keeps the size it started with; one not started yet takes the schedule's.
-  set_bits(st, bits or tonumber(string.match(schedule, '^%d+')))
+  st.bits = st.bits or tonumber(string.match(schedule, '^%d+'))
   return st
 end
 
@@ -254,171 +224,23 @@ local function new_generation(seen, st, schedule)
   if not spec then
     error({err = 'the seen-test of bucket ' .. tag .. ' is full: ' .. i .. ' generations'})
   end
-  local g = parse_generation(spec)
-  st.gens[i] = g
+  st.gens[i] = parse_generation(spec)
   st.count = i + 1
   st.fill = 0
-  st.added = st.added + g.c * g.nb * st.bb * 8
-  redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.f)
+  st.grew = true
+  redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.bits)
 end
 
--- The other bucket fingerprint fp may sit in, from bucket i of m: an involution, so that a
--- fingerprint pushed out of either bucket finds the other. The products stay below 2^53,
--- exact in Lua's numbers.
-local function alt(i, fp, m)
-  local mix = (fp % 67108864) * 40503 + math.floor(fp / 67108864) * 7919
-  return (mix - i) % m
-end
-
--- The chunk key and byte offset of bucket i of generation gi.
-local function where(st, gi, i)
+-- The key of the set of generation gi that the URL of set number h goes to.
+local function set_key(st, gi, h)
   local g = st.gens[gi]
-  local nb = g.nb
-  local c = math.floor(i / nb)
-  local key = g.keys[c]
+  local i = h % g.sets
+  local key = g.keys[i]
   if not key then
-    key = tag .. ':s' .. gi .. ':' .. c
-    g.keys[c] = key
+    key = tag .. ':f' .. gi .. ':' .. i
+    g.keys[i] = key
   end
-  return key, (i % nb) * st.bb
-end
-
--- A URL's fingerprint as a lookup searches for it: its high bytes, its low four bits.
-local function query(st, p)
-  local h, fp = struct.unpack('>I6I6', p)
-  local hi, lo = fp, 0
-  if st.nib then hi, lo = math.floor(fp / 16), fp % 16 end
-  return {fp = fp, h = h, hi = struct.pack(st.one, hi), lo = lo}
-end
-
--- The low four bits of slot k (from 1) of bucket string s.
-local function low_bits(st, s, k)
-  local b = string.byte(s, 4 * st.hb + math.floor((k + 1) / 2))
-  if k % 2 == 1 then return math.floor(b / 16) end
-  return b % 16
-end
-
--- Whether bucket string s holds fingerprint q.
-local function holds(st, s, q)
-  local at = string.find(s, q.hi, 1, true)
-  while at do
-    if at <= 4 * st.hb and (at - 1) % st.hb == 0 then
-      if not st.nib or low_bits(st, s, (at - 1) / st.hb + 1) == q.lo then return true end
-    end
-    at = string.find(s, q.hi, at + 1, true)
-  end
-  return false
-end
-
--- A bucket's four fingerprints (zero where empty, or never written); `fresh` when its chunk
--- does not exist yet.
-local function decode(st, s)
-  if s == '' then return {0, 0, 0, 0, fresh = true} end
-  local a, b, c, d, l1, l2 = struct.unpack(st.four, s)
-  if not st.nib then return {a, b, c, d, fresh = false} end
-  return {
-    a * 16 + math.floor(l1 / 16), b * 16 + l1 % 16,
-    c * 16 + math.floor(l2 / 16), d * 16 + l2 % 16, fresh = false,
-  }
-end
-
--- Writes a bucket's fingerprints. A chunk's first write creates it whole: its string then
--- gets exactly the allocation it needs, where growing it write by write would leave room.
-local function write_bucket(st, gi, key, at, v)
-  if v.fresh and redis.call('EXISTS', key) == 0 then
-    redis.call('SETRANGE', key, st.gens[gi].nb * st.bb - 1, '\0')
-  end
-  local bytes
-  if st.nib then
-    local f = math.floor
-    bytes = struct.pack(st.four, f(v[1] / 16), f(v[2] / 16), f(v[3] / 16), f(v[4] / 16),
-      v[1] % 16 * 16 + v[2] % 16, v[3] % 16 * 16 + v[4] % 16)
-  else
-    bytes = struct.pack(st.four, v[1], v[2], v[3], v[4])
-  end
-  redis.call('SETRANGE', key, at, bytes)
-end
-
--- Where fingerprint q sits in generation gi: its two buckets, and the table's size.
-local function locate(st, gi, q)
-  local g = st.gens[gi]
-  local m = g.c * g.nb
-  local i1 = q.h % m
-  return i1, alt(i1, q.fp, m), m
-end
-
-local function in_stash(st, gi, i1, i2, fp)
-  local s = st.stash[gi]
-  return s ~= nil and s[2] == fp and (s[1] == i1 or s[1] == i2)
-end
-
-local function read(st, gi, i)
-  local key, at = where(st, gi, i)
-  return redis.call('GETRANGE', key, at, at + st.bb - 1), key, at
-end
-
--- Whether generation gi holds fingerprint q: the read most URLs make once per generation,
--- so written out in full. An insertion puts a fingerprint in its first bucket when that has
--- room, and a bucket once full stays full (a fingerprint pushed out is replaced): so when
--- the first bucket has room, the second cannot hold the fingerprint, and is not read.
-local function contains(st, gi, q)
-  local g = st.gens[gi]
-  local nb, bb = g.nb, st.bb
-  local m = g.c * nb
-  local i1 = q.h % m
-  local key = g.keys[math.floor(i1 / nb)] or where(st, gi, i1)
-  local at = (i1 % nb) * bb
-  local s = redis.call('GETRANGE', key, at, at + bb - 1)
-  if holds(st, s, q) then return true end
-  local i2 = alt(i1, q.fp, m)
-  if s ~= '' and not holds(st, s, st.empty) then
-    key = g.keys[math.floor(i2 / nb)] or where(st, gi, i2)
-    at = (i2 % nb) * bb
-    if holds(st, redis.call('GETRANGE', key, at, at + bb - 1), q) then return true end
-  end
-  return in_stash(st, gi, i1, i2, q.fp)
-end
-
-local function put_in_empty(st, gi, key, at, v, fp)
-  for k = 1, 4 do
-    if v[k] == 0 then
-      v[k] = fp
-      write_bucket(st, gi, key, at, v)
-      return true
-    end
-  end
-  return false
-end
-
--- Adds fingerprint q to generation gi unless it is there: answers whether it was new, and
--- whether the generation had room (when it had none, its last pushed-out fingerprint is in
--- its stash).
-local function insert(seen, st, gi, q)
-  local i1, i2, m = locate(st, gi, q)
-  local s1, k1, a1 = read(st, gi, i1)
-  if holds(st, s1, q) or in_stash(st, gi, i1, i2, q.fp) then return false, true end
-  local fp = q.fp
-  local v1 = decode(st, s1)
-  -- The first bucket has room: the second cannot hold the fingerprint (see contains).
-  if put_in_empty(st, gi, k1, a1, v1, fp) then return true, true end
-  local s2, k2, a2 = read(st, gi, i2)
-  if holds(st, s2, q) then return false, true end
-  if put_in_empty(st, gi, k2, a2, decode(st, s2), fp) then return true, true end
-  -- Both full: push a fingerprint out to its other bucket, and so on.
-  local i, key, at, v = i1, k1, a1, v1
-  for kick = 1, MAX_KICKS do
-    local k = (fp + kick) % 4 + 1
-    fp, v[k] = v[k], fp
-    write_bucket(st, gi, key, at, v)
-    i = alt(i, fp, m)
-    local s
-    s, key, at = read(st, gi, i)
-    v = decode(st, s)
-    if put_in_empty(st, gi, key, at, v, fp) then return true, true end
-  end
-  st.stash[gi] = {i, fp}
-  redis.call('HSET', seen, 'v' .. gi, i .. ' ' .. fp)
-  return true, false
+  return key
 end
 
 -- Whether the URL of probes p is new, marking it seen: one atomic step, so that of several
@@ -426,17 +248,18 @@ end
 local function test_and_set(seen, schedule, p)
   local st = seen_state
   if st.count == 0 then new_generation(seen, st, schedule) end
-  local q = query(st, p)
+  local h = struct.unpack('>I6', p)
+  local fingerprint = string.sub(p, 8)
   local newest = st.count - 1
   -- The process looked in the first generations already (all frozen): see seen.rs.
-  local skip = math.min(string.byte(p, 13) or 0, newest)
+  local skip = math.min(string.byte(p, 7) or 0, newest)
   for i = newest - 1, skip, -1 do
-    if contains(st, i, q) then return false end
+    if redis.call('SISMEMBER', set_key(st, i, h), fingerprint) == 1 then return false end
   end
-  local new, room = insert(seen, st, newest, q)
-  if not new then return false end
+  if redis.call('SADD', set_key(st, newest, h), fingerprint) == 0 then return false end
   st.fill = st.fill + 1
-  if st.fill >= st.gens[newest].n or not room then new_generation(seen, st, schedule) end
+  st.added = st.added + st.bits
+  if st.fill >= st.gens[newest].n then new_generation(seen, st, schedule) end
   return true
 end
 
@@ -582,10 +405,8 @@ end
 local function finish(seen, ready, hosts, counts, conns)
   if seen_state then
     redis.call('HSET', seen, 'fill', seen_state.fill)
-    if seen_state.added > 0 then
-      count('bits', seen_state.added)
-      redis.call('HSET', counts, 'generations', seen_state.count)
-    end
+    if seen_state.added > 0 then count('bits', seen_state.added) end
+    if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
   end
   local queued = {}
   for host, list in pairs(ctx.pushes) do

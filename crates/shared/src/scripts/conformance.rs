@@ -505,7 +505,10 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
         for key in ["seen", "counts", "replies0", "replies1"] {
             call.key(format!("{TAG}:{key}"));
         }
-        call.arg(TAG).arg(schedule.text(0)).arg(id).arg(&probes[..]);
+        call.arg(TAG)
+            .arg(schedule.text(0))
+            .arg(id)
+            .arg(probes.bytes());
         call.invoke(con, &scripts.library).expect("a content call")
     };
     let replies = |con: &mut Connection, key: &str| -> Vec<String> {

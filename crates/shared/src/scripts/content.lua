@@ -27,10 +27,8 @@ for i = 4, #ARGV do
   end
 end
 redis.call('HSET', seen, 'fill', seen_state.fill)
-if seen_state.added > 0 then
-  redis.call('HINCRBY', counts, 'bits', seen_state.added)
-  redis.call('HSET', counts, 'generations', seen_state.count)
-end
+if seen_state.added > 0 then redis.call('HINCRBY', counts, 'bits', seen_state.added) end
+if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
 answer[#answer + 1] = seen_state.count
 if request ~= '' then keep_reply(replies, request, table.concat(answer, ' ')) end
 return answer

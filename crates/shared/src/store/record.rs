@@ -4,13 +4,14 @@
 
 use super::*;
 
-/// The version of the keys' layout a crawl is stored in. 5: a host's state is packed (version
-/// 4 would read it as text, and take it for a new host's), and the record names the content
-/// buckets; 4: a queue entry may end with a memo
+/// The version of the keys' layout a crawl is stored in. 6: the seen-test in integer sets
+/// (version 5 would read the newest generation's geometry as a cuckoo table's, and look URLs
+/// up in strings that are not there); 5: a host's state is packed (version 4 would read it as
+/// text, and take it for a new host's), and the record names the content buckets; 4: a queue entry may end with a memo
 /// (`~` and base64), which version 3 would take for part of the referrer; 3: the seen-test a
 /// cuckoo filter of fingerprints (version 2 was a Bloom filter in 64-byte blocks, version 1
 /// one of single bits).
-const VERSION: &str = "5";
+const VERSION: &str = "6";
 
 /// What became of a share of a list several processes were given (see
 /// [`Store::claim_share`]).
@@ -70,8 +71,8 @@ pub struct Layout {
     /// touches one slot; more buckets spread a cluster's load more evenly. Default: 64.
     pub buckets: u32,
     /// URLs the seen-test holds before it first grows, over all buckets (each takes at least
-    /// 1,024). Default: 65,536: it grows in steps of 1.5, and a small start keeps its bytes
-    /// per URL near their mean at any size.
+    /// 1,024). Default: 65,536: it doubles at each step, and sets take only their members'
+    /// bytes, so a small start costs nothing and leaves the fewest sets at any size.
     pub seen_initial_capacity: u64,
     /// The seen-test's target false-positive rate. Default: 1e-6.
     pub seen_rate: f64,
