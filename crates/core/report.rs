@@ -488,10 +488,10 @@ fn urls_and_hosts(s: &mut String, snapshot: &Snapshot) {
 /// The summary's lines on the seen-test: its memory and its false-positive rate.
 fn seen_test(s: &mut String, snapshot: &Snapshot) {
     let seen = &snapshot.frontier.admission.seen_set;
-    // The shared frontier's seen-test is Redis's (the whole crawl's), a cuckoo filter; the
-    // local one a Bloom filter that adds a larger one each time it fills.
+    // The shared frontier's seen-test is Redis's (the whole crawl's), sets of fingerprints;
+    // the local one a Bloom filter that adds a larger one each time it fills.
     let (memory, filter) = match snapshot.shared {
-        Some(_) => ("Redis memory", "a cuckoo filter"),
+        Some(_) => ("Redis memory", "sets of fingerprints"),
         None => ("memory", "a Bloom filter"),
     };
     let grown = match seen.sub_filters {

@@ -247,6 +247,11 @@ fn constants() -> String {
         defaults.push(field.default().to_string());
     }
     let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
+    let _ = writeln!(
+        lua,
+        "local SET_KEY_BITS = {}",
+        crate::seen::SET_KEY_BYTES * 8
+    );
     // A host's state as written and read (a library's top level may call no function):
     // `struct`'s formats of the fields, all of them after the marker and the count
     // (HOST_PACK), and the first n of them (HOST_UNPACK[n]).

@@ -21,6 +21,11 @@ use crate::error::{Error, ErrorKind};
 
 /// Redis's default `set-max-intset-entries`: a set of integers up to this many is an intset.
 pub(crate) const INTSET_ENTRIES: u64 = 512;
+/// Bytes of a set besides its members, as `MEMORY USAGE` counts them for a set of one
+/// (its key, its objects, the intset's header): what the crawl's count of the seen-test's
+/// bits adds for each set a generation has, so that a small crawl's sets, a few members
+/// each, are counted at what they take.
+pub(crate) const SET_KEY_BYTES: u64 = 84;
 /// Fingerprints a generation's sets hold each when it is full: a set of up to 512 integers
 /// stays an intset on a server with Redis's defaults, and sets filled at random differ from
 /// their mean by a few times its square root (16), so that none comes near 512.

@@ -224,10 +224,13 @@ local function new_generation(seen, st, schedule)
   if not spec then
     error({err = 'the seen-test of bucket ' .. tag .. ' is full: ' .. i .. ' generations'})
   end
-  st.gens[i] = parse_generation(spec)
+  local g = parse_generation(spec)
+  st.gens[i] = g
   st.count = i + 1
   st.fill = 0
   st.grew = true
+  -- Its sets' keys, counted as they come to be (a URL or two each).
+  st.added = st.added + g.sets * SET_KEY_BITS
   redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.bits)
 end
 
