@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Replays the commands a shared crawl sent to Redis, as `redis_replay.sh capture` recorded
-them (MONITOR), against a fresh redis-server, and prints what Redis spent on them.
+"""Replays the commands a shared crawl sent to Redis, as `MONITOR=FILE benches/shared.sh`
+recorded them, against a fresh redis-server, and prints what Redis spent on them. A
+cluster's masters are recorded a file each (`CLUSTER=3`): replayed one by one, their sum is
+the cluster's work, to set beside one server's on the same crawl.
 
 A crawl's Redis CPU a page moves by 5 to 10% from run to run on these machines (the site,
 the crawlers and Redis share two cores); a replay sends the same commands in the same order

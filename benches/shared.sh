@@ -20,7 +20,8 @@
 #   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
 #                                           # CPU and memory are the sums over the masters
 #   MONITOR=run.txt PROCESSES=2 benches/shared.sh   # records what the crawlers sent (MONITOR),
-#                                           # for benches/redis_replay.py (one server)
+#                                           # for benches/redis_replay.py; with CLUSTER=N, each
+#                                           # master's in run.txt.1 to run.txt.N
 #
 # Needs redis-server and redis-cli (Debian: apt-get install redis-server).
 set -euo pipefail
@@ -34,10 +35,6 @@ CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
 RTT_MS=${RTT_MS:-0}
 CLUSTER=${CLUSTER:-0}
-if [ "$CLUSTER" != 0 ] && [ -n "${MONITOR:-}" ]; then
-    echo "benches/shared.sh: MONITOR records one server, not a cluster" >&2
-    exit 2
-fi
 if [ "$CLUSTER" != 0 ] && [ "$RTT_MS" != 0 ]; then
     # The proxy reaches one node; a cluster's clients go to each node itself.
     echo "benches/shared.sh: RTT_MS and CLUSTER do not go together" >&2
@@ -113,12 +110,17 @@ for n in $PROCESSES; do
         --plain-links --port 0 >"$work/seeds" 2>"$work/server" &
     server=$!
     until [ "$(wc -l <"$work/seeds")" -ge "$HOSTS" ]; do sleep 0.05; done
-    monitor=
+    monitors=()
     if [ -n "${MONITOR:-}" ]; then
-        redis-cli -p "$port" MONITOR >"$MONITOR" &
-        monitor=$!
-        # MONITOR's first line: it is recording.
-        await_file "$MONITOR" 50
+        k=0
+        for p in "${ports[@]}"; do
+            out=$MONITOR
+            if [ "$CLUSTER" != 0 ]; then k=$((k + 1)); out=$MONITOR.$k; fi
+            redis-cli -p "$p" MONITOR >"$out" &
+            monitors+=($!)
+            # MONITOR's first line: it is recording.
+            await_file "$out" 50
+        done
     fi
     mem0=$(mem)
     cpu0=$(cpu)
@@ -132,7 +134,7 @@ for n in $PROCESSES; do
     done
     for pid in "${pids[@]}"; do wait "$pid"; done
     end=$(date +%s.%N)
-    if [ -n "$monitor" ]; then kill "$monitor"; fi
+    if [ "${#monitors[@]}" -gt 0 ]; then kill "${monitors[@]}"; fi
     cpu1=$(cpu)
     mem1=$(mem)
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
