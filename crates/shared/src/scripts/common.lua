@@ -21,9 +21,9 @@
 -- from: the page whose link led here, when known; memo: the client's bytes queued with it, in
 -- base64url). URLs are canonical: they hold no space. The scripts read the first three fields
 -- and carry the rest untouched.
--- Lease: "host start entry" in the `leases` hash under its token, start being
--- "at:next:last:gaveup", what the lease's start found (frontier::Started); its deadline in
--- `due`.
+-- Lease: the host, a space, its start (what the lease's start found, frontier::Started:
+-- at, next and last as 6-byte big-endian integers, then gaveup's byte), then the entry, in
+-- the `leases` hash under its token (see lease_value); its deadline in `due`.
 
 local function split(s)
   local out = {}
@@ -91,17 +91,22 @@ local function reschedule(ready, host, h, conns, queued)
   end
 end
 
--- A lease as stored: its host, its start (nil for a lease stored before starts were kept)
--- and its queue entry.
+-- A lease's start as stored: packed, where text cost a number's formatting at each lease
+-- and its parsing (strtod) at each completion, some 4% of Redis's CPU a page.
+local START = '>i6i6i6B'
+local START_BYTES = 19
+
+-- A lease as stored, from its host, its start (start_lease's) and its queue entry.
+local function lease_value(host, start, entry)
+  return host .. ' ' .. start .. entry
+end
+
+-- A lease as stored: its host, its start and its queue entry.
 local function parse_lease(v)
-  local host, at, nxt, last, gaveup, entry =
-    string.match(v, '^(%S+) (%d+):(%d+):(%d+):(%d) (.*)$')
-  if host then
-    local start = {at = tonumber(at), next = tonumber(nxt), last = tonumber(last), gaveup = gaveup == '1'}
-    return host, start, entry
-  end
-  host, entry = string.match(v, '^(%S+) (.*)$')
-  return host, nil, entry
+  local sp = string.find(v, ' ', 1, true)
+  local at, nxt, last, gaveup = struct.unpack(START, v, sp + 1)
+  local start = {at = at, next = nxt, last = last, gaveup = gaveup == 1}
+  return string.sub(v, 1, sp - 1), start, string.sub(v, sp + 1 + START_BYTES)
 end
 
 -- The host policy, as frontier::HostRecord and frontier::fate define it (see there for the
@@ -109,7 +114,7 @@ end
 
 -- HostRecord::start: starts a lease of host h now; answers the start as a lease stores it.
 local function start_lease(h, d)
-  local start = string.format('%d:%d:%d:%d', now, h[NEXT], h[LAST], h[GAVEUP])
+  local start = struct.pack(START, now, h[NEXT], h[LAST], h[GAVEUP])
   if h[GAVEUP] ~= 1 then
     h[LAST] = now
     h[NEXT] = now + d
@@ -132,7 +137,7 @@ end
 -- -1 for none.
 local function settle(h, start, outcome, retry_after, attempts, d, p)
   -- Handed out only to be recorded: nothing was fetched, nothing to learn.
-  if start and start.gaveup then return FATE_DROPPED_WITH_HOST, false end
+  if start.gaveup then return FATE_DROPPED_WITH_HOST, false end
   local gave_up = false
   if outcome == OUTCOME_SUCCESS then
     h[ERRS] = 0
@@ -140,7 +145,7 @@ local function settle(h, start, outcome, retry_after, attempts, d, p)
     h[NEXT] = math.max(h[NEXT], now + d)
   elseif outcome == OUTCOME_SKIPPED then
     -- Only if nothing moved the host's clock since the lease started.
-    if start and h[LAST] == start.at and h[NEXT] == start.at + d then
+    if h[LAST] == start.at and h[NEXT] == start.at + d then
       h[NEXT], h[LAST] = start.next, start.last
     end
   elseif h[GAVEUP] ~= 1 then

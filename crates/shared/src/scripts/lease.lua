@@ -26,7 +26,7 @@ if kept then
       if lease then
         local host, start, entry = parse_lease(lease)
         local gaveup = host_state(hosts, host)[GAVEUP]
-        if start and start.gaveup then gaveup = 1 end
+        if start.gaveup then gaveup = 1 end
         answer[#answer + 1] = token
         answer[#answer + 1] = host
         answer[#answer + 1] = entry
@@ -97,7 +97,7 @@ for _ = 1, max do
           local gaveup = h[GAVEUP]
           local start = start_lease(h, t.d)
           held[#held + 1] = token
-          held[#held + 1] = t.host .. ' ' .. start .. ' ' .. entry
+          held[#held + 1] = lease_value(t.host, start, entry)
           deadlines[#deadlines + 1] = deadline
           deadlines[#deadlines + 1] = token
           h[ACTIVE] = h[ACTIVE] + 1
