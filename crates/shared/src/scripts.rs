@@ -595,6 +595,17 @@ pub(crate) fn completion(
     invocation.arg(links);
 }
 
+/// The keys of an address's politeness (`scripts/address.lua`), after its tag.
+pub(crate) const ADDRESS_KEYS: [&str; 3] = ["record", "inflight", "tickets"];
+
+/// A request's leave of the address of tag `tag` (see `scripts/address.lua`): its token out
+/// of the requests in flight, a plain command, where a script cost a call's fixed part.
+pub(crate) fn address_leave(tag: &str, token: &str) -> Cmd {
+    let mut cmd = redis::cmd("ZREM");
+    cmd.arg(format!("{tag}:inflight")).arg(token);
+    cmd
+}
+
 /// Adds a link to a batch entry: its seen-test probes, host, depth, URL, referrer and memo
 /// (as [`memo_text`](crate::frontier::batch::memo_text) writes it), and its host's
 /// registrable domain (for the domain budgets).

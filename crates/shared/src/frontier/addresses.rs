@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use frontier::{AddressLimits, FULL_RETRY, TICKET_TTL, Turn};
 
 use super::*;
+use crate::scripts::ADDRESS_KEYS;
 
 impl SharedFrontier {
     /// Asks a turn at `address` for a request of `host`, under `limits`, for every process
@@ -42,8 +43,15 @@ impl SharedFrontier {
         if limits.is_unlimited() {
             return Ok(Turn::Go);
         }
-        let mut invocation = self.address_call(address, "enter", host, token);
+        let tag = self.inner.store.address_tag(address);
+        let mut invocation = self.inner.scripts.address.prepare_invoke();
+        for key in ADDRESS_KEYS {
+            invocation.key(format!("{tag}:{key}"));
+        }
         invocation
+            .arg(&tag)
+            .arg(host)
+            .arg(format!("{host} {token}"))
             .arg(limits.connections)
             .arg(millis(limits.delay))
             .arg(millis(hold).max(1))
@@ -67,27 +75,8 @@ impl SharedFrontier {
         host: &str,
         token: u64,
     ) -> Result<(), Error> {
-        let invocation = self.address_call(address, "leave", host, token);
-        self.inner.call::<i64>(&invocation).await.map(drop)
-    }
-
-    fn address_call(
-        &self,
-        address: IpAddr,
-        op: &str,
-        host: &str,
-        token: u64,
-    ) -> crate::scripts::Call<'_> {
         let tag = self.inner.store.address_tag(address);
-        let mut invocation = self.inner.scripts.address.prepare_invoke();
-        for key in ["record", "inflight", "tickets"] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(op)
-            .arg(host)
-            .arg(format!("{host} {token}"));
-        invocation
+        let leave = crate::scripts::address_leave(&tag, &format!("{host} {token}"));
+        self.inner.store.query::<i64>(&leave).await.map(drop)
     }
 }

@@ -7,7 +7,7 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Connection, Value};
 
-use super::{Clock, FateCode, HostField, Scripts, completion, link};
+use super::{ADDRESS_KEYS, Clock, FateCode, HostField, Scripts, address_leave, completion, link};
 use crate::frontier::batch::{entry_tail, memo_text};
 use crate::seen::Schedule;
 
@@ -293,20 +293,27 @@ fn address_step(
     host: &str,
     token: &str,
     limits: frontier::AddressLimits,
+    hold: u64,
 ) -> Result<i64, String> {
     redis::cmd("SET")
         .arg(format!("{TAG}:clock"))
         .arg(BASE + at)
         .exec(con)
         .map_err(|err| err.to_string())?;
+    if op == "leave" {
+        return address_leave(TAG, token)
+            .query::<i64>(con)
+            .map(|_| 0)
+            .map_err(|err| err.to_string());
+    }
     let mut call = scripts.address.prepare_invoke();
-    for key in ["record", "inflight", "tickets"] {
+    for key in ADDRESS_KEYS {
         call.key(format!("{TAG}:{key}"));
     }
-    call.arg(TAG).arg(op).arg(host).arg(token);
+    call.arg(TAG).arg(host).arg(token);
     call.arg(limits.connections)
         .arg(limits.delay.as_millis() as u64)
-        .arg(3_600_000)
+        .arg(hold)
         .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
         .arg(frontier::TICKET_TTL.as_millis() as u64);
     call.invoke(con, &scripts.library)
@@ -345,7 +352,7 @@ fn the_address_script_follows_the_address_rule() {
             if !in_flight.is_empty() && random(3) == 0 {
                 let token = in_flight.swap_remove(random(in_flight.len() as u64) as usize);
                 let host = token.split(' ').next().unwrap_or_default().to_owned();
-                address_step(&mut con, &scripts, at, "leave", &host, &token, limits).unwrap();
+                address_step(&mut con, &scripts, at, "leave", &host, &token, limits, HOUR).unwrap();
                 record.leave();
                 continue;
             }
@@ -357,7 +364,7 @@ fn the_address_script_follows_the_address_rule() {
                 Turn::Go => 0,
                 Turn::WaitUntil(then) => (then - now).as_millis() as i64,
             };
-            let answer = address_step(&mut con, &scripts, at, "enter", &host, &token, limits);
+            let answer = address_step(&mut con, &scripts, at, "enter", &host, &token, limits, HOUR);
             assert_eq!(
                 answer,
                 Ok(expected),
@@ -368,6 +375,61 @@ fn the_address_script_follows_the_address_rule() {
             }
         }
     }
+}
+
+/// How long the address tests' requests may hold their place: longer than any sequence.
+const HOUR: u64 = 3_600_000;
+
+/// An address's keys live as long as their last write says (a key only read keeps its
+/// time), and a request past its hold gives its place back when the address is full.
+#[test]
+fn an_addresss_keys_outlive_their_last_write_and_a_request_past_its_hold_gives_way() {
+    use std::time::Duration;
+
+    use frontier::AddressLimits;
+
+    let (_server, mut con, scripts) = server_and_scripts();
+    let ttl = |con: &mut Connection, key: &str| -> i64 {
+        redis::cmd("PTTL")
+            .arg(format!("{TAG}:{key}"))
+            .query(con)
+            .unwrap()
+    };
+    let hold = 1_000;
+    let most = (hold + frontier::TICKET_TTL.as_millis() as u64 + 100) as i64;
+    let delay = Duration::from_millis(100);
+    let step = |con: &mut Connection, at, op, host: &str, token: &str, connections| {
+        let limits = AddressLimits { connections, delay };
+        address_step(con, &scripts, at, op, host, token, limits, hold).unwrap()
+    };
+    // One connection: a request goes, its keys with their time to live.
+    assert_eq!(step(&mut con, 0, "enter", "a", "a 1", 1), 0);
+    for key in ["record", "inflight"] {
+        let left = ttl(&mut con, key);
+        assert!(left > most - 1_000 && left <= most, "{key}: {left} ms");
+    }
+    // Full: another waits (no ticket: it asks again).
+    assert_eq!(step(&mut con, 10, "enter", "b", "b 2", 1), 100);
+    assert_eq!(ttl(&mut con, "tickets"), -2, "no ticket");
+    // The first request never left (its process died): past its hold, it gives way.
+    assert_eq!(step(&mut con, 2_000, "enter", "b", "b 3", 1), 0);
+    let in_flight: Vec<String> = redis::cmd("ZRANGE")
+        .arg(format!("{TAG}:inflight"))
+        .arg(0)
+        .arg(-1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(in_flight, ["b 3"]);
+    // A request that ends leaves with a plain ZREM: the key goes with its last member.
+    assert_eq!(step(&mut con, 2_050, "leave", "b", "b 3", 1), 0);
+    assert_eq!(ttl(&mut con, "inflight"), -2, "the last request left");
+    // No connection limit: a host too soon after the last request takes a ticket, kept with
+    // its time to live, and goes at its instant.
+    assert_eq!(step(&mut con, 2_060, "enter", "c", "c 4", 0), 40);
+    let left = ttl(&mut con, "tickets");
+    assert!(left > most - 1_000 && left <= most, "tickets: {left} ms");
+    assert_eq!(step(&mut con, 2_100, "enter", "c", "c 5", 0), 0);
+    assert_eq!(ttl(&mut con, "tickets"), -2, "its ticket used");
 }
 
 #[test]
