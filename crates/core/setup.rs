@@ -541,7 +541,8 @@ fn backend_for(
                 config.frontier.seen_false_positive_rate,
             );
             let frontier = local_frontier(cli, state, builder, seen, now)?;
-            backend::Backend::local(frontier, address_limits(config))
+            let workers = crawl::worker_tasks(concurrency, false);
+            backend::Backend::local(frontier, workers, address_limits(config))
         }
         (None, None) => unreachable!("a local frontier is built when no Redis is given"),
     })

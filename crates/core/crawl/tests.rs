@@ -147,7 +147,7 @@ fn crawler_with(
     let hosts = Arc::new(crate::hosts::HostRules::new(&config).unwrap());
     let crawler = Crawler::new(
         config,
-        Backend::local(frontier, frontier::AddressLimits::default()),
+        Backend::local(frontier, 4, frontier::AddressLimits::default()),
         Box::new(Arc::clone(site)),
         Arc::new(Guard::new(
             false,

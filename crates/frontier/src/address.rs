@@ -12,8 +12,11 @@
 //! asked, one delay apart, rather than all coming back at once and all but one being sent
 //! away again. A host that comes back at its ticket starts then, or, when the host before
 //! it was late and started less than a delay ago, a delay after that one (its ticket moved
-//! to then). While the address is at its connection limit, a host is told to come back a
-//! delay later (at least [`FULL_RETRY`]), its ticket kept.
+//! to then). While the address is at its connection limit, a host is told so
+//! ([`Turn::Full`]): to ask again when one of the address's requests ends, or a delay later
+//! (at least [`FULL_RETRY`]) at the latest, its ticket kept. A caller that waits in place
+//! for a request of its own to end then takes the freed connection at once, where one that
+//! came back at the later instant would leave it idle till then.
 //!
 //! The rule is [`AddressRecord`]'s; [`AddressGate`] keeps one per address for a process.
 //! The shared frontier of `crates/shared` runs the same rule inside Redis, so that processes
@@ -93,6 +96,30 @@ pub enum Turn {
     /// Not before this instant: the host's request waits for it (its lease given back until
     /// then, so that the slot serves another host).
     WaitUntil(Instant),
+    /// The address is at its connection limit: ask again when one of its requests ends, and
+    /// at this instant at the latest.
+    Full(Instant),
+}
+
+impl Turn {
+    /// When to ask again at the latest (None: go now).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use frontier::Turn;
+    ///
+    /// let now = Instant::now();
+    /// assert_eq!(Turn::Go.wait(), None);
+    /// assert_eq!(Turn::Full(now).wait(), Some(now));
+    /// ```
+    pub fn wait(&self) -> Option<Instant> {
+        match *self {
+            Turn::Go => None,
+            Turn::WaitUntil(at) | Turn::Full(at) => Some(at),
+        }
+    }
 }
 
 /// One address's requests: how many are in flight, when the last started, and the tickets
@@ -137,7 +164,7 @@ impl AddressRecord {
             return Turn::WaitUntil(at);
         }
         if limits.full(self.in_flight) {
-            return Turn::WaitUntil(now + limits.full_wait());
+            return Turn::Full(now + limits.full_wait());
         }
         // A delay after the last start at least: `None` once it has passed.
         let spaced_at = self
@@ -214,7 +241,7 @@ impl AddressRecord {
 /// let server = "192.0.2.7".parse().unwrap();
 /// let now = Instant::now();
 /// assert_eq!(gate.enter(server, "a.example", now), Turn::Go);
-/// assert!(matches!(gate.enter(server, "b.example", now), Turn::WaitUntil(_)));
+/// assert!(matches!(gate.enter(server, "b.example", now), Turn::Full(_)));
 /// gate.leave(server, now);
 /// assert_eq!(gate.enter(server, "b.example", now), Turn::Go);
 /// ```
@@ -366,10 +393,7 @@ mod tests {
         let t0 = Instant::now();
         assert_eq!(address.enter("a", t0, limits), Turn::Go);
         assert_eq!(address.enter("b", t0, limits), Turn::Go);
-        assert_eq!(
-            address.enter("c", t0, limits),
-            Turn::WaitUntil(t0 + FULL_RETRY)
-        );
+        assert_eq!(address.enter("c", t0, limits), Turn::Full(t0 + FULL_RETRY));
         address.leave();
         assert_eq!(address.enter("c", t0 + MS, limits), Turn::Go);
         assert_eq!(address.in_flight, 2);

@@ -58,9 +58,11 @@ impl SharedFrontier {
             .arg(millis(limits.delay.max(FULL_RETRY)))
             .arg(millis(TICKET_TTL));
         let wait: i64 = self.inner.call(&invocation).await?;
-        Ok(match u64::try_from(wait) {
-            Ok(0) | Err(_) => Turn::Go,
-            Ok(ms) => Turn::WaitUntil(Instant::now() + Duration::from_millis(ms)),
+        let after = |ms: i64| Instant::now() + Duration::from_millis(ms.unsigned_abs());
+        Ok(match wait {
+            0 => Turn::Go,
+            full if full < 0 => Turn::Full(after(full)),
+            ms => Turn::WaitUntil(after(ms)),
         })
     }
 

@@ -9,7 +9,9 @@
 -- ARGV: tag, host, the request's token ("host lease-token"), connections (0: no limit),
 -- delay, how long a request may hold its place, the wait when full, how long a ticket is
 -- kept (all times in ms).
--- Answers 0 when the request may start now (and its leave must follow), else the wait in ms.
+-- Answers 0 when the request may start now (and its leave must follow), else the wait in ms:
+-- negative when the address is full (frontier::Turn::Full: ask again when a request
+-- leaves, or after that long at the latest).
 -- Each key is written with its time to live (an address nothing is heard of goes: its keys
 -- outlive its last request and ticket); a key only read is left as it is.
 local record, inflight, tickets = KEYS[1], KEYS[2], KEYS[3]
@@ -29,7 +31,7 @@ if ticket and now < ticket then return ticket - now end
 -- Requests past their time count only when they would fill the address.
 if conns > 0 and redis.call('ZCARD', inflight) >= conns then
   redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
-  if redis.call('ZCARD', inflight) >= conns then return full_wait end
+  if redis.call('ZCARD', inflight) >= conns then return -full_wait end
 end
 local r = redis.call('HMGET', record, 'last', 'free')
 local last, free = tonumber(r[1]), tonumber(r[2])

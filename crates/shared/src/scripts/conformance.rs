@@ -363,6 +363,7 @@ fn the_address_script_follows_the_address_rule() {
             let expected = match record.enter(&host, now, limits) {
                 Turn::Go => 0,
                 Turn::WaitUntil(then) => (then - now).as_millis() as i64,
+                Turn::Full(then) => -((then - now).as_millis() as i64),
             };
             let answer = address_step(&mut con, &scripts, at, "enter", &host, &token, limits, HOUR);
             assert_eq!(
@@ -408,8 +409,8 @@ fn an_addresss_keys_outlive_their_last_write_and_a_request_past_its_hold_gives_w
         let left = ttl(&mut con, key);
         assert!(left > most - 1_000 && left <= most, "{key}: {left} ms");
     }
-    // Full: another waits (no ticket: it asks again).
-    assert_eq!(step(&mut con, 10, "enter", "b", "b 2", 1), 100);
+    // Full: another waits (no ticket: it asks again), told so.
+    assert_eq!(step(&mut con, 10, "enter", "b", "b 2", 1), -100);
     assert_eq!(ttl(&mut con, "tickets"), -2, "no ticket");
     // The first request never left (its process died): past its hold, it gives way.
     assert_eq!(step(&mut con, 2_000, "enter", "b", "b 3", 1), 0);
