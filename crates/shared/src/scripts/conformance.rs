@@ -285,6 +285,10 @@ fn the_batch_script_passes_the_budget_table() {
 
 /// One step of an address's requests, as the address script answers it: 0 to go, or the
 /// wait in ms.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the clock, the operation, and one per argument of the script's call"
+)]
 fn address_step(
     con: &mut Connection,
     scripts: &Scripts,
