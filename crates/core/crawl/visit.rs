@@ -193,6 +193,8 @@ impl Crawler {
         let Some(address) = self.fetching.guard.address_of(url).await else {
             return Some(AddressPermit::Unlimited);
         };
+        // Kept while the request asks again, so that a request ending meanwhile wakes it.
+        let mut place = None;
         loop {
             let turn = match visit.lease().enter_address(address).await {
                 Ok(permit) => return Some(permit),
@@ -209,11 +211,14 @@ impl Crawler {
             // to a request waiting here at once. The others' leases go back until the
             // address's next turn, no later: held off longer, their hosts came back too late
             // to refill the places (228 pages a second against 320, docs/benchmarks.md).
-            if matches!(turn, Turn::Full(_))
-                && let Some(place) = visit.lease().wait_place(address)
-            {
-                place.until(at).await;
-                continue;
+            if matches!(turn, Turn::Full(_)) {
+                if place.is_none() {
+                    place = visit.lease().wait_place(address);
+                }
+                if let Some(place) = &place {
+                    place.until(at).await;
+                    continue;
+                }
             }
             self.abandon_until(visit.take(), at);
             self.pace.give_back();

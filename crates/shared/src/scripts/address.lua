@@ -38,6 +38,8 @@ local last, free = tonumber(r[1]), tonumber(r[2])
 local spaced = (not last) or now >= last + delay
 -- Starts the request now; `free`: the record's next free instant, when it moves.
 local function start(next_free)
+  -- With no connection limit, requests past their time are not dropped when full: here.
+  if conns == 0 then redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now) end
   redis.call('ZADD', inflight, now + hold, token)
   redis.call('PEXPIRE', inflight, ttl)
   if next_free then
@@ -49,6 +51,8 @@ local function start(next_free)
   return 0
 end
 local function wait_ticket(at)
+  -- Tickets kept past their time (hosts that never came back) go as new ones come.
+  redis.call('ZREMRANGEBYSCORE', tickets, '-inf', now - ticket_ttl)
   redis.call('ZADD', tickets, at, host)
   redis.call('PEXPIRE', tickets, ttl)
 end

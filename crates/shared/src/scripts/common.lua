@@ -234,7 +234,7 @@ local function new_generation(seen, st, schedule)
   st.count = i + 1
   st.fill = 0
   st.grew = true
-  -- Its sets' keys, counted as they come to be (a URL or two each).
+  -- Its sets' keys, counted when it starts (each has a URL or two soon after).
   st.added = st.added + g.sets * SET_KEY_BITS
   redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.bits)
 end
