@@ -177,8 +177,7 @@ impl Store for Redis<'_> {
             .arg(self.politeness.connections_per_host())
             .arg(&lease.token)
             .arg(&lease.url)
-            .arg(until.map_or(0, |until| until.saturating_sub(at)))
-            .arg(self.politeness.delay().as_millis() as u64);
+            .arg(until.map_or(0, |until| until.saturating_sub(at)));
         match call.invoke::<i64>(self.con, &self.scripts.library) {
             Ok(1) => Ok(()),
             Ok(_) => Err("the lease was not held".into()),
