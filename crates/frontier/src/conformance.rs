@@ -858,7 +858,8 @@ pub const CASES: &[Case] = &[
         ],
     },
     Case {
-        name: "a lease given back until its address's turn waits for it, not for less",
+        name: "a lease given back until its address's turn waits for it, and no more: it made \
+               no request, so the delay its start took goes back",
         settings: TWO,
         steps: &[
             Step::Push(3),
@@ -866,10 +867,14 @@ pub const CASES: &[Case] = &[
             give_back(0, 10, Some(3000)),
             wait(1000, 3000),
             lease(3000, granted(0, 1)),
-            // A turn sooner than the host's own delay changes nothing of it.
+            // A turn sooner than the host's own delay would have allowed after that start.
             give_back(1, 3010, Some(3500)),
-            wait(3500, 4000),
-            lease(4000, granted(0, 1)),
+            wait(3400, 3500),
+            lease(3500, granted(0, 1)),
+            // A request made (a success at 3600) spaces the next start by the delay.
+            done(2, OK, 3600, Fate::Succeeded),
+            wait(3700, 4600),
+            lease(4600, granted(1, 1)),
         ],
     },
 ];

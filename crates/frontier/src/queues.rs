@@ -74,7 +74,9 @@ const SWEEP_SLACK: usize = 64;
 ///   many errors came before: a server that answers is up, and its broken pages are their
 ///   own problem. It retries the URL and counts towards giving the host up like a failure.
 /// * [`Outcome::Skipped`] (no request was made) puts the host's next-allowed instant back
-///   where it was before the lease started, unless another lease of the host started since.
+///   where it was before the lease started, unless another lease of the host started since;
+///   so does [`abandon_until`](Self::abandon_until) (the request waits for its address's
+///   turn), before it holds the host off until then.
 /// * A failure that asks for a retry queues the URL again at the back of its host's queue,
 ///   with one more attempt, unless it has had [`Politeness::max_attempts`]: then it is
 ///   exhausted. Retries skip admission: the URL is not seen-tested again.
@@ -964,7 +966,15 @@ impl HostQueues {
         host.queue.push_front(entry);
         self.stats.queued += 1;
         if let Some(at) = not_before {
+            // No request was made: the delay the lease's start took goes back, as a skipped
+            // lease's does (its host waits for its address's turn, not for its own delay
+            // besides: with many names on one address, each turn missed cost a delay).
+            let delay = self.host_delay(h);
+            let host = &mut self.hosts[h as usize];
+            host.record.give_back_start(&lease.start, delay);
             host.record.next_allowed = Some(host.record.next_allowed.map_or(at, |t| t.max(at)));
+            // Its place in line taken anew: the host may be ready sooner than it was.
+            host.entry = None;
         }
         self.schedule(h, now);
         Ok(())

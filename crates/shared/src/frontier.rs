@@ -1034,7 +1034,8 @@ impl SharedFrontier {
             .arg(inner.rules.politeness.connections_per_host())
             .arg(lease.token)
             .arg(lease.url.as_str())
-            .arg(millis(wait));
+            .arg(millis(wait))
+            .arg(millis(inner.rules.politeness.delay()));
         let answer = inner.call::<i64>(&invocation).await;
         // Not given back: it expires, and comes back all the same.
         inner.stop_renewing(&lease);

@@ -139,6 +139,28 @@ impl HostRecord {
         started
     }
 
+    /// Puts the host's clock back where `lease`'s start found it, unless something moved it
+    /// since (a later start, a failure's back-off, a new crawl delay): a lease that made no
+    /// request takes none of the host's delay. `delay` is the host's delay now.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::HostRecord;
+    ///
+    /// let mut host = HostRecord::default();
+    /// let t0 = Instant::now();
+    /// let lease = host.start(t0, Duration::from_secs(1), 1);
+    /// host.give_back_start(&lease, Duration::from_secs(1));
+    /// assert_eq!((host.next_allowed, host.last_start), (None, None));
+    /// ```
+    pub fn give_back_start(&mut self, lease: &Started, delay: Duration) {
+        if self.last_start == Some(lease.at) && self.next_allowed == Some(later(lease.at, delay)) {
+            (self.next_allowed, self.last_start) = lease.before;
+        }
+    }
+
     /// Settles a lease with the outcome of its fetch, at `now`: moves the host's clock,
     /// counts its errors, gives it up, and decides the URL's fate (see the rules on
     /// [`HostRecord`]). `delay` is the host's delay now.
@@ -179,15 +201,7 @@ impl HostRecord {
                 self.failing_since = None;
                 push_back_to(&mut self.next_allowed, later(now, delay));
             }
-            Outcome::Skipped => {
-                // Only if nothing moved the host's clock since this lease started: no later
-                // start, no failure's back-off, no new crawl delay.
-                if self.last_start == Some(lease.at)
-                    && self.next_allowed == Some(later(lease.at, delay))
-                {
-                    (self.next_allowed, self.last_start) = lease.before;
-                }
-            }
+            Outcome::Skipped => self.give_back_start(lease, delay),
             Outcome::Failure { retry_after, .. } | Outcome::ErrorAnswer { retry_after }
                 if !self.given_up =>
             {

@@ -122,6 +122,14 @@ local function start_lease(h, d)
   return start
 end
 
+-- HostRecord::give_back_start: a lease that made no request puts the host's clock back where
+-- its start found it, unless something moved it since.
+local function give_back_start(h, start, d)
+  if h[LAST] == start.at and h[NEXT] == start.at + d then
+    h[NEXT], h[LAST] = start.next, start.last
+  end
+end
+
 -- fate: what becomes of a URL whose lease (attempt `attempts`) ended with `outcome`.
 local function fate_of(outcome, attempts, max_attempts, gaveup)
   if outcome == OUTCOME_SUCCESS or outcome == OUTCOME_SKIPPED then return FATE_SUCCEEDED end
@@ -144,10 +152,7 @@ local function settle(h, start, outcome, retry_after, attempts, d, p)
     h[SINCE] = 0
     h[NEXT] = math.max(h[NEXT], now + d)
   elseif outcome == OUTCOME_SKIPPED then
-    -- Only if nothing moved the host's clock since the lease started.
-    if h[LAST] == start.at and h[NEXT] == start.at + d then
-      h[NEXT], h[LAST] = start.next, start.last
-    end
+    give_back_start(h, start, d)
   elseif h[GAVEUP] ~= 1 then
     h[ERRS] = h[ERRS] + 1
     if h[SINCE] == 0 then h[SINCE] = now end

@@ -177,7 +177,8 @@ impl Store for Redis<'_> {
             .arg(self.politeness.connections_per_host())
             .arg(&lease.token)
             .arg(&lease.url)
-            .arg(until.map_or(0, |until| until.saturating_sub(at)));
+            .arg(until.map_or(0, |until| until.saturating_sub(at)))
+            .arg(self.politeness.delay().as_millis() as u64);
         match call.invoke::<i64>(self.con, &self.scripts.library) {
             Ok(1) => Ok(()),
             Ok(_) => Err("the lease was not held".into()),
