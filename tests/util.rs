@@ -429,8 +429,11 @@ pub(crate) fn address_limited(site: &Site) -> Vec<String> {
 }
 
 /// Checks from the server's log that its one address had 2 requests in flight at most and
-/// 100 ms between starts (less 10 ms of loopback jitter), robots.txt's included: at most 10
-/// starts in any 900 ms.
+/// 100 ms between starts, robots.txt's included. The server sees a start when its own
+/// thread gets to it: on a loaded machine one start seen 25 ms late, the next on time, is
+/// jitter, not a crawler that ignores the delay. So the rate is checked over windows (no
+/// 11 starts in less than 900 ms: a 100 ms delay spaces them by 1 s), and each pair is
+/// checked against half a delay (a crawler without the delay starts them together).
 pub(crate) fn assert_address_limits_held(site: &Site) {
     assert!(
         site.web.max_in_flight_at_address(0) <= 2,
@@ -438,7 +441,11 @@ pub(crate) fn assert_address_limits_held(site: &Site) {
         site.web.max_in_flight_at_address(0)
     );
     let mut starts: Vec<_> = site.web.requests().iter().map(|r| r.at).collect();
-    assert_spaced(&mut starts, ms(90), "the address");
+    assert_spaced(&mut starts, ms(50), "the address");
+    for run in starts.windows(11) {
+        let span = run[10] - run[0];
+        assert!(span >= ms(900), "the address: 11 starts in {span:?}");
+    }
 }
 
 /// Checks that `times`, once sorted, are at least `least` apart (what is told of them on

@@ -132,6 +132,13 @@ impl Drop for Visit<'_> {
     }
 }
 
+/// What a visit holds while its request (robots.txt's, or the page's) is out: one of the
+/// fetch permits, and its turn at the request's address. Dropped when the request ends.
+struct Request<'c> {
+    _fetch: Option<tokio::sync::SemaphorePermit<'c>>,
+    _turn: AddressPermit,
+}
+
 /// The longest wait for an address's turn spent holding the lease; longer ones give it
 /// back until then.
 const WAIT_IN_PLACE: std::time::Duration = std::time::Duration::from_millis(50);
@@ -165,7 +172,7 @@ impl Crawler {
             return visit.finish(Outcome::Skipped, result).await;
         }
         // Held until the visit's request (robots.txt's, or the page's) has ended.
-        let Some(_turn) = self.address_turn(&mut visit, &url).await else {
+        let Some(request) = self.address_turn(&mut visit, &url).await else {
             return;
         };
         let obey_robots = self
@@ -179,27 +186,46 @@ impl Crawler {
                 None => return,
             }
         }
-        self.fetch_and_follow(visit, url).await;
+        self.fetch_and_follow(visit, url, request).await;
     }
 
-    /// The visit's turn at the address its request goes to (politeness per address): a
-    /// permit to hold while the request is out, or `None` when the lease went back in line
-    /// until the address's turn for its host.
-    async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Option<AddressPermit> {
+    /// The visit's turn at the address its request goes to (politeness per address), with
+    /// its fetch permit: what to hold while the request is out. `None` when the lease went
+    /// back in line until the address's turn for its host.
+    async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Option<Request<'_>> {
+        // Never closed: always a permit.
+        let fetching = || async { self.fetching.permits.acquire().await.ok() };
         if visit.lease().address_limits().is_unlimited() {
-            return Some(AddressPermit::Unlimited);
+            return Some(Request {
+                _fetch: fetching().await,
+                _turn: AddressPermit::Unlimited,
+            });
         }
         // A name that does not resolve has no address: its fetch fails on its own.
         let Some(address) = self.fetching.guard.address_of(url).await else {
-            return Some(AddressPermit::Unlimited);
+            return Some(Request {
+                _fetch: fetching().await,
+                _turn: AddressPermit::Unlimited,
+            });
         };
         // Kept while the request asks again, so that a request ending meanwhile wakes it.
         let mut place = None;
         loop {
+            // The fetch permit first, then the turn: a turn taken before a wait for a permit
+            // (a shared crawl has three workers a permit) would start its request late, and
+            // the next turn, a delay after this one, could start less than a delay after it.
+            // Not held while waiting for the turn: the permit serves other servers meanwhile.
+            let permit = fetching().await;
             let turn = match visit.lease().enter_address(address).await {
-                Ok(permit) => return Some(permit),
+                Ok(turn) => {
+                    return Some(Request {
+                        _fetch: permit,
+                        _turn: turn,
+                    });
+                }
                 Err(turn) => turn,
             };
+            drop(permit);
             let at = turn.wait().unwrap_or_else(backend::now);
             // A moment's wait (the host before was late for its turn): cheaper here than
             // a lease given back and taken again.
@@ -228,7 +254,7 @@ impl Crawler {
 
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links
     /// followed and the lease completed.
-    async fn fetch_and_follow<'c>(&'c self, mut visit: Visit<'c>, url: Url) {
+    async fn fetch_and_follow<'c>(&'c self, mut visit: Visit<'c>, url: Url, request: Request<'c>) {
         let keep_headers = self.outputs.warc.is_some();
         // Queued with its earlier record by a recrawl (another version's memo is not read:
         // the page is then fetched as a new one).
@@ -237,20 +263,20 @@ impl Crawler {
             // A process that joined a shared recrawl without --since: one from now on.
             self.recrawl.store(true, Ordering::Relaxed);
         }
-        let fetched = {
-            // Never closed: always a permit.
-            let _fetching = self.fetching.permits.acquire().await.ok();
-            let validators = known.as_ref().map(|k| &k.validators);
-            self.fetching
-                .fetcher
-                .get(
-                    &url,
-                    self.config.fetch.max_body_bytes,
-                    keep_headers,
-                    validators,
-                )
-                .await
-        };
+        let validators = known.as_ref().map(|k| &k.validators);
+        let fetched = self
+            .fetching
+            .fetcher
+            .get(
+                &url,
+                self.config.fetch.max_body_bytes,
+                keep_headers,
+                validators,
+            )
+            .await;
+        // Its address's next request may start; this visit's links and completion need
+        // neither the connection nor the fetch permit.
+        drop(request);
         match fetched {
             Err(FetchError {
                 kind: ErrorKind::SsrfBlocked,
