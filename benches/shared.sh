@@ -106,6 +106,8 @@ echo "|---|---|---|---|---|---|---|---|---|"
 base=
 for n in $PROCESSES; do
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
+    # There before the server writes it: the wait below reads it at once.
+    : >"$work/seeds"
     "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
         --plain-links --port 0 >"$work/seeds" 2>"$work/server" &
     server=$!
