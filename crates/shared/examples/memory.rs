@@ -8,6 +8,9 @@
 //! # the seen-test's first generations sized otherwise (redis.seen_initial_capacity, 65,536
 //! # by default): a fourth argument
 //! cargo run --release -p politecrawl-shared --example memory -- redis://127.0.0.1:6399 1000000 10000 1100000
+//! # and the seen-test's rate (1e-6 by default): a fifth; at 1e-7 all but the first
+//! # generation are wide (8-byte members)
+//! cargo run --release -p politecrawl-shared --example memory -- redis://127.0.0.1:6399 1000000 10000 65536 1e-7
 //! ```
 
 use std::time::Duration;
@@ -72,6 +75,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut layout = shared::Layout::default();
     if let Some(capacity) = args.next() {
         layout.seen_initial_capacity = capacity.parse()?;
+    }
+    if let Some(rate) = args.next() {
+        layout.seen_rate = rate.parse()?;
     }
     let name = format!("memory-{}", std::process::id());
     let store = shared::Store::connect(&url, &name).await?;

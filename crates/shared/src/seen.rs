@@ -3,7 +3,9 @@
 //!
 //! The seen-test lives in Redis (`scripts/common.lua` tests and sets it) as generations of
 //! integer sets: a URL's fingerprint is a 32-bit integer (64-bit at a rate 32 bits cannot
-//! keep) in one of its generation's sets, picked by another part of the URL's hash. A set of
+//! keep) in one of its generation's sets, picked by another part of the URL's hash. Past the
+//! generations 32 bits leave room for, a crawl goes on with wide ones (see
+//! [`Generation::member`]), so that a bucket does not fill. A set of
 //! at most 512 integers is an intset (`set-max-intset-entries`, Redis's default), a sorted
 //! array of 4-byte integers that `SADD` tests and sets in one native command, where a Lua
 //! filter read and wrote bytes a dozen Lua steps a URL (a quarter of Redis's CPU a page;
@@ -31,8 +33,13 @@ pub(crate) const SET_KEY_BYTES: u64 = 84;
 /// their mean by a few times its square root (16), so that none comes near 512.
 const PER_SET: u64 = 256;
 /// The generations a crawl's fingerprints must leave room for: each twice the one before,
-/// 16 of them grow a bucket's seen-test 65,000-fold.
+/// 16 of them grow a bucket's seen-test 65,000-fold. A rate that allows fewer takes 64-bit
+/// fingerprints throughout.
 const MIN_GENERATIONS: u64 = 16;
+/// The bits of a URL's set number (see [`Probes`]) that a wide generation's members add to
+/// its 32-bit fingerprint, at most: 32 more would pass 2^53, which Lua's numbers (doubles)
+/// hold exactly, and the script builds the member from numbers.
+const WIDE_BITS: u32 = 21;
 /// Generations a bucket may grow to.
 const MAX_GENERATIONS: u64 = 64;
 /// Each generation holds this many times the URLs of the one before. A set takes only its
@@ -47,21 +54,58 @@ pub(crate) struct Generation {
     pub(crate) sets: u64,
     /// URLs it takes before the next generation starts.
     capacity: u64,
+    /// Whether its members are wide (see [`Generation::member`]).
+    wide: bool,
 }
 
 impl Generation {
-    /// A generation as the scripts store it: "sets capacity".
+    /// A generation as the scripts store it: "sets capacity", then " w" for a wide one.
     pub(crate) fn parse(text: &str) -> Option<Generation> {
+        let (text, wide) = match text.strip_suffix(" w") {
+            Some(narrow) => (narrow, true),
+            None => (text, false),
+        };
         let mut numbers = text.split(' ').map(|n| n.parse().ok());
         let g = Generation {
             sets: numbers.next()??,
             capacity: numbers.next()??,
+            wide,
         };
         (numbers.next().is_none() && g.sets > 0).then_some(g)
     }
 
     fn text(&self) -> String {
-        format!("{} {}", self.sets, self.capacity)
+        let wide = if self.wide { " w" } else { "" };
+        format!("{} {}{wide}", self.sets, self.capacity)
+    }
+
+    /// What the generation's set holds for the URL of `probes`: its fingerprint; in a wide
+    /// generation (of a crawl of 32-bit fingerprints), the fingerprint with the bits of the
+    /// URL's set number that did not pick its set above it (up to [`WIDE_BITS`]). Those bits
+    /// come with the probes already, so a wide member costs no more to send; it makes the
+    /// set's intset one of 8-byte integers, where a 32-bit crawl's first generations keep 4.
+    /// `scripts/common.lua` (`slot`) builds the same.
+    fn member(&self, probes: &Probes) -> i64 {
+        if !self.wide {
+            return probes.fingerprint;
+        }
+        let high = (probes.set / self.sets) % (1 << WIDE_BITS);
+        // The fingerprint's 32 bits as unsigned: `high` above them.
+        ((high << 32) | u64::from(probes.fingerprint as u32)) as i64
+    }
+
+    /// How often a lookup meets a member of a full generation by mistake: one set of
+    /// [`PER_SET`] members, each alike by chance one time in 2^bits.
+    fn rate(&self, bits: u32) -> f64 {
+        let alike = if self.wide {
+            // The set number's bits above those that pick the set: 48 bits in all.
+            let high =
+                ((1u64 << 48) as f64 / self.sets as f64).clamp(1.0, (1u64 << WIDE_BITS) as f64);
+            2f64.powi(32) * high
+        } else {
+            2f64.powi(bits as i32)
+        };
+        PER_SET as f64 / alike
     }
 }
 
@@ -104,23 +148,47 @@ impl Schedule {
             ))
             .into());
         }
-        // A full generation answers yes by mistake PER_SET / 2^bits of the time (a lookup
-        // meets one set): the generations a rate allows.
-        let allowed = |bits: i32| rate * 2f64.powi(bits) / PER_SET as f64;
-        let bits = if allowed(32) >= MIN_GENERATIONS as f64 {
+        // The generations the rate allows, each a generation's rate (Generation::rate):
+        // 32-bit ones while they fit, then wide ones while they fit, up to the most a bucket
+        // may have; or, when those are too few, 64-bit ones.
+        let geometry = |first: f64, bits: u32| {
+            let mut gens = Vec::new();
+            let mut total = 0.0;
+            for i in 0..MAX_GENERATIONS {
+                let capacity = (first * GROWTH.powi(i as i32)).ceil() as u64;
+                let sets = capacity.div_ceil(PER_SET);
+                let narrow = Generation {
+                    sets,
+                    capacity,
+                    wide: false,
+                };
+                let wide = Generation {
+                    wide: true,
+                    ..narrow
+                };
+                let fits = |g: &Generation| total + g.rate(bits) <= rate;
+                let g = if fits(&narrow) && gens.iter().all(|g: &Generation| !g.wide) {
+                    narrow
+                } else if bits == 32 && fits(&wide) {
+                    wide
+                } else {
+                    break;
+                };
+                total += g.rate(bits);
+                gens.push(g);
+            }
+            gens
+        };
+        // Every bucket's first size gives the same count (the rates hardly move with it).
+        let mean = capacity.div_ceil(u64::from(buckets.max(1))).max(1024) as f64;
+        let bits = if geometry(mean, 32).len() as u64 >= MIN_GENERATIONS {
             32
         } else {
             64
         };
-        let generations = (allowed(bits as i32) as u64).min(MAX_GENERATIONS);
         let text = |first: f64| {
             let mut text = bits.to_string();
-            for i in 0..generations {
-                let capacity = (first * GROWTH.powi(i as i32)).ceil() as u64;
-                let g = Generation {
-                    sets: capacity.div_ceil(PER_SET),
-                    capacity,
-                };
+            for g in geometry(first, bits) {
                 text.push(';');
                 text.push_str(&g.text());
             }
@@ -143,6 +211,15 @@ impl Schedule {
     /// What the scripts of bucket `bucket` take.
     pub(crate) fn text(&self, bucket: u32) -> &str {
         &self.texts[bucket as usize % self.texts.len()]
+    }
+
+    /// The generations of bucket `bucket`, as its scripts create them.
+    #[cfg(test)]
+    fn generations(&self, bucket: u32) -> Vec<Generation> {
+        let parts = self.text(bucket).split(';').skip(1);
+        parts
+            .map(|g| Generation::parse(g).expect("made here"))
+            .collect()
     }
 
     /// The bytes a copy of generation `index` of bucket `bucket`'s seen-test takes in a
@@ -203,7 +280,9 @@ const COPY_BYTES: u64 = 8;
 /// which a process keeps to look a URL up in without asking Redis.
 #[derive(Debug)]
 pub(crate) struct FrozenGen {
-    /// Each set's fingerprints, sorted.
+    /// Its geometry.
+    geometry: Generation,
+    /// Each set's members, sorted.
     sets: Vec<Vec<i64>>,
 }
 
@@ -211,12 +290,11 @@ impl FrozenGen {
     /// A generation from what Redis holds: its geometry ("sets capacity") and its sets'
     /// members, in the order of their keys.
     pub(crate) fn new(geometry: &str, sets: Vec<Vec<i64>>) -> Result<FrozenGen, Error> {
-        let g = Generation::parse(geometry).filter(|g| g.sets == sets.len() as u64);
-        if g.is_none() {
+        let Some(g) = Generation::parse(geometry).filter(|g| g.sets == sets.len() as u64) else {
             return Err(
                 ErrorKind::BadLayout(format!("a seen-test generation {geometry:?}")).into(),
             );
-        }
+        };
         let sets = sets
             .into_iter()
             .map(|mut set| {
@@ -224,7 +302,7 @@ impl FrozenGen {
                 set
             })
             .collect();
-        Ok(FrozenGen { sets })
+        Ok(FrozenGen { geometry: g, sets })
     }
 
     /// Bytes the copy takes.
@@ -235,7 +313,7 @@ impl FrozenGen {
     /// Whether the URL of `probes` is in this generation, as `SISMEMBER` answers.
     fn holds(&self, probes: &Probes) -> bool {
         let set = &self.sets[(probes.set % self.sets.len() as u64) as usize];
-        set.binary_search(&probes.fingerprint).is_ok()
+        set.binary_search(&self.geometry.member(probes)).is_ok()
     }
 }
 
@@ -357,11 +435,19 @@ mod tests {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let (bits, gens) = generations(schedule.text(0));
         assert_eq!(bits, 32);
-        assert!(gens.len() >= MIN_GENERATIONS as usize);
+        // 16 of 32 bits, then wide ones: far past what 32 bits alone hold.
+        let narrow = gens.iter().take_while(|g| !g.wide).count();
+        assert_eq!(narrow, MIN_GENERATIONS as usize);
+        assert!(gens[narrow..].iter().all(|g| g.wide));
+        assert!(gens.len() >= 40, "{} generations", gens.len());
         // A lookup meets one set of each generation, of PER_SET fingerprints at most: the
         // rates of all of them add up to the target.
-        let total = gens.len() as f64 * PER_SET as f64 / 2f64.powi(32);
+        let total: f64 = gens.iter().map(|g| g.rate(32)).sum();
         assert!(total <= 1e-6, "rates add up to {total}");
+        assert!(
+            (narrow as f64 * PER_SET as f64 / 2f64.powi(32)) < total,
+            "the wide ones count"
+        );
         for pair in gens.windows(2) {
             let ratio = pair[1].capacity as f64 / pair[0].capacity as f64;
             assert!((1.99..2.01).contains(&ratio), "{ratio}: {pair:?}");
@@ -410,11 +496,28 @@ mod tests {
     }
 
     #[test]
-    fn tighter_rates_take_64_bit_fingerprints() {
+    fn tighter_rates_take_wide_generations_sooner_then_64_bit_fingerprints() {
         let bits = |rate| Schedule::new(1_000, rate, 1).unwrap().bits;
         assert_eq!(bits(1e-3), 32);
         assert_eq!(bits(1e-6), 32);
-        assert_eq!(bits(1e-7), 64);
+        // One generation of 32 bits fits in 1e-7, then wide ones; none at 1e-9.
+        let narrow = |rate| {
+            let schedule = Schedule::new(1_000, rate, 1).unwrap();
+            let gens = schedule.generations(0);
+            assert!(gens.len() >= MIN_GENERATIONS as usize, "{rate}");
+            gens.iter().filter(|g| !g.wide).count()
+        };
+        assert_eq!((bits(1e-7), narrow(1e-7)), (32, 1));
+        assert_eq!((bits(1e-9), narrow(1e-9)), (32, 0));
+        // Too tight for wide ones (2^-45 a generation at best): 64 bits throughout.
+        assert_eq!(bits(1e-15), 64);
+        assert!(
+            Schedule::new(1_000, 1e-15, 1)
+                .unwrap()
+                .generations(0)
+                .iter()
+                .all(|g| !g.wide)
+        );
         assert!(Schedule::new(1_000, 1e-15, 1).is_ok());
         assert!(Schedule::new(1_000, 0.0, 1).is_err());
         assert!(Schedule::new(1_000, 1.0, 1).is_err());
@@ -463,12 +566,52 @@ mod tests {
         moved[(probes.set % 4) as usize].pop();
         moved[(probes.set % 4 + 1) as usize % 4].push(probes.fingerprint);
         assert!(!FrozenGen::new("4 1000", moved).unwrap().holds(&probes));
-        for geometry in ["0 1000", "3 1000", "4", "x 1000", "4 1000 7"] {
+        for geometry in [
+            "0 1000",
+            "3 1000",
+            "4",
+            "x 1000",
+            "4 1000 7",
+            "4 1000 w w",
+            "4 w",
+        ] {
             assert!(
                 FrozenGen::new(geometry, sets.clone()).is_err(),
                 "{geometry}"
             );
         }
+    }
+
+    #[test]
+    fn a_wide_member_is_the_fingerprint_under_the_set_numbers_unused_bits() {
+        let schedule = Schedule::new(1_000, 1e-6, 1).unwrap();
+        let wide = Generation::parse("1000 256000 w").unwrap();
+        let narrow = Generation::parse("1000 256000").unwrap();
+        let mut members = std::collections::HashSet::new();
+        for i in 0..1000 {
+            let p = schedule.probes(&[3; 16], &format!("http://example.com/{i}"));
+            assert_eq!(narrow.member(&p), p.fingerprint);
+            let m = wide.member(&p);
+            assert!((0..1 << 53).contains(&m), "{m}: exact in a double");
+            assert_eq!(m as u32, p.fingerprint as u32, "its low bits");
+            assert_eq!(
+                m as u64 >> 32,
+                (p.set / 1000) % (1 << WIDE_BITS),
+                "its high bits"
+            );
+            members.insert(m);
+        }
+        assert_eq!(members.len(), 1000);
+        // A copy of a wide generation looks up wide members.
+        let p = schedule.probes(&[3; 16], "http://example.com/");
+        let mut sets = vec![Vec::new(); 4];
+        sets[(p.set % 4) as usize].push(p.fingerprint);
+        assert!(FrozenGen::new("4 1000", sets.clone()).unwrap().holds(&p));
+        assert!(!FrozenGen::new("4 1000 w", sets).unwrap().holds(&p));
+        let mut sets = vec![Vec::new(); 4];
+        let g = Generation::parse("4 1000 w").unwrap();
+        sets[(p.set % 4) as usize].push(g.member(&p));
+        assert!(FrozenGen::new("4 1000 w", sets).unwrap().holds(&p));
     }
 
     #[test]
@@ -499,7 +642,7 @@ mod tests {
             schedule.probes(&[8; 16], url)
         );
         // At 64 bits, fingerprints take the whole range.
-        let wide = Schedule::new(1_000, 1e-9, 1).unwrap();
+        let wide = Schedule::new(1_000, 1e-15, 1).unwrap();
         let outside = (0..100)
             .filter(|i| {
                 let p = wide.probes(&[7; 16], &format!("http://example.com/{i}"));

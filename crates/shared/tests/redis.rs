@@ -21,6 +21,15 @@ fn urls(n: usize) -> Vec<Canonical> {
         .collect()
 }
 
+/// Pushes `urls` as seeds, `chunk` at a call: how many were new.
+async fn push_in_chunks(frontier: &SharedFrontier, urls: &[Canonical], chunk: usize) -> u64 {
+    let mut new = 0;
+    for part in urls.chunks(chunk) {
+        new += frontier.push_seeds(part.to_vec()).await.unwrap();
+    }
+    new
+}
+
 async fn frontier(url: &str, name: &str, lease_time: Duration) -> SharedFrontier {
     frontier_of(url, name, lease_time, Layout::default()).await
 }
@@ -77,10 +86,7 @@ async fn four_processes_racing_over_a_million_urls_admit_each_once() {
         let mut mine = all.clone();
         mine.rotate_left(client * 250_000);
         tasks.push(tokio::spawn(async move {
-            let mut new = 0;
-            for chunk in mine.chunks(20_000) {
-                new += f.push_seeds(chunk.to_vec()).await.unwrap();
-            }
+            let new = push_in_chunks(&f, &mine, 20_000).await;
             (new, f)
         }));
     }
@@ -151,6 +157,29 @@ fn seen_sets(server: &RedisServer) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// The seen-test's generations of the first `buckets` buckets of crawl `name`: each one's
+/// field in its bucket's `seen` hash ("g" and its number) and geometry ("sets capacity",
+/// and " w" when wide).
+fn generations_of(server: &RedisServer, name: &str, buckets: u32) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for b in 0..buckets {
+        let seen = server.cli(&["HGETALL", &format!("{{{name}:{b}}}:seen")]);
+        let lines: Vec<&str> = seen.lines().collect();
+        for pair in lines.chunks(2) {
+            if pair[0].starts_with('g') {
+                out.push((pair[0].to_owned(), pair[1].to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// The sets of `generations` (as [`generations_of`] reads them).
+fn sets_begun(generations: &[(String, String)]) -> u64 {
+    let sets = |geometry: &str| geometry.split(' ').next().unwrap().parse::<u64>().unwrap();
+    generations.iter().map(|(_, g)| sets(g)).sum()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_seen_test_keeps_4_byte_intsets_and_stays_exact_in_hash_tables() {
     // Four buckets of 1,024 URLs to start with: 20,000 URLs grow each through three
@@ -174,16 +203,7 @@ async fn the_seen_test_keeps_4_byte_intsets_and_stays_exact_in_hash_tables() {
         let totals = f.totals().await.unwrap();
         assert!(totals.seen_generations >= 3, "{totals:?}");
         // 32 bits a URL, and each set of the generations begun counted at 84 bytes.
-        let mut sets_begun = 0;
-        for b in 0..4 {
-            let seen = server.cli(&["HGETALL", &format!("{{sets:{b}}}:seen")]);
-            let lines: Vec<&str> = seen.lines().collect();
-            for pair in lines.chunks(2) {
-                if pair[0].starts_with('g') {
-                    sets_begun += pair[1].split(' ').next().unwrap().parse::<u64>().unwrap();
-                }
-            }
-        }
+        let sets_begun = sets_begun(&generations_of(&server, "sets", 4));
         assert!(sets_begun >= 3 * 4, "{sets_begun} sets");
         assert_eq!(totals.seen_bits, 20_000 * 32 + sets_begun * 84 * 8);
         let sets = seen_sets(&server);
@@ -222,10 +242,7 @@ async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
     let first = frontier_of(&server.url(), "copies", Duration::from_secs(30), layout).await;
     let all = urls(300_000);
     let (old, fresh) = all.split_at(200_000);
-    let mut new = 0;
-    for chunk in old.chunks(20_000) {
-        new += first.push_seeds(chunk.to_vec()).await.unwrap();
-    }
+    let new = push_in_chunks(&first, old, 20_000).await;
     assert!(new >= 200_000 - 2, "{new} of 200,000 admitted");
     let generations = first.totals().await.unwrap().seen_generations;
     assert!(generations >= 3, "{generations} generations");
@@ -234,14 +251,9 @@ async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
     // generations (made as its batches come back), then to Redis.
     let second = frontier(&server.url(), "copies", Duration::from_secs(30)).await;
     let (early, late) = old.split_at(100_000);
-    let mut again = 0;
-    for chunk in early.chunks(10_000) {
-        again += second.push_seeds(chunk.to_vec()).await.unwrap();
-    }
+    let mut again = push_in_chunks(&second, early, 10_000).await;
     server.cli(&["CONFIG", "RESETSTAT"]);
-    for chunk in late.chunks(10_000) {
-        again += second.push_seeds(chunk.to_vec()).await.unwrap();
-    }
+    again += push_in_chunks(&second, late, 10_000).await;
     // A copy that missed a URL would let the script skip the generation holding it: the URL
     // would be admitted twice.
     assert_eq!(again, 0, "URLs seen before admitted again");
@@ -254,13 +266,72 @@ async fn a_process_looks_urls_up_in_its_copies_of_the_frozen_generations() {
         late.len()
     );
     // A copy that answered yes wrongly would drop new URLs.
-    let mut admitted = 0;
-    for chunk in fresh.chunks(10_000) {
-        admitted += second.push_seeds(chunk.to_vec()).await.unwrap();
-    }
+    let admitted = push_in_chunks(&second, fresh, 10_000).await;
     assert!(
         admitted >= 100_000 - 2,
         "{admitted} of 100,000 new URLs admitted"
+    );
+}
+
+/// A crawl whose rate leaves room for one 32-bit generation (1e-7) goes on in wide ones:
+/// Redis and a process's copies agree on their members, and nothing is admitted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_32_bit_generations_a_bucket_goes_on_in_wide_ones_exactly() {
+    let server = RedisServer::start();
+    let layout = || Layout {
+        buckets: 4,
+        seen_initial_capacity: 4_096,
+        seen_rate: 1e-7,
+        ..Layout::default()
+    };
+    let first = frontier_of(&server.url(), "wide", Duration::from_secs(30), layout()).await;
+    let all = urls(60_000);
+    let (old, fresh) = all.split_at(40_000);
+    let new = push_in_chunks(&first, old, 5_000).await;
+    assert!(new >= 40_000 - 2, "{new} of 40,000 admitted");
+    // Each bucket: its first generation of 32 bits, then wide ones ("sets capacity w").
+    let generations = generations_of(&server, "wide", 4);
+    for (field, geometry) in &generations {
+        assert_eq!(
+            geometry.ends_with(" w"),
+            field != "g0",
+            "{field} {geometry}"
+        );
+    }
+    assert!(generations.len() >= 4 * 3, "{generations:?}");
+    // Wide members pass 32 bits: their sets are intsets of 8-byte integers, counted so.
+    let sets = seen_sets(&server);
+    assert!(sets.iter().all(|s| s.1 == "intset"), "{sets:?}");
+    let members = |narrow: bool| -> u64 {
+        let in_first = |s: &&(String, String, u64)| s.0.contains(":f0:") == narrow;
+        sets.iter().filter(in_first).map(|s| s.2).sum()
+    };
+    let wide_key = sets
+        .iter()
+        .find(|s| s.0.contains(":f2:") && s.2 > 0)
+        .unwrap();
+    let wide_members = server.cli(&["SMEMBERS", &wide_key.0]);
+    assert!(
+        wide_members
+            .lines()
+            .any(|m| m.trim().parse::<i64>().unwrap() > i64::from(i32::MAX)),
+        "{wide_members}"
+    );
+    let totals = first.totals().await.unwrap();
+    assert_eq!(
+        totals.seen_bits,
+        members(true) * 32 + members(false) * 64 + sets_begun(&generations) * 84 * 8
+    );
+
+    // Another process: its copies of the frozen generations, wide ones among them, must
+    // find what Redis holds, or the script would skip them and admit URLs again.
+    let second = frontier_of(&server.url(), "wide", Duration::from_secs(30), layout()).await;
+    let again = push_in_chunks(&second, old, 5_000).await;
+    assert_eq!(again, 0, "URLs seen before admitted again");
+    let admitted = push_in_chunks(&second, fresh, 5_000).await;
+    assert!(
+        admitted >= 20_000 - 2,
+        "{admitted} of 20,000 new URLs admitted"
     );
 }
 

@@ -182,11 +182,12 @@ local function space_starts(h, d)
 end
 
 -- The seen-test: generations of integer sets (seen.rs sizes them). The client computes the
--- sizes (SCHEDULE: the fingerprint bits, then "sets capacity" per generation, `;` between)
--- and each URL's probes: six bytes that pick its set in each generation, one byte for the
--- generations the process looked in already (its copies of frozen ones), then its
--- fingerprint in decimal. Generation gi's set i is the key `tag:f<gi>:<i>`; a set of up to
--- 512 integers is an intset, which `SADD` tests and sets in one step, in C.
+-- sizes (SCHEDULE: the fingerprint bits, then "sets capacity" per generation, with " w"
+-- after a wide one, `;` between) and each URL's probes: six bytes that pick its set in each
+-- generation, one byte for the generations the process looked in already (its copies of
+-- frozen ones), then its fingerprint in decimal. Generation gi's set i is the key
+-- `tag:f<gi>:<i>`; a set of up to 512 integers is an intset, which `SADD` tests and sets in
+-- one step, in C.
 local seen_state = nil
 
 -- What the texts of the seen-test's hash say, parsed once for the library's life (its
@@ -200,11 +201,11 @@ local function parse_generation(v)
     -- Bounded: a server holding many crawls parses anew what it forgot.
     if parsed.entries >= 100000 then parsed.gens, parsed.entries = {}, 0 end
     local t = split(v)
-    g = {tonumber(t[1]), tonumber(t[2])}
+    g = {tonumber(t[1]), tonumber(t[2]), t[3] == 'w'}
     parsed.gens[v] = g
     parsed.entries = parsed.entries + 1
   end
-  return {sets = g[1], n = g[2], keys = {}}
+  return {sets = g[1], n = g[2], wide = g[3], keys = {}}
 end
 
 local function load_seen(seen, schedule)
@@ -244,8 +245,11 @@ local function new_generation(seen, st, schedule)
   redis.call('HSET', seen, 'g' .. i, spec, 'count', st.count, 'fill', 0, 'bits', st.bits)
 end
 
--- The key of the set of generation gi that the URL of set number h goes to.
-local function set_key(st, gi, h)
+-- The key of the set of generation gi that the URL of set number h and fingerprint f (its
+-- decimal text) goes to, and what that set holds for it: f, or in a wide generation f's 32
+-- bits as unsigned with the 21 low bits of h's quotient by the sets above them (seen.rs,
+-- Generation::member: the same number), which stays below 2^53, where numbers are exact.
+local function slot(st, gi, h, f)
   local g = st.gens[gi]
   local i = h % g.sets
   local key = g.keys[i]
@@ -253,7 +257,10 @@ local function set_key(st, gi, h)
     key = tag .. ':f' .. gi .. ':' .. i
     g.keys[i] = key
   end
-  return key
+  if not g.wide then return key, f end
+  local low = tonumber(f)
+  if low < 0 then low = low + 4294967296 end
+  return key, string.format('%.0f', ((h - i) / g.sets) % 2097152 * 4294967296 + low)
 end
 
 -- Whether the URL of probes p is new, marking it seen: one atomic step, so that of several
@@ -267,11 +274,12 @@ local function test_and_set(seen, schedule, p)
   -- The process looked in the first generations already (all frozen): see seen.rs.
   local skip = math.min(string.byte(p, 7) or 0, newest)
   for i = newest - 1, skip, -1 do
-    if redis.call('SISMEMBER', set_key(st, i, h), fingerprint) == 1 then return false end
+    if redis.call('SISMEMBER', slot(st, i, h, fingerprint)) == 1 then return false end
   end
-  if redis.call('SADD', set_key(st, newest, h), fingerprint) == 0 then return false end
+  if redis.call('SADD', slot(st, newest, h, fingerprint)) == 0 then return false end
   st.fill = st.fill + 1
-  st.added = st.added + st.bits
+  -- A wide generation's intsets hold 8-byte integers.
+  if st.gens[newest].wide then st.added = st.added + 64 else st.added = st.added + st.bits end
   if st.fill >= st.gens[newest].n then new_generation(seen, st, schedule) end
   return true
 end
