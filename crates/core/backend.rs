@@ -394,17 +394,25 @@ const WAITING_PER_CONNECTION: u32 = 4;
 /// meanwhile.
 #[derive(Debug)]
 pub(crate) struct AddressWaits {
-    /// Per address: what wakes its waiters, and how many there are.
-    by_address: std::sync::Mutex<std::collections::HashMap<IpAddr, (Arc<Notify>, u32)>>,
+    waiting: std::sync::Mutex<Waiting>,
     /// Requests that may wait in all.
     most: u32,
+}
+
+/// The requests waiting at full addresses.
+#[derive(Debug, Default)]
+struct Waiting {
+    /// Per address with requests waiting: what wakes them, and how many there are.
+    by_address: std::collections::HashMap<IpAddr, (Arc<Notify>, u32)>,
+    /// How many there are in all.
+    all: u32,
 }
 
 impl AddressWaits {
     /// The waits of a process of `workers` fetch workers.
     pub(crate) fn new(workers: usize) -> AddressWaits {
         AddressWaits {
-            by_address: std::sync::Mutex::default(),
+            waiting: std::sync::Mutex::default(),
             most: u32::try_from(workers / 2).unwrap_or(u32::MAX),
         }
     }
@@ -412,16 +420,20 @@ impl AddressWaits {
     /// A place among the requests waiting at `address`, if fewer than `most` wait there and
     /// the process has room for another.
     fn join(self: &Arc<Self>, address: IpAddr, most: u32) -> Option<WaitPlace> {
-        let mut by_address = self.lock();
-        let all: u32 = by_address.values().map(|(_, waiting)| waiting).sum();
+        let mut guard = self.lock();
+        let Waiting { by_address, all } = &mut *guard;
+        if *all >= self.most {
+            return None;
+        }
         let (ended, waiting) = by_address.entry(address).or_default();
-        if *waiting >= most || all >= self.most {
+        if *waiting >= most {
             if *waiting == 0 {
                 by_address.remove(&address);
             }
             return None;
         }
         *waiting += 1;
+        *all += 1;
         Some(WaitPlace {
             waits: Arc::clone(self),
             address,
@@ -431,17 +443,13 @@ impl AddressWaits {
 
     /// A request of this process at `address` ended: one request waiting there asks again.
     fn ended(&self, address: IpAddr) {
-        if let Some((ended, _)) = self.lock().get(&address) {
+        if let Some((ended, _)) = self.lock().by_address.get(&address) {
             ended.notify_one();
         }
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<IpAddr, (Arc<Notify>, u32)>> {
-        self.by_address
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -465,9 +473,11 @@ impl WaitPlace {
 
 impl Drop for WaitPlace {
     fn drop(&mut self) {
-        let mut by_address = self.waits.lock();
+        let mut guard = self.waits.lock();
+        let Waiting { by_address, all } = &mut *guard;
         if let Some((_, waiting)) = by_address.get_mut(&self.address) {
             *waiting = waiting.saturating_sub(1);
+            *all = all.saturating_sub(1);
             if *waiting == 0 {
                 by_address.remove(&self.address);
             }
@@ -879,7 +889,7 @@ mod tests {
         assert!(waits.join(server, 0).is_none());
         // Half the workers at most wait in all: two of four, the second at another address.
         let few = Arc::new(AddressWaits::new(4));
-        let _one = few.join(server, 8).expect("a place");
+        let one = few.join(server, 8).expect("a place");
         let _two = few.join(other, 8).expect("a place at another address");
         assert!(
             few.join(server, 8).is_none(),
@@ -907,8 +917,12 @@ mod tests {
         );
         drop(second);
         assert!(
-            waits.lock().is_empty(),
+            waits.lock().by_address.is_empty(),
             "an address with no waiter is forgotten"
         );
+        assert_eq!(waits.lock().all, 0);
+        // A place given up is free for another address.
+        drop(one);
+        let _three = few.join(server, 8).expect("a place freed");
     }
 }

@@ -226,7 +226,8 @@ impl Schedule {
     /// process.
     pub(crate) fn bytes(&self, bucket: u32, index: usize) -> Option<u64> {
         let g = Generation::parse(self.text(bucket).split(';').nth(index + 1)?)?;
-        Some(g.capacity * COPY_BYTES)
+        let each = if self.bits == 32 && !g.wide { 4 } else { 8 };
+        Some(g.capacity * each)
     }
 
     /// A URL's probes: from the SipHash of the URL under the crawl's key, a number that
@@ -273,9 +274,6 @@ impl Probes {
     }
 }
 
-/// Bytes a process takes for each fingerprint of a copy.
-const COPY_BYTES: u64 = 8;
-
 /// A generation no longer written (every one but a bucket's newest): a copy of its sets,
 /// which a process keeps to look a URL up in without asking Redis.
 #[derive(Debug)]
@@ -283,7 +281,15 @@ pub(crate) struct FrozenGen {
     /// Its geometry.
     geometry: Generation,
     /// Each set's members, sorted.
-    sets: Vec<Vec<i64>>,
+    sets: Members,
+}
+
+/// A copy's sets: 4 bytes a member when they all fit (a 32-bit crawl's generations but the
+/// wide ones), so that the bytes a process keeps hold twice the URLs.
+#[derive(Debug)]
+enum Members {
+    Four(Vec<Vec<i32>>),
+    Eight(Vec<Vec<i64>>),
 }
 
 impl FrozenGen {
@@ -295,25 +301,40 @@ impl FrozenGen {
                 ErrorKind::BadLayout(format!("a seen-test generation {geometry:?}")).into(),
             );
         };
-        let sets = sets
-            .into_iter()
-            .map(|mut set| {
+        fn sorted<T: Ord>(sets: Vec<Vec<T>>) -> Vec<Vec<T>> {
+            let sort = |mut set: Vec<T>| {
                 set.sort_unstable();
                 set
-            })
-            .collect();
+            };
+            sets.into_iter().map(sort).collect()
+        }
+        let fits = |set: &Vec<i64>| set.iter().all(|&m| i32::try_from(m).is_ok());
+        let sets = if sets.iter().all(fits) {
+            let narrow = |set: Vec<i64>| set.into_iter().map(|m| m as i32).collect();
+            Members::Four(sorted(sets.into_iter().map(narrow).collect()))
+        } else {
+            Members::Eight(sorted(sets))
+        };
         Ok(FrozenGen { geometry: g, sets })
     }
 
     /// Bytes the copy takes.
     pub(crate) fn bytes(&self) -> u64 {
-        self.sets.iter().map(|s| s.len() as u64 * COPY_BYTES).sum()
+        match &self.sets {
+            Members::Four(sets) => sets.iter().map(|s| s.len() as u64 * 4).sum(),
+            Members::Eight(sets) => sets.iter().map(|s| s.len() as u64 * 8).sum(),
+        }
     }
 
     /// Whether the URL of `probes` is in this generation, as `SISMEMBER` answers.
     fn holds(&self, probes: &Probes) -> bool {
-        let set = &self.sets[(probes.set % self.sets.len() as u64) as usize];
-        set.binary_search(&self.geometry.member(probes)).is_ok()
+        let set = probes.set % self.geometry.sets;
+        let member = self.geometry.member(probes);
+        match &self.sets {
+            Members::Four(sets) => i32::try_from(member)
+                .is_ok_and(|member| sets[set as usize].binary_search(&member).is_ok()),
+            Members::Eight(sets) => sets[set as usize].binary_search(&member).is_ok(),
+        }
     }
 }
 
@@ -481,7 +502,16 @@ mod tests {
     fn a_generations_copy_takes_its_capacity() {
         let schedule = Schedule::new(1_000_000, 1e-6, 64).unwrap();
         let (_, gens) = generations(schedule.text(5));
-        assert_eq!(schedule.bytes(5, 2), Some(gens[2].capacity * COPY_BYTES));
+        assert_eq!(schedule.bytes(5, 2), Some(gens[2].capacity * 4));
+        assert!(gens[20].wide);
+        assert_eq!(schedule.bytes(5, 20), Some(gens[20].capacity * 8));
+        let (_, gens) = generations(Schedule::new(1_000_000, 1e-15, 64).unwrap().text(5));
+        let full = Schedule::new(1_000_000, 1e-15, 64).unwrap();
+        assert_eq!(
+            full.bytes(5, 2),
+            Some(gens[2].capacity * 8),
+            "64-bit fingerprints"
+        );
         assert_eq!(schedule.bytes(5, 1000), None);
     }
 
@@ -534,7 +564,7 @@ mod tests {
         sets[(probes.set % 4) as usize].push(probes.fingerprint);
         let copy = FrozenGen::new("4 1000", sets.clone()).unwrap();
         assert!(copy.holds(&probes));
-        assert_eq!(copy.bytes(), 9 * COPY_BYTES);
+        assert_eq!(copy.bytes(), 9 * 4, "4 bytes a 32-bit member");
         let frozen = Frozen::default();
         assert_eq!(
             frozen.wanted(0, 1, |_| Some(1400)),
@@ -560,7 +590,7 @@ mod tests {
         assert!(!frozen.holds(0, &mut other));
         assert_eq!(other.looked, 1, "one generation looked in");
         assert_eq!(other.bytes()[6], 1);
-        assert_eq!(frozen.used.load(Ordering::Relaxed), 9 * COPY_BYTES);
+        assert_eq!(frozen.used.load(Ordering::Relaxed), 9 * 4);
         // The fingerprint in another set: not held.
         let mut moved = sets.clone();
         moved[(probes.set % 4) as usize].pop();
@@ -611,7 +641,26 @@ mod tests {
         let mut sets = vec![Vec::new(); 4];
         let g = Generation::parse("4 1000 w").unwrap();
         sets[(p.set % 4) as usize].push(g.member(&p));
-        assert!(FrozenGen::new("4 1000 w", sets).unwrap().holds(&p));
+        let copy = FrozenGen::new("4 1000 w", sets).unwrap();
+        assert!(copy.holds(&p));
+        assert_eq!(copy.bytes(), 8, "8 bytes a wide member");
+        // A 64-bit crawl's copy: 8 bytes a member; a narrow copy never holds a member past
+        // 32 bits.
+        let full = Schedule::new(1_000, 1e-15, 1).unwrap();
+        let p = (0..100)
+            .map(|i| full.probes(&[3; 16], &format!("http://example.com/{i}")))
+            .find(|p| i32::try_from(p.fingerprint).is_err())
+            .unwrap();
+        let mut sets = vec![vec![5, -7]; 4];
+        sets[(p.set % 4) as usize].push(p.fingerprint);
+        let copy = FrozenGen::new("4 1000", sets).unwrap();
+        assert!(copy.holds(&p));
+        assert_eq!(copy.bytes(), 9 * 8);
+        assert!(
+            !FrozenGen::new("4 1000", vec![vec![5, -7]; 4])
+                .unwrap()
+                .holds(&p)
+        );
     }
 
     #[test]
