@@ -11,8 +11,9 @@ use testweb::{HostConfig, SiteConfig};
 
 use crate::redis_server::{RedisCluster, RedisServer};
 use crate::util::{
-    Site, address_limited, assert_address_limits_held, assert_spaced, fast, ms,
-    names_on_one_address, page_request_times, records_in, urls_recorded, wait_or_kill, wait_until,
+    Site, address_limited, address_limited_to, assert_address_limits_held, assert_spaced, fast, ms,
+    names_on_one_address, names_on_one_address_answering, page_request_times, records_in,
+    urls_recorded, wait_or_kill, wait_until,
 };
 
 /// A crawler process of the shared crawl on `redis`, writing its records to `out`.
@@ -265,6 +266,26 @@ fn ten_names_on_one_address_share_its_limits_across_processes() {
         site.web.expected_pages()
     );
     assert_address_limits_held(&site);
+}
+
+/// An address whose connections, not its delay, hold it back (two, for 20 hosts answering
+/// after 40 ms): both processes' requests wait in place or are held off in Redis, none is
+/// lost, and the address never has more than two in flight.
+#[test]
+fn a_full_address_holds_its_connections_across_processes_and_loses_no_page() {
+    let redis = RedisServer::start();
+    let site = names_on_one_address_answering(20, 6, ms(40));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let flags = address_limited_to(&site, 2, "0");
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
+    assert_eq!(
+        recorded(&outs).keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    let most = site.web.max_in_flight_at_address(0);
+    assert!((1..=2).contains(&most), "{most} in flight at the address");
 }
 
 /// Runs two processes of one crawl of a one-host site with `extra` flags, and checks from

@@ -400,13 +400,18 @@ pub(crate) fn records_in(paths: &[std::path::PathBuf]) -> Vec<Value> {
 /// `hosts` names of `pages` pages each, all served by one address (testweb by name), each
 /// page answered after 5 ms.
 pub(crate) fn names_on_one_address(hosts: usize, pages: u64) -> Site {
+    names_on_one_address_answering(hosts, pages, ms(5))
+}
+
+/// The same, each page answered after `latency`.
+pub(crate) fn names_on_one_address_answering(hosts: usize, pages: u64, latency: Duration) -> Site {
     Site::start(SiteConfig {
         hosts,
         addresses: 1,
         pages_per_host: pages,
         host_configs: vec![
             testweb::HostConfig {
-                latency: ms(5),
+                latency,
                 ..testweb::HostConfig::default()
             };
             hosts
@@ -418,10 +423,20 @@ pub(crate) fn names_on_one_address(hosts: usize, pages: u64) -> Site {
 /// The flags that tell the crawler where a site served by name lives, and its limits per
 /// address: 2 in flight, 100 ms between starts; the hosts' own: none to speak of.
 pub(crate) fn address_limited(site: &Site) -> Vec<String> {
+    address_limited_to(site, 2, "100ms")
+}
+
+/// The same, with `connections` in flight and `delay` between starts at the address.
+pub(crate) fn address_limited_to(site: &Site, connections: u32, delay: &str) -> Vec<String> {
     let mut args: Vec<String> = ["--delay", "0", "--connections-per-host", "4"]
         .map(String::from)
         .to_vec();
-    args.extend(["--address-connections", "2", "--address-delay", "100ms"].map(String::from));
+    args.extend([
+        "--address-connections".into(),
+        connections.to_string(),
+        "--address-delay".into(),
+        delay.into(),
+    ]);
     for entry in site.web.resolve_entries() {
         args.extend(["--resolve".into(), entry]);
     }

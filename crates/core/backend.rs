@@ -255,6 +255,18 @@ impl Lease {
         }
     }
 
+    /// Until when this lease, which found its address full (until `at`, [`Turn::Full`]) and
+    /// no place to wait in, is given back (see [`FULL_HOLD_OFF`]).
+    pub(crate) fn held_off_until(&self, at: Instant) -> Instant {
+        match self {
+            Lease::Local(..) => at,
+            Lease::Shared(..) => {
+                let now = now();
+                now + at.saturating_duration_since(now) * FULL_HOLD_OFF
+            }
+        }
+    }
+
     /// A place to wait in, holding this lease, for a request of this process at the full
     /// `address` to end ([`Turn::Full`]); None when the address or the process has as many
     /// waiting as it may (see [`AddressWaits`]): then give the lease back.
@@ -383,8 +395,18 @@ impl Drop for AddressPermit {
 /// Requests that may wait in place at a full address, for each of its connections: a freed
 /// connection then finds one waiting. Measured on one address of 8 connections, 20 ms
 /// requests, 128 workers (docs/benchmarks.md): one a connection, 168 pages a second of its
-/// 400; two, 251; four, 345; none (every lease given back), 95.
-const WAITING_PER_CONNECTION: u32 = 4;
+/// 400; two, 251; four, 345; none (every lease given back), 95. Sixteen: as fast, and with
+/// [`FULL_HOLD_OFF`] enough waiting to keep the connections busy while the others are held
+/// off (a process's workers cap them first: half of them wait at most).
+const WAITING_PER_CONNECTION: u32 = 16;
+
+/// How many of a full address's waits (100 ms, or its delay if longer) a lease of a shared
+/// crawl that found no place to wait in is held off: each give-back is a script in Redis, and
+/// one wait each cost some 50 Redis requests and 1 ms of its CPU a page on one address of 8
+/// connections; four, 20 requests and 0.5 ms, as fast with 16 places a connection
+/// (docs/benchmarks.md). The embedded frontier gives a lease back in microseconds: its
+/// leases come back after one wait, to refill the places sooner.
+const FULL_HOLD_OFF: u32 = 4;
 
 /// The requests of this process waiting in place at full addresses: each is woken when a
 /// request of this process at its address ends, and takes the connection it freed at once,

@@ -234,9 +234,9 @@ impl Crawler {
                 continue;
             }
             // Full: one of this process's requests there ends soon, and its connection goes
-            // to a request waiting here at once. The others' leases go back until the
-            // address's next turn, no later: held off longer, their hosts came back too late
-            // to refill the places (228 pages a second against 320, docs/benchmarks.md).
+            // to a request waiting here at once. The others' leases go back for a while
+            // (`held_off_until`): long enough to spare Redis their coming and going, short
+            // enough to refill the places as they empty.
             if matches!(turn, Turn::Full(_)) {
                 if place.is_none() {
                     place = visit.lease().wait_place(address);
@@ -245,6 +245,10 @@ impl Crawler {
                     place.until(at).await;
                     continue;
                 }
+                let until = visit.lease().held_off_until(at);
+                self.abandon_until(visit.take(), until);
+                self.pace.give_back();
+                return None;
             }
             self.abandon_until(visit.take(), at);
             self.pace.give_back();
