@@ -876,6 +876,54 @@ fn an_unreachable_redis_is_a_clear_error() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
+/// A server on that port that answers, but not in Redis's protocol (here an HTTP server):
+/// said in a sentence, not in the client parser's bytes.
+#[test]
+fn a_server_that_does_not_speak_redis_is_a_clear_error() {
+    let web = site(1, 2, ms(0));
+    let root = web.web.roots().remove(0);
+    let port = url::Url::parse(&root).unwrap().port().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let child = start(
+        &format!("redis://127.0.0.1:{port}"),
+        std::slice::from_ref(&root),
+        &out.path().join("r"),
+        &[],
+    );
+    let stderr = exits_with(child, 2);
+    assert!(
+        stderr.contains("does not speak Redis's protocol"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+/// A bad seed stops the crawler before the shared crawl is created: nothing is left in
+/// Redis, and the corrected command starts the crawl.
+#[test]
+fn a_bad_seed_leaves_no_shared_crawl_behind() {
+    let redis = RedisServer::start();
+    let web = site(1, 3, ms(0));
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["not-a-url", "127.0.0.1:8080", "ftp://example.com/"] {
+        let child = start(
+            &redis.url(),
+            &[bad.to_owned()],
+            &tmp.path().join("bad"),
+            &[],
+        );
+        let stderr = exits_with(child, 2);
+        assert!(stderr.contains("bad seed"), "{stderr}");
+        assert_eq!(redis.cli(&["DBSIZE"]).trim(), "0", "{bad}: Redis written");
+    }
+    let out = tmp.path().join("good");
+    finish(start(&redis.url(), &web.web.roots(), &out, &[]));
+    assert_eq!(
+        urls_recorded(&out).into_iter().collect::<BTreeSet<_>>(),
+        web.web.expected_pages()
+    );
+}
+
 #[test]
 fn joining_needs_a_crawl_and_takes_its_settings() {
     let redis = RedisServer::start();

@@ -836,6 +836,9 @@ fn seed_texts_from(cli: &Cli) -> Result<Vec<String>> {
     // A sitemap given by the user is a seed: its host is in scope, and a resume has it.
     let mut texts = cli.seeds.clone();
     texts.extend(cli.sitemaps.iter().cloned());
+    // Checked here, before a shared crawl is created with them in Redis: a bad seed stored
+    // there would refuse every later start of the crawl, the corrected one's too.
+    canonical_seeds(&texts, &Canonicalizer::new())?;
     if let Some(path) = &cli.seeds_file {
         let file = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read seeds file {}", path.display()))?;

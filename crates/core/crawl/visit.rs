@@ -175,6 +175,9 @@ impl Crawler {
         let Some(request) = self.address_turn(&mut visit, &url).await else {
             return;
         };
+        // The record's time is its request's start (WARC-Date's "the instant that data
+        // capture began"), not the lease's, which may have waited for its address's turn.
+        visit.fetched_at = SystemTime::now();
         let obey_robots = self
             .fetching
             .hosts

@@ -178,7 +178,7 @@ impl Store {
             } else {
                 ErrorKind::Unreachable {
                     url: shown.clone(),
-                    detail: err.to_string(),
+                    detail: connect_detail(&err),
                 }
             })
         };
@@ -583,6 +583,20 @@ pub(crate) fn unix_millis() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// What a failed connection's error says, for a person: the client's words, on one line;
+/// but a server that answers something else than Redis's protocol (an HTTP server on that
+/// port, say) gets a sentence, not the parser's bytes.
+fn connect_detail(err: &RedisError) -> String {
+    match err.kind() {
+        redis::ErrorKind::Parse | redis::ErrorKind::UnexpectedReturnType => {
+            "what answers there does not speak Redis's protocol: is this the port of a Redis \
+             server?"
+                .to_owned()
+        }
+        _ => err.to_string().replace('\n', " "),
+    }
 }
 
 /// Whether a Redis URL carries a password (`redis://:PW@host`, `redis://USER:PW@host`).
