@@ -172,7 +172,7 @@ impl Crawler {
             return visit.finish(Outcome::Skipped, result).await;
         }
         // Held until the visit's request (robots.txt's, or the page's) has ended.
-        let Some(request) = self.address_turn(&mut visit, &url).await else {
+        let Some(mut request) = self.address_turn(&mut visit, &url).await else {
             return;
         };
         // The record's time is its request's start (WARC-Date's "the instant that data
@@ -185,7 +185,19 @@ impl Crawler {
             .obey_robots;
         if obey_robots {
             match self.obey_robots(visit, &url).await {
-                Some(allowed) => visit = allowed,
+                Some((allowed, waited)) => {
+                    visit = allowed;
+                    if waited {
+                        // It waited for the robots.txt another lease fetched: its turn and
+                        // permit are stale, and the page's request takes its own now.
+                        drop(request);
+                        request = match self.address_turn(&mut visit, &url).await {
+                            Some(request) => request,
+                            None => return,
+                        };
+                        visit.fetched_at = SystemTime::now();
+                    }
+                }
                 None => return,
             }
         }
@@ -352,10 +364,15 @@ impl Crawler {
         }
     }
 
-    /// What robots.txt says of `url`, the visit's URL: `Some(visit)` to go on with the fetch,
-    /// `None` when robots.txt ended the visit (a refusal, an unreachable file, or back in
-    /// line behind the file another lease fetched), with its record if it has one.
-    async fn obey_robots<'c>(&'c self, mut visit: Visit<'c>, url: &Url) -> Option<Visit<'c>> {
+    /// What robots.txt says of `url`, the visit's URL: `Some(visit, waited)` to go on with
+    /// the fetch (`waited`: for rules another lease fetched meanwhile), `None` when
+    /// robots.txt ended the visit (a refusal, an unreachable file, or back in line behind the
+    /// file another lease fetched), with its record if it has one.
+    async fn obey_robots<'c>(
+        &'c self,
+        mut visit: Visit<'c>,
+        url: &Url,
+    ) -> Option<(Visit<'c>, bool)> {
         let host = visit.lease().url().host_key().to_owned();
         let robots::Answer {
             rules,
@@ -450,6 +467,6 @@ impl Crawler {
             self.pace.give_back();
             return None;
         }
-        Some(visit)
+        Some((visit, waited))
     }
 }
