@@ -104,6 +104,11 @@ impl Rules {
     }
 }
 
+/// The caller that was to fetch a robots.txt gave its lease back until its turn at the
+/// address: the rules stay unknown (see [`RobotsCache::rules`]).
+#[derive(Debug)]
+struct GaveBack;
+
 /// The rules a lease gets for its host.
 pub(crate) struct Answer {
     pub(crate) rules: Arc<Rules>,
@@ -212,17 +217,24 @@ impl RobotsCache {
     /// The rules for the host of `url` (whose host key is `host`), fetching them first if
     /// need be. `asked` is when the caller's lease started: rules known since then are its
     /// answer even when they are to be fetched again (an unanswered robots.txt is one
-    /// failure of its host, not one per lease waiting for it).
-    pub(crate) async fn rules(
+    /// failure of its host, not one per lease waiting for it). `turn` is called only when
+    /// this caller is to fetch robots.txt itself, and what it answers is held while the
+    /// request is out: the caller's turn at the address and its fetch permit, which a
+    /// caller waiting for another's fetch, or for the rules another process stored, does not
+    /// hold. `None` when `turn` answered `None` (the caller gave its lease back until its
+    /// turn): the rules are still unknown, and another caller fetches them.
+    pub(crate) async fn rules<T>(
         &self,
         fetcher: &dyn Fetcher,
         guard: &Guard,
         host: &str,
         url: &Url,
         asked: Instant,
-    ) -> Answer {
+        turn: impl AsyncFnOnce() -> Option<T>,
+    ) -> Option<Answer> {
         let key = format!("{}://{host}", url.scheme());
         let host = key.as_str();
+        let mut turn = Some(turn);
         loop {
             let entry = {
                 let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
@@ -233,15 +245,19 @@ impl RobotsCache {
                 )
             };
             let (mut fresh, mut known_here) = (false, false);
-            let (rules, at, _) = entry
+            let known = entry
                 .rules
-                .get_or_init(|| async {
+                .get_or_try_init(|| async {
                     known_here = true;
-                    let (rules, bytes, at, fetched) = self.obtain(fetcher, guard, host, url).await;
+                    let (rules, bytes, at, fetched) =
+                        self.obtain(fetcher, guard, host, url, &mut turn).await?;
                     fresh = fetched;
-                    (Arc::new(rules), at, bytes + ENTRY_BYTES)
+                    Ok::<_, GaveBack>((Arc::new(rules), at, bytes + ENTRY_BYTES))
                 })
                 .await;
+            let Ok((rules, at, _)) = known else {
+                return None;
+            };
             if known_here {
                 self.make_room(host, &entry);
             }
@@ -264,11 +280,11 @@ impl RobotsCache {
             if !fresh {
                 entry.used.store(true, std::sync::atomic::Ordering::Relaxed);
             }
-            return Answer {
+            return Some(Answer {
                 rules: Arc::clone(rules),
                 known: *at,
                 fetched_here: fresh,
-            };
+            });
         }
     }
 
@@ -313,17 +329,24 @@ impl RobotsCache {
     /// when another process stored them, else fetched here (and stored for the others).
     /// Answers them, the bytes parsed, when they were fetched, and whether this process
     /// fetched them.
-    async fn obtain(
+    async fn obtain<T>(
         &self,
         fetcher: &dyn Fetcher,
         guard: &Guard,
         key: &str,
         url: &Url,
-    ) -> (Rules, usize, Instant, bool) {
+        turn: &mut Option<impl AsyncFnOnce() -> Option<T>>,
+    ) -> Result<(Rules, usize, Instant, bool), GaveBack> {
         let here = |(rules, bytes, _): (Rules, usize, Option<Vec<u8>>)| {
-            (rules, bytes, crate::backend::now(), true)
+            Ok((rules, bytes, crate::backend::now(), true))
+        };
+        // Held while robots.txt's request is out; taken once, by the one caller that fetches.
+        let mut take_turn = async || match turn.take() {
+            Some(turn) => turn().await.ok_or(GaveBack),
+            None => Err(GaveBack),
         };
         let Some(shared) = &self.shared else {
+            let _held = take_turn().await?;
             return here(self.fetch(fetcher, guard, url).await);
         };
         let host = url.host_str().unwrap_or_default();
@@ -338,7 +361,7 @@ impl RobotsCache {
                         };
                         if age < ttl {
                             let now = crate::backend::now();
-                            return (rules, bytes, now.checked_sub(age).unwrap_or(now), false);
+                            return Ok((rules, bytes, now.checked_sub(age).unwrap_or(now), false));
                         }
                     }
                 }
@@ -350,7 +373,18 @@ impl RobotsCache {
             }
             match shared.claim_robots(key, host, CLAIM).await {
                 Ok(true) => {
+                    let held = match take_turn().await {
+                        Ok(held) => held,
+                        Err(gave_back) => {
+                            // Another process (or a lease of this one) fetches it instead.
+                            if let Err(err) = shared.release_robots(key, host).await {
+                                tracing::debug!("releasing the robots.txt of {key}: {err}");
+                            }
+                            return Err(gave_back);
+                        }
+                    };
                     let fetched = self.fetch(fetcher, guard, url).await;
+                    drop(held);
                     let stored = match &fetched.2 {
                         Some(text) => shared.put_robots(key, host, text).await,
                         None => shared.release_robots(key, host).await,
@@ -368,6 +402,7 @@ impl RobotsCache {
                 }
             }
         }
+        let _held = take_turn().await?;
         here(self.fetch(fetcher, guard, url).await)
     }
 

@@ -171,36 +171,25 @@ impl Crawler {
             let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
             return visit.finish(Outcome::Skipped, result).await;
         }
-        // Held until the visit's request (robots.txt's, or the page's) has ended.
-        let Some(mut request) = self.address_turn(&mut visit, &url).await else {
-            return;
-        };
-        // The record's time is its request's start (WARC-Date's "the instant that data
-        // capture began"), not the lease's, which may have waited for its address's turn.
-        visit.fetched_at = SystemTime::now();
         let obey_robots = self
             .fetching
             .hosts
             .for_host(visit.lease().url().host_key())
             .obey_robots;
         if obey_robots {
+            // robots.txt's request, if this visit makes it, takes a turn of its own.
             match self.obey_robots(visit, &url).await {
-                Some((allowed, waited)) => {
-                    visit = allowed;
-                    if waited {
-                        // It waited for the robots.txt another lease fetched: its turn and
-                        // permit are stale, and the page's request takes its own now.
-                        drop(request);
-                        request = match self.address_turn(&mut visit, &url).await {
-                            Some(request) => request,
-                            None => return,
-                        };
-                        visit.fetched_at = SystemTime::now();
-                    }
-                }
+                Some(allowed) => visit = allowed,
                 None => return,
             }
         }
+        // Held until the page's request has ended.
+        let Some(request) = self.address_turn(&mut visit, &url).await else {
+            return;
+        };
+        // The record's time is its request's start (WARC-Date's "the instant that data
+        // capture began"), not the lease's, which may have waited for its address's turn.
+        visit.fetched_at = SystemTime::now();
         self.fetch_and_follow(visit, url, request).await;
     }
 
@@ -364,16 +353,16 @@ impl Crawler {
         }
     }
 
-    /// What robots.txt says of `url`, the visit's URL: `Some(visit, waited)` to go on with
-    /// the fetch (`waited`: for rules another lease fetched meanwhile), `None` when
-    /// robots.txt ended the visit (a refusal, an unreachable file, or back in line behind the
-    /// file another lease fetched), with its record if it has one.
-    async fn obey_robots<'c>(
-        &'c self,
-        mut visit: Visit<'c>,
-        url: &Url,
-    ) -> Option<(Visit<'c>, bool)> {
+    /// What robots.txt says of `url`, the visit's URL: `Some(visit)` to go on with the
+    /// fetch, `None` when robots.txt ended the visit (a refusal, an unreachable file, back
+    /// in line behind the file another lease fetched, or until its address's turn to fetch
+    /// the file), with its record if it has one.
+    async fn obey_robots<'c>(&'c self, mut visit: Visit<'c>, url: &Url) -> Option<Visit<'c>> {
         let host = visit.lease().url().host_key().to_owned();
+        let started = visit.started;
+        // Taken only if this visit fetches robots.txt itself: one waiting for another's
+        // fetch holds neither a turn nor a fetch permit meanwhile.
+        let turn = async || self.address_turn(&mut visit, url).await;
         let robots::Answer {
             rules,
             known,
@@ -386,12 +375,13 @@ impl Crawler {
                 &self.fetching.guard,
                 &host,
                 url,
-                visit.started,
+                started,
+                turn,
             )
-            .await;
+            .await?;
         // Leases that waited for the robots.txt another lease of the host was fetching
         // started before its rules were known.
-        let waited = !fresh && visit.started < known;
+        let waited = !fresh && started < known;
         if let Some(delay) = rules.crawl_delay()
             && fresh
         {
@@ -467,6 +457,6 @@ impl Crawler {
             self.pace.give_back();
             return None;
         }
-        Some((visit, waited))
+        Some(visit)
     }
 }

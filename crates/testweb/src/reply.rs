@@ -153,7 +153,10 @@ impl hyper::body::Body for Body {
                 }
             }
         };
-        if frame.is_none() {
+        // Ended as the last bytes are handed to the connection, not when hyper drops the
+        // body after writing them: a client that read them all may send its next request
+        // before this task runs again, and would be counted two in flight where it never was.
+        if frame.is_none() || this.remaining() == 0 {
             this.guard = None;
         }
         Poll::Ready(frame.map(|bytes| Ok(Frame::data(bytes))))
