@@ -199,14 +199,12 @@ impl Crawler {
     async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Option<Request<'_>> {
         // Never closed: always a permit.
         let fetching = || async { self.fetching.permits.acquire().await.ok() };
-        if visit.lease().address_limits().is_unlimited() {
-            return Some(Request {
-                _fetch: fetching().await,
-                _turn: AddressPermit::Unlimited,
-            });
-        }
         // A name that does not resolve has no address: its fetch fails on its own.
-        let Some(address) = self.fetching.guard.address_of(url).await else {
+        let address = match visit.lease().address_limits().is_unlimited() {
+            true => None,
+            false => self.fetching.guard.address_of(url).await,
+        };
+        let Some(address) = address else {
             return Some(Request {
                 _fetch: fetching().await,
                 _turn: AddressPermit::Unlimited,
@@ -241,6 +239,7 @@ impl Crawler {
             // to a request waiting here at once. The others' leases go back for a while
             // (`held_off_until`): long enough to spare Redis their coming and going, short
             // enough to refill the places as they empty.
+            let mut until = at;
             if matches!(turn, Turn::Full(_)) {
                 if place.is_none() {
                     place = visit.lease().wait_place(address);
@@ -249,12 +248,9 @@ impl Crawler {
                     place.until(at).await;
                     continue;
                 }
-                let until = visit.lease().held_off_until(at);
-                self.abandon_until(visit.take(), until);
-                self.pace.give_back();
-                return None;
+                until = visit.lease().held_off_until(at);
             }
-            self.abandon_until(visit.take(), at);
+            self.abandon_until(visit.take(), until);
             self.pace.give_back();
             return None;
         }
