@@ -10,6 +10,7 @@
 //! A lease carries the backend that issued it, and is completed or given back through it
 //! ([`Lease::complete`], [`Lease::abandon`]): a lease cannot reach another backend.
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -271,10 +272,25 @@ impl Lease {
     /// `address` to end ([`Turn::Full`]); None when the address or the process has as many
     /// waiting as it may (see [`AddressWaits`]): then give the lease back.
     pub(crate) fn wait_place(&self, address: IpAddr) -> Option<WaitPlace> {
-        let connections = WAITING_PER_CONNECTION * self.address_limits().connections;
+        let (waits, most) = self.waits();
+        waits.join(address, most)
+    }
+
+    /// When this lease's request would find no place to wait in at `address` were it full:
+    /// the line of those waiting there is as long as it may be. Such a line has a first
+    /// asking each time a connection may be free, so a request coming now is given back
+    /// without asking (see [`AddressWaits`]).
+    pub(crate) fn line_is_full(&self, address: IpAddr) -> bool {
+        let (waits, most) = self.waits();
+        waits.is_full(address, most)
+    }
+
+    /// The process's waits at full addresses, and how many may wait at this lease's.
+    fn waits(&self) -> (&Arc<AddressWaits>, u32) {
+        let most = WAITING_PER_CONNECTION * self.address_limits().connections;
         match self {
-            Lease::Local(_, local) => local.waits.join(address, connections),
-            Lease::Shared(_, remote) => remote.waits.join(address, connections),
+            Lease::Local(_, local) => (&local.waits, most),
+            Lease::Shared(_, remote) => (&remote.waits, most),
         }
     }
 
@@ -408,9 +424,14 @@ const WAITING_PER_CONNECTION: u32 = 16;
 /// leases come back after one wait, to refill the places sooner.
 const FULL_HOLD_OFF: u32 = 4;
 
-/// The requests of this process waiting in place at full addresses: each is woken when a
-/// request of this process at its address ends, and takes the connection it freed at once,
-/// where a lease given back until the address's next turn would leave it idle till then.
+/// The requests of this process waiting in place at full addresses, in line at each: the
+/// first is woken when a request of this process at its address ends, and takes the
+/// connection it freed at once, where a lease given back until the address's next turn would
+/// leave it idle till then. Only the first asks again when the address's wait runs out (the
+/// other processes' requests end unseen here); the others wait their turn to be first, which
+/// comes when the one before leaves the line (its request started, or its lease went back).
+/// Each asking again was a Redis call in a shared crawl: with every waiter asking at the end
+/// of each wait, one address of 8 connections cost some 14 calls a page (docs/benchmarks.md).
 /// At most [`WAITING_PER_CONNECTION`] for each of an address's connections, and half the
 /// process's workers in all: the others give their leases back, and serve other servers
 /// meanwhile.
@@ -424,8 +445,8 @@ pub(crate) struct AddressWaits {
 /// The requests waiting at full addresses.
 #[derive(Debug, Default)]
 struct Waiting {
-    /// Per address with requests waiting: what wakes them, and how many there are.
-    by_address: std::collections::HashMap<IpAddr, (Arc<Notify>, u32)>,
+    /// Per address with requests waiting: what wakes each, in the order they came.
+    by_address: std::collections::HashMap<IpAddr, VecDeque<Arc<Notify>>>,
     /// How many there are in all.
     all: u32,
 }
@@ -439,34 +460,46 @@ impl AddressWaits {
         }
     }
 
-    /// A place among the requests waiting at `address`, if fewer than `most` wait there and
-    /// the process has room for another.
+    /// A place at the end of the line of requests waiting at `address`, if fewer than
+    /// `most` wait there and the process has room for another.
     fn join(self: &Arc<Self>, address: IpAddr, most: u32) -> Option<WaitPlace> {
         let mut guard = self.lock();
         let Waiting { by_address, all } = &mut *guard;
         if *all >= self.most {
             return None;
         }
-        let (ended, waiting) = by_address.entry(address).or_default();
-        if *waiting >= most {
-            if *waiting == 0 {
+        let line = by_address.entry(address).or_default();
+        if line.len() >= most as usize {
+            if line.is_empty() {
                 by_address.remove(&address);
             }
             return None;
         }
-        *waiting += 1;
+        let woken = Arc::new(Notify::new());
+        line.push_back(Arc::clone(&woken));
         *all += 1;
         Some(WaitPlace {
             waits: Arc::clone(self),
             address,
-            ended: Arc::clone(ended),
+            woken,
         })
     }
 
-    /// A request of this process at `address` ended: one request waiting there asks again.
+    /// Whether requests wait at `address` (it was full a moment ago) and one more would find
+    /// no place among them (see [`join`]).
+    ///
+    /// [`join`]: AddressWaits::join
+    fn is_full(&self, address: IpAddr, most: u32) -> bool {
+        let guard = self.lock();
+        let waiting = guard.by_address.get(&address).map_or(0, VecDeque::len);
+        waiting > 0 && (waiting >= most as usize || guard.all >= self.most)
+    }
+
+    /// A request of this process at `address` ended: the first request waiting there asks
+    /// again.
     fn ended(&self, address: IpAddr) {
-        if let Some((ended, _)) = self.lock().by_address.get(&address) {
-            ended.notify_one();
+        if let Some(first) = self.lock().by_address.get(&address).and_then(|l| l.front()) {
+            first.notify_one();
         }
     }
 
@@ -475,20 +508,33 @@ impl AddressWaits {
     }
 }
 
-/// A request's place among those waiting at a full address (see [`AddressWaits`]).
+/// A request's place in the line of those waiting at a full address (see
+/// [`AddressWaits`]).
 #[derive(Debug)]
 pub(crate) struct WaitPlace {
     waits: Arc<AddressWaits>,
     address: IpAddr,
-    ended: Arc<Notify>,
+    /// Rung for this place alone: stored when it is not awaited, so no wake is lost.
+    woken: Arc<Notify>,
 }
 
 impl WaitPlace {
-    /// Waits until a request of this process at the address ends, or until `at`.
+    /// Waits until a request of this process at the address ends or this place becomes the
+    /// first, or, the first, until `at`.
     pub(crate) async fn until(&self, at: Instant) {
-        tokio::select! {
-            () = self.ended.notified() => {}
-            () = tokio::time::sleep_until(at.into()) => {}
+        let first = {
+            let guard = self.waits.lock();
+            let line = guard.by_address.get(&self.address);
+            line.and_then(|l| l.front())
+                .is_some_and(|f| Arc::ptr_eq(f, &self.woken))
+        };
+        if first {
+            tokio::select! {
+                () = self.woken.notified() => {}
+                () = tokio::time::sleep_until(at.into()) => {}
+            }
+        } else {
+            self.woken.notified().await;
         }
     }
 }
@@ -497,10 +543,19 @@ impl Drop for WaitPlace {
     fn drop(&mut self) {
         let mut guard = self.waits.lock();
         let Waiting { by_address, all } = &mut *guard;
-        if let Some((_, waiting)) = by_address.get_mut(&self.address) {
-            *waiting = waiting.saturating_sub(1);
-            *all = all.saturating_sub(1);
-            if *waiting == 0 {
+        let Some(line) = by_address.get_mut(&self.address) else {
+            return;
+        };
+        let Some(at) = line.iter().position(|w| Arc::ptr_eq(w, &self.woken)) else {
+            return;
+        };
+        line.remove(at);
+        *all = all.saturating_sub(1);
+        match line.front() {
+            // The next is first now: it asks, and waits on the address's clock if still full.
+            Some(next) if at == 0 => next.notify_one(),
+            Some(_) => {}
+            None => {
                 by_address.remove(&self.address);
             }
         }
@@ -897,7 +952,7 @@ mod tests {
     use super::*;
 
     #[tokio::test(start_paused = true)]
-    async fn as_many_wait_at_a_full_address_as_it_has_connections_and_an_end_wakes_one() {
+    async fn as_many_wait_at_a_full_address_as_it_has_connections_in_line_the_first_asking() {
         let waits = Arc::new(AddressWaits::new(8));
         let server: IpAddr = "192.0.2.7".parse().unwrap();
         let other: IpAddr = "192.0.2.8".parse().unwrap();
@@ -917,25 +972,34 @@ mod tests {
             few.join(server, 8).is_none(),
             "half of four workers wait already"
         );
-        // A request at the address ends: a waiter asks again at once, not at its instant.
+        // A request at the address ends: the first waiter asks again at once, not at its
+        // instant; the second is not woken by it.
         let start = tokio::time::Instant::now();
         let later = now() + Duration::from_secs(5);
-        let woken = tokio::spawn(async move {
+        let first_woken = tokio::spawn(async move {
             first.until(later).await;
-            tokio::time::Instant::now()
+            (tokio::time::Instant::now(), first)
+        });
+        let second_woken = tokio::spawn(async move {
+            second.until(now() + Duration::from_millis(100)).await;
+            (tokio::time::Instant::now(), second)
         });
         tokio::task::yield_now().await;
         waits.ended(server);
-        assert_eq!(
-            woken.await.unwrap(),
-            start,
-            "woken by the end, with no time passed"
-        );
-        // With no end, the wait lasts until its instant.
+        let (at, first) = first_woken.await.unwrap();
+        assert_eq!(at, start, "the first woken by the end, with no time passed");
+        // Not first, the second waits past its instant: only the first watches the clock.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!second_woken.is_finished(), "the second waits its turn");
+        // The first leaves the line (its request started): the second is first and asks.
+        drop(first);
+        let (at, second) = second_woken.await.unwrap();
+        assert_eq!(at - start, Duration::from_secs(1));
+        // First now, with no end it waits until its instant.
         second.until(now() + Duration::from_millis(100)).await;
         assert_eq!(
             tokio::time::Instant::now() - start,
-            Duration::from_millis(100)
+            Duration::from_millis(1100)
         );
         drop(second);
         assert!(

@@ -213,6 +213,16 @@ impl Crawler {
         // Kept while the request asks again, so that a request ending meanwhile wakes it.
         let mut place = None;
         loop {
+            // The line of this process's requests waiting at the address has no room: its
+            // first asks whenever a connection may be free, and this lease goes back without
+            // asking (an ask, in a shared crawl, is a Redis call).
+            if place.is_none() && visit.lease().line_is_full(address) {
+                let full = backend::now() + visit.lease().address_limits().full_wait();
+                let until = visit.lease().held_off_until(full);
+                self.abandon_until(visit.take(), until);
+                self.pace.give_back();
+                return None;
+            }
             // The fetch permit first, then the turn: a turn taken before a wait for a permit
             // (a shared crawl has three workers a permit) would start its request late, and
             // the next turn, a delay after this one, could start less than a delay after it.

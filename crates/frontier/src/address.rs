@@ -72,8 +72,17 @@ impl AddressLimits {
         self.connections > 0 && in_flight >= self.connections
     }
 
-    /// How long a host waits when the address is full.
-    fn full_wait(&self) -> Duration {
+    /// How long a host waits when the address is full: its delay, and at least
+    /// [`FULL_RETRY`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let limits = frontier::AddressLimits { connections: 2, delay: Duration::from_secs(1) };
+    /// assert_eq!(limits.full_wait(), Duration::from_secs(1));
+    /// ```
+    pub fn full_wait(&self) -> Duration {
         self.delay.max(FULL_RETRY)
     }
 }
