@@ -29,7 +29,7 @@ use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
-use crate::scripts::{self, FateCode, Scripts, millis};
+use crate::scripts::{self, Ending, FateCode, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
@@ -945,7 +945,7 @@ impl SharedFrontier {
             lease: Some(Completing {
                 token: lease.token,
                 url: lease.url.as_str().to_owned(),
-                outcome,
+                ending: Ending::Fetched(outcome),
             }),
             links,
         };
@@ -1017,6 +1017,9 @@ impl SharedFrontier {
         self.give_back(lease, wait).await
     }
 
+    /// Gives a lease back in its bucket's next batch script: many a page at an address
+    /// whose line is full (see the crawler's `AddressWaits`), where a script of its own
+    /// each was some 12 Redis commands.
     async fn give_back(&self, mut lease: SharedLease, wait: Duration) -> Result<(), Error> {
         let inner = &self.inner;
         drop(lease.working.take());
@@ -1024,19 +1027,15 @@ impl SharedFrontier {
         // completes the page with them.
         let links = inner.let_go_pending(lease.url.as_str(), false);
         inner.not_sending(&links);
-        let tag = inner.store.tag(lease.bucket);
-        let mut invocation = inner.scripts.abandon.prepare_invoke();
-        for key in ["ready", "hosts", "counts", "leases", "due"] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(inner.rules.politeness.connections_per_host())
-            .arg(lease.token)
-            .arg(lease.url.as_str())
-            .arg(millis(wait))
-            .arg(millis(inner.rules.politeness.delay()));
-        let answer = inner.call::<i64>(&invocation).await;
+        let step = Step {
+            lease: Some(Completing {
+                token: lease.token,
+                url: lease.url.as_str().to_owned(),
+                ending: Ending::GivenBack(wait),
+            }),
+            links: Vec::new(),
+        };
+        let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         // Not given back: it expires, and comes back all the same.
         inner.stop_renewing(&lease);
         answer.map(drop)

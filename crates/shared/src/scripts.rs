@@ -116,15 +116,18 @@ pub(crate) enum OutcomeCode {
     Failure = 2,
     FailureToRetry = 3,
     ErrorAnswer = 4,
+    /// Not an outcome: the lease went back unfetched ([`Ending::GivenBack`]).
+    GivenBack = 5,
 }
 
 impl OutcomeCode {
-    const ALL: [OutcomeCode; 5] = [
+    const ALL: [OutcomeCode; 6] = [
         OutcomeCode::Success,
         OutcomeCode::Skipped,
         OutcomeCode::Failure,
         OutcomeCode::FailureToRetry,
         OutcomeCode::ErrorAnswer,
+        OutcomeCode::GivenBack,
     ];
 
     fn lua(self) -> &'static str {
@@ -134,6 +137,7 @@ impl OutcomeCode {
             OutcomeCode::Failure => "OUTCOME_FAILURE",
             OutcomeCode::FailureToRetry => "OUTCOME_FAILURE_TO_RETRY",
             OutcomeCode::ErrorAnswer => "OUTCOME_ERROR_ANSWER",
+            OutcomeCode::GivenBack => "OUTCOME_GIVEN_BACK",
         }
     }
 
@@ -170,10 +174,12 @@ pub(crate) enum FateCode {
     Retried = 2,
     Exhausted = 3,
     DroppedWithHost = 4,
+    /// The lease went back unfetched, its URL first of its host's queue again.
+    GivenBack = 5,
 }
 
 impl FateCode {
-    const ALL: [FateCode; 7] = [
+    const ALL: [FateCode; 8] = [
         FateCode::LinksAlone,
         FateCode::NotHeld,
         FateCode::Succeeded,
@@ -181,6 +187,7 @@ impl FateCode {
         FateCode::Retried,
         FateCode::Exhausted,
         FateCode::DroppedWithHost,
+        FateCode::GivenBack,
     ];
 
     fn lua(self) -> &'static str {
@@ -192,18 +199,19 @@ impl FateCode {
             FateCode::Retried => "FATE_RETRIED",
             FateCode::Exhausted => "FATE_EXHAUSTED",
             FateCode::DroppedWithHost => "FATE_DROPPED_WITH_HOST",
+            FateCode::GivenBack => "FATE_GIVEN_BACK",
         }
     }
 
     /// The fate a completion's answer says (`next_attempt` its second number); `None` when
-    /// the lease was not held, or for an entry of links alone.
+    /// the lease was not held, for an entry of links alone, and for a lease given back.
     pub(crate) fn fate(code: i64, next_attempt: i64) -> Result<Option<Fate>, String> {
         let code = FateCode::ALL
             .into_iter()
             .find(|c| *c as i64 == code)
             .ok_or_else(|| format!("unknown fate {code}"))?;
         Ok(match code {
-            FateCode::LinksAlone | FateCode::NotHeld => None,
+            FateCode::LinksAlone | FateCode::NotHeld | FateCode::GivenBack => None,
             FateCode::Succeeded => Some(Fate::Succeeded),
             FateCode::Failed => Some(Fate::Failed),
             FateCode::Retried => Some(Fate::Retried {
@@ -297,10 +305,9 @@ fn begin(clock: Clock) -> String {
 const COMMON: &str = include_str!("scripts/common.lua");
 
 /// The bucket scripts, by name and source: each becomes a function of the library.
-const SCRIPTS: [(&str, &str); 11] = [
+const SCRIPTS: [(&str, &str); 10] = [
     ("batch", include_str!("scripts/batch.lua")),
     ("lease", include_str!("scripts/lease.lua")),
-    ("abandon", include_str!("scripts/abandon.lua")),
     ("renew", include_str!("scripts/renew.lua")),
     ("crawl_delay", include_str!("scripts/crawl_delay.lua")),
     ("host_policy", include_str!("scripts/host_policy.lua")),
@@ -453,7 +460,6 @@ pub(crate) struct Scripts {
     pub(crate) library: Library,
     pub(crate) batch: Function,
     pub(crate) lease: Function,
-    pub(crate) abandon: Function,
     pub(crate) renew: Function,
     pub(crate) crawl_delay: Function,
     pub(crate) host_policy: Function,
@@ -482,7 +488,6 @@ impl Scripts {
         Scripts {
             batch: function("batch"),
             lease: function("lease"),
-            abandon: function("abandon"),
             renew: function("renew"),
             crawl_delay: function("crawl_delay"),
             host_policy: function("host_policy"),
@@ -576,17 +581,40 @@ impl Scripts {
     }
 }
 
-/// Adds a batch entry's head: the lease to complete (`None` for links alone) and how many
-/// links follow, each added with [`link`].
+/// How a lease of a batch entry ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Its fetch ended so.
+    Fetched(Outcome),
+    /// It goes back unfetched, first of its host's queue, and its host is not leased again
+    /// for this long (zero: as its delay says). Given back for a time (its address's turn),
+    /// it made no request: the delay its start took goes back first
+    /// (`HostRecord::give_back_start`).
+    GivenBack(Duration),
+}
+
+impl Ending {
+    /// Its code and number, as a batch entry carries them: an outcome's `Retry-After` in ms
+    /// (-1 for none), or how long a host given back waits.
+    fn code(self) -> (u8, i64) {
+        match self {
+            Ending::Fetched(outcome) => OutcomeCode::of(outcome),
+            Ending::GivenBack(wait) => (OutcomeCode::GivenBack as u8, millis(wait)),
+        }
+    }
+}
+
+/// Adds a batch entry's head: the lease to end (`None` for links alone) and how many links
+/// follow, each added with [`link`].
 pub(crate) fn completion(
     invocation: &mut Call<'_>,
-    lease: Option<(&str, &str, Outcome)>,
+    lease: Option<(&str, &str, Ending)>,
     links: usize,
 ) {
     match lease {
-        Some((token, url, outcome)) => {
-            let (code, retry_after) = OutcomeCode::of(outcome);
-            invocation.arg(token).arg(url).arg(code).arg(retry_after);
+        Some((token, url, ending)) => {
+            let (code, number) = ending.code();
+            invocation.arg(token).arg(url).arg(code).arg(number);
         }
         None => {
             invocation.arg("-").arg("-").arg(0).arg(-1);

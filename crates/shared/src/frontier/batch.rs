@@ -42,13 +42,13 @@ pub(super) struct Step {
     pub(super) links: Vec<Link>,
 }
 
-/// A lease to complete, as the batch script takes it: the URL goes with the token, so that a
-/// token handed out again (Redis rolled back to a snapshot older than the lease) completes
+/// A lease to end, as the batch script takes it: the URL goes with the token, so that a
+/// token handed out again (Redis rolled back to a snapshot older than the lease) ends
 /// nothing but the lease of that URL.
 pub(super) struct Completing {
     pub(super) token: u64,
     pub(super) url: String,
-    pub(super) outcome: Outcome,
+    pub(super) ending: Ending,
 }
 
 /// What the batch script answers for one step (see `scripts/batch.lua`).
@@ -496,7 +496,7 @@ impl Inner {
                 }
             }
             let lease = step.lease.as_ref();
-            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.outcome));
+            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.ending));
             let lease = lease.as_ref().map(|(t, url, o)| (t.as_str(), *url, *o));
             scripts::completion(&mut invocation, lease, sent.len());
             for (link, probes) in sent {

@@ -1,16 +1,17 @@
--- BATCH: admits links and completes leases of one bucket, for many pages at once: each entry
--- is a lease to complete with its page's links of this bucket (or links alone), and the
--- whole batch is one atomic step.
+-- BATCH: admits links and ends leases of one bucket, for many pages at once: each entry is a
+-- lease to complete with its page's links of this bucket (or links alone), or a lease given
+-- back, and the whole batch is one atomic step.
 -- KEYS: seen, ready, hosts, counts, leases, due, replies0, replies1, domains.
 -- ARGV: tag, connections per host, the seen-test's schedule, delay, back-off base, back-off
 -- max, longest Retry-After, errors in a row to give up, time failing to give up, attempts
 -- (all times in ms), request id, pages per host, hosts per domain, pages per domain (0: no
 -- limit), then entries: token and its URL (`-` and `-` for links alone), outcome (an
--- OUTCOME_ code), Retry-After (-1 for none), the number of links, and the links in groups of
--- six (probes host depth url from domain).
+-- OUTCOME_ code), Retry-After (-1 for none; for OUTCOME_GIVEN_BACK, a lease given back
+-- unfetched, how long its host is not leased again, 0 for as its delay says), the number of
+-- links, and the links in groups of six (probes host depth url from domain).
 -- Answers seven numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
 -- FATE_NOT_HELD when the lease is not held: it expired and went back to the crawl, or the
--- token is another URL's after a rollback), next attempt, URLs waiting on a host given up
+-- token is another URL's after a rollback; FATE_GIVEN_BACK), next attempt, URLs waiting on a host given up
 -- now (-1 for none), new links, links refused by the host's page budget, by its domain's
 -- budget of hosts, by its domain's page budget; then the bucket's view
 -- (five numbers), then its seen-test's generations (-1 when it read none). Sent again with
@@ -66,10 +67,23 @@ local function complete_one(token, leased_url, outcome, retry_after)
   if string.match(url, '^%S+') ~= leased_url then return FATE_NOT_HELD, 0, -1 end
   held[token] = nil
   done[#done + 1] = token
-  attempts = tonumber(attempts) + 1
   local h = get_host(hosts, host)
   touch(host)
   h[ACTIVE] = math.max(0, h[ACTIVE] - 1)
+  if outcome == OUTCOME_GIVEN_BACK then
+    -- Unfetched: first of its host's queue again, its attempts as they were. Given back for
+    -- a time (its address's turn), it made no request: the delay its start took goes back
+    -- (HostRecord::give_back_start), and the host waits that time.
+    if retry_after > 0 then
+      give_back_start(h, start, delay_of(h, delay))
+      h[NEXT] = math.max(h[NEXT], now + retry_after)
+    end
+    redis.call('LPUSH', queue_key(host), entry)
+    count('leased', -1)
+    count('queued', 1)
+    return FATE_GIVEN_BACK, 0, -1
+  end
+  attempts = tonumber(attempts) + 1
   local fate, gave_up = settle(h, start, outcome, retry_after, attempts, delay_of(h, delay), policy)
   local given_up = -1
   if gave_up then

@@ -7,7 +7,9 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome, Politeness};
 use redis::{Connection, Value};
 
-use super::{ADDRESS_KEYS, Clock, FateCode, HostField, Scripts, address_leave, completion, link};
+use super::{
+    ADDRESS_KEYS, Clock, Ending, FateCode, HostField, Scripts, address_leave, completion, link,
+};
 use crate::frontier::batch::{entry_tail, memo_text};
 use crate::seen::Schedule;
 
@@ -50,11 +52,11 @@ impl Redis<'_> {
         format!("request-{}", self.requests)
     }
 
-    /// One batch entry: a completion or a link alone. Answers its five numbers.
+    /// One batch entry: a lease ended or a link alone. Answers its first five numbers.
     fn batch(
         &mut self,
         at: u64,
-        lease: Option<(&str, &str, Outcome)>,
+        lease: Option<(&str, &str, Ending)>,
         url: Option<(&str, Option<Vec<u8>>)>,
     ) -> Result<Vec<i64>, String> {
         self.clock(at)?;
@@ -150,7 +152,8 @@ impl Store for Redis<'_> {
         outcome: Outcome,
         at: u64,
     ) -> Result<(Fate, Option<u64>), String> {
-        let answer = self.batch(at, Some((&lease.token, &lease.url, outcome)), None)?;
+        let ending = Ending::Fetched(outcome);
+        let answer = self.batch(at, Some((&lease.token, &lease.url, ending)), None)?;
         let fate = FateCode::fate(answer[0], answer[1])?.ok_or("the lease is not held")?;
         Ok((fate, u64::try_from(answer[2]).ok()))
     }
@@ -168,21 +171,12 @@ impl Store for Redis<'_> {
     }
 
     fn abandon(&mut self, lease: Held, at: u64, until: Option<u64>) -> Result<(), String> {
-        self.clock(at)?;
-        let mut call = self.scripts.abandon.prepare_invoke();
-        for key in ["ready", "hosts", "counts", "leases", "due"] {
-            call.key(format!("{TAG}:{key}"));
-        }
-        call.arg(TAG)
-            .arg(self.politeness.connections_per_host())
-            .arg(&lease.token)
-            .arg(&lease.url)
-            .arg(until.map_or(0, |until| until.saturating_sub(at)))
-            .arg(self.politeness.delay().as_millis() as u64);
-        match call.invoke::<i64>(self.con, &self.scripts.library) {
-            Ok(1) => Ok(()),
-            Ok(_) => Err("the lease was not held".into()),
-            Err(err) => Err(err.to_string()),
+        let wait = std::time::Duration::from_millis(until.map_or(0, |u| u.saturating_sub(at)));
+        let ending = Ending::GivenBack(wait);
+        let answer = self.batch(at, Some((&lease.token, &lease.url, ending)), None)?;
+        match FateCode::ALL.into_iter().find(|c| *c as i64 == answer[0]) {
+            Some(FateCode::GivenBack) => Ok(()),
+            _ => Err(format!("the lease was not given back: fate {}", answer[0])),
         }
     }
 }
