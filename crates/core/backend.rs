@@ -440,6 +440,8 @@ pub(crate) struct AddressWaits {
     waiting: std::sync::Mutex<Waiting>,
     /// Requests that may wait in all.
     most: u32,
+    /// Rung when a place in a line is freed, for a task whose lease found its line full.
+    room: Notify,
 }
 
 /// The requests waiting at full addresses.
@@ -457,6 +459,15 @@ impl AddressWaits {
         AddressWaits {
             waiting: std::sync::Mutex::default(),
             most: u32::try_from(workers / 2).unwrap_or(u32::MAX),
+            room: Notify::new(),
+        }
+    }
+
+    /// Waits until a place in a line is freed, or until `until`.
+    async fn room(&self, until: Instant) {
+        tokio::select! {
+            () = self.room.notified() => {}
+            () = tokio::time::sleep_until(until.into()) => {}
         }
     }
 
@@ -551,6 +562,7 @@ impl Drop for WaitPlace {
         };
         line.remove(at);
         *all = all.saturating_sub(1);
+        self.waits.room.notify_one();
         match line.front() {
             // The next is first now: it asks, and waits on the address's clock if still full.
             Some(next) if at == 0 => next.notify_one(),
@@ -599,6 +611,16 @@ impl Backend {
         match self {
             Backend::Local(_) => Arc::new(Notify::new()),
             Backend::Shared(remote) => Arc::clone(&remote.landed),
+        }
+    }
+
+    /// Waits until a place in the line of requests waiting at a full address is freed, or
+    /// until `until`: for a task whose lease found its line full (see
+    /// `crawl::visit::Visited::LineFull`).
+    pub(crate) async fn room_in_a_line(&self, until: Instant) {
+        match self {
+            Backend::Local(local) => local.waits.room(until).await,
+            Backend::Shared(remote) => remote.waits.room(until).await,
         }
     }
 
@@ -1010,5 +1032,33 @@ mod tests {
         // A place given up is free for another address.
         drop(one);
         let _three = few.join(server, 8).expect("a place freed");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_whose_line_was_full_waits_for_a_place_freed_or_its_instant() {
+        let waits = Arc::new(AddressWaits::new(8));
+        let server: IpAddr = "192.0.2.7".parse().unwrap();
+        let place = waits.join(server, 1).expect("a place");
+        let start = tokio::time::Instant::now();
+        let freed = tokio::spawn({
+            let waits = Arc::clone(&waits);
+            async move {
+                waits.room(now() + Duration::from_secs(5)).await;
+                tokio::time::Instant::now()
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        drop(place);
+        assert_eq!(
+            freed.await.unwrap() - start,
+            Duration::from_millis(30),
+            "woken as the place is freed"
+        );
+        // No place freed: the wait lasts until its instant.
+        waits.room(now() + Duration::from_millis(400)).await;
+        assert_eq!(
+            tokio::time::Instant::now() - start,
+            Duration::from_millis(430)
+        );
     }
 }

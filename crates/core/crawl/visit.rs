@@ -143,9 +143,22 @@ struct Request<'c> {
 /// back until then.
 const WAIT_IN_PLACE: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// How a visit ended, for its task.
+pub(super) enum Visited {
+    /// Its lease was completed, or given back for a reason of its own.
+    Done,
+    /// Its lease went back because the line of this process's requests waiting at its full
+    /// address had no room (see `backend::AddressWaits`), its host held off until the
+    /// instant. The task waits for room in a line, or that instant, before it takes another
+    /// lease: when most of what is ready is at such an address, a task going straight on
+    /// would take and give back leases of it many times a page, each a Redis script in a
+    /// shared crawl.
+    LineFull(Instant),
+}
+
 impl Crawler {
     /// Everything done with one lease, by worker number `worker`.
-    pub(super) async fn visit(&self, worker: usize, lease: Lease) {
+    pub(super) async fn visit(&self, worker: usize, lease: Lease) -> Visited {
         let started = backend::now();
         let _in_flight = self.in_flight.start(worker, lease.url().as_str(), started);
         let mut visit = Visit {
@@ -157,19 +170,21 @@ impl Crawler {
         if visit.lease().host_given_up() {
             // Handed out only to be recorded: the frontier gave its host up.
             let why = "its host failed for too long and was given up; not fetched";
-            return visit
+            visit
                 .finish(
                     Outcome::Skipped,
                     Draft::failed(ErrorKind::HostGivenUp, why.to_owned()),
                 )
                 .await;
+            return Visited::Done;
         }
         let url = visit.lease().url().as_url().clone();
         if !self.fetching.guard.allows_url(&url).await {
             // Our policy, not the host's failure, and no request was made: no back-off, no
             // retry, and the host's delay is not spent.
             let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
-            return visit.finish(Outcome::Skipped, result).await;
+            visit.finish(Outcome::Skipped, result).await;
+            return Visited::Done;
         }
         let obey_robots = self
             .fetching
@@ -180,23 +195,25 @@ impl Crawler {
             // robots.txt's request, if this visit makes it, takes a turn of its own.
             match self.obey_robots(visit, &url).await {
                 Some(allowed) => visit = allowed,
-                None => return,
+                None => return Visited::Done,
             }
         }
         // Held until the page's request has ended.
-        let Some(request) = self.address_turn(&mut visit, &url).await else {
-            return;
+        let request = match self.address_turn(&mut visit, &url).await {
+            Ok(request) => request,
+            Err(visited) => return visited,
         };
         // The record's time is its request's start (WARC-Date's "the instant that data
         // capture began"), not the lease's, which may have waited for its address's turn.
         visit.fetched_at = SystemTime::now();
         self.fetch_and_follow(visit, url, request).await;
+        Visited::Done
     }
 
     /// The visit's turn at the address its request goes to (politeness per address), with
-    /// its fetch permit: what to hold while the request is out. `None` when the lease went
-    /// back in line until the address's turn for its host.
-    async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Option<Request<'_>> {
+    /// its fetch permit: what to hold while the request is out. How the visit ended when the
+    /// lease went back in line until the address's turn for its host.
+    async fn address_turn(&self, visit: &mut Visit<'_>, url: &Url) -> Result<Request<'_>, Visited> {
         // Never closed: always a permit.
         let fetching = || async { self.fetching.permits.acquire().await.ok() };
         // A name that does not resolve has no address: its fetch fails on its own.
@@ -205,7 +222,7 @@ impl Crawler {
             false => self.fetching.guard.address_of(url).await,
         };
         let Some(address) = address else {
-            return Some(Request {
+            return Ok(Request {
                 _fetch: fetching().await,
                 _turn: AddressPermit::Unlimited,
             });
@@ -221,7 +238,7 @@ impl Crawler {
                 let until = visit.lease().held_off_until(full);
                 self.abandon_until(visit.take(), until);
                 self.pace.give_back();
-                return None;
+                return Err(Visited::LineFull(until));
             }
             // The fetch permit first, then the turn: a turn taken before a wait for a permit
             // (a shared crawl has three workers a permit) would start its request late, and
@@ -230,7 +247,7 @@ impl Crawler {
             let permit = fetching().await;
             let turn = match visit.lease().enter_address(address).await {
                 Ok(turn) => {
-                    return Some(Request {
+                    return Ok(Request {
                         _fetch: permit,
                         _turn: turn,
                     });
@@ -249,7 +266,6 @@ impl Crawler {
             // to a request waiting here at once. The others' leases go back for a while
             // (`held_off_until`): long enough to spare Redis their coming and going, short
             // enough to refill the places as they empty.
-            let mut until = at;
             if matches!(turn, Turn::Full(_)) {
                 if place.is_none() {
                     place = visit.lease().wait_place(address);
@@ -258,11 +274,14 @@ impl Crawler {
                     place.until(at).await;
                     continue;
                 }
-                until = visit.lease().held_off_until(at);
+                let until = visit.lease().held_off_until(at);
+                self.abandon_until(visit.take(), until);
+                self.pace.give_back();
+                return Err(Visited::LineFull(until));
             }
-            self.abandon_until(visit.take(), until);
+            self.abandon_until(visit.take(), at);
             self.pace.give_back();
-            return None;
+            return Err(Visited::Done);
         }
     }
 
@@ -368,7 +387,7 @@ impl Crawler {
         let started = visit.started;
         // Taken only if this visit fetches robots.txt itself: one waiting for another's
         // fetch holds neither a turn nor a fetch permit meanwhile.
-        let turn = async || self.address_turn(&mut visit, url).await;
+        let turn = async || self.address_turn(&mut visit, url).await.ok();
         let robots::Answer {
             rules,
             known,

@@ -10,6 +10,7 @@ use tokio::task::JoinError;
 
 use crate::backend::{Lease, Next};
 
+use super::visit::Visited;
 use super::*;
 use crate::snapshot::Slow;
 
@@ -160,7 +161,12 @@ impl Crawler {
                 let crawler = &running.crawler;
                 let mut lease = lease;
                 loop {
-                    crawler.visit(running.slot, lease).await;
+                    if let Visited::LineFull(until) = crawler.visit(running.slot, lease).await {
+                        tokio::select! {
+                            () = crawler.frontier.room_in_a_line(until) => {}
+                            () = crawler.pace.stopping() => {}
+                        }
+                    }
                     // Its host's connection is free, its links queued: the dispatcher may
                     // have a slot waiting for that.
                     crawler.wake.notify_waiters();
