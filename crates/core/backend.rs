@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,9 @@ pub(crate) struct Remote {
     landed: Arc<Notify>,
     /// The requests waiting in place at full addresses.
     waits: Arc<AddressWaits>,
+    /// The number of this process's next request at an address (see
+    /// [`shared::AddressRequest`]).
+    requests: AtomicU64,
 }
 
 /// The embedded frontier, and the gate that makes "complete a lease, write its record" one
@@ -233,17 +237,20 @@ impl Lease {
             },
             Lease::Shared(lease, remote) => {
                 let (limits, hold) = remote.addresses;
-                let token = lease.token();
+                let request = shared::AddressRequest {
+                    token: lease.token(),
+                    number: remote.requests.fetch_add(1, Ordering::Relaxed),
+                };
                 match remote
                     .frontier
-                    .enter_address(address, host, token, limits, hold)
+                    .enter_address(address, host, request, limits, hold)
                     .await
                 {
                     Ok(Turn::Go) => Ok(AddressPermit::Shared(
                         Arc::clone(remote),
                         address,
                         host.to_owned(),
-                        token,
+                        request,
                     )),
                     Ok(Turn::WaitUntil(at)) => Err(Turn::WaitUntil(crawl_clock(at))),
                     Ok(Turn::Full(at)) => Err(Turn::Full(crawl_clock(at))),
@@ -380,7 +387,7 @@ pub(crate) enum AddressPermit {
     /// No limit to hold (none set, or its keeper could not be asked).
     Unlimited,
     Local(Arc<Local>, IpAddr),
-    Shared(Arc<Remote>, IpAddr, String, u64),
+    Shared(Arc<Remote>, IpAddr, String, shared::AddressRequest),
 }
 
 impl Drop for AddressPermit {
@@ -391,13 +398,13 @@ impl Drop for AddressPermit {
                 local.addresses.leave(*address, now());
                 local.waits.ended(*address);
             }
-            AddressPermit::Shared(remote, address, host, token) => {
-                let (frontier, address, token) = (remote.frontier.clone(), *address, *token);
+            AddressPermit::Shared(remote, address, host, request) => {
+                let (frontier, address, request) = (remote.frontier.clone(), *address, *request);
                 let host = std::mem::take(host);
                 let waits = Arc::clone(&remote.waits);
                 remote.background.spawn(async move {
                     // Not left: its place expires, and comes back all the same.
-                    if let Err(err) = frontier.leave_address(address, &host, token).await {
+                    if let Err(err) = frontier.leave_address(address, &host, request).await {
                         tracing::debug!("leaving {address}'s turn: {err}");
                     }
                     // Once left: a request waiting here asks after it.
@@ -601,6 +608,7 @@ impl Backend {
             sending: Arc::new(Semaphore::new(workers.max(1))),
             landed: Arc::new(Notify::new()),
             waits: Arc::new(AddressWaits::new(workers)),
+            requests: AtomicU64::new(0),
         }))
     }
 

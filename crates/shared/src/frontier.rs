@@ -42,6 +42,7 @@ mod lease_search;
 pub(crate) mod presence;
 mod sites;
 
+pub use addresses::AddressRequest;
 use batch::*;
 use group::{Groups, Reply};
 use lease_search::*;

@@ -66,7 +66,8 @@ mod store;
 
 pub use error::{Error, ErrorKind};
 pub use frontier::{
-    Listed, Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark, Totals,
+    AddressRequest, Listed, Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease,
+    SitemapMark, Totals,
 };
 pub use store::{Layout, Store, Stored};
 

@@ -939,3 +939,53 @@ async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
         (memos[1].1, Some(memos[1].2))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end() {
+    use frontier::{AddressLimits, Turn};
+    use shared::AddressRequest;
+
+    let server = RedisServer::start();
+    let frontier = frontier(&server.url(), "again", Duration::from_secs(30)).await;
+    let address = "192.0.2.7".parse().unwrap();
+    let limits = AddressLimits {
+        connections: 2,
+        delay: Duration::ZERO,
+    };
+    let hold = Duration::from_secs(60);
+    let first = AddressRequest {
+        token: 7,
+        number: 1,
+    };
+    let again = AddressRequest {
+        token: 7,
+        number: 2,
+    };
+    let turn = |request| frontier.enter_address(address, "a.example", request, limits, hold);
+    assert_eq!(turn(first).await.unwrap(), Turn::Go);
+    // The same lease asks again before its first request's leave has landed: both hold a
+    // connection, and the leave ends the first alone.
+    assert_eq!(turn(again).await.unwrap(), Turn::Go);
+    let other = AddressRequest {
+        token: 8,
+        number: 3,
+    };
+    assert!(matches!(turn(other).await.unwrap(), Turn::Full(_)));
+    frontier
+        .leave_address(address, "a.example", first)
+        .await
+        .unwrap();
+    assert_eq!(turn(other).await.unwrap(), Turn::Go, "one left, one place");
+    assert!(
+        matches!(
+            turn(AddressRequest {
+                token: 9,
+                number: 4
+            })
+            .await
+            .unwrap(),
+            Turn::Full(_)
+        ),
+        "the lease's second request still holds its connection"
+    );
+}

@@ -6,9 +6,9 @@
 -- (scripts.rs, address_leave): no script.
 -- KEYS: the address's record (hash: last, free), its requests in flight (token -> deadline),
 -- its tickets (host -> instant); all three tagged with the address.
--- ARGV: tag, host, the request's token ("host lease-token"), connections (0: no limit),
--- delay, how long a request may hold its place, the wait when full, how long a ticket is
--- kept (all times in ms).
+-- ARGV: tag, host, the request's name ("host lease-token number": AddressRequest),
+-- connections (0: no limit), delay, how long a request may hold its place, the wait when
+-- full, how long a ticket is kept (all times in ms).
 -- Answers 0 when the request may start now (and its leave must follow), else the wait in ms:
 -- negative when the address is full (frontier::Turn::Full: ask again when a request
 -- leaves, or after that long at the latest).
