@@ -20,13 +20,9 @@ with --callgrind, the instructions redis-server executed a page instead, to set 
 unit). Needs redis-server and the `redis` Python package; valgrind for --callgrind.
 """
 import argparse
-import os
-import socket
-import subprocess
-import time
 import zlib
 
-import redis
+from redis_lab import Server
 
 BUCKETS = 16
 SETS = 64
@@ -60,12 +56,6 @@ redis.register_function('apply', function(keys, args)
   return n
 end)
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def fingerprint(text):
@@ -156,20 +146,8 @@ def main():
             break
         rounds.append(calls)
 
-    port = free_port()
-    server = ['redis-server', '--port', str(port), '--save', '', '--appendonly', 'no']
-    out_file = None
-    if opts.callgrind:
-        out_file = '/tmp/redis_floor.%d.callgrind' % os.getpid()
-        server = ['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out_file] + server
-    proc = subprocess.Popen(server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    con = redis.Redis(port=port)
-    for _ in range(600):
-        try:
-            con.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
+    server = Server(opts.callgrind)
+    con = server.con
     try:
         con.execute_command('FUNCTION', 'LOAD', 'REPLACE', LIBRARY)
         for b in buckets:
@@ -193,14 +171,10 @@ def main():
         print('| %d | %d | %.3f | %.1f µs |' % (counted, requests, requests / counted,
                                                spent / counted * 1e6))
     finally:
-        proc.terminate()
-        proc.wait()
-    if out_file:
-        with open(out_file) as f:
-            total = next(int(l.split()[1]) for l in f if l.startswith('totals:'))
-        os.unlink(out_file)
+        server.stop()
+    if opts.callgrind:
+        total = server.instructions()
         print('instructions redis-server executed: %d (%d a page)' % (total, total / counted))
-
 
 if __name__ == '__main__':
     main()

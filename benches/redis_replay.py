@@ -15,19 +15,17 @@ a few parts in ten thousand from run to run, where timings on a shared machine a
 
 --library: the function library another capture loaded (a crawl by another build), in place
 of CAPTURE's own: the same calls, run by other scripts. --state: writes the keys' values
-after the replay (host states decoded), to compare two replays with `cmp`.
+after the replay (host states decoded), to compare two replays with `cmp`. KEEP=1 keeps the
+callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
+names its functions).
 
 Needs redis-server, and the `redis` Python package; valgrind for --callgrind.
 """
 import argparse
-import os
 import re
-import socket
-import subprocess
 import sys
-import time
 
-import redis
+from redis_lab import Server
 
 ESCAPES = {'n': b'\n', 'r': b'\r', 't': b'\t', 'a': b'\a', 'b': b'\b', '"': b'"', '\\': b'\\'}
 LINE = re.compile(r'^(\d+)\.(\d+) \[(\d+) ([^\]]+)\] (.*)$')
@@ -102,12 +100,6 @@ def replayable(code, name):
     return code
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 def host_text(value):
     """A host's state as text, whichever way it was stored."""
     if value[:1] != b'\xff':
@@ -153,20 +145,8 @@ def main():
     code = library_of(read_capture(opts.library)) if opts.library else captured
     code = replayable(code, name)
 
-    port = free_port()
-    out_file = None
-    server = ['redis-server', '--port', str(port), '--save', '', '--appendonly', 'no']
-    if opts.callgrind:
-        out_file = '/tmp/redis_replay.%d.callgrind' % os.getpid()
-        server = ['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out_file] + server
-    proc = subprocess.Popen(server, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    con = redis.Redis(port=port)
-    for _ in range(600):
-        try:
-            con.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
+    server = Server(opts.callgrind)
+    con = server.con
     try:
         if not opts.callgrind:
             # Each call's time, by function (the log's own cost would count as instructions).
@@ -204,13 +184,9 @@ def main():
         if opts.state:
             write_state(con, opts.state)
     finally:
-        proc.terminate()
-        proc.wait()
-    if out_file:
-        with open(out_file) as f:
-            total = next(int(l.split()[1]) for l in f if l.startswith('totals:'))
-        os.unlink(out_file)
-        print('instructions redis-server executed: %d' % total)
+        server.stop()
+    if opts.callgrind:
+        print('instructions redis-server executed: %d' % server.instructions())
 
 
 if __name__ == '__main__':
