@@ -989,3 +989,48 @@ async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end(
         "the lease's second request still holds its connection"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lease_deadlines_and_ready_hosts_are_skiplists_and_a_crawl_still_ends() {
+    let server = RedisServer::start();
+    let frontier = frontier(&server.url(), "skip", Duration::from_secs(30)).await;
+    frontier.push_seeds(urls(40)).await.unwrap();
+    let mut leases = Vec::new();
+    while let Next::Lease(lease) = frontier.next().await.unwrap() {
+        leases.push(lease);
+    }
+    assert!(!leases.is_empty());
+    let mut con = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    let sets: Vec<&String> = keys
+        .iter()
+        .filter(|k| k.ends_with(":due") || k.ends_with(":ready"))
+        .collect();
+    assert!(!sets.is_empty());
+    for key in sets {
+        let encoding: String = redis::cmd("OBJECT")
+            .arg("ENCODING")
+            .arg(key)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(encoding, "skiplist", "{key}");
+    }
+    // Their +inf member is no deadline and no ready host: the crawl ends when its URLs do.
+    for lease in leases {
+        frontier.complete(lease, Outcome::Success).await.unwrap();
+    }
+    loop {
+        match frontier.next().await.unwrap() {
+            Next::Lease(lease) => frontier
+                .complete(lease, Outcome::Success)
+                .await
+                .map(drop)
+                .unwrap(),
+            Next::Done => break,
+            other => panic!("every URL queued is leasable at once, got {other:?}"),
+        }
+    }
+}

@@ -474,7 +474,8 @@ end
 local function bucket_view(ready, counts)
   local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
   local at = -1
-  if first[2] then at = tonumber(first[2]) end
+  -- The set's skiplist member, at +inf, is first only when no host is there.
+  if first[2] and first[1] ~= SKIPLIST then at = tonumber(first[2]) end
   local c = redis.call('HMGET', counts, 'queued', 'leased', 'ops')
   return {at, now, tonumber(c[1] or 0), tonumber(c[2] or 0), tonumber(c[3] or 0)}
 end

@@ -115,7 +115,9 @@ impl Store for Redis<'_> {
         if answer.len() == 6 {
             let ready = number(&answer[0])?;
             return Ok(match u64::try_from(ready) {
-                Err(_) => Leased::Nothing,
+                // -1 exactly: the bucket's skiplist member (at +inf) is no ready host.
+                Err(_) if ready == -1 => Leased::Nothing,
+                Err(_) => return Err(format!("ready at {ready}")),
                 Ok(ready) if ready > BASE + at => Leased::WaitUntil(ready - BASE),
                 Ok(ready) => return Err(format!("ready at {ready} but no lease")),
             });

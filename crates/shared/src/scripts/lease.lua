@@ -120,7 +120,10 @@ for _ = 1, max do
 end
 if leased > 0 then
   redis.call('HSET', leases, unpack(held))
-  redis.call('ZADD', due, unpack(deadlines))
+  -- Both sets kept skiplists (see SKIPLIST): a lease call adds many deadlines, and
+  -- reschedules its hosts.
+  redis.call('ZADD', due, 'inf', SKIPLIST, unpack(deadlines))
+  redis.call('ZADD', ready, 'inf', SKIPLIST)
   redis.call('HSET', counts, 'seq', seq)
   count('leased', leased)
   count('queued', -leased)
