@@ -283,13 +283,14 @@ impl Lease {
         waits.join(address, most)
     }
 
-    /// When this lease's request would find no place to wait in at `address` were it full:
-    /// the line of those waiting there is as long as it may be. Such a line has a first
-    /// asking each time a connection may be free, so a request coming now is given back
-    /// without asking (see [`AddressWaits`]).
-    pub(crate) fn line_is_full(&self, address: IpAddr) -> bool {
+    /// The line of this process's requests waiting at `address`, as this lease's request
+    /// finds it before asking its turn: a line there means the address was full when its
+    /// first last asked, and its first asks each time a connection may be free, so a request
+    /// coming now joins it, or, finding it as long as it may be, goes back, without asking
+    /// (see [`AddressWaits`]).
+    pub(crate) fn line(&self, address: IpAddr) -> Line {
         let (waits, most) = self.waits();
-        waits.is_full(address, most)
+        waits.line(address, most)
     }
 
     /// The process's waits at full addresses, and how many may wait at this lease's.
@@ -503,14 +504,23 @@ impl AddressWaits {
         })
     }
 
-    /// Whether requests wait at `address` (it was full a moment ago) and one more would find
-    /// no place among them (see [`join`]).
+    /// A place at the end of the line at `address` if requests wait there (it was full a
+    /// moment ago) and one more may (see [`join`]).
     ///
     /// [`join`]: AddressWaits::join
-    fn is_full(&self, address: IpAddr, most: u32) -> bool {
-        let guard = self.lock();
-        let waiting = guard.by_address.get(&address).map_or(0, VecDeque::len);
-        waiting > 0 && (waiting >= most as usize || guard.all >= self.most)
+    fn line(self: &Arc<Self>, address: IpAddr, most: u32) -> Line {
+        let waiting = self
+            .lock()
+            .by_address
+            .get(&address)
+            .map_or(0, VecDeque::len);
+        if waiting == 0 {
+            return Line::None;
+        }
+        match self.join(address, most) {
+            Some(place) => Line::Joined(place),
+            None => Line::Full,
+        }
     }
 
     /// A request of this process at `address` ended: the first request waiting there asks
@@ -524,6 +534,17 @@ impl AddressWaits {
     fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// What a request finds at its address before asking its turn (see [`Lease::line`]).
+#[derive(Debug)]
+pub(crate) enum Line {
+    /// No request of this process waits there: ask.
+    None,
+    /// Requests wait there, and this one now with them, last.
+    Joined(WaitPlace),
+    /// As many wait there as may: go back.
+    Full,
 }
 
 /// A request's place in the line of those waiting at a full address (see
@@ -1040,6 +1061,27 @@ mod tests {
         // A place given up is free for another address.
         drop(one);
         let _three = few.join(server, 8).expect("a place freed");
+    }
+
+    #[test]
+    fn a_request_joins_a_line_before_asking_or_goes_back_from_a_full_one() {
+        let waits = Arc::new(AddressWaits::new(8));
+        let server: IpAddr = "192.0.2.7".parse().unwrap();
+        // No line: the request asks (and joins one when told the address is full).
+        assert!(matches!(waits.line(server, 2), Line::None));
+        let first = waits.join(server, 2).expect("a place");
+        // A line: the address was full a moment ago; the next joins it without asking.
+        let Line::Joined(second) = waits.line(server, 2) else {
+            panic!("a line with room is joined");
+        };
+        assert!(matches!(waits.line(server, 2), Line::Full));
+        drop(first);
+        assert!(matches!(waits.line(server, 2), Line::Joined(_)));
+        drop(second);
+        assert!(
+            matches!(waits.line(server, 2), Line::None),
+            "an empty line is none"
+        );
     }
 
     #[tokio::test(start_paused = true)]

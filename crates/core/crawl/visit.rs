@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime};
 use frontier::{Outcome, Turn};
 use url::Url;
 
-use crate::backend::{self, AddressPermit, Lease};
+use crate::backend::{self, AddressPermit, Lease, Line};
 use crate::content::Digest;
 use crate::errors::ErrorKind;
 use crate::fetch::FetchError;
@@ -230,15 +230,24 @@ impl Crawler {
         // Kept while the request asks again, so that a request ending meanwhile wakes it.
         let mut place = None;
         loop {
-            // The line of this process's requests waiting at the address has no room: its
-            // first asks whenever a connection may be free, and this lease goes back without
-            // asking (an ask, in a shared crawl, is a Redis call).
-            if place.is_none() && visit.lease().line_is_full(address) {
+            // Requests of this process wait at the address: this one joins them, or goes back
+            // if they are as many as may be, without asking (an ask, in a shared crawl, is a
+            // Redis call); their first asks whenever a connection may be free.
+            if place.is_none() {
                 let full = backend::now() + visit.lease().address_limits().full_wait();
-                let until = visit.lease().held_off_until(full);
-                self.abandon_until(visit.take(), until);
-                self.pace.give_back();
-                return Err(Visited::LineFull(until));
+                match visit.lease().line(address) {
+                    Line::None => {}
+                    Line::Joined(joined) => {
+                        place.insert(joined).until(full).await;
+                        continue;
+                    }
+                    Line::Full => {
+                        let until = visit.lease().held_off_until(full);
+                        self.abandon_until(visit.take(), until);
+                        self.pace.give_back();
+                        return Err(Visited::LineFull(until));
+                    }
+                }
             }
             // The fetch permit first, then the turn: a turn taken before a wait for a permit
             // (a shared crawl has three workers a permit) would start its request late, and
