@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -275,9 +275,10 @@ impl Lease {
         }
     }
 
-    /// A place to wait in, holding this lease, for a request of this process at the full
-    /// `address` to end ([`Turn::Full`]); None when the address or the process has as many
-    /// waiting as it may (see [`AddressWaits`]): then give the lease back.
+    /// A place at the end of the line of this process's requests waiting at the full
+    /// `address` ([`Turn::Full`]), holding this lease: its first is woken when a request of
+    /// this process there ends; None when the address or the process has as many waiting as
+    /// it may (see [`AddressWaits`]): then give the lease back.
     pub(crate) fn wait_place(&self, address: IpAddr) -> Option<WaitPlace> {
         let (waits, most) = self.waits();
         waits.join(address, most)
@@ -450,6 +451,9 @@ pub(crate) struct AddressWaits {
     most: u32,
     /// Rung when a place in a line is freed, for a task whose lease found its line full.
     room: Notify,
+    /// Tasks waiting for `room`: rung only then, so that no permit is left for a task that
+    /// comes later (it would take another lease at once, to give it back).
+    room_waiting: AtomicUsize,
 }
 
 /// The requests waiting at full addresses.
@@ -468,11 +472,21 @@ impl AddressWaits {
             waiting: std::sync::Mutex::default(),
             most: u32::try_from(workers / 2).unwrap_or(u32::MAX),
             room: Notify::new(),
+            room_waiting: AtomicUsize::new(0),
         }
     }
 
     /// Waits until a place in a line is freed, or until `until`.
     async fn room(&self, until: Instant) {
+        /// Counts a task among those waiting, until it is done or cancelled.
+        struct Counted<'a>(&'a AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.room_waiting.fetch_add(1, Ordering::SeqCst);
+        let _counted = Counted(&self.room_waiting);
         tokio::select! {
             () = self.room.notified() => {}
             () = tokio::time::sleep_until(until.into()) => {}
@@ -482,8 +496,16 @@ impl AddressWaits {
     /// A place at the end of the line of requests waiting at `address`, if fewer than
     /// `most` wait there and the process has room for another.
     fn join(self: &Arc<Self>, address: IpAddr, most: u32) -> Option<WaitPlace> {
-        let mut guard = self.lock();
-        let Waiting { by_address, all } = &mut *guard;
+        self.join_locked(&mut self.lock(), address, most)
+    }
+
+    fn join_locked(
+        self: &Arc<Self>,
+        waiting: &mut Waiting,
+        address: IpAddr,
+        most: u32,
+    ) -> Option<WaitPlace> {
+        let Waiting { by_address, all } = waiting;
         if *all >= self.most {
             return None;
         }
@@ -505,19 +527,20 @@ impl AddressWaits {
     }
 
     /// A place at the end of the line at `address` if requests wait there (it was full a
-    /// moment ago) and one more may (see [`join`]).
+    /// moment ago) and one more may (see [`join`]): looked at and joined under one lock, so
+    /// that a line emptied meanwhile is not started by a request that never asked.
     ///
     /// [`join`]: AddressWaits::join
     fn line(self: &Arc<Self>, address: IpAddr, most: u32) -> Line {
-        let waiting = self
-            .lock()
+        let mut guard = self.lock();
+        if guard
             .by_address
             .get(&address)
-            .map_or(0, VecDeque::len);
-        if waiting == 0 {
+            .is_none_or(VecDeque::is_empty)
+        {
             return Line::None;
         }
-        match self.join(address, most) {
+        match self.join_locked(&mut guard, address, most) {
             Some(place) => Line::Joined(place),
             None => Line::Full,
         }
@@ -543,7 +566,8 @@ pub(crate) enum Line {
     None,
     /// Requests wait there, and this one now with them, last.
     Joined(WaitPlace),
-    /// As many wait there as may: go back.
+    /// As many wait there as may, or the process has as many waiting at all addresses as
+    /// it may: go back.
     Full,
 }
 
@@ -558,8 +582,8 @@ pub(crate) struct WaitPlace {
 }
 
 impl WaitPlace {
-    /// Waits until a request of this process at the address ends or this place becomes the
-    /// first, or, the first, until `at`.
+    /// Waits, the first in line, until a request of this process at the address ends or
+    /// until `at`; not the first, until it becomes the first (only the first asks).
     pub(crate) async fn until(&self, at: Instant) {
         let first = {
             let guard = self.waits.lock();
@@ -590,7 +614,10 @@ impl Drop for WaitPlace {
         };
         line.remove(at);
         *all = all.saturating_sub(1);
-        self.waits.room.notify_one();
+        // A task counted before it waits finds the permit if it is not waiting yet.
+        if self.waits.room_waiting.load(Ordering::SeqCst) > 0 {
+            self.waits.room.notify_one();
+        }
         match line.front() {
             // The next is first now: it asks, and waits on the address's clock if still full.
             Some(next) if at == 0 => next.notify_one(),
@@ -1104,7 +1131,9 @@ mod tests {
             Duration::from_millis(30),
             "woken as the place is freed"
         );
-        // No place freed: the wait lasts until its instant.
+        // A place freed while no task waits leaves nothing for one that comes later: its
+        // wait lasts until its instant.
+        drop(waits.join(server, 1).expect("a place"));
         waits.room(now() + Duration::from_millis(400)).await;
         assert_eq!(
             tokio::time::Instant::now() - start,

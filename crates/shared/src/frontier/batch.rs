@@ -54,7 +54,7 @@ pub(super) struct Completing {
 /// What the batch script answers for one step (see `scripts/batch.lua`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct StepAnswer {
-    /// The completion's fate (a `FateCode`), or 0 for a step that only pushes links.
+    /// The step's fate (a `FateCode`: `LinksAlone` for a step that only pushes links).
     pub(super) fate: i64,
     /// The attempt a retry will be.
     pub(super) next_attempt: i64,
@@ -470,7 +470,7 @@ impl Inner {
     }
 
     /// One batch script: its steps' completions and links, in order. Answers each step's
-    /// five numbers, and how many generations the bucket's seen-test has (-1: not read).
+    /// numbers ([`StepAnswer::LEN`]), and how many generations the bucket's seen-test has (-1: not read).
     pub(super) async fn send_batch(
         &self,
         bucket: u32,
