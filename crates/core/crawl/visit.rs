@@ -194,8 +194,8 @@ impl Crawler {
         if obey_robots {
             // robots.txt's request, if this visit makes it, takes a turn of its own.
             match self.obey_robots(visit, &url).await {
-                Some(allowed) => visit = allowed,
-                None => return Visited::Done,
+                Ok(allowed) => visit = allowed,
+                Err(visited) => return visited,
             }
         }
         // Held until the page's request has ended.
@@ -387,21 +387,33 @@ impl Crawler {
         }
     }
 
-    /// What robots.txt says of `url`, the visit's URL: `Some(visit)` to go on with the
-    /// fetch, `None` when robots.txt ended the visit (a refusal, an unreachable file, back
-    /// in line behind the file another lease fetched, or until its address's turn to fetch
-    /// the file), with its record if it has one.
-    async fn obey_robots<'c>(&'c self, mut visit: Visit<'c>, url: &Url) -> Option<Visit<'c>> {
+    /// What robots.txt says of `url`, the visit's URL: the visit to go on with the fetch, or
+    /// how it ended when robots.txt ended it (a refusal, an unreachable file, back in line
+    /// behind the file another lease fetched, or until its address's turn to fetch the
+    /// file), with its record if it has one.
+    async fn obey_robots<'c>(
+        &'c self,
+        mut visit: Visit<'c>,
+        url: &Url,
+    ) -> Result<Visit<'c>, Visited> {
         let host = visit.lease().url().host_key().to_owned();
         let started = visit.started;
+        // How the visit ended if its turn for robots.txt was refused.
+        let mut refused = Visited::Done;
         // Taken only if this visit fetches robots.txt itself: one waiting for another's
         // fetch holds neither a turn nor a fetch permit meanwhile.
-        let turn = async || self.address_turn(&mut visit, url).await.ok();
-        let robots::Answer {
+        let turn = async || match self.address_turn(&mut visit, url).await {
+            Ok(request) => Some(request),
+            Err(visited) => {
+                refused = visited;
+                None
+            }
+        };
+        let Some(robots::Answer {
             rules,
             known,
             fetched_here: fresh,
-        } = self
+        }) = self
             .fetching
             .robots
             .rules(
@@ -412,7 +424,10 @@ impl Crawler {
                 started,
                 turn,
             )
-            .await?;
+            .await
+        else {
+            return Err(refused);
+        };
         // Leases that waited for the robots.txt another lease of the host was fetching
         // started before its rules were known.
         let waited = !fresh && started < known;
@@ -448,7 +463,7 @@ impl Crawler {
             // so that it counts as one error of the host, not one per connection.
             self.abandon(visit.take());
             self.pace.give_back();
-            return None;
+            return Err(Visited::Done);
         }
         match &*rules {
             Rules::Unreachable(status) => {
@@ -458,14 +473,14 @@ impl Crawler {
                 let why = format!("robots.txt answered {status}");
                 let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
                 visit.finish(retry, result).await;
-                return None;
+                return Err(Visited::Done);
             }
             Rules::Unanswered(err) => {
                 // The host cannot be reached: the page's own fetch would fail the same.
                 let retry = Outcome::RETRY;
                 let why = format!("fetching robots.txt: {}", err.detail);
                 visit.finish(retry, Draft::failed(err.kind, why)).await;
-                return None;
+                return Err(Visited::Done);
             }
             _ => {}
         }
@@ -481,7 +496,7 @@ impl Crawler {
             visit
                 .finish(outcome, Draft::error(ErrorKind::RobotsDenied))
                 .await;
-            return None;
+            return Err(Visited::Done);
         }
         if fresh {
             // robots.txt was this lease's request, and started the host's delay: the page
@@ -489,8 +504,8 @@ impl Crawler {
             // delay allows (and the slot serves another host meanwhile).
             self.abandon(visit.take());
             self.pace.give_back();
-            return None;
+            return Err(Visited::Done);
         }
-        Some(visit)
+        Ok(visit)
     }
 }
