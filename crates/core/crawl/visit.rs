@@ -241,12 +241,7 @@ impl Crawler {
                         place.insert(joined).until(full).await;
                         continue;
                     }
-                    Line::Full => {
-                        let until = visit.lease().held_off_until(full);
-                        self.abandon_until(visit.take(), until);
-                        self.pace.give_back();
-                        return Err(Visited::LineFull(until));
-                    }
+                    Line::Full => return Err(self.line_full(visit, full)),
                 }
             }
             // The fetch permit first, then the turn: a turn taken before a wait for a permit
@@ -283,15 +278,21 @@ impl Crawler {
                     place.until(at).await;
                     continue;
                 }
-                let until = visit.lease().held_off_until(at);
-                self.abandon_until(visit.take(), until);
-                self.pace.give_back();
-                return Err(Visited::LineFull(until));
+                return Err(self.line_full(visit, at));
             }
             self.abandon_until(visit.take(), at);
             self.pace.give_back();
             return Err(Visited::Done);
         }
+    }
+
+    /// Gives back the lease of a visit whose address was full (until `at`) and its line too:
+    /// its host held off (see `Lease::held_off_until`), its task to wait for room.
+    fn line_full(&self, visit: &mut Visit<'_>, at: Instant) -> Visited {
+        let until = visit.lease().held_off_until(at);
+        self.abandon_until(visit.take(), until);
+        self.pace.give_back();
+        Visited::LineFull(until)
     }
 
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links

@@ -953,23 +953,13 @@ async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end(
         delay: Duration::ZERO,
     };
     let hold = Duration::from_secs(60);
-    let first = AddressRequest {
-        token: 7,
-        number: 1,
-    };
-    let again = AddressRequest {
-        token: 7,
-        number: 2,
-    };
+    let request = |token, number| AddressRequest { token, number };
+    let (first, again, other) = (request(7, 1), request(7, 2), request(8, 3));
     let turn = |request| frontier.enter_address(address, "a.example", request, limits, hold);
     assert_eq!(turn(first).await.unwrap(), Turn::Go);
     // The same lease asks again before its first request's leave has landed: both hold a
     // connection, and the leave ends the first alone.
     assert_eq!(turn(again).await.unwrap(), Turn::Go);
-    let other = AddressRequest {
-        token: 8,
-        number: 3,
-    };
     assert!(matches!(turn(other).await.unwrap(), Turn::Full(_)));
     frontier
         .leave_address(address, "a.example", first)
@@ -977,15 +967,7 @@ async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end(
         .unwrap();
     assert_eq!(turn(other).await.unwrap(), Turn::Go, "one left, one place");
     assert!(
-        matches!(
-            turn(AddressRequest {
-                token: 9,
-                number: 4
-            })
-            .await
-            .unwrap(),
-            Turn::Full(_)
-        ),
+        matches!(turn(request(9, 4)).await.unwrap(), Turn::Full(_)),
         "the lease's second request still holds its connection"
     );
 }
@@ -1000,23 +982,15 @@ async fn lease_deadlines_and_ready_hosts_are_skiplists_and_a_crawl_still_ends() 
         leases.push(lease);
     }
     assert!(!leases.is_empty());
-    let mut con = redis::Client::open(server.url())
-        .unwrap()
-        .get_connection()
-        .unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
-    let sets: Vec<&String> = keys
-        .iter()
+    let keys = server.cli(&["KEYS", "*"]);
+    let sets: Vec<&str> = keys
+        .lines()
         .filter(|k| k.ends_with(":due") || k.ends_with(":ready"))
         .collect();
     assert!(!sets.is_empty());
     for key in sets {
-        let encoding: String = redis::cmd("OBJECT")
-            .arg("ENCODING")
-            .arg(key)
-            .query(&mut con)
-            .unwrap();
-        assert_eq!(encoding, "skiplist", "{key}");
+        let encoding = server.cli(&["OBJECT", "ENCODING", key]);
+        assert_eq!(encoding.trim(), "skiplist", "{key}");
     }
     // Their +inf member is no deadline and no ready host: the crawl ends when its URLs do.
     for lease in leases {
