@@ -27,6 +27,43 @@ pub(super) struct Sent {
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     pub(super) sending: Mutex<HashSet<String>>,
+    /// Completions (and give-backs) under way: how busy this process is (see [`LINGER`]).
+    pub(super) completing: AtomicUsize,
+}
+
+/// How long a busy process's batch waits for more steps before it goes: a batch script
+/// costs Redis some 40 µs whatever it carries and about 0.5 µs an argument, and with a
+/// hundred pages in flight over 16 buckets a batch sent as soon as the last one is answered
+/// carries six of them (docs/benchmarks.md, 2026-11-28). A completion's worker is free
+/// while its batch waits; what waits is its host's connection count and its links.
+pub(super) const LINGER: Duration = Duration::from_millis(20);
+
+/// Completions under way from which a batch waits [`LINGER`]: a process with few pages in
+/// flight sends each batch at once, as a lingering batch would hold its pages' answers for
+/// nothing.
+pub(super) const LINGER_BUSY: usize = 32;
+
+/// Whether a bucket's next batch waits [`LINGER`] for more steps, with `completing`
+/// completions under way in the process and `waiting` steps of the bucket already waiting:
+/// only while the process is busy, and the batch far from full.
+fn lingers(completing: usize, waiting: usize) -> bool {
+    completing >= LINGER_BUSY && waiting < MAX_STEPS / 2
+}
+
+/// Counts a completion as under way until dropped (see [`Sent::completing`]).
+pub(super) struct UnderWay<'a>(&'a AtomicUsize);
+
+impl<'a> UnderWay<'a> {
+    pub(super) fn new(count: &'a AtomicUsize) -> UnderWay<'a> {
+        count.fetch_add(1, Ordering::Relaxed);
+        UnderWay(count)
+    }
+}
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The most links one batch script takes (a step with more goes alone).
@@ -376,7 +413,16 @@ impl Inner {
             take
         };
         let mut sending = self.sent.batches.sending(bucket);
-        while let Some(steps) = sending.next(fit) {
+        loop {
+            if lingers(
+                self.sent.completing.load(Ordering::Relaxed),
+                self.sent.batches.waiting(bucket),
+            ) {
+                tokio::time::sleep(LINGER).await;
+            }
+            let Some(steps) = sending.next(fit) else {
+                break;
+            };
             // Forgotten first if Redis is another server already: the script is built with
             // what this process knows of the seen-test (copies of frozen generations).
             self.check_server();
@@ -533,7 +579,40 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::{entry_tail, memo_text};
+    use super::{LINGER_BUSY, MAX_STEPS, UnderWay, entry_tail, lingers, memo_text};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_batch_waits_for_more_only_while_the_process_is_busy_and_the_batch_far_from_full() {
+        // A lone completion, or a few: sent at once, as their answers wait for it.
+        assert!(!lingers(0, 0));
+        assert!(!lingers(1, 0));
+        assert!(!lingers(LINGER_BUSY - 1, 3));
+        // Busy: the batch waits for more steps...
+        assert!(lingers(LINGER_BUSY, 0));
+        assert!(lingers(10 * LINGER_BUSY, MAX_STEPS / 2 - 1));
+        // ...unless half a batch waits already.
+        assert!(!lingers(10 * LINGER_BUSY, MAX_STEPS / 2));
+        assert!(!lingers(10 * LINGER_BUSY, 10 * MAX_STEPS));
+    }
+
+    #[test]
+    fn a_completion_counts_as_under_way_until_its_guard_is_dropped() {
+        let count = AtomicUsize::new(0);
+        let first = UnderWay::new(&count);
+        let second = UnderWay::new(&count);
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        drop(first);
+        assert_eq!(count.load(Ordering::Relaxed), 1);
+        // An early return (an error) drops it too.
+        let early = || -> Result<(), ()> {
+            let _under_way = UnderWay::new(&count);
+            Err(())
+        };
+        assert!(early().is_err());
+        drop(second);
+        assert_eq!(count.load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn an_entry_tail_reads_back_what_was_queued_and_never_fails() {

@@ -1,8 +1,8 @@
 //! Group commit by bucket: requests wait for their bucket's next script, and one task per
 //! busy bucket sends them, as many as fit a script, until none waits. Requests that come while
-//! a script is under way go together in the next: no timer, and a busy bucket costs one
-//! script for many requests. Batches of completions and links, and content-seen tests, both
-//! wait this way.
+//! a script is under way go together in the next, and a busy bucket costs one script for
+//! many requests. Batches of completions and links, and content-seen tests, both wait this
+//! way; a batch also waits a moment for more while its process is busy (`batch::LINGER`).
 
 use super::*;
 
@@ -50,6 +50,12 @@ impl<R, A> Groups<R, A> {
         });
         waiting.requests.push((request, reply));
         !std::mem::replace(&mut waiting.sending, true)
+    }
+
+    /// How many requests wait for `bucket`'s next script.
+    pub(super) fn waiting(&self, bucket: u32) -> usize {
+        let buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        buckets.get(&bucket).map_or(0, |w| w.requests.len())
     }
 
     /// The sending task's hold on `bucket`: it takes the waiting requests group by group
