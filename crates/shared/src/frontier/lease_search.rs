@@ -62,8 +62,21 @@ pub(super) const LEASE_BATCH: usize = 64;
 
 /// The fewest leases a script is asked for: from a bucket not known to have URLs queued, or
 /// when few workers are idle, a few more than needed save the next ones a round trip, and
-/// hold little from other processes.
+/// hold little from other processes...
 pub(super) const LEASE_MIN: usize = 4;
+
+/// ...and for a process of many workers, up to this many: a lease script costs Redis some
+/// 50 µs whatever it hands out and some 8 µs a lease, and a process of 384 workers (128
+/// fetches) that asked for 4 at least took 12 a script; asking 16 at least took 15% off
+/// Redis's CPU a page, as fast (docs/benchmarks.md, 2026-11-28).
+pub(super) const LEASE_MIN_BUSY: usize = 16;
+
+/// The fewest leases a script is asked for by a process of `workers` workers: one for each
+/// 24 of them, from [`LEASE_MIN`] to [`LEASE_MIN_BUSY`], so that a small process holds few
+/// URLs that other processes could fetch.
+pub(super) fn least_asked(workers: usize) -> usize {
+    (workers / 24).clamp(LEASE_MIN, LEASE_MIN_BUSY)
+}
 
 /// What this process knows of one bucket, from the last script that answered for it.
 #[derive(Clone, Copy, Debug)]
@@ -207,16 +220,11 @@ impl Inner {
             // The idle workers' share of each bucket last heard to have URLs queued; a few
             // from each of the others, in case.
             let with_work = due.iter().filter(|&&b| views[b].queued > 0).count();
-            let share = idle
-                .div_ceil(with_work.max(1))
-                .clamp(LEASE_MIN, LEASE_BATCH);
+            let least = least_asked(self.search.workers);
+            let share = idle.div_ceil(with_work.max(1)).clamp(least, LEASE_BATCH);
             due.into_iter()
                 .map(|b| {
-                    let want = if views[b].queued > 0 {
-                        share
-                    } else {
-                        LEASE_MIN
-                    };
+                    let want = if views[b].queued > 0 { share } else { least };
                     (b as u32, want)
                 })
                 .collect()
@@ -345,6 +353,18 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_of_many_workers_asks_a_script_for_more_leases_at_least() {
+        // 16 fetches (48 workers) or fewer: as few as ever.
+        assert_eq!(least_asked(1), LEASE_MIN);
+        assert_eq!(least_asked(48), LEASE_MIN);
+        // 64 fetches, 128, and many more: more, up to the most.
+        assert_eq!(least_asked(192), 8);
+        assert_eq!(least_asked(384), LEASE_MIN_BUSY);
+        assert_eq!(least_asked(100_000), LEASE_MIN_BUSY);
+        const { assert!(LEASE_MIN_BUSY <= LEASE_BATCH) };
+    }
 
     #[test]
     fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {
