@@ -467,6 +467,7 @@ impl SharedFrontier {
                 said_went_back: Mutex::new(None),
                 redirect_targets: AtomicUsize::new(0),
                 heartbeat: Mutex::new(None),
+                present: Mutex::new(Vec::new()),
             },
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),

@@ -1008,3 +1008,49 @@ async fn lease_deadlines_and_ready_hosts_are_skiplists_and_a_crawl_still_ends() 
         }
     }
 }
+
+/// Regression: a process killed while it fetched a robots.txt held its claim on the fetch
+/// for the claim's whole time (a minute), and every lease of that host, in every other
+/// process, waited for it: a crawl whose other hosts were done stalled for half a minute
+/// (one kill -9 trial in six). A claim whose process is no longer present is now taken
+/// over; one whose process is present is waited for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_not() {
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "claims", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "claims", Duration::from_secs(30)).await;
+    // Both have said they are present: their heartbeat's first beat, at once.
+    for _ in 0..500 {
+        if server.cli(&["ZCARD", "claims:procs"]).trim() == "2" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.cli(&["ZCARD", "claims:procs"]).trim(), "2");
+    let minute = Duration::from_secs(60);
+    let (key, host) = ("https://h.example", "h.example");
+    assert!(a.claim_robots(key, host, minute).await.unwrap());
+    assert!(
+        !b.claim_robots(key, host, minute).await.unwrap(),
+        "a is present"
+    );
+    assert!(
+        a.claim_robots(key, host, minute).await.unwrap(),
+        "still a's"
+    );
+
+    // A claim of a process that is gone, on the same host's other robots.txt.
+    let claim = server.cli(&["KEYS", "*:robots:https://h.example"]);
+    let claim = claim.trim().replace("https://", "http://");
+    server.cli(&["SET", &claim, "4242-00000000deadbeef", "PX", "60000"]);
+    let key = "http://h.example";
+    assert!(
+        b.claim_robots(key, host, minute).await.unwrap(),
+        "taken over"
+    );
+    assert!(
+        !a.claim_robots(key, host, minute).await.unwrap(),
+        "b is present"
+    );
+    assert!(server.cli(&["PTTL", &claim]).trim().parse::<i64>().unwrap() > 50_000);
+}

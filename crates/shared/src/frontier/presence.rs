@@ -31,6 +31,19 @@ pub(super) struct Presence {
     /// The heartbeat task (presence, renewals, totals), stopped with the frontier rather
     /// than at its next beat.
     pub(super) heartbeat: Mutex<Option<tokio::task::AbortHandle>>,
+    /// The processes present, as last heard (this one among them once it said so).
+    pub(super) present: Mutex<Vec<String>>,
+}
+
+impl Presence {
+    /// Whether process `id` was present when last heard.
+    pub(super) fn is_present(&self, id: &str) -> bool {
+        self.present
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|p| p == id)
+    }
 }
 
 /// How often a process says it is present and learns who else is (and, every fifth time,
@@ -392,8 +405,8 @@ impl Inner {
 
     /// Says this process is present and takes the buckets it owns: each bucket goes to the
     /// process present whose id hashes highest with it (rendezvous hashing), so that a
-    /// process coming or going moves only its share.
-    pub(super) async fn present(&self) -> Result<(), Error> {
+    /// process coming or going moves only its share. Answers the processes present.
+    pub(super) async fn present(&self) -> Result<Vec<String>, Error> {
         let mut invocation = self.scripts.present.prepare_invoke();
         invocation
             .key(self.store.procs_key())
@@ -411,7 +424,13 @@ impl Inner {
         for (view, owned) in views.iter_mut().zip(owned) {
             view.owned = owned;
         }
-        Ok(())
+        drop(views);
+        *self
+            .presence
+            .present
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = present.clone();
+        Ok(present)
     }
 
     /// Says this process has left, so that its buckets go to the others now rather than

@@ -76,20 +76,33 @@ impl SharedFrontier {
     }
 
     /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
-    /// it now; the others wait for what it stores. A process that dies holding the claim
-    /// holds it until `ttl` passes.
+    /// it now; the others wait for what it stores. A claim whose process is no longer
+    /// present (it died while it fetched) is taken over, some seconds after its last
+    /// heartbeat, rather than waited out for the whole of `ttl`: every lease of its host
+    /// waited for it, and a crawl whose other hosts were done stalled for a minute.
     ///
     /// # Example
     ///
     /// See [`SharedFrontier::robots`].
     pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
-        // A claim already this process's is its own: a claim sent again after its answer was
-        // lost must not take this process for another and wait for itself.
-        let mut invocation = self.inner.scripts.claim_robots.prepare_invoke();
-        invocation.key(format!("{}:{key}", self.inner.robots_key(host)));
-        invocation.arg(&self.inner.id).arg(millis(ttl).max(1));
-        let claimed: i64 = self.inner.store.eval(&invocation).await?;
-        Ok(claimed == 1)
+        let claim = format!("{}:{key}", self.inner.robots_key(host));
+        let holder = match self.inner.claim_robots(&claim, ttl, None).await? {
+            None => return Ok(true),
+            Some(holder) => holder,
+        };
+        // Present as last heard: waiting, as it fetches. Else asked anew, as the holder may
+        // have come after that (or this process not said it was present yet).
+        if self.inner.presence.is_present(&holder) {
+            return Ok(false);
+        }
+        if self.inner.present().await?.contains(&holder) {
+            return Ok(false);
+        }
+        Ok(self
+            .inner
+            .claim_robots(&claim, ttl, Some(&holder))
+            .await?
+            .is_none())
     }
 
     /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
@@ -236,6 +249,32 @@ impl SharedFrontier {
 }
 
 impl Inner {
+    /// Claims a robots.txt's fetch (see [`SharedFrontier::claim_robots`]), taking it over
+    /// from `gone` if that process holds it: None when this process holds it now, else the
+    /// holder's id.
+    async fn claim_robots(
+        &self,
+        claim: &str,
+        ttl: Duration,
+        gone: Option<&str>,
+    ) -> Result<Option<String>, Error> {
+        // A claim already this process's is its own: a claim sent again after its answer was
+        // lost must not take this process for another and wait for itself.
+        let mut invocation = self.scripts.claim_robots.prepare_invoke();
+        invocation.key(claim);
+        invocation.arg(&self.id).arg(millis(ttl).max(1));
+        if let Some(gone) = gone {
+            invocation.arg(gone);
+        }
+        match self.store.eval(&invocation).await? {
+            redis::Value::Int(1) => Ok(None),
+            redis::Value::BulkString(holder) => Ok(Some(String::from_utf8_lossy(&holder).into())),
+            other => {
+                Err(ErrorKind::Server(format!("unexpected answer to a claim: {other:?}")).into())
+            }
+        }
+    }
+
     /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
     pub(super) fn robots_key(&self, host: &str) -> String {
         format!("{}:robots", self.store.tag(self.bucket_of(host)))
