@@ -329,7 +329,7 @@ fn begin(clock: Clock) -> String {
 const COMMON: &str = include_str!("scripts/common.lua");
 
 /// The bucket scripts, by name and source: each becomes a function of the library.
-const SCRIPTS: [(&str, &str); 10] = [
+const SCRIPTS: [(&str, &str); 11] = [
     ("batch", include_str!("scripts/batch.lua")),
     ("lease", include_str!("scripts/lease.lua")),
     ("renew", include_str!("scripts/renew.lua")),
@@ -340,6 +340,7 @@ const SCRIPTS: [(&str, &str); 10] = [
     ("unmark_sitemap", include_str!("scripts/unmark_sitemap.lua")),
     ("content", include_str!("scripts/content.lua")),
     ("address", include_str!("scripts/address.lua")),
+    ("heard_from", include_str!("scripts/heard_from.lua")),
 ];
 
 /// The frontier's Lua, as one Redis function library (`FUNCTION LOAD`): the common functions
@@ -493,8 +494,10 @@ pub(crate) struct Scripts {
     pub(crate) unmark_sitemap: Function,
     pub(crate) content: Function,
     pub(crate) address: Function,
-    /// Not a bucket's: a script of its own, sent with `EVALSHA`.
+    pub(crate) heard_from: Function,
+    /// Not a bucket's: scripts of their own, sent with `EVALSHA`.
     pub(crate) claim_robots: Script,
+    pub(crate) release_robots: Script,
 }
 
 impl Scripts {
@@ -521,7 +524,9 @@ impl Scripts {
             unmark_sitemap: function("unmark_sitemap"),
             content: function("content"),
             address: function("address"),
+            heard_from: function("heard_from"),
             claim_robots: Script::new(include_str!("scripts/claim_robots.lua")),
+            release_robots: Script::new(include_str!("scripts/release_robots.lua")),
             library,
         }
     }

@@ -1012,45 +1012,63 @@ async fn lease_deadlines_and_ready_hosts_are_skiplists_and_a_crawl_still_ends() 
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch
 /// for the claim's whole time (a minute), and every lease of that host, in every other
 /// process, waited for it: a crawl whose other hosts were done stalled for half a minute
-/// (one kill -9 trial in six). A claim whose process is no longer present is now taken
-/// over; one whose process is present is waited for.
+/// (one kill -9 trial in three). A claim whose process has not said it is present for ten
+/// seconds is now taken over; one whose process was heard of lately is waited for, and a
+/// process that lost its claim cannot let go of the one that took it over.
+/// Whether `f` claims the fetch of `key`, a robots.txt of h.example, for a minute.
+async fn claims(f: &SharedFrontier, key: &str) -> bool {
+    f.claim_robots(key, "h.example", Duration::from_secs(60))
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_not() {
     let server = RedisServer::start();
     let a = frontier(&server.url(), "claims", Duration::from_secs(30)).await;
     let b = frontier(&server.url(), "claims", Duration::from_secs(30)).await;
-    // Both have said they are present: their heartbeat's first beat, at once.
-    for _ in 0..500 {
-        if server.cli(&["ZCARD", "claims:procs"]).trim() == "2" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(server.cli(&["ZCARD", "claims:procs"]).trim(), "2");
-    let minute = Duration::from_secs(60);
-    let (key, host) = ("https://h.example", "h.example");
-    assert!(a.claim_robots(key, host, minute).await.unwrap());
-    assert!(
-        !b.claim_robots(key, host, minute).await.unwrap(),
-        "a is present"
-    );
-    assert!(
-        a.claim_robots(key, host, minute).await.unwrap(),
-        "still a's"
-    );
+    assert!(claims(&a, "https://h.example").await);
+    assert!(!claims(&b, "https://h.example").await, "a is present");
+    assert!(claims(&a, "https://h.example").await, "still a's");
 
-    // A claim of a process that is gone, on the same host's other robots.txt.
+    // Claims of other processes, on the same host's other robots.txt files: one never
+    // heard of, one last heard of a minute ago, one heard of a moment ago (by the server's
+    // clock) that b has not heard of yet.
     let claim = server.cli(&["KEYS", "*:robots:https://h.example"]);
-    let claim = claim.trim().replace("https://", "http://");
-    server.cli(&["SET", &claim, "4242-00000000deadbeef", "PX", "60000"]);
-    let key = "http://h.example";
+    let claim_of = |key: &str| claim.trim().replace("https://h.example", key);
+    let time = server.cli(&["TIME"]);
+    let mut time = time.split_whitespace().map(|t| t.parse::<i64>().unwrap());
+    let now = time.next().unwrap() * 1000 + time.next().unwrap() / 1000;
+    let (old, new) = ((now - 60_000).to_string(), (now - 1_000).to_string());
+    server.cli(&["ZADD", "claims:procs", &old, "4343-old", &new, "4444-new"]);
+    for (key, holder) in [
+        ("http://h.example", "4242-never"),
+        ("http://h.example:81", "4343-old"),
+        ("http://h.example:82", "4444-new"),
+    ] {
+        server.cli(&["SET", &claim_of(key), holder, "PX", "60000"]);
+    }
+    assert!(claims(&b, "http://h.example").await, "never present");
+    assert!(claims(&b, "http://h.example:81").await, "gone");
     assert!(
-        b.claim_robots(key, host, minute).await.unwrap(),
-        "taken over"
+        !claims(&b, "http://h.example:82").await,
+        "heard of a second ago"
     );
     assert!(
-        !a.claim_robots(key, host, minute).await.unwrap(),
-        "b is present"
+        server
+            .cli(&["PTTL", &claim_of("http://h.example")])
+            .trim()
+            .parse::<i64>()
+            .unwrap()
+            > 50_000
     );
-    assert!(server.cli(&["PTTL", &claim]).trim().parse::<i64>().unwrap() > 50_000);
+    // The claim taken over is b's: a's release leaves it, and a waits for it.
+    a.release_robots("http://h.example", "h.example")
+        .await
+        .unwrap();
+    assert!(!claims(&a, "http://h.example").await, "b's");
+    b.release_robots("http://h.example", "h.example")
+        .await
+        .unwrap();
+    assert!(claims(&a, "http://h.example").await, "let go");
 }

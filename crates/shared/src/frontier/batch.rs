@@ -44,10 +44,10 @@ pub(super) const LINGER: Duration = Duration::from_millis(20);
 pub(super) const LINGER_BUSY: usize = 32;
 
 /// Whether a bucket's next batch waits [`LINGER`] for more steps, with `completing`
-/// completions under way in the process and `waiting` steps of the bucket already waiting:
-/// only while the process is busy, and the batch far from full.
-fn lingers(completing: usize, waiting: usize) -> bool {
-    completing >= LINGER_BUSY && waiting < MAX_STEPS / 2
+/// completions under way in the process and `steps` of the bucket already waiting, with
+/// `links` links between them: only while the process is busy, and the batch far from full.
+fn lingers(completing: usize, steps: usize, links: usize) -> bool {
+    completing >= LINGER_BUSY && steps < MAX_STEPS / 2 && links < MAX_BATCH / 2
 }
 
 /// Counts a completion as under way until dropped (see [`Sent::completing`]).
@@ -414,10 +414,8 @@ impl Inner {
         };
         let mut sending = self.sent.batches.sending(bucket);
         loop {
-            if lingers(
-                self.sent.completing.load(Ordering::Relaxed),
-                self.sent.batches.waiting(bucket),
-            ) {
+            let (steps, links) = self.sent.batches.waiting(bucket, |step| step.links.len());
+            if lingers(self.sent.completing.load(Ordering::Relaxed), steps, links) {
                 tokio::time::sleep(LINGER).await;
             }
             let Some(steps) = sending.next(fit) else {
@@ -579,21 +577,26 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::{LINGER_BUSY, MAX_STEPS, UnderWay, entry_tail, lingers, memo_text};
+    use super::{LINGER_BUSY, MAX_BATCH, MAX_STEPS, UnderWay, entry_tail, lingers, memo_text};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn a_batch_waits_for_more_only_while_the_process_is_busy_and_the_batch_far_from_full() {
         // A lone completion, or a few: sent at once, as their answers wait for it.
-        assert!(!lingers(0, 0));
-        assert!(!lingers(1, 0));
-        assert!(!lingers(LINGER_BUSY - 1, 3));
+        assert!(!lingers(0, 0, 0));
+        assert!(!lingers(1, 0, 0));
+        assert!(!lingers(LINGER_BUSY - 1, 3, 10));
         // Busy: the batch waits for more steps...
-        assert!(lingers(LINGER_BUSY, 0));
-        assert!(lingers(10 * LINGER_BUSY, MAX_STEPS / 2 - 1));
-        // ...unless half a batch waits already.
-        assert!(!lingers(10 * LINGER_BUSY, MAX_STEPS / 2));
-        assert!(!lingers(10 * LINGER_BUSY, 10 * MAX_STEPS));
+        assert!(lingers(LINGER_BUSY, 0, 0));
+        assert!(lingers(
+            10 * LINGER_BUSY,
+            MAX_STEPS / 2 - 1,
+            MAX_BATCH / 2 - 1
+        ));
+        // ...unless half a batch waits already, in steps or in links.
+        assert!(!lingers(10 * LINGER_BUSY, MAX_STEPS / 2, 0));
+        assert!(!lingers(10 * LINGER_BUSY, 10 * MAX_STEPS, 0));
+        assert!(!lingers(10 * LINGER_BUSY, 3, MAX_BATCH / 2));
     }
 
     #[test]

@@ -52,10 +52,13 @@ impl<R, A> Groups<R, A> {
         !std::mem::replace(&mut waiting.sending, true)
     }
 
-    /// How many requests wait for `bucket`'s next script.
-    pub(super) fn waiting(&self, bucket: u32) -> usize {
+    /// How many requests wait for `bucket`'s next script, and the sum of `size` over them.
+    pub(super) fn waiting(&self, bucket: u32, size: impl Fn(&R) -> usize) -> (usize, usize) {
         let buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        buckets.get(&bucket).map_or(0, |w| w.requests.len())
+        buckets.get(&bucket).map_or((0, 0), |w| {
+            let total = w.requests.iter().map(|(r, _)| size(r)).sum();
+            (w.requests.len(), total)
+        })
     }
 
     /// The sending task's hold on `bucket`: it takes the waiting requests group by group

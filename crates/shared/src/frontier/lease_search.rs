@@ -71,11 +71,34 @@ pub(super) const LEASE_MIN: usize = 4;
 /// Redis's CPU a page, as fast (docs/benchmarks.md, 2026-11-28).
 pub(super) const LEASE_MIN_BUSY: usize = 16;
 
-/// The fewest leases a script is asked for by a process of `workers` workers: one for each
-/// 24 of them, from [`LEASE_MIN`] to [`LEASE_MIN_BUSY`], so that a small process holds few
-/// URLs that other processes could fetch.
+/// The fewest leases a script is asked for from a bucket with URLs queued, by a process of
+/// `workers` workers: one for each 24 of them, from [`LEASE_MIN`] to [`LEASE_MIN_BUSY`], so
+/// that a small process holds few URLs that other processes could fetch.
 pub(super) fn least_asked(workers: usize) -> usize {
     (workers / 24).clamp(LEASE_MIN, LEASE_MIN_BUSY)
+}
+
+/// How many leases a search asks of each due bucket (None: not asked this time), with
+/// `idle` workers to fill in a process of `workers`, and `with_work` telling which of the
+/// buckets were last heard to have URLs queued: the idle workers' share of each of those,
+/// at least [`least_asked`]; a few ([`LEASE_MIN`]) of each of the others, in case. As many
+/// leases in all as a share of at least [`LEASE_MIN`] asked, from fewer buckets when the
+/// share was raised: not more URLs held from other processes, in fewer scripts.
+pub(super) fn wants(idle: usize, workers: usize, with_work: &[bool]) -> Vec<Option<usize>> {
+    let n = with_work.iter().filter(|&&w| w).count().max(1);
+    let share = idle.div_ceil(n).clamp(least_asked(workers), LEASE_BATCH);
+    let as_before = n * idle.div_ceil(n).clamp(LEASE_MIN, LEASE_BATCH);
+    let mut to_ask = as_before.div_ceil(share).max(1);
+    with_work
+        .iter()
+        .map(|&work| {
+            if !work {
+                return Some(LEASE_MIN);
+            }
+            to_ask = to_ask.checked_sub(1)?;
+            Some(share)
+        })
+        .collect()
 }
 
 /// What this process knows of one bucket, from the last script that answered for it.
@@ -217,16 +240,10 @@ impl Inner {
                 })
                 .take(POLL_WIDTH)
                 .collect();
-            // The idle workers' share of each bucket last heard to have URLs queued; a few
-            // from each of the others, in case.
-            let with_work = due.iter().filter(|&&b| views[b].queued > 0).count();
-            let least = least_asked(self.search.workers);
-            let share = idle.div_ceil(with_work.max(1)).clamp(least, LEASE_BATCH);
-            due.into_iter()
-                .map(|b| {
-                    let want = if views[b].queued > 0 { share } else { least };
-                    (b as u32, want)
-                })
+            let with_work: Vec<bool> = due.iter().map(|&b| views[b].queued > 0).collect();
+            due.iter()
+                .zip(wants(idle, self.search.workers, &with_work))
+                .filter_map(|(&b, want)| Some((b as u32, want?)))
                 .collect()
         };
         if let Some(&(last, _)) = chosen.last() {
@@ -353,6 +370,27 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_asks_as_many_leases_as_before_from_fewer_buckets_when_it_asks_more_of_each() {
+        let busy = vec![true; 8];
+        // 16 fetches (48 workers): 4 of each bucket at least, as ever.
+        assert_eq!(wants(10, 48, &busy), vec![Some(4); 8]);
+        assert_eq!(wants(80, 48, &busy), vec![Some(10); 8]);
+        // 128 fetches (384 workers), 20 idle: the 32 leases a share of 4 asked, 16 from each
+        // of 2 buckets; the others are asked at the next search.
+        let some = wants(20, 384, &busy);
+        assert_eq!(some[..2], [Some(16), Some(16)]);
+        assert_eq!(some[2..], [None; 6]);
+        // 200 idle: each bucket's share is more than the least already.
+        assert_eq!(wants(200, 384, &busy), vec![Some(25); 8]);
+        // Buckets with nothing queued when last heard: a few each, whatever the rest.
+        let mixed = wants(20, 384, &[false, true, false, true, true]);
+        assert_eq!(
+            mixed,
+            vec![Some(LEASE_MIN), Some(16), Some(LEASE_MIN), Some(16), None]
+        );
+    }
 
     #[test]
     fn a_process_of_many_workers_asks_a_script_for_more_leases_at_least() {

@@ -76,30 +76,34 @@ impl SharedFrontier {
     }
 
     /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
-    /// it now; the others wait for what it stores. A claim whose process is no longer
-    /// present (it died while it fetched) is taken over, some seconds after its last
-    /// heartbeat, rather than waited out for the whole of `ttl`: every lease of its host
-    /// waited for it, and a crawl whose other hosts were done stalled for a minute.
+    /// it now; the others wait for what it stores. A claim whose process has not said it
+    /// is present for 10 s (it died while it fetched) is taken over, rather than waited out for the whole of `ttl`: every lease
+    /// of its host waited for it, and a crawl whose other hosts were done stalled for a
+    /// minute. A live process that stalled that long has its claim taken over too: the
+    /// file is fetched twice.
     ///
     /// # Example
     ///
     /// See [`SharedFrontier::robots`].
     pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
-        let claim = format!("{}:{key}", self.inner.robots_key(host));
-        let holder = match self.inner.claim_robots(&claim, ttl, None).await? {
+        let inner = &self.inner;
+        // Present before it claims: a claim is never of a process no other has heard of.
+        if !inner.presence.is_present(&inner.id) {
+            inner.present().await?;
+        }
+        let claim = format!("{}:{key}", inner.robots_key(host));
+        let holder = match inner.claim_robots(&claim, ttl, None).await? {
             None => return Ok(true),
             Some(holder) => holder,
         };
-        // Present as last heard: waiting, as it fetches. Else asked anew, as the holder may
-        // have come after that (or this process not said it was present yet).
-        if self.inner.presence.is_present(&holder) {
+        // Present as last heard: it fetches, and this process waits.
+        if inner.presence.is_present(&holder) {
             return Ok(false);
         }
-        if self.inner.present().await?.contains(&holder) {
+        if !inner.gone(&holder).await? {
             return Ok(false);
         }
-        Ok(self
-            .inner
+        Ok(inner
             .claim_robots(&claim, ttl, Some(&holder))
             .await?
             .is_none())
@@ -118,14 +122,14 @@ impl SharedFrontier {
         value.extend_from_slice(text);
         let mut set = redis::cmd("HSET");
         set.arg(&robots).arg(key).arg(value);
-        let mut release = redis::cmd("DEL");
-        release.arg(format!("{robots}:{key}"));
         self.inner.store.query::<i64>(&set).await?;
-        self.inner.store.query::<i64>(&release).await.map(drop)
+        self.inner.release_robots(&format!("{robots}:{key}")).await
     }
 
     /// Lets go of the claim on a robots.txt without storing anything (its fetch had no
-    /// answer): the others fetch it themselves rather than wait for the claim to pass.
+    /// answer): the others fetch it themselves rather than wait for the claim to pass. A
+    /// claim another process took over (see [`claim_robots`](Self::claim_robots)) is left
+    /// to it.
     ///
     /// # Example
     ///
@@ -135,9 +139,8 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub async fn release_robots(&self, key: &str, host: &str) -> Result<(), Error> {
-        let mut release = redis::cmd("DEL");
-        release.arg(format!("{}:{key}", self.inner.robots_key(host)));
-        self.inner.store.query::<i64>(&release).await.map(drop)
+        let claim = format!("{}:{key}", self.inner.robots_key(host));
+        self.inner.release_robots(&claim).await
     }
 
     /// Takes `url` as a sitemap of the crawl at index level `level` (0 for a sitemap listed
@@ -273,6 +276,23 @@ impl Inner {
                 Err(ErrorKind::Server(format!("unexpected answer to a claim: {other:?}")).into())
             }
         }
+    }
+
+    /// Lets go of a robots.txt's claim if it is still this process's.
+    async fn release_robots(&self, claim: &str) -> Result<(), Error> {
+        let mut invocation = self.scripts.release_robots.prepare_invoke();
+        invocation.key(claim).arg(&self.id);
+        self.store.eval::<i64>(&invocation).await.map(drop)
+    }
+
+    /// Whether process `id` has not said it is present for twice
+    /// [`PRESENT_FOR`](crate::store::PRESENT_FOR), by Redis's clock, or never did: it is
+    /// gone (killed), or stalled for that long.
+    async fn gone(&self, id: &str) -> Result<bool, Error> {
+        let mut invocation = self.scripts.heard_from.prepare_invoke();
+        invocation.key(self.store.procs_key()).arg("").arg(id);
+        let ago: i64 = self.call(&invocation).await?;
+        Ok(ago < 0 || ago >= millis(PRESENT_FOR * 2))
     }
 
     /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
