@@ -94,7 +94,7 @@ pub struct SharedLease {
     bucket: u32,
     token: u64,
     /// Counts the lease as with a worker until it is completed or given back.
-    working: Option<WithWorker>,
+    working: Option<Counted>,
 }
 
 impl SharedLease {
@@ -477,7 +477,7 @@ impl SharedFrontier {
                 bodies: Groups::default(),
                 policies: Mutex::new(HashSet::new()),
                 sending: Mutex::new(HashSet::new()),
-                completing: AtomicUsize::new(0),
+                completing: Arc::new(AtomicUsize::new(0)),
             },
         });
         let heartbeat = tokio::spawn(renew(Arc::downgrade(&inner)));
@@ -922,7 +922,7 @@ impl SharedFrontier {
         outcome: Outcome,
     ) -> Result<Option<Completion>, Error> {
         let inner = &self.inner;
-        let _under_way = batch::UnderWay::new(&inner.sent.completing);
+        let _under_way = Counted::new(&inner.sent.completing);
         // Its worker is free for another lease while this one's completion is sent.
         drop(lease.working.take());
         let links = inner.let_go_pending(lease.url.as_str(), true);
@@ -1026,7 +1026,7 @@ impl SharedFrontier {
     /// each was some 12 Redis commands.
     async fn give_back(&self, mut lease: SharedLease, wait: Duration) -> Result<(), Error> {
         let inner = &self.inner;
-        let _under_way = batch::UnderWay::new(&inner.sent.completing);
+        let _under_way = Counted::new(&inner.sent.completing);
         drop(lease.working.take());
         // Kept for another lease of the same URL, if this process holds one: its worker
         // completes the page with them.

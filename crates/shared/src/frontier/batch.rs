@@ -27,8 +27,9 @@ pub(super) struct Sent {
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     pub(super) sending: Mutex<HashSet<String>>,
-    /// Completions (and give-backs) under way: how busy this process is (see [`LINGER`]).
-    pub(super) completing: AtomicUsize,
+    /// Completions (and give-backs) under way, each [`Counted`] while it runs: how busy
+    /// this process is (see [`LINGER`]).
+    pub(super) completing: Arc<AtomicUsize>,
 }
 
 /// How long a busy process's batch waits for more steps before it goes: a batch script
@@ -48,22 +49,6 @@ pub(super) const LINGER_BUSY: usize = 32;
 /// `links` links between them: only while the process is busy, and the batch far from full.
 fn lingers(completing: usize, steps: usize, links: usize) -> bool {
     completing >= LINGER_BUSY && steps < MAX_STEPS / 2 && links < MAX_BATCH / 2
-}
-
-/// Counts a completion as under way until dropped (see [`Sent::completing`]).
-pub(super) struct UnderWay<'a>(&'a AtomicUsize);
-
-impl<'a> UnderWay<'a> {
-    pub(super) fn new(count: &'a AtomicUsize) -> UnderWay<'a> {
-        count.fetch_add(1, Ordering::Relaxed);
-        UnderWay(count)
-    }
-}
-
-impl Drop for UnderWay<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// The most links one batch script takes (a step with more goes alone).
@@ -577,7 +562,9 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::{LINGER_BUSY, MAX_BATCH, MAX_STEPS, UnderWay, entry_tail, lingers, memo_text};
+    use super::{LINGER_BUSY, MAX_BATCH, MAX_STEPS, entry_tail, lingers, memo_text};
+    use crate::frontier::lease_search::Counted;
+    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
@@ -601,15 +588,15 @@ mod tests {
 
     #[test]
     fn a_completion_counts_as_under_way_until_its_guard_is_dropped() {
-        let count = AtomicUsize::new(0);
-        let first = UnderWay::new(&count);
-        let second = UnderWay::new(&count);
+        let count = Arc::new(AtomicUsize::new(0));
+        let first = Counted::new(&count);
+        let second = Counted::new(&count);
         assert_eq!(count.load(Ordering::Relaxed), 2);
         drop(first);
         assert_eq!(count.load(Ordering::Relaxed), 1);
         // An early return (an error) drops it too.
         let early = || -> Result<(), ()> {
-            let _under_way = UnderWay::new(&count);
+            let _under_way = Counted::new(&count);
             Err(())
         };
         assert!(early().is_err());

@@ -129,19 +129,20 @@ impl View {
     }
 }
 
-/// Counts a lease as with a worker until dropped: when the worker completes it or gives it
-/// back, or drops it.
+/// Counts one in `count` until dropped, however its holder ends (an early return, a
+/// panic): a lease with a worker, until the worker completes it, gives it back or drops it;
+/// a completion under way (see `Sent::completing`).
 #[derive(Debug)]
-pub(super) struct WithWorker(pub(super) Arc<AtomicUsize>);
+pub(super) struct Counted(pub(super) Arc<AtomicUsize>);
 
-impl WithWorker {
-    pub(super) fn new(count: &Arc<AtomicUsize>) -> WithWorker {
+impl Counted {
+    pub(super) fn new(count: &Arc<AtomicUsize>) -> Counted {
         count.fetch_add(1, Ordering::Relaxed);
-        WithWorker(Arc::clone(count))
+        Counted(Arc::clone(count))
     }
 }
 
-impl Drop for WithWorker {
+impl Drop for Counted {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -174,7 +175,7 @@ pub(super) fn owned_buckets(
 impl Inner {
     pub(super) fn take_buffered(&self) -> Option<SharedLease> {
         let mut lease = self.search.buffer().pop_front()?;
-        lease.working = Some(WithWorker::new(&self.search.working));
+        lease.working = Some(Counted::new(&self.search.working));
         Some(lease)
     }
 

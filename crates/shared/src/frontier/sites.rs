@@ -77,10 +77,10 @@ impl SharedFrontier {
 
     /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
     /// it now; the others wait for what it stores. A claim whose process has not said it
-    /// is present for 10 s (it died while it fetched) is taken over, rather than waited out for the whole of `ttl`: every lease
-    /// of its host waited for it, and a crawl whose other hosts were done stalled for a
-    /// minute. A live process that stalled that long has its claim taken over too: the
-    /// file is fetched twice.
+    /// is present for 10 s (it died while it fetched) is taken over, rather than waited out
+    /// for the whole of `ttl`: every lease of its host waited for it, and a crawl whose
+    /// other hosts were done stalled for a minute. A live process that stalled that long
+    /// has its claim taken over too: the file is fetched twice.
     ///
     /// # Example
     ///
