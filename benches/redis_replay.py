@@ -136,6 +136,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('capture')
     parser.add_argument('--library')
+    parser.add_argument('--code')
     parser.add_argument('--callgrind', action='store_true')
     parser.add_argument('--state')
     opts = parser.parse_args()
@@ -143,6 +144,9 @@ def main():
     captured = library_of(commands)
     name = re.search(r'politecrawl_([0-9a-f]+)', captured).group(1)
     code = library_of(read_capture(opts.library)) if opts.library else captured
+    if opts.code:
+        with open(opts.code, encoding='latin-1') as f:
+            code = f.read()
     code = replayable(code, name)
 
     server = Server(opts.callgrind)

@@ -641,16 +641,25 @@ pub(crate) fn completion(
     lease: Option<(&str, &str, Ending)>,
     links: usize,
 ) {
-    match lease {
-        Some((token, url, ending)) => {
-            let (code, number) = ending.code();
-            invocation.arg(token).arg(url).arg(code).arg(number);
-        }
-        None => {
-            invocation.arg("-").arg("-").arg(0).arg(-1);
-        }
-    }
-    invocation.arg(links);
+    let (token, url, (code, number)) = match lease {
+        Some((token, url, ending)) => (token, url, ending.code()),
+        None => ("-", "-", (0, -1)),
+    };
+    invocation
+        .arg(token)
+        .arg(url)
+        .arg(&step_head(code, number, links)[..]);
+}
+
+/// A batch entry's numbers, packed as the script unpacks them (`STEP_HEAD`, `>Bi6I4`): its
+/// outcome's code, its number (48 bits, signed: ms), how many links follow.
+fn step_head(code: u8, number: i64, links: usize) -> [u8; 11] {
+    const MAX: i64 = (1 << 47) - 1;
+    let mut head = [0; 11];
+    head[0] = code;
+    head[1..7].copy_from_slice(&number.clamp(-MAX, MAX).to_be_bytes()[2..]);
+    head[7..].copy_from_slice(&u32::try_from(links).unwrap_or(u32::MAX).to_be_bytes());
+    head
 }
 
 /// The keys of an address's politeness (`scripts/address.lua`), after its tag.
@@ -664,9 +673,10 @@ pub(crate) fn address_leave(tag: &str, token: &str) -> Cmd {
     cmd
 }
 
-/// Adds a link to a batch entry: its seen-test probes, host, depth, URL, referrer and memo
-/// (as [`memo_text`](crate::frontier::batch::memo_text) writes it), and its host's
-/// registrable domain (for the domain budgets).
+/// Adds a link to a batch entry: its seen-test probes, then one text the script reads only
+/// if the link is new: its host, its host's registrable domain (for the domain budgets; may
+/// be empty) and its queue entry (attempts 0, depth, URL, referrer and memo, as
+/// [`memo_text`](crate::frontier::batch::memo_text) writes it), space-separated.
 #[expect(
     clippy::too_many_arguments,
     reason = "one per field of the script's link, in the script's order"
@@ -681,16 +691,16 @@ pub(crate) fn link(
     memo: Option<&str>,
     domain: &str,
 ) {
-    invocation.arg(probes.bytes()).arg(host).arg(depth).arg(url);
-    // What follows the URL in its entry, space-separated: the scripts append it whole. A
-    // referrer is a URL, one token; anything else is not one, and not kept.
+    let mut text = format!("{host} {domain} 0 {depth} {url}");
+    // What follows the URL in its entry, space-separated. A referrer is a URL, one token;
+    // anything else is not one, and not kept.
     let from =
         from.filter(|from| !from.is_empty() && !from.contains(' ') && !from.starts_with('~'));
-    match (from, memo) {
-        (Some(from), Some(memo)) => invocation.arg(format!("{from} {memo}")),
-        (from, memo) => invocation.arg(from.or(memo).unwrap_or("")),
-    };
-    invocation.arg(domain);
+    for tail in [from, memo].into_iter().flatten() {
+        text.push(' ');
+        text.push_str(tail);
+    }
+    invocation.arg(probes.bytes()).arg(text);
 }
 
 /// A duration in whole milliseconds, as the scripts take times.

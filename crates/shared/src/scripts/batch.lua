@@ -5,10 +5,11 @@
 -- ARGV: tag, connections per host, the seen-test's schedule, delay, back-off base, back-off
 -- max, longest Retry-After, errors in a row to give up, time failing to give up, attempts
 -- (all times in ms), request id, pages per host, hosts per domain, pages per domain (0: no
--- limit), then entries: token and its URL (`-` and `-` for links alone), outcome (an
--- OUTCOME_ code), Retry-After (-1 for none; for OUTCOME_GIVEN_BACK, a lease given back
--- unfetched, how long its host is not leased again, 0 for as its delay says), the number of
--- links, and the links in groups of six (probes host depth url from domain).
+-- limit), then entries: token and its URL (`-` and `-` for links alone), the entry's head
+-- (STEP_HEAD, packed: outcome, an OUTCOME_ code; Retry-After, -1 for none, or for
+-- OUTCOME_GIVEN_BACK, a lease given back unfetched, how long its host is not leased again, 0
+-- for as its delay says; the number of links: numbers that text would cost a strtod each),
+-- and the links in pairs (see admit_links).
 -- Answers seven numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
 -- FATE_NOT_HELD when the lease is not held: it expired and went back to the crawl, or the
 -- token is another URL's after a rollback; FATE_GIVEN_BACK), next attempt, URLs waiting on a host given up
@@ -41,12 +42,13 @@ local policy = {
 }
 
 -- The leases of the batch, read at once; removed at once at the end.
+local STEP_HEAD = '>Bi6I4'
 local tokens = {}
 do
   local i = 15
-  while i + 4 <= #ARGV do
+  while i + 2 <= #ARGV do
     if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 5 + 6 * tonumber(ARGV[i + 4])
+    i = i + 3 + 2 * struct.unpack('>I4', ARGV[i + 2], 8)
   end
 end
 local held = {}
@@ -110,18 +112,17 @@ local budget = {
   domain_pages = tonumber(ARGV[14]),
 }
 local i = 15
-while i + 4 <= #ARGV do
+while i + 2 <= #ARGV do
   local token, leased_url = ARGV[i], ARGV[i + 1]
-  local outcome, retry_after = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  local outcome, retry_after, n = struct.unpack(STEP_HEAD, ARGV[i + 2])
   if token ~= '-' and (outcome == OUTCOME_FAILURE_TO_RETRY or outcome == OUTCOME_ERROR_ANSWER) then
     awaited = true
   end
-  local n = tonumber(ARGV[i + 4])
-  i = i + 5
+  i = i + 3
   -- The page's links first: they are new whatever became of its lease.
   local new, by_host, by_domain_hosts, by_domain_pages =
     admit_links(seen, hosts, domains, schedule, i, n, budget)
-  i = i + 6 * n
+  i = i + 2 * n
   local fate, next_attempt, given_up = FATE_LINKS_ALONE, 0, -1
   if token ~= '-' then
     fate, next_attempt, given_up = complete_one(token, leased_url, outcome, retry_after)

@@ -62,6 +62,12 @@ local function save_host(hosts, host, h)
   redis.call('HSET', hosts, host, struct.pack(HOST_PACK, 255, n, unpack(h, 1, n)))
 end
 
+-- A whole number as a command's argument: Redis formats a Lua number with "%.17g" (its
+-- sprintf is a tenth of a command's cost), where "%d" takes a fraction of that.
+local function int(n)
+  return string.format('%d', n)
+end
+
 local function queue_key(host)
   return tag .. ':q:' .. host
 end
@@ -85,7 +91,7 @@ local function reschedule(ready, host, h, conns, queued)
   if h[ACTIVE] < limit(h, conns) and (queued or redis.call('LLEN', queue_key(host))) > 0 then
     local at = h[NEXT]
     if h[GAVEUP] == 1 then at = 0 end
-    redis.call('ZADD', ready, at, host)
+    redis.call('ZADD', ready, int(at), host)
   else
     redis.call('ZREM', ready, host)
   end
@@ -205,7 +211,30 @@ local function parse_generation(v)
     parsed.gens[v] = g
     parsed.entries = parsed.entries + 1
   end
-  return {sets = g[1], n = g[2], wide = g[3], keys = {}}
+  return {sets = g[1], n = g[2], wide = g[3]}
+end
+
+-- The seen-test's set keys, by bucket tag and generation, also kept for the library's life:
+-- a key's text formats two numbers (sprintf), 2% of a crawl's Redis instructions when each
+-- call built its own.
+local set_keys = {tags = {}, entries = 0}
+
+local function keys_of(gi)
+  local gens = set_keys.tags[tag]
+  if not gens then
+    gens = {}
+    set_keys.tags[tag] = gens
+  end
+  local keys = gens[gi]
+  if not keys then
+    -- Bounded as `parsed` is.
+    if set_keys.entries >= 100000 then
+      set_keys.tags, set_keys.entries = {[tag] = gens}, 0
+    end
+    keys = {}
+    gens[gi] = keys
+  end
+  return keys
 end
 
 local function load_seen(seen, schedule)
@@ -252,10 +281,16 @@ end
 local function slot(st, gi, h, f)
   local g = st.gens[gi]
   local i = h % g.sets
-  local key = g.keys[i]
+  local keys = g.keys
+  if not keys then
+    keys = keys_of(gi)
+    g.keys = keys
+  end
+  local key = keys[i]
   if not key then
     key = tag .. ':f' .. gi .. ':' .. i
-    g.keys[i] = key
+    keys[i] = key
+    set_keys.entries = set_keys.entries + 1
   end
   if not g.wide then return key, f end
   local low = tonumber(f)
@@ -343,8 +378,12 @@ local function stored_domain(domains, name)
   return {tonumber(v[1]) or 0, tonumber(v[2]) or 0}
 end
 
--- Admits the links of ARGV[i .. i + 6 * n - 1], groups of six (probes host depth url from
--- domain; from is empty when unknown), charged after the seen-test, as the embedded frontier
+-- Admits the links of ARGV[i .. i + 2 * n - 1], pairs of the link's probes and its text:
+-- "host domain entry", space-separated: its host, its host's registrable domain (empty but
+-- where the crawl's hosts go to buckets by domain) and its queue entry as queued. A link seen
+-- before (half of them in a crawl of two processes: each sends a URL it meets once) is
+-- never parsed, and its fields cost one argument, not five (Redis makes each argument a Lua
+-- string). New links are charged after the seen-test, as the embedded frontier
 -- charges its budgets (frontier::HostBudget, the same rule): at most `budget.pages` per host
 -- for the crawl, and per registrable domain at most `budget.domain_hosts` hosts (a host
 -- counts once its first URL is admitted) and `budget.domain_pages` pages (0: no limit). A URL
@@ -359,8 +398,11 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
   local changed = {}
   local new, refused = 0, {host_budget = 0, domain_hosts = 0, domain_pages = 0}
   for _ = 1, n do
-    local host = ARGV[i + 1]
     if test_and_set(seen, schedule, ARGV[i]) then
+      local text = ARGV[i + 1]
+      local sp = string.find(text, ' ', 1, true)
+      local sp2 = string.find(text, ' ', sp + 1, true)
+      local host = string.sub(text, 1, sp - 1)
       -- Read only under a budget: else the host is read at the end if its queue was empty
       -- (see finish).
       local h = counted and get_host(hosts, host)
@@ -368,7 +410,7 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
       if budget.pages > 0 and h[PAGES] >= budget.pages then
         reason = 'host_budget'
       elseif by_domain then
-        local name = ARGV[i + 5]
+        local name = string.sub(text, sp + 1, sp2 - 1)
         d = changed[name] or stored_domain(domains, name)
         changed[name] = d
         if budget.domain_hosts > 0 and h[PAGES] == 0 and d[1] >= budget.domain_hosts then
@@ -388,13 +430,11 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
           h[PAGES] = h[PAGES] + 1
           touch(host)
         end
-        local entry = '0 ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3]
-        if ARGV[i + 4] ~= '' then entry = entry .. ' ' .. ARGV[i + 4] end
-        push(host, entry)
+        push(host, string.sub(text, sp2 + 1))
         new = new + 1
       end
     end
-    i = i + 6
+    i = i + 2
   end
   for name, d in pairs(changed) do
     redis.call('HSET', domains, name, d[1] .. ' ' .. d[2])
@@ -417,7 +457,7 @@ local function write_back(hosts, counts)
   end
   count('ops', 1)
   for field, n in pairs(ctx.counts) do
-    if n ~= 0 then redis.call('HINCRBY', counts, field, n) end
+    if n ~= 0 then redis.call('HINCRBY', counts, field, int(n)) end
   end
 end
 
@@ -425,7 +465,7 @@ end
 -- place in the ready set, the counters.
 local function finish(seen, ready, hosts, counts, conns)
   if seen_state then
-    redis.call('HSET', seen, 'fill', seen_state.fill)
+    redis.call('HSET', seen, 'fill', int(seen_state.fill))
     if seen_state.added > 0 then count('bits', seen_state.added) end
     if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
   end
@@ -472,7 +512,7 @@ end
 -- none), the server's clock, the bucket's queued and leased counts, and its count of changes
 -- (`ops`), which never goes down but when Redis went back to an older state.
 local function bucket_view(ready, counts)
-  local first = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', ready, '0', '0', 'WITHSCORES')
   local at = -1
   -- The set's skiplist member, at +inf, is first only when no host is there.
   if first[2] and first[1] ~= SKIPLIST then at = tonumber(first[2]) end

@@ -26,8 +26,8 @@ for i = 4, #ARGV do
     answer[#answer + 1] = 0
   end
 end
-redis.call('HSET', seen, 'fill', seen_state.fill)
-if seen_state.added > 0 then redis.call('HINCRBY', counts, 'bits', seen_state.added) end
+redis.call('HSET', seen, 'fill', int(seen_state.fill))
+if seen_state.added > 0 then redis.call('HINCRBY', counts, 'bits', int(seen_state.added)) end
 if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
 answer[#answer + 1] = seen_state.count
 if request ~= '' then keep_reply(replies, request, table.concat(answer, ' ')) end

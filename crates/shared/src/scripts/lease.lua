@@ -37,7 +37,7 @@ if kept then
   return answer
 end
 -- Leases past their deadline go back to the front of their host's queue.
-local expired = redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, 100)
+local expired = redis.call('ZRANGEBYSCORE', due, '-inf', int(now), 'LIMIT', '0', '100')
 local reaped = 0
 if #expired > 0 then
   local held = redis.call('HMGET', leases, unpack(expired))
@@ -75,7 +75,7 @@ local leased = 0
 for _ = 1, max do
   if leased >= max then break end
   local turn = {}
-  for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, max - leased)) do
+  for _, host in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', int(now), 'LIMIT', '0', int(max - leased))) do
     local h = get_host(hosts, host)
     turn[#turn + 1] = {host = host, h = h, d = delay_of(h, delay), open = true}
   end
@@ -124,7 +124,7 @@ if leased > 0 then
   -- reschedules its hosts.
   redis.call('ZADD', due, 'inf', SKIPLIST, unpack(deadlines))
   redis.call('ZADD', ready, 'inf', SKIPLIST)
-  redis.call('HSET', counts, 'seq', seq)
+  redis.call('HSET', counts, 'seq', int(seq))
   count('leased', leased)
   count('queued', -leased)
 end
