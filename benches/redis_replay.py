@@ -11,10 +11,13 @@ scripts meet the same work, and the state they leave can be compared. With `--ca
 the server runs under valgrind and the figure is the instructions it executed: the same to
 a few parts in ten thousand from run to run, where timings on a shared machine are not.
 
-    benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE] [--callgrind] [--state FILE]
+    benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE | --code FILE] [--callgrind]
+        [--state FILE]
 
 --library: the function library another capture loaded (a crawl by another build), in place
-of CAPTURE's own: the same calls, run by other scripts. --state: writes the keys' values
+of CAPTURE's own: the same calls, run by other scripts. --code: the library's code from a
+file (CAPTURE's, say, with a script edited), to try a change to the scripts that keeps their
+arguments without building a crawler. --state: writes the keys' values
 after the replay (host states decoded), to compare two replays with `cmp`. KEEP=1 keeps the
 callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
 names its functions).

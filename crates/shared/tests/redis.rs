@@ -1054,6 +1054,17 @@ async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_no
         !claims(&b, "http://h.example:82").await,
         "heard of a second ago"
     );
+    // Present as last heard now: asked again (a waiting process asks every few tens of ms),
+    // the claim is the one request, not the claim and when its holder was heard from.
+    // (Three tries: a heartbeat's requests may fall between two counts; without the note,
+    // every try costs two.)
+    let mut costs = Vec::new();
+    for _ in 0..3 {
+        let before = b.store().requests();
+        assert!(!claims(&b, "http://h.example:82").await);
+        costs.push(b.store().requests() - before);
+    }
+    assert!(costs.contains(&1), "requests a claim cost: {costs:?}");
     assert!(
         server
             .cli(&["PTTL", &claim_of("http://h.example")])

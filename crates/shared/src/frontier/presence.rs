@@ -44,6 +44,15 @@ impl Presence {
             .iter()
             .any(|p| p == id)
     }
+
+    /// Notes process `id` as present, heard of lately by another way than the heartbeat's
+    /// list (which replaces it at the next beat).
+    pub(super) fn note_present(&self, id: &str) {
+        let mut present = self.present.lock().unwrap_or_else(PoisonError::into_inner);
+        if !present.iter().any(|p| p == id) {
+            present.push(id.to_owned());
+        }
+    }
 }
 
 /// How often a process says it is present and learns who else is (and, every fifth time,

@@ -101,6 +101,10 @@ impl SharedFrontier {
             return Ok(false);
         }
         if !inner.gone(&holder).await? {
+            // Not asked again until the next heartbeat: a waiting process asks for the
+            // claim every few tens of ms, and a holder that said it was present a few
+            // seconds ago (not in the last list) cost a call each time.
+            inner.presence.note_present(&holder);
             return Ok(false);
         }
         Ok(inner
