@@ -468,6 +468,7 @@ impl SharedFrontier {
                 redirect_targets: AtomicUsize::new(0),
                 heartbeat: Mutex::new(None),
                 present: Mutex::new(Vec::new()),
+                noted: Mutex::new(HashMap::new()),
             },
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),

@@ -556,7 +556,7 @@ impl Scripts {
         invocation
     }
 
-    /// A batch script of bucket `tag`, its entries to add with [`completion`] and [`links`]
+    /// A batch script of bucket `tag`, its entries to add with [`completion`] and [`link`]
     /// (see `scripts/batch.lua`).
     pub(crate) fn batch_call(
         &self,

@@ -33,25 +33,35 @@ pub(super) struct Presence {
     pub(super) heartbeat: Mutex<Option<tokio::task::AbortHandle>>,
     /// The processes present, as last heard (this one among them once it said so).
     pub(super) present: Mutex<Vec<String>>,
+    /// Processes heard from lately by another way than the heartbeat's list, each until
+    /// when it counts as present (see [`SharedFrontier::claim_robots`]).
+    pub(super) noted: Mutex<HashMap<String, Instant>>,
 }
 
 impl Presence {
-    /// Whether process `id` was present when last heard.
+    /// Whether process `id` was present when last heard, or is noted present till later.
     pub(super) fn is_present(&self, id: &str) -> bool {
-        self.present
+        let listed = self
+            .present
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .any(|p| p == id)
+            .any(|p| p == id);
+        listed
+            || self
+                .noted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(id)
+                .is_some_and(|until| Instant::now() < *until)
     }
 
-    /// Notes process `id` as present, heard of lately by another way than the heartbeat's
-    /// list (which replaces it at the next beat).
-    pub(super) fn note_present(&self, id: &str) {
-        let mut present = self.present.lock().unwrap_or_else(PoisonError::into_inner);
-        if !present.iter().any(|p| p == id) {
-            present.push(id.to_owned());
-        }
+    /// Notes process `id` as present for `still` more.
+    pub(super) fn note_present(&self, id: &str, still: Duration) {
+        let mut noted = self.noted.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        noted.retain(|_, until| now < *until);
+        noted.insert(id.to_owned(), now + still);
     }
 }
 

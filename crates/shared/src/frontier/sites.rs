@@ -100,11 +100,14 @@ impl SharedFrontier {
         if inner.presence.is_present(&holder) {
             return Ok(false);
         }
-        if !inner.gone(&holder).await? {
-            // Not asked again until the next heartbeat: a waiting process asks for the
-            // claim every few tens of ms, and a holder that said it was present a few
-            // seconds ago (not in the last list) cost a call each time.
-            inner.presence.note_present(&holder);
+        let gone_after = PRESENT_FOR * 2;
+        if let Some(ago) = inner.heard_ago(&holder).await?
+            && ago < gone_after
+        {
+            // Not asked again while it would still be present: a waiting process asks for
+            // the claim every few tens of ms, and a holder heard from a few seconds ago (not
+            // in the heartbeat's last list) cost a call each time.
+            inner.presence.note_present(&holder, gone_after - ago);
             return Ok(false);
         }
         Ok(inner
@@ -289,14 +292,14 @@ impl Inner {
         self.store.eval::<i64>(&invocation).await.map(drop)
     }
 
-    /// Whether process `id` has not said it is present for twice
-    /// [`PRESENT_FOR`](crate::store::PRESENT_FOR), by Redis's clock, or never did: it is
-    /// gone (killed), or stalled for that long.
-    async fn gone(&self, id: &str) -> Result<bool, Error> {
+    /// How long ago process `id` last said it is present, by Redis's clock; None if it
+    /// never did. A claim's holder not heard from for twice
+    /// [`PRESENT_FOR`](crate::store::PRESENT_FOR) is gone (killed), or stalled for that long.
+    async fn heard_ago(&self, id: &str) -> Result<Option<Duration>, Error> {
         let mut invocation = self.scripts.heard_from.prepare_invoke();
         invocation.key(self.store.procs_key()).arg("").arg(id);
         let ago: i64 = self.call(&invocation).await?;
-        Ok(ago < 0 || ago >= millis(PRESENT_FOR * 2))
+        Ok(u64::try_from(ago).ok().map(Duration::from_millis))
     }
 
     /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).

@@ -227,10 +227,6 @@ local function keys_of(gi)
   end
   local keys = gens[gi]
   if not keys then
-    -- Bounded as `parsed` is.
-    if set_keys.entries >= 100000 then
-      set_keys.tags, set_keys.entries = {[tag] = gens}, 0
-    end
     keys = {}
     gens[gi] = keys
   end
@@ -288,6 +284,13 @@ local function slot(st, gi, h, f)
   end
   local key = keys[i]
   if not key then
+    -- Bounded as `parsed` is: all forgotten, this call's generations' too.
+    if set_keys.entries >= 100000 then
+      set_keys.tags, set_keys.entries = {}, 0
+      for _, other in pairs(st.gens) do other.keys = nil end
+      keys = keys_of(gi)
+      g.keys = keys
+    end
     key = tag .. ':f' .. gi .. ':' .. i
     keys[i] = key
     set_keys.entries = set_keys.entries + 1
