@@ -288,6 +288,52 @@ fn a_full_address_holds_its_connections_across_processes_and_loses_no_page() {
     assert!((1..=2).contains(&most), "{most} in flight at the address");
 }
 
+/// Leases given back to wait for their address's turn, as the processes' summaries (their
+/// `stderr`) count them.
+fn given_back(stderr: &str) -> u64 {
+    const SAID: &str = " given back to wait for their address's turn";
+    stderr
+        .lines()
+        .filter_map(|line| Some(line.trim().split_once(SAID)?.0))
+        .map(|n| {
+            n.split(' ')
+                .next()
+                .unwrap()
+                .replace(',', "")
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum()
+}
+
+/// Regression: at an address whose connections bind, the leases of the tasks beyond its
+/// lines (three tasks a fetch, 16 places in line a connection) went back to Redis and came
+/// again, about twice a page, each a script; they wait parked in their process now, and
+/// every page is fetched once.
+#[test]
+fn leases_beyond_a_full_address_lines_wait_parked_rather_than_go_back() {
+    let redis = RedisServer::start();
+    let site = names_on_one_address_answering(20, 30, ms(10));
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let flags = address_limited_to(&site, 2, "0");
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let stderr = finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
+    let counts = recorded(&outs);
+    assert_eq!(
+        counts.keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
+    let pages = counts.len() as u64;
+    let given_back = given_back(&stderr);
+    eprintln!("given back: {given_back} for {pages} pages");
+    assert!(
+        given_back <= pages / 10,
+        "{given_back} leases given back for {pages} pages"
+    );
+}
+
 /// Runs two processes of one crawl of a one-host site with `extra` flags, and checks from
 /// the server's log that the host had one connection at a time and 150 ms between starts,
 /// whichever process fetched.

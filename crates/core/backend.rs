@@ -66,6 +66,35 @@ pub(crate) struct Remote {
     /// The number of this process's next request at an address (see
     /// [`shared::AddressRequest`]).
     requests: AtomicU64,
+    /// Leases given back to wait for their address's turn (see [`Lease::abandon_until`]):
+    /// each a script in Redis, for the summary.
+    given_back: AtomicU64,
+    /// Leases whose address's line was full, kept here rather than given back (see
+    /// [`Lease::park`]), in the order they came, by address.
+    parked: std::sync::Mutex<std::collections::HashMap<IpAddr, VecDeque<shared::SharedLease>>>,
+}
+
+impl Remote {
+    /// How many requests of this process may wait in an address's line.
+    fn line_most(&self) -> u32 {
+        WAITING_PER_CONNECTION * self.addresses.0.connections
+    }
+
+    /// The first lease parked at an address whose line has room now.
+    fn unpark(&self) -> Option<shared::SharedLease> {
+        let mut parked = self.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        let most = self.line_most();
+        let address = *parked
+            .iter()
+            .find(|(address, queue)| !queue.is_empty() && self.waits.has_room(**address, most))?
+            .0;
+        let queue = parked.get_mut(&address)?;
+        let lease = queue.pop_front();
+        if queue.is_empty() {
+            parked.remove(&address);
+        }
+        lease
+    }
 }
 
 /// The embedded frontier, and the gate that makes "complete a lease, write its record" one
@@ -303,12 +332,37 @@ impl Lease {
         }
     }
 
+    /// Keeps this lease, whose request found `address`'s line full, in the process rather
+    /// than give it back: a lease of a shared crawl given back is a script, and comes back
+    /// in another's, where a parked one is held (and renewed) as any, and
+    /// [`Backend::next`] hands it out again, before any new lease, once the address's line
+    /// has room. At an address whose connections bind, the leases of the tasks beyond its
+    /// lines went back and came again about twice a page (docs/benchmarks.md). The lease
+    /// back when it is not parked: one of the embedded frontier, given back in microseconds,
+    /// or one more than may wait in the address's line.
+    pub(crate) fn park(self, address: IpAddr) -> Option<Lease> {
+        let (lease, remote) = match self {
+            Lease::Shared(lease, remote) => (lease, remote),
+            local => return Some(local),
+        };
+        let mut lease = Some(lease);
+        {
+            let mut parked = remote.parked.lock().unwrap_or_else(PoisonError::into_inner);
+            let queue = parked.entry(address).or_default();
+            if queue.len() < remote.line_most() as usize {
+                queue.extend(lease.take());
+            }
+        }
+        lease.map(|lease| Lease::Shared(lease, remote))
+    }
+
     /// Gives back a lease whose request must wait for its address's turn: as
     /// [`abandon`](Self::abandon), and its host is not leased again before `at`.
     pub(crate) fn abandon_until(self, at: Instant) -> Result<(), frontier::ForeignLease> {
         match self {
             Lease::Local(lease, local) => local.frontier.abandon_until(lease, now(), at),
             Lease::Shared(lease, remote) => {
+                remote.given_back.fetch_add(1, Ordering::Relaxed);
                 let wait = at.saturating_duration_since(now());
                 let frontier = remote.frontier.clone();
                 remote.background.spawn(async move {
@@ -474,6 +528,17 @@ impl AddressWaits {
             room: Notify::new(),
             room_waiting: AtomicUsize::new(0),
         }
+    }
+
+    /// Whether a request at `address` may wait in its line now (fewer than `most` wait
+    /// there, and the process has room for another).
+    fn has_room(&self, address: IpAddr, most: u32) -> bool {
+        let waiting = self.lock();
+        waiting.all < self.most
+            && waiting
+                .by_address
+                .get(&address)
+                .is_none_or(|line| line.len() < most as usize)
     }
 
     /// Waits until a place in a line is freed, or until `until`.
@@ -657,6 +722,8 @@ impl Backend {
             landed: Arc::new(Notify::new()),
             waits: Arc::new(AddressWaits::new(workers)),
             requests: AtomicU64::new(0),
+            given_back: AtomicU64::new(0),
+            parked: std::sync::Mutex::default(),
         }))
     }
 
@@ -694,6 +761,14 @@ impl Backend {
     /// whose record is written has reached Redis (or failed, and its lease will expire).
     pub(crate) async fn settle(&self) {
         if let Backend::Shared(remote) = self {
+            let parked: Vec<shared::SharedLease> =
+                std::mem::take(&mut *remote.parked.lock().unwrap_or_else(PoisonError::into_inner))
+                    .into_values()
+                    .flatten()
+                    .collect();
+            for lease in parked {
+                remote.spawn_abandon(lease);
+            }
             if let Err(err) = remote.frontier.give_back_buffered().await {
                 // They expire, and come back to the crawl, all the same.
                 tracing::warn!("giving back leases no worker took: {err}");
@@ -875,12 +950,43 @@ impl Backend {
                 .frontier
                 .pop(now())?
                 .map(|lease| Lease::Local(lease, Arc::clone(local)))),
-            Backend::Shared(remote) => Ok(remote
-                .frontier
-                .next()
-                .await
-                .map_err(shared_error)?
-                .map(|lease| Lease::Shared(lease, Arc::clone(remote)))),
+            Backend::Shared(remote) => {
+                if let Some(lease) = remote.unpark() {
+                    return Ok(Next::Lease(Lease::Shared(lease, Arc::clone(remote))));
+                }
+                Ok(remote
+                    .frontier
+                    .next()
+                    .await
+                    .map_err(shared_error)?
+                    .map(|lease| Lease::Shared(lease, Arc::clone(remote))))
+            }
+        }
+    }
+
+    /// Leases this process gave back to wait for their address's turn (a shared crawl's;
+    /// the embedded frontier's cost nothing to count).
+    pub(crate) fn given_back(&self) -> u64 {
+        match self {
+            Backend::Local(_) => 0,
+            Backend::Shared(remote) => remote.given_back.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether leases wait parked (see [`Lease::park`]) and none may go to its line now: a
+    /// task woken for room then takes no new lease, which would most likely be of the full
+    /// address too.
+    pub(crate) fn parked_waiting(&self) -> bool {
+        match self {
+            Backend::Local(_) => false,
+            Backend::Shared(remote) => {
+                let most = remote.line_most();
+                let parked = remote.parked.lock().unwrap_or_else(PoisonError::into_inner);
+                !parked.is_empty()
+                    && !parked
+                        .keys()
+                        .any(|address| remote.waits.has_room(*address, most))
+            }
         }
     }
 

@@ -382,6 +382,7 @@ impl Crawler {
                 totals: shared.last_totals(),
                 requests: shared.store().requests(),
                 late: shared.fenced(),
+                given_back: self.frontier.given_back(),
             }),
             slow: self.in_flight.slow(backend::now(), snapshot::SLOW),
             recrawl: self.recrawl().then(|| snapshot::Recrawl {

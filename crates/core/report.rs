@@ -439,6 +439,14 @@ fn whole_crawl(s: &mut String, shared: &crate::snapshot::Shared, pages: u64) {
             String::new()
         }
     );
+    if shared.given_back > 0 {
+        let _ = writeln!(
+            s,
+            "  {} given back to wait for their address's turn (a Redis script each; see the \
+             guide's limits per address)",
+            plural(shared.given_back, "lease", "leases")
+        );
+    }
     if shared.late > 0 {
         // Each said in a warning when it happened; the count, for the whole run.
         let _ = writeln!(

@@ -126,6 +126,8 @@ pub(crate) struct Shared {
     pub(crate) requests: u64,
     /// This process's completions that came after their lease had expired.
     pub(crate) late: u64,
+    /// Leases this process gave back to wait for their address's turn.
+    pub(crate) given_back: u64,
 }
 
 /// The oldest of the URLs in flight longer than asked.

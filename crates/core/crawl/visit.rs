@@ -241,7 +241,7 @@ impl Crawler {
                         place.insert(joined).until(full).await;
                         continue;
                     }
-                    Line::Full => return Err(self.line_full(visit, full)),
+                    Line::Full => return Err(self.line_full(visit, address, full)),
                 }
             }
             // The fetch permit first, then the turn: a turn taken before a wait for a permit
@@ -278,7 +278,7 @@ impl Crawler {
                     place.until(at).await;
                     continue;
                 }
-                return Err(self.line_full(visit, at));
+                return Err(self.line_full(visit, address, at));
             }
             self.abandon_until(visit.take(), at);
             self.pace.give_back();
@@ -286,11 +286,15 @@ impl Crawler {
         }
     }
 
-    /// Gives back the lease of a visit whose address was full (until `at`) and its line too:
-    /// its host held off (see `Lease::held_off_until`), its task to wait for room.
-    fn line_full(&self, visit: &mut Visit<'_>, at: Instant) -> Visited {
+    /// Parks the lease of a visit whose address was full (until `at`) and its line too (see
+    /// `Lease::park`), or gives it back, its host held off (see `Lease::held_off_until`);
+    /// its task to wait for room. Either way its share of the page budget goes back: a parked
+    /// lease is taken again as a new one.
+    fn line_full(&self, visit: &mut Visit<'_>, address: std::net::IpAddr, at: Instant) -> Visited {
         let until = visit.lease().held_off_until(at);
-        self.abandon_until(visit.take(), until);
+        if let Some(lease) = visit.take().park(address) {
+            self.abandon_until(lease, until);
+        }
         self.pace.give_back();
         Visited::LineFull(until)
     }

@@ -162,9 +162,19 @@ impl Crawler {
                 let mut lease = lease;
                 loop {
                     if let Visited::LineFull(until) = crawler.visit(running.slot, lease).await {
-                        tokio::select! {
-                            () = crawler.frontier.room_in_a_line(until) => {}
-                            () = crawler.pace.stopping() => {}
+                        let wait = until.saturating_duration_since(crate::backend::now());
+                        let mut until = until;
+                        loop {
+                            tokio::select! {
+                                () = crawler.frontier.room_in_a_line(until) => {}
+                                () = crawler.pace.stopping() => {}
+                            }
+                            // Leases parked at full addresses, none with room yet: a new
+                            // lease would most likely be of one of them too.
+                            if crawler.pace.stopped() || !crawler.frontier.parked_waiting() {
+                                break;
+                            }
+                            until = crate::backend::now() + wait;
                         }
                     }
                     // Its host's connection is free, its links queued: the dispatcher may
