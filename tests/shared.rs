@@ -291,18 +291,11 @@ fn a_full_address_holds_its_connections_across_processes_and_loses_no_page() {
 /// Leases given back to wait for their address's turn, as the processes' summaries (their
 /// `stderr`) count them.
 fn given_back(stderr: &str) -> u64 {
-    const SAID: &str = " given back to wait for their address's turn";
+    const SAID: &str = "this process gave back ";
     stderr
         .lines()
-        .filter_map(|line| Some(line.trim().split_once(SAID)?.0))
-        .map(|n| {
-            n.split(' ')
-                .next()
-                .unwrap()
-                .replace(',', "")
-                .parse::<u64>()
-                .unwrap()
-        })
+        .filter_map(|line| line.trim().strip_prefix(SAID)?.split(' ').next())
+        .map(|n| n.replace(',', "").parse::<u64>().unwrap())
         .sum()
 }
 
@@ -326,6 +319,8 @@ fn leases_beyond_a_full_address_lines_wait_parked_rather_than_go_back() {
     );
     assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
     let pages = counts.len() as u64;
+    // The summaries, which the count is read from, are there.
+    assert_eq!(stderr.matches("this process sent").count(), 2, "{stderr}");
     let given_back = given_back(&stderr);
     eprintln!("given back: {given_back} for {pages} pages");
     assert!(

@@ -307,7 +307,7 @@ impl Lease {
     /// A place at the end of the line of this process's requests waiting at the full
     /// `address` ([`Turn::Full`]), holding this lease: its first is woken when a request of
     /// this process there ends; None when the address or the process has as many waiting as
-    /// it may (see [`AddressWaits`]): then give the lease back.
+    /// it may (see [`AddressWaits`]): then park the lease, or give it back.
     pub(crate) fn wait_place(&self, address: IpAddr) -> Option<WaitPlace> {
         let (waits, most) = self.waits();
         waits.join(address, most)
@@ -496,8 +496,8 @@ const FULL_HOLD_OFF: u32 = 4;
 /// Each asking again was a Redis call in a shared crawl: with every waiter asking at the end
 /// of each wait, one address of 8 connections cost some 14 calls a page (docs/benchmarks.md).
 /// At most [`WAITING_PER_CONNECTION`] for each of an address's connections, and half the
-/// process's workers in all: the others give their leases back, and serve other servers
-/// meanwhile.
+/// process's workers in all: the others' leases are parked in a shared crawl (as many again,
+/// see [`Lease::park`]) or given back, and their tasks serve other servers meanwhile.
 #[derive(Debug)]
 pub(crate) struct AddressWaits {
     waiting: std::sync::Mutex<Waiting>,
@@ -506,7 +506,7 @@ pub(crate) struct AddressWaits {
     /// Rung when a place in a line is freed, for a task whose lease found its line full.
     room: Notify,
     /// Tasks waiting for `room`: rung only then, so that no permit is left for a task that
-    /// comes later (it would take another lease at once, to give it back).
+    /// comes later (it would take another lease at once, to park or give back).
     room_waiting: AtomicUsize,
 }
 
@@ -632,7 +632,7 @@ pub(crate) enum Line {
     /// Requests wait there, and this one now with them, last.
     Joined(WaitPlace),
     /// As many wait there as may, or the process has as many waiting at all addresses as
-    /// it may: go back.
+    /// it may: park the lease, or give it back.
     Full,
 }
 
@@ -973,19 +973,15 @@ impl Backend {
         }
     }
 
-    /// Whether leases wait parked (see [`Lease::park`]) and none may go to its line now: a
-    /// task woken for room then takes no new lease, which would most likely be of the full
-    /// address too.
-    pub(crate) fn parked_waiting(&self) -> bool {
+    /// Whether leases wait parked at `address` (see [`Lease::park`]) and its line has no
+    /// room for them now: a task whose lease was parked there, woken for room, then takes no
+    /// new lease, which would most likely be of the full address too.
+    pub(crate) fn parked_waiting(&self, address: IpAddr) -> bool {
         match self {
             Backend::Local(_) => false,
             Backend::Shared(remote) => {
-                let most = remote.line_most();
                 let parked = remote.parked.lock().unwrap_or_else(PoisonError::into_inner);
-                !parked.is_empty()
-                    && !parked
-                        .keys()
-                        .any(|address| remote.waits.has_room(*address, most))
+                parked.contains_key(&address) && !remote.waits.has_room(address, remote.line_most())
             }
         }
     }

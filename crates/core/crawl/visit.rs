@@ -2,6 +2,7 @@
 //! [`follow`](super::follow) and the lease's completion with its [`record`](super::record).
 //! A visit that panics or is cancelled still gives its lease back.
 
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
@@ -147,13 +148,14 @@ const WAIT_IN_PLACE: std::time::Duration = std::time::Duration::from_millis(50);
 pub(super) enum Visited {
     /// Its lease was completed, or given back for a reason of its own.
     Done,
-    /// Its lease went back because the line of this process's requests waiting at its full
-    /// address had no room (see `backend::AddressWaits`), its host held off until the
-    /// instant. The task waits for room in a line, or that instant, before it takes another
-    /// lease: when most of what is ready is at such an address, a task going straight on
-    /// would take and give back leases of it many times a page, each a Redis script in a
-    /// shared crawl.
-    LineFull(Instant),
+    /// The line of this process's requests waiting at its lease's full address had no room
+    /// (see `backend::AddressWaits`): the lease went back, its host held off until the
+    /// instant, or was parked at the address (the second field, see `Lease::park`). The task
+    /// waits for room in a line, or that instant, before it takes another lease, and while
+    /// leases are parked at that address with no room in its line: when most of what is
+    /// ready is at such an address, a task going straight on would take and give back leases
+    /// of it many times a page, each a Redis script in a shared crawl.
+    LineFull(Instant, Option<IpAddr>),
 }
 
 impl Crawler {
@@ -290,13 +292,17 @@ impl Crawler {
     /// `Lease::park`), or gives it back, its host held off (see `Lease::held_off_until`);
     /// its task to wait for room. Either way its share of the page budget goes back: a parked
     /// lease is taken again as a new one.
-    fn line_full(&self, visit: &mut Visit<'_>, address: std::net::IpAddr, at: Instant) -> Visited {
+    fn line_full(&self, visit: &mut Visit<'_>, address: IpAddr, at: Instant) -> Visited {
         let until = visit.lease().held_off_until(at);
-        if let Some(lease) = visit.take().park(address) {
-            self.abandon_until(lease, until);
-        }
+        let parked = match visit.take().park(address) {
+            Some(lease) => {
+                self.abandon_until(lease, until);
+                None
+            }
+            None => Some(address),
+        };
         self.pace.give_back();
-        Visited::LineFull(until)
+        Visited::LineFull(until, parked)
     }
 
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links

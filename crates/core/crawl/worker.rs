@@ -161,7 +161,9 @@ impl Crawler {
                 let crawler = &running.crawler;
                 let mut lease = lease;
                 loop {
-                    if let Visited::LineFull(until) = crawler.visit(running.slot, lease).await {
+                    if let Visited::LineFull(until, parked) =
+                        crawler.visit(running.slot, lease).await
+                    {
                         let wait = until.saturating_duration_since(crate::backend::now());
                         let mut until = until;
                         loop {
@@ -169,9 +171,11 @@ impl Crawler {
                                 () = crawler.frontier.room_in_a_line(until) => {}
                                 () = crawler.pace.stopping() => {}
                             }
-                            // Leases parked at full addresses, none with room yet: a new
-                            // lease would most likely be of one of them too.
-                            if crawler.pace.stopped() || !crawler.frontier.parked_waiting() {
+                            // Its lease parked at an address whose line has no room yet: a new
+                            // lease would most likely be of that address too.
+                            let waiting =
+                                parked.is_some_and(|at| crawler.frontier.parked_waiting(at));
+                            if crawler.pace.stopped() || !waiting {
                                 break;
                             }
                             until = crate::backend::now() + wait;
