@@ -345,15 +345,15 @@ impl Lease {
             Lease::Shared(lease, remote) => (lease, remote),
             local => return Some(local),
         };
-        let mut lease = Some(lease);
-        {
-            let mut parked = remote.parked.lock().unwrap_or_else(PoisonError::into_inner);
-            let queue = parked.entry(address).or_default();
-            if queue.len() < remote.line_most() as usize {
-                queue.extend(lease.take());
-            }
+        let mut parked = remote.parked.lock().unwrap_or_else(PoisonError::into_inner);
+        // No queue is made that would stay empty: a queue at an address says leases wait
+        // there (see `Backend::parked_waiting`).
+        if parked.get(&address).map_or(0, VecDeque::len) < remote.line_most() as usize {
+            parked.entry(address).or_default().push_back(lease);
+            return None;
         }
-        lease.map(|lease| Lease::Shared(lease, remote))
+        drop(parked);
+        Some(Lease::Shared(lease, remote))
     }
 
     /// Gives back a lease whose request must wait for its address's turn: as

@@ -14,6 +14,10 @@ use super::visit::Visited;
 use super::*;
 use crate::snapshot::Slow;
 
+/// The shortest a task whose lease was parked waits for room before it looks again (see
+/// `Backend::parked_waiting`).
+const PARKED_WAIT_LEAST: Duration = Duration::from_millis(50);
+
 /// The first pause before the frontier is asked again after an error, and the longest.
 const FRONTIER_PAUSE_FIRST: Duration = Duration::from_millis(100);
 const FRONTIER_PAUSE_MAX: Duration = Duration::from_secs(5);
@@ -164,7 +168,11 @@ impl Crawler {
                     if let Visited::LineFull(until, parked) =
                         crawler.visit(running.slot, lease).await
                     {
-                        let wait = until.saturating_duration_since(crate::backend::now());
+                        // Never a wait of nothing, which would turn the loop below into a
+                        // spin while leases stay parked.
+                        let wait = until
+                            .saturating_duration_since(crate::backend::now())
+                            .max(PARKED_WAIT_LEAST);
                         let mut until = until;
                         loop {
                             tokio::select! {
