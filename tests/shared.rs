@@ -170,7 +170,11 @@ fn site(hosts: usize, pages: u64, latency: Duration) -> Site {
 #[test]
 fn two_processes_fetch_every_page_once_between_them() {
     let redis = RedisServer::start();
-    let site = site(3, 300, ms(2));
+    // Sixteen hosts: each bucket has an owner that asks for its hosts first (the other
+    // process takes only what its owner leaves ready), so with three hosts one process could
+    // own them all (one time in four) and rightly do the whole crawl.
+    const HOSTS: usize = 16;
+    let site = site(HOSTS, 60, ms(5));
     let tmp = tempfile::tempdir().unwrap();
     let outs = record_files(tmp.path(), 2);
     // Both started with the same command and seeds, as the README says.
@@ -197,7 +201,7 @@ fn two_processes_fetch_every_page_once_between_them() {
             }
         }
     }
-    for host in 0..3 {
+    for host in 0..HOSTS {
         let pages = site
             .web
             .requests()
