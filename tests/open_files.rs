@@ -86,3 +86,32 @@ fn a_concurrency_over_the_hard_limit_is_cut_to_it_and_said_once() {
     assert_eq!(stderr.matches("open files").count(), 1, "{stderr}");
     assert!(stderr.contains("fetching 18 at a time"), "{stderr}");
 }
+
+#[test]
+fn more_hosts_than_open_files_lose_no_page() {
+    // 300 hosts under a limit of 150 open files, 16 fetches at a time: the client's pool
+    // keeps a connection to each host it fetched from, and runs out of files after about a
+    // hundred hosts. The requests that fail for it go back in line, not to the hosts' errors,
+    // and the idle connections are closed; before, some 40% of the pages were lost.
+    let site = Site::start(SiteConfig {
+        hosts: 300,
+        pages_per_host: 2,
+        children_per_page: 1,
+        random_links_per_page: 0,
+        host_configs: vec![
+            HostConfig {
+                latency: ms(1),
+                ..HostConfig::default()
+            };
+            300
+        ],
+        ..SiteConfig::default()
+    });
+    let crawl = crawl_limited(&site, &["-n", "150"], "16");
+    every_page_at_the_first_try(&site, &crawl);
+    let stderr = crawl.stderr();
+    assert!(
+        stderr.contains("for want of this machine's resources"),
+        "{stderr}"
+    );
+}

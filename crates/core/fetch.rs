@@ -12,7 +12,9 @@ use reqwest::header::{
 use reqwest::{Client, redirect};
 use url::Url;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
 
 use crate::config::Config;
 use crate::dns::Unresolved;
@@ -161,11 +163,136 @@ pub(crate) struct Validators {
 
 /// The HTTP client as a [`Fetcher`], sending each host its own headers and credentials.
 pub(crate) struct Http {
-    /// The clients (see [`clients`]).
-    pub(crate) clients: Clients,
+    /// The clients now (see [`clients`]).
+    clients: RwLock<Arc<Clients>>,
+    /// The same, built ahead to take their place (see [`Http::shed_idle`]): building them
+    /// reads the system's CA certificates, a file it could not open then.
+    spare: Arc<Mutex<Option<Clients>>>,
+    /// Builds them anew, with the same settings.
+    rebuild: Arc<dyn Fn() -> Result<Clients, String> + Send + Sync>,
+    /// Whether a spare is being built.
+    building: Arc<AtomicBool>,
+    /// When they were last built anew.
+    shed_at: Mutex<Option<Instant>>,
+    /// Requests that failed for want of this machine's resources since the last warning,
+    /// and when that was.
+    local_failures: Mutex<(u64, Option<Instant>)>,
     /// Each host's headers and credentials, added to each request for its URL's host alone.
-    pub(crate) hosts: Arc<HostRules>,
+    hosts: Arc<HostRules>,
 }
+
+/// How often, at most, the clients are built anew to drop their idle connections: the
+/// connections in use when they are go on, and close as their fetches end.
+const SHED_EVERY: Duration = Duration::from_secs(1);
+
+impl Http {
+    /// The fetcher of `clients`, which `rebuild` builds again with the same settings.
+    pub(crate) fn new(
+        clients: Clients,
+        rebuild: impl Fn() -> Result<Clients, String> + Send + Sync + 'static,
+        hosts: Arc<HostRules>,
+    ) -> Http {
+        let spare = rebuild()
+            .inspect_err(|err| tracing::warn!("building a spare HTTP client: {err}"))
+            .ok();
+        Http {
+            clients: RwLock::new(Arc::new(clients)),
+            spare: Arc::new(Mutex::new(spare)),
+            rebuild: Arc::new(rebuild),
+            building: Arc::new(AtomicBool::new(false)),
+            shed_at: Mutex::new(None),
+            local_failures: Mutex::new((0, None)),
+            hosts,
+        }
+    }
+
+    /// Drops every idle connection, the spare clients taking the place of the clients: a
+    /// client's pool keeps a connection to each host it fetched from for a while (90 s), one
+    /// open file each, and a crawl of thousands of hosts can hold more than the process may
+    /// open; a request then fails for want of a file (see [`FetchError::local`]). The
+    /// connections in use go on, and close as their fetches end. Once a second at most.
+    fn shed_idle(&self, err: &FetchError) {
+        self.warn_local(err);
+        {
+            let mut at = self.shed_at.lock().unwrap_or_else(PoisonError::into_inner);
+            if at.is_some_and(|at| at.elapsed() < SHED_EVERY) {
+                return;
+            }
+            *at = Some(Instant::now());
+        }
+        let spare = self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match spare {
+            Some(clients) => {
+                *self.clients.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(clients);
+                tracing::debug!("out of open files or local ports: idle connections closed");
+            }
+            None => tracing::debug!("out of open files or local ports, and no spare client yet"),
+        }
+    }
+
+    /// Builds spare clients in the background if there are none (see
+    /// [`shed_idle`](Self::shed_idle)): after a request that could be made, as files are
+    /// to be had again.
+    fn build_spare(&self) {
+        if self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+            || self.building.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let (spare, rebuild, building) = (
+            Arc::clone(&self.spare),
+            Arc::clone(&self.rebuild),
+            Arc::clone(&self.building),
+        );
+        tokio::task::spawn_blocking(move || {
+            match rebuild() {
+                Ok(clients) => {
+                    *spare.lock().unwrap_or_else(PoisonError::into_inner) = Some(clients);
+                }
+                Err(err) => tracing::debug!("building a spare HTTP client: {err}"),
+            }
+            building.store(false, Ordering::Relaxed);
+        });
+    }
+}
+
+impl Http {
+    /// Says, once a minute at most, that requests fail for want of this machine's
+    /// resources, and how many.
+    fn warn_local(&self, err: &FetchError) {
+        let mut failures = self
+            .local_failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        failures.0 += 1;
+        if failures
+            .1
+            .is_some_and(|at| at.elapsed() < LOCAL_WARNING_EVERY)
+        {
+            return;
+        }
+        tracing::warn!(
+            "{} request(s) could not be made for want of this machine's resources ({}): their \
+             URLs go back in line and are fetched again in a moment, and the idle connections \
+             are closed. To keep more connections open, raise the limit on open files \
+             (ulimit -n; LimitNOFILE= in a systemd unit).",
+            failures.0,
+            err.detail
+        );
+        *failures = (0, Some(Instant::now()));
+    }
+}
+
+/// How often, at most, [`Http::warn_local`] warns.
+const LOCAL_WARNING_EVERY: Duration = Duration::from_secs(60);
 
 impl Fetcher for Http {
     fn get<'a>(
@@ -176,10 +303,11 @@ impl Fetcher for Http {
         validators: Option<&'a Validators>,
     ) -> Pin<Box<dyn Future<Output = Result<Fetched, FetchError>> + Send + 'a>> {
         let settings = self.hosts.for_url(url);
+        let clients = Arc::clone(&self.clients.read().unwrap_or_else(PoisonError::into_inner));
         let client = settings
             .ca_entry
-            .and_then(|i| self.clients.by_entry.get(&i))
-            .unwrap_or(&self.clients.crawl);
+            .and_then(|i| clients.by_entry.get(&i))
+            .unwrap_or(&clients.crawl);
         // A `Url` as it is: its text would be parsed again (a copy costs a tenth of that).
         let mut request = client.get(url.clone());
         if let Some(validators) = validators {
@@ -203,7 +331,15 @@ impl Fetcher for Http {
                 self.hosts.withheld_over_http(url);
             }
         }
-        Box::pin(get(request, max_body, keep_headers))
+        Box::pin(async move {
+            let fetched = get(request, max_body, keep_headers).await;
+            match &fetched {
+                Err(err) if err.local => self.shed_idle(err),
+                Ok(_) => self.build_spare(),
+                Err(_) => {}
+            }
+            fetched
+        })
     }
 }
 
@@ -274,6 +410,9 @@ pub(crate) struct Fetched {
 pub(crate) struct FetchError {
     pub(crate) kind: ErrorKind,
     pub(crate) detail: String,
+    /// The request could not be made for want of this machine's own resources (open files,
+    /// local ports, socket buffers): not the host's failure, and no request reached it.
+    pub(crate) local: bool,
 }
 
 impl fmt::Display for FetchError {
@@ -288,8 +427,10 @@ impl FetchError {
     fn of(err: &reqwest::Error) -> FetchError {
         let mut kind = None;
         let mut detail = None;
+        let mut local = false;
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
         while let Some(e) = source {
+            local |= is_local(e);
             // The innermost cause is the most specific words: "Connection refused (os error
             // 111)" rather than "error sending request for url (...)".
             detail = Some(e.to_string());
@@ -318,8 +459,32 @@ impl FetchError {
                  trusted with --ca-cert FILE, fetch.ca_file)",
             );
         }
-        FetchError { kind, detail }
+        FetchError {
+            kind,
+            detail,
+            local,
+        }
     }
+}
+
+/// Whether an error is this machine's want of a resource a request needs: open files (the
+/// process's limit or the system's), local ports, socket buffers, memory.
+fn is_local(e: &(dyn std::error::Error + 'static)) -> bool {
+    #[cfg(unix)]
+    const LOCAL: [i32; 5] = [
+        libc::EMFILE,
+        libc::ENFILE,
+        libc::EADDRNOTAVAIL,
+        libc::ENOBUFS,
+        libc::ENOMEM,
+    ];
+    #[cfg(not(unix))]
+    const LOCAL: [i32; 0] = [];
+    carried(e).any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+            .is_some_and(|code| LOCAL.contains(&code))
+    })
 }
 
 /// An error and the errors I/O errors carry inside it, which their `source` skips (the
@@ -441,6 +606,23 @@ pub(crate) fn sniff_html(body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_machine_out_of_files_or_ports_is_told_from_a_host_that_fails() {
+        use std::io::Error;
+        // As the connector nests them: an I/O error inside another.
+        let nested = |code| Error::other(Error::from_raw_os_error(code));
+        for code in [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL] {
+            assert!(is_local(&Error::from_raw_os_error(code)), "{code}");
+            assert!(is_local(&nested(code)), "{code}");
+        }
+        for code in [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT] {
+            assert!(!is_local(&Error::from_raw_os_error(code)), "{code}");
+            assert!(!is_local(&nested(code)), "{code}");
+        }
+        assert!(!is_local(&Error::other("no code")));
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_dates() {

@@ -609,6 +609,7 @@ mod tests {
         let unanswered = Rules::Unanswered(FetchError {
             kind: crate::errors::ErrorKind::Dns,
             detail: "no such host".into(),
+            local: false,
         });
         for rules in [Rules::Unreachable(503), unanswered, Rules::DisallowAll] {
             assert!(!rules.allows(&url), "{rules:?}");

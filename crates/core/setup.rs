@@ -154,8 +154,13 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
         &redirects,
         resolver(runtime, &config)?,
     );
-    let clients =
-        fetch::clients(&config, Arc::clone(&guard), &hosts, proxy).map_err(|e| anyhow!("{e}"))?;
+    let clients = fetch::clients(&config, Arc::clone(&guard), &hosts, proxy.clone())
+        .map_err(|e| anyhow!("{e}"))?;
+    // The same, built again to drop their idle connections (see `fetch::Http::shed_idle`).
+    let rebuild = {
+        let (config, guard, hosts) = (config.clone(), Arc::clone(&guard), Arc::clone(&hosts));
+        move || fetch::clients(&config, Arc::clone(&guard), &hosts, proxy.clone())
+    };
     let (sink, warc) = records(cli, &config, &backend, warc)?;
     let seed_redirects = crawl::SeedRedirects::new(
         Canonicalizer::new(),
@@ -165,10 +170,7 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     let crawler = Crawler::new(
         config.clone(),
         backend,
-        Box::new(fetch::Http {
-            clients,
-            hosts: Arc::clone(&hosts),
-        }),
+        Box::new(fetch::Http::new(clients, rebuild, Arc::clone(&hosts))),
         guard,
         hosts,
         sink,

@@ -158,6 +158,10 @@ pub(super) enum Visited {
     LineFull(Instant, Option<IpAddr>),
 }
 
+/// How long a URL whose request could not be made for want of this machine's resources
+/// waits before it is fetched again (see [`Crawler::put_off`]).
+const PUT_OFF: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Crawler {
     /// Everything done with one lease, by worker number `worker`.
     pub(super) async fn visit(&self, worker: usize, lease: Lease) -> Visited {
@@ -305,6 +309,16 @@ impl Crawler {
         Visited::LineFull(until, parked)
     }
 
+    /// Gives back the lease of a visit whose request could not be made for want of this
+    /// machine's resources (`FetchError::local`: out of open files, say, which the fetcher
+    /// frees by closing its idle connections): not the host's failure, so no error of the
+    /// host's is counted, no attempt spent and no record written; the URL is fetched again
+    /// after [`PUT_OFF`].
+    fn put_off(&self, visit: &mut Visit<'_>) {
+        self.abandon_until(visit.take(), backend::now() + PUT_OFF);
+        self.pace.give_back();
+    }
+
     /// The fetch of `url`, the visit's URL, once allowed; then its WARC record, its links
     /// followed and the lease completed.
     async fn fetch_and_follow<'c>(&'c self, mut visit: Visit<'c>, url: Url, request: Request<'c>) {
@@ -340,6 +354,7 @@ impl Crawler {
                 let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
                 visit.finish(Outcome::Skipped, result).await;
             }
+            Err(err) if err.local => self.put_off(&mut visit),
             Err(err) => {
                 let retry = Outcome::Failure {
                     // A malformed answer would be as malformed again.
@@ -484,6 +499,10 @@ impl Crawler {
                 let why = format!("robots.txt answered {status}");
                 let result = Draft::failed(ErrorKind::RobotsUnreachable, why);
                 visit.finish(retry, result).await;
+                return Err(Visited::Done);
+            }
+            Rules::Unanswered(err) if err.local => {
+                self.put_off(&mut visit);
                 return Err(Visited::Done);
             }
             Rules::Unanswered(err) => {
