@@ -66,7 +66,7 @@ pub(crate) struct Remote {
     /// The number of this process's next request at an address (see
     /// [`shared::AddressRequest`]).
     requests: AtomicU64,
-    /// Leases given back to wait for their address's turn (see [`Lease::abandon_until`]):
+    /// Leases given back to wait for their address's turn (see [`Lease::abandon_for_turn`]):
     /// each a script in Redis, for the summary.
     given_back: AtomicU64,
     /// Leases whose address's line was full, kept here rather than given back (see
@@ -250,12 +250,12 @@ impl Lease {
     }
 
     /// Asks a turn for this lease's request at `address`, the one its connection goes to:
-    /// a permit, held until the request ends, or when to come back (then [`abandon_until`]
+    /// a permit, held until the request ends, or when to come back (then [`abandon_for_turn`]
     /// it, or, the address being full, wait in a [`wait_place`] if one is free). Processes
     /// sharing a crawl take turns together; when Redis cannot be asked, the request goes
     /// (the crawl is not held up by the limits' keeper).
     ///
-    /// [`abandon_until`]: Lease::abandon_until
+    /// [`abandon_for_turn`]: Lease::abandon_for_turn
     /// [`wait_place`]: Lease::wait_place
     pub(crate) async fn enter_address(&self, address: IpAddr) -> Result<AddressPermit, Turn> {
         let host = self.url().host_key();
@@ -357,12 +357,21 @@ impl Lease {
     }
 
     /// Gives back a lease whose request must wait for its address's turn: as
-    /// [`abandon`](Self::abandon), and its host is not leased again before `at`.
+    /// [`abandon_until`](Self::abandon_until), counted (a shared crawl's summary says how
+    /// many).
+    pub(crate) fn abandon_for_turn(self, at: Instant) -> Result<(), frontier::ForeignLease> {
+        if let Lease::Shared(_, remote) = &self {
+            remote.given_back.fetch_add(1, Ordering::Relaxed);
+        }
+        self.abandon_until(at)
+    }
+
+    /// Gives back a lease whose request did not happen: as [`abandon`](Self::abandon), and
+    /// its host is not leased again before `at`.
     pub(crate) fn abandon_until(self, at: Instant) -> Result<(), frontier::ForeignLease> {
         match self {
             Lease::Local(lease, local) => local.frontier.abandon_until(lease, now(), at),
             Lease::Shared(lease, remote) => {
-                remote.given_back.fetch_add(1, Ordering::Relaxed);
                 let wait = at.saturating_duration_since(now());
                 let frontier = remote.frontier.clone();
                 remote.background.spawn(async move {

@@ -262,9 +262,7 @@ impl Http {
             building.store(false, Ordering::Relaxed);
         });
     }
-}
 
-impl Http {
     /// Says, once a minute at most, that requests fail for want of this machine's
     /// resources, and how many.
     fn warn_local(&self, err: &FetchError) {
@@ -411,7 +409,7 @@ pub(crate) struct FetchError {
     pub(crate) kind: ErrorKind,
     pub(crate) detail: String,
     /// The request could not be made for want of this machine's own resources (open files,
-    /// local ports, socket buffers): not the host's failure, and no request reached it.
+    /// local ports): not the host's failure, and nothing reached it.
     pub(crate) local: bool,
 }
 
@@ -467,17 +465,11 @@ impl FetchError {
     }
 }
 
-/// Whether an error is this machine's want of a resource a request needs: open files (the
-/// process's limit or the system's), local ports, socket buffers, memory.
+/// Whether an error is this machine's want of a resource a connection needs before it sends
+/// anything: open files (the process's limit or the system's), local ports.
 fn is_local(e: &(dyn std::error::Error + 'static)) -> bool {
     #[cfg(unix)]
-    const LOCAL: [i32; 5] = [
-        libc::EMFILE,
-        libc::ENFILE,
-        libc::EADDRNOTAVAIL,
-        libc::ENOBUFS,
-        libc::ENOMEM,
-    ];
+    const LOCAL: [i32; 3] = [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL];
     #[cfg(not(unix))]
     const LOCAL: [i32; 0] = [];
     carried(e).any(|e| {

@@ -286,7 +286,7 @@ impl Crawler {
                 }
                 return Err(self.line_full(visit, address, at));
             }
-            self.abandon_until(visit.take(), at);
+            self.abandon_for_turn(visit.take(), at);
             self.pace.give_back();
             return Err(Visited::Done);
         }
@@ -300,7 +300,7 @@ impl Crawler {
         let until = visit.lease().held_off_until(at);
         let parked = match visit.take().park(address) {
             Some(lease) => {
-                self.abandon_until(lease, until);
+                self.abandon_for_turn(lease, until);
                 None
             }
             None => Some(address),
@@ -315,7 +315,9 @@ impl Crawler {
     /// host's is counted, no attempt spent and no record written; the URL is fetched again
     /// after [`PUT_OFF`].
     fn put_off(&self, visit: &mut Visit<'_>) {
-        self.abandon_until(visit.take(), backend::now() + PUT_OFF);
+        if let Err(err) = visit.take().abandon_until(backend::now() + PUT_OFF) {
+            tracing::error!("{err}");
+        }
         self.pace.give_back();
     }
 

@@ -294,8 +294,8 @@ impl Crawler {
     }
 
     /// Gives a lease back until `at`, its address's turn for its host.
-    pub(super) fn abandon_until(&self, lease: Lease, at: std::time::Instant) {
-        if let Err(err) = lease.abandon_until(at) {
+    pub(super) fn abandon_for_turn(&self, lease: Lease, at: std::time::Instant) {
+        if let Err(err) = lease.abandon_for_turn(at) {
             tracing::error!("{err}");
         }
     }
