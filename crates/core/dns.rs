@@ -42,6 +42,9 @@ pub(crate) struct Unresolved {
     pub(crate) host: String,
     /// The resolver's own words, if it had any.
     pub(crate) cause: Option<String>,
+    /// Whether the lookup failed for want of this machine's resources (a socket it could
+    /// not open: see `fetch::FetchError::local`), not for the name.
+    pub(crate) local: bool,
 }
 
 impl fmt::Display for Unresolved {
@@ -145,20 +148,36 @@ impl Resolver {
         } else {
             format!("{name}.")
         };
-        let unresolved = |cause: Option<String>| Unresolved {
+        let unresolved = |cause: Option<String>, local: bool| Unresolved {
             host: name.to_owned(),
             cause,
+            local,
         };
         match self.dns.lookup_ip(fqdn.as_str()).await {
             Ok(found) => {
                 let addresses: Vec<IpAddr> = found.iter().collect();
                 if addresses.is_empty() {
-                    Err(unresolved(None))
+                    Err(unresolved(None, false))
                 } else {
                     Ok(addresses)
                 }
             }
-            Err(e) => Err(unresolved(Some(cause(&e)))),
+            Err(e) => {
+                // A lookup that failed for want of files may come back as any error: the
+                // resolver says "no connections available" when every socket it tried failed
+                // (as when the servers refuse them), and asks AAAA when A failed, so that a
+                // name with no AAAA reads "no address". So the machine is asked whether it
+                // has a file to spare; if not, the failure is its own, and the negative
+                // answer it may have left in the cache goes.
+                let local = match &e {
+                    NetError::Io(io) if crate::open_files::is_local(&**io) => true,
+                    _ => crate::open_files::exhausted(),
+                };
+                if local {
+                    self.dns.clear_cache();
+                }
+                Err(unresolved(Some(cause(&e)), local))
+            }
         }
     }
 }

@@ -428,14 +428,15 @@ impl FetchError {
         let mut local = false;
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
         while let Some(e) = source {
-            local |= is_local(e);
+            local |= carried(e).any(crate::open_files::is_local);
             // The innermost cause is the most specific words: "Connection refused (os error
             // 111)" rather than "error sending request for url (...)".
             detail = Some(e.to_string());
             if e.is::<Blocked>() {
                 kind = kind.or(Some(ErrorKind::SsrfBlocked));
-            } else if e.is::<Unresolved>() {
+            } else if let Some(unresolved) = e.downcast_ref::<Unresolved>() {
                 kind = kind.or(Some(ErrorKind::Dns));
+                local |= unresolved.local;
             } else if is_tls(e) || (err.is_connect() && is_eof(e)) {
                 kind = kind.or(Some(ErrorKind::Tls));
             }
@@ -463,20 +464,6 @@ impl FetchError {
             local,
         }
     }
-}
-
-/// Whether an error is this machine's want of a resource a connection needs before it sends
-/// anything: open files (the process's limit or the system's), local ports.
-fn is_local(e: &(dyn std::error::Error + 'static)) -> bool {
-    #[cfg(unix)]
-    const LOCAL: [i32; 3] = [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL];
-    #[cfg(not(unix))]
-    const LOCAL: [i32; 0] = [];
-    carried(e).any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::raw_os_error)
-            .is_some_and(|code| LOCAL.contains(&code))
-    })
 }
 
 /// An error and the errors I/O errors carry inside it, which their `source` skips (the
@@ -601,19 +588,12 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_machine_out_of_files_or_ports_is_told_from_a_host_that_fails() {
+    fn an_io_error_nested_in_another_is_found_as_the_connector_nests_them() {
         use std::io::Error;
-        // As the connector nests them: an I/O error inside another.
         let nested = |code| Error::other(Error::from_raw_os_error(code));
-        for code in [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL] {
-            assert!(is_local(&Error::from_raw_os_error(code)), "{code}");
-            assert!(is_local(&nested(code)), "{code}");
-        }
-        for code in [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT] {
-            assert!(!is_local(&Error::from_raw_os_error(code)), "{code}");
-            assert!(!is_local(&nested(code)), "{code}");
-        }
-        assert!(!is_local(&Error::other("no code")));
+        let local = |e: &Error| carried(e).any(crate::open_files::is_local);
+        assert!(local(&nested(libc::EMFILE)));
+        assert!(!local(&nested(libc::ECONNREFUSED)));
     }
 
     #[test]

@@ -62,6 +62,37 @@ pub(crate) fn raise() -> Option<Limits> {
     None
 }
 
+/// Whether an error is this machine's want of a resource a connection needs before it sends
+/// anything: open files (the process's limit or the system's), local ports. An I/O error
+/// nested in another is looked for by the caller.
+pub(crate) fn is_local(e: &(dyn std::error::Error + 'static)) -> bool {
+    #[cfg(unix)]
+    const LOCAL: [i32; 3] = [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL];
+    #[cfg(not(unix))]
+    const LOCAL: [i32; 0] = [];
+    e.downcast_ref::<std::io::Error>()
+        .and_then(std::io::Error::raw_os_error)
+        .is_some_and(|code| LOCAL.contains(&code))
+}
+
+/// Whether this process (or the system) has no file to spare right now: a socket it tries
+/// to open fails for want of one. Asked after a failure that may hide its cause (the
+/// resolver reports sockets it could not open as "no connections available", as it does a
+/// DNS server that refuses them).
+#[cfg(unix)]
+pub(crate) fn exhausted() -> bool {
+    match std::net::UdpSocket::bind((std::net::Ipv4Addr::LOCALHOST, 0)) {
+        Ok(_) => false,
+        Err(err) => matches!(err.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)),
+    }
+}
+
+/// Where there is no such limit, never.
+#[cfg(not(unix))]
+pub(crate) fn exhausted() -> bool {
+    false
+}
+
 /// The fetches that fit in `limits` at once: `concurrency`, or fewer when the files they may
 /// take ([`PER_FETCH`] each, beside [`RESERVED`]) would pass the limit; at least one.
 pub(crate) fn fit(concurrency: usize, limits: Option<Limits>) -> usize {
@@ -116,6 +147,25 @@ mod tests {
         assert_eq!(fit(4000, Some(limits)), 480);
         let tiny = Limits { soft: 10, hard: 10 };
         assert_eq!(fit(4000, Some(tiny)), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_machine_out_of_files_or_ports_is_told_from_a_host_that_fails() {
+        use std::io::Error;
+        for code in [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL] {
+            assert!(is_local(&Error::from_raw_os_error(code)), "{code}");
+        }
+        for code in [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT] {
+            assert!(!is_local(&Error::from_raw_os_error(code)), "{code}");
+        }
+        assert!(!is_local(&Error::other("no code")));
+        assert!(!is_local(&std::fmt::Error));
+    }
+
+    #[test]
+    fn a_process_with_files_to_spare_is_not_exhausted() {
+        assert!(!exhausted());
     }
 
     #[test]
