@@ -93,6 +93,9 @@ pub(crate) struct Crawler {
     /// Set at start by `--since` (or a recrawl's state directory), or by the first lease
     /// with an earlier record: a process that joins a shared recrawl without `--since`.
     recrawl: AtomicBool,
+    /// How many times each URL was put off for want of this machine's resources (see
+    /// `Crawler::may_put_off`).
+    put_offs: std::sync::Mutex<std::collections::HashMap<Box<str>, u32>>,
 }
 
 /// How many leases a crawl visits at once (its slots): `fetch.concurrency`, and, in a crawl
@@ -195,6 +198,7 @@ impl Crawler {
             started: Instant::now(),
             in_flight: InFlight::new(workers),
             recrawl: AtomicBool::new(false),
+            put_offs: std::sync::Mutex::default(),
         }
     }
 

@@ -22,6 +22,7 @@ use hickory_resolver::config::{
 };
 use hickory_resolver::net::NetError;
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
+use hickory_resolver::proto::rr::RecordType;
 
 /// The shortest time an answer is kept, whatever its TTL.
 pub(crate) const MIN_TTL: Duration = Duration::from_secs(300);
@@ -168,13 +169,17 @@ impl Resolver {
                 // (as when the servers refuse them), and asks AAAA when A failed, so that a
                 // name with no AAAA reads "no address". So the machine is asked whether it
                 // has a file to spare; if not, the failure is its own, and the negative
-                // answer it may have left in the cache goes.
+                // answers it may have left in the cache for the name go.
                 let local = match &e {
+                    // A server's answer: the name's, whatever the machine's state.
+                    _ if e.is_nx_domain() => false,
                     NetError::Io(io) if crate::open_files::is_local(&**io) => true,
                     _ => crate::open_files::exhausted(),
                 };
                 if local {
-                    self.dns.clear_cache();
+                    for record in [RecordType::A, RecordType::AAAA] {
+                        self.dns.clear_lookup_cache(fqdn.as_str(), record);
+                    }
                 }
                 Err(unresolved(Some(cause(&e)), local))
             }

@@ -181,8 +181,7 @@ pub(crate) struct Http {
     hosts: Arc<HostRules>,
 }
 
-/// How often, at most, the clients are built anew to drop their idle connections: the
-/// connections in use when they are go on, and close as their fetches end.
+/// How often, at most, the clients give way to a spare to drop their idle connections.
 const SHED_EVERY: Duration = Duration::from_secs(1);
 
 impl Http {
@@ -209,8 +208,9 @@ impl Http {
     /// Drops every idle connection, the spare clients taking the place of the clients: a
     /// client's pool keeps a connection to each host it fetched from for a while (90 s), one
     /// open file each, and a crawl of thousands of hosts can hold more than the process may
-    /// open; a request then fails for want of a file (see [`FetchError::local`]). The
-    /// connections in use go on, and close as their fetches end. Once a second at most.
+    /// open; a request then fails for want of a file (see [`FetchError::local`]). The old
+    /// clients' pool, and the idle connections in it, close once the requests under way on
+    /// them have ended (a fetch's timeout at most). Once a second at most.
     fn shed_idle(&self, err: &FetchError) {
         self.warn_local(err);
         {
@@ -228,9 +228,9 @@ impl Http {
         match spare {
             Some(clients) => {
                 *self.clients.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(clients);
-                tracing::debug!("out of open files or local ports: idle connections closed");
+                tracing::debug!("out of open files: idle connections closed");
             }
-            None => tracing::debug!("out of open files or local ports, and no spare client yet"),
+            None => tracing::debug!("out of open files, and no spare client yet"),
         }
     }
 
@@ -252,14 +252,21 @@ impl Http {
             Arc::clone(&self.rebuild),
             Arc::clone(&self.building),
         );
+        /// Says no spare is being built any more, however the building ends (a panic too).
+        struct Built(Arc<AtomicBool>);
+        impl Drop for Built {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Relaxed);
+            }
+        }
         tokio::task::spawn_blocking(move || {
+            let _built = Built(building);
             match rebuild() {
                 Ok(clients) => {
                     *spare.lock().unwrap_or_else(PoisonError::into_inner) = Some(clients);
                 }
                 Err(err) => tracing::debug!("building a spare HTTP client: {err}"),
             }
-            building.store(false, Ordering::Relaxed);
         });
     }
 
@@ -408,8 +415,8 @@ pub(crate) struct Fetched {
 pub(crate) struct FetchError {
     pub(crate) kind: ErrorKind,
     pub(crate) detail: String,
-    /// The request could not be made for want of this machine's own resources (open files,
-    /// local ports): not the host's failure, and nothing reached it.
+    /// The request could not be made for want of this machine's own resources (open files:
+    /// see `open_files::is_local`): not the host's failure, and nothing reached it.
     pub(crate) local: bool,
 }
 

@@ -193,7 +193,15 @@ impl Guard {
             .ports
             .contains(&service(url));
         if redirect_target {
-            // At one of its trusted addresses at least: the resolver keeps only those.
+            // At one of its trusted addresses at least: the resolver keeps only those. A
+            // lookup that failed for want of this machine's files says nothing of them: the
+            // fetch's own lookup, which the resolver guards as well, is put off instead.
+            if let Some(Host::Domain(name)) = url.host()
+                && let Err(err) = self.resolver.lookup(name).await
+                && err.local
+            {
+                return true;
+            }
             return self
                 .resolve(url)
                 .await

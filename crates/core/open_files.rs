@@ -63,11 +63,13 @@ pub(crate) fn raise() -> Option<Limits> {
 }
 
 /// Whether an error is this machine's want of a resource a connection needs before it sends
-/// anything: open files (the process's limit or the system's), local ports. An I/O error
-/// nested in another is looked for by the caller.
+/// anything: open files (the process's limit or the system's). Not "cannot assign requested
+/// address" (EADDRNOTAVAIL): out of local ports, but also what every connection to an IPv6
+/// address gets on a machine without IPv6, a host's failure to reach, not one to wait out. An
+/// I/O error nested in another is looked for by the caller.
 pub(crate) fn is_local(e: &(dyn std::error::Error + 'static)) -> bool {
     #[cfg(unix)]
-    const LOCAL: [i32; 3] = [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL];
+    const LOCAL: [i32; 2] = [libc::EMFILE, libc::ENFILE];
     #[cfg(not(unix))]
     const LOCAL: [i32; 0] = [];
     e.downcast_ref::<std::io::Error>()
@@ -153,10 +155,16 @@ mod tests {
     #[test]
     fn a_machine_out_of_files_or_ports_is_told_from_a_host_that_fails() {
         use std::io::Error;
-        for code in [libc::EMFILE, libc::ENFILE, libc::EADDRNOTAVAIL] {
+        for code in [libc::EMFILE, libc::ENFILE] {
             assert!(is_local(&Error::from_raw_os_error(code)), "{code}");
         }
-        for code in [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT] {
+        // EADDRNOTAVAIL: also an IPv6 address on a machine without IPv6, never waited out.
+        for code in [
+            libc::ECONNREFUSED,
+            libc::ECONNRESET,
+            libc::ETIMEDOUT,
+            libc::EADDRNOTAVAIL,
+        ] {
             assert!(!is_local(&Error::from_raw_os_error(code)), "{code}");
         }
         assert!(!is_local(&Error::other("no code")));

@@ -162,6 +162,9 @@ pub(super) enum Visited {
 /// waits before it is fetched again (see [`Crawler::put_off`]).
 const PUT_OFF: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How many times at most one URL is put off so (see [`Crawler::may_put_off`]).
+const MOST_PUT_OFFS: u32 = 10;
+
 impl Crawler {
     /// Everything done with one lease, by worker number `worker`.
     pub(super) async fn visit(&self, worker: usize, lease: Lease) -> Visited {
@@ -309,6 +312,25 @@ impl Crawler {
         Visited::LineFull(until, parked)
     }
 
+    /// Whether `url`, whose request could not be made for want of this machine's resources,
+    /// is put off once more (see [`put_off`](Self::put_off)): [`MOST_PUT_OFFS`] times at
+    /// most, after which its failure is recorded as any other, so that a machine that never
+    /// has the files (or a failure taken for the machine's that is not) cannot hold a crawl
+    /// forever.
+    fn may_put_off(&self, url: &Url) -> bool {
+        let mut put_offs = self
+            .put_offs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Bounded: URLs put off long ago (and fetched since) are forgotten together.
+        if put_offs.len() >= 100_000 {
+            put_offs.clear();
+        }
+        let times = put_offs.entry(url.as_str().into()).or_default();
+        *times += 1;
+        *times <= MOST_PUT_OFFS
+    }
+
     /// Gives back the lease of a visit whose request could not be made for want of this
     /// machine's resources (`FetchError::local`: out of open files, say, which the fetcher
     /// frees by closing its idle connections): not the host's failure, so no error of the
@@ -356,7 +378,7 @@ impl Crawler {
                 let result = Draft::failed(ErrorKind::SsrfBlocked, ssrf_detail(&url));
                 visit.finish(Outcome::Skipped, result).await;
             }
-            Err(err) if err.local => self.put_off(&mut visit),
+            Err(err) if err.local && self.may_put_off(&url) => self.put_off(&mut visit),
             Err(err) => {
                 let retry = Outcome::Failure {
                     // A malformed answer would be as malformed again.
@@ -503,7 +525,7 @@ impl Crawler {
                 visit.finish(retry, result).await;
                 return Err(Visited::Done);
             }
-            Rules::Unanswered(err) if err.local => {
+            Rules::Unanswered(err) if err.local && self.may_put_off(url) => {
                 self.put_off(&mut visit);
                 return Err(Visited::Done);
             }
