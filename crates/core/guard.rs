@@ -196,15 +196,15 @@ impl Guard {
             // At one of its trusted addresses at least: the resolver keeps only those. A
             // lookup that failed for want of this machine's files says nothing of them: the
             // fetch's own lookup, which the resolver guards as well, is put off instead.
-            if let Some(Host::Domain(name)) = url.host()
-                && let Err(err) = self.resolver.lookup(name).await
-                && err.local
-            {
-                return true;
-            }
-            return self
-                .resolve(url)
-                .await
+            let addresses = match url.host() {
+                Some(Host::Domain(name)) => match self.resolver.lookup(name).await {
+                    Ok(addresses) => addresses,
+                    Err(err) if err.local => return true,
+                    Err(_) => Vec::new(),
+                },
+                _ => self.resolve(url).await,
+            };
+            return addresses
                 .into_iter()
                 .any(|ip| self.allows_address(host, ip));
         }
