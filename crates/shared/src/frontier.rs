@@ -39,6 +39,7 @@ pub(crate) mod batch;
 mod content;
 mod group;
 mod lease_search;
+pub(crate) mod owned;
 pub(crate) mod presence;
 mod sites;
 

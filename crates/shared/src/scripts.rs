@@ -87,10 +87,9 @@ impl HostField {
         }
     }
 
-    /// A state as the scripts store it (see `stored_host` in `scripts/common.lua`): byte
-    /// 255, the number of fields, then the fields. Fields it lacks read as their defaults.
-    /// For tests, which look at what the scripts stored.
-    #[cfg(test)]
+    /// A state as stored (see `stored_host` in `scripts/common.lua`): byte 255, the number
+    /// of fields, then the fields. Fields it lacks read as their defaults; None for bytes
+    /// that are not a state.
     pub(crate) fn decode(stored: &[u8]) -> Option<[i64; 9]> {
         let mut out = HostField::ALL.map(HostField::default);
         let [255, n, rest @ ..] = stored else {
@@ -105,6 +104,88 @@ impl HostField {
             *value = ((unsigned << shift) as i64) >> shift;
         }
         Some(out)
+    }
+}
+
+/// A host's state as a bucket's `hosts` hash stores it for the process that owns the bucket
+/// next (see [`HostField`]): its owner keeps it in memory as a `frontier::HostRecord` and
+/// writes it with its batches. Times are the server's clock in ms; a process's own clock
+/// maps onto it by the server's clock at an instant of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HostState([i64; 9]);
+
+impl HostState {
+    /// The state of `record`, whose delay is `delay` (None: the crawl's), with the server's
+    /// clock `server` ms at `now`.
+    pub(crate) fn of(
+        record: &frontier::HostRecord,
+        delay: Option<Duration>,
+        now: std::time::Instant,
+        server: i64,
+    ) -> HostState {
+        let ms = |t: Option<std::time::Instant>| {
+            t.map_or(0, |t| {
+                let ahead = t.saturating_duration_since(now).as_millis();
+                let behind = now.saturating_duration_since(t).as_millis();
+                (server + i64::try_from(ahead).unwrap_or(i64::MAX / 2)
+                    - i64::try_from(behind).unwrap_or(0))
+                .max(1)
+            })
+        };
+        let mut v = HostField::ALL.map(HostField::default);
+        v[HostField::Next as usize - 1] = ms(record.next_allowed);
+        v[HostField::Delay as usize - 1] = delay.map_or(-1, millis);
+        v[HostField::Errs as usize - 1] = i64::from(record.errors_in_row);
+        v[HostField::Since as usize - 1] = ms(record.failing_since);
+        v[HostField::GaveUp as usize - 1] = i64::from(record.given_up);
+        v[HostField::Last as usize - 1] = ms(record.last_start);
+        HostState(v)
+    }
+
+    /// Sets `record` and `delay` from this state, with the server's clock `server` ms at
+    /// `now`.
+    pub(crate) fn apply(
+        &self,
+        record: &mut frontier::HostRecord,
+        delay: &mut Option<Duration>,
+        now: std::time::Instant,
+        server: i64,
+    ) {
+        let v = &self.0;
+        let at = |ms: i64| {
+            (ms > 0).then(|| {
+                let d = Duration::from_millis(ms.abs_diff(server));
+                if ms >= server {
+                    now.checked_add(d).unwrap_or(now)
+                } else {
+                    now.checked_sub(d).unwrap_or(now)
+                }
+            })
+        };
+        record.next_allowed = at(v[HostField::Next as usize - 1]);
+        record.last_start = at(v[HostField::Last as usize - 1]);
+        record.failing_since = at(v[HostField::Since as usize - 1]);
+        record.errors_in_row = u32::try_from(v[HostField::Errs as usize - 1]).unwrap_or(0);
+        record.given_up = v[HostField::GaveUp as usize - 1] == 1;
+        let stored_delay = v[HostField::Delay as usize - 1];
+        if stored_delay >= 0 {
+            *delay = Some(Duration::from_millis(stored_delay.unsigned_abs()));
+        }
+    }
+
+    /// The state in stored bytes; None for bytes that are not one.
+    pub(crate) fn decode(stored: &[u8]) -> Option<HostState> {
+        HostField::decode(stored).map(HostState)
+    }
+
+    /// The bytes stored.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![255, HostField::ALL.len() as u8];
+        for (field, &value) in HostField::ALL.iter().zip(&self.0) {
+            let bytes = value.to_be_bytes();
+            out.extend_from_slice(&bytes[8 - field.width()..]);
+        }
+        out
     }
 }
 
