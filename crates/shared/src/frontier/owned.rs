@@ -77,15 +77,13 @@ struct Out {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Log {
     /// Leases ended: their tokens leave the in-flight hash.
-    pub(crate) ended: Vec<u64>,
-    /// URLs to retry, by host: appended to its queue.
-    pub(crate) retried: Vec<(String, Vec<String>)>,
+    pub(crate) ended: Vec<EndedLease>,
+    /// URLs taken and given back untaken (the bucket let go): first of their queues again.
+    pub(crate) back: Vec<u64>,
     /// Host states to store.
     pub(crate) states: Vec<(String, HostState)>,
     /// Hosts to take URLs of, and how many each.
     pub(crate) wanted: Vec<(String, usize)>,
-    /// How many URLs ended done (not retried).
-    pub(crate) done: i64,
     /// Hosts given up.
     pub(crate) given_up_hosts: i64,
     /// Hosts new to the crawl.
@@ -97,6 +95,18 @@ impl Log {
     pub(crate) fn is_empty(&self) -> bool {
         *self == Log::default()
     }
+}
+
+/// A lease ended, as the batch script writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EndedLease {
+    /// Its token.
+    pub(crate) token: u64,
+    /// The entry its URL is queued again with, at the back of its host's queue, when
+    /// retried.
+    pub(crate) retry: Option<String>,
+    /// It gave its host up: the answer counts the URLs the host has queued.
+    pub(crate) gave_up_host: bool,
 }
 
 /// What became of a lease that ended.
@@ -122,10 +132,11 @@ pub(crate) struct Owned {
     out: HashMap<u64, Out>,
     /// Hosts whose URLs were asked of Redis and not answered yet.
     asked: HashMap<String, usize>,
+    /// This process lets the bucket go: it hands out no more leases, nor takes URLs.
+    letting_go: bool,
     /// What the next batch script writes, gathered.
-    ended: Vec<u64>,
-    retried: HashMap<String, Vec<String>>,
-    done: i64,
+    ended: Vec<EndedLease>,
+    back: Vec<u64>,
     given_up_hosts: i64,
     new_hosts: i64,
 }
@@ -140,9 +151,9 @@ impl Owned {
             ready: BTreeSet::new(),
             out: HashMap::new(),
             asked: HashMap::new(),
+            letting_go: false,
             ended: Vec::new(),
-            retried: HashMap::new(),
-            done: 0,
+            back: Vec::new(),
             given_up_hosts: 0,
             new_hosts: 0,
         }
@@ -214,6 +225,9 @@ impl Owned {
 
     /// The next lease at `now`, if a host is ready and has a URL taken from Redis.
     pub(crate) fn pick(&mut self, now: Instant) -> Pick {
+        if self.letting_go {
+            return Pick::Nothing;
+        }
         let mut waiting_for_urls = false;
         let mut cursor = None::<(Place, String)>;
         loop {
@@ -281,19 +295,18 @@ impl Owned {
         h.dirty = true;
         let d = delay_with(&politeness, h.delay);
         let settled = h.record.settle(&out.started, outcome, now, d, &politeness);
-        self.ended.push(token);
+        let mut retry = None;
         if let Fate::Retried { .. } = settled.fate {
             let (attempts, rest) = out.entry.split_once(' ').unwrap_or(("0", &out.entry));
             let attempts: u32 = attempts.parse().unwrap_or(0);
-            let entry = format!("{} {rest}", attempts + 1);
-            self.retried
-                .entry(out.host.clone())
-                .or_default()
-                .push(entry);
+            retry = Some(format!("{} {rest}", attempts + 1));
             h.more = true;
-        } else {
-            self.done += 1;
         }
+        self.ended.push(EndedLease {
+            token,
+            retry,
+            gave_up_host: settled.gave_up_host,
+        });
         if settled.gave_up_host {
             self.given_up_hosts += 1;
         }
@@ -349,8 +362,9 @@ impl Owned {
     /// free.
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
         let mut wanted = Vec::new();
-        let horizon = now.checked_add(TAKE_AHEAD).unwrap_or(now);
-        for (at, host) in self.ready.iter() {
+        let horizon_end = if self.letting_go { now } else { now.checked_add(TAKE_AHEAD).unwrap_or(now) };
+        let horizon = horizon_end;
+        for (at, host) in self.ready.iter().take_while(|_| !self.letting_go) {
             if at.is_some_and(|at| at > horizon) {
                 break;
             }
@@ -372,10 +386,9 @@ impl Owned {
         }
         Log {
             ended: std::mem::take(&mut self.ended),
-            retried: std::mem::take(&mut self.retried).into_iter().collect(),
+            back: std::mem::take(&mut self.back),
             states,
             wanted,
-            done: std::mem::take(&mut self.done),
             given_up_hosts: std::mem::take(&mut self.given_up_hosts),
             new_hosts: std::mem::take(&mut self.new_hosts),
         }
@@ -387,17 +400,14 @@ impl Owned {
     pub(crate) fn untake_log(&mut self, log: Log) {
         let Log {
             ended,
-            retried,
+            back,
             states,
             wanted,
-            done,
             given_up_hosts,
             new_hosts,
         } = log;
         self.ended.extend(ended);
-        for (host, entries) in retried {
-            self.retried.entry(host).or_default().extend(entries);
-        }
+        self.back.extend(back);
         for (host, _) in states {
             if let Some(h) = self.hosts.get_mut(&host) {
                 h.dirty = true;
@@ -406,22 +416,18 @@ impl Owned {
         for (host, _) in wanted {
             self.asked.remove(&host);
         }
-        self.done += done;
         self.given_up_hosts += given_up_hosts;
         self.new_hosts += new_hosts;
     }
 
-    /// The tokens of URLs taken from Redis and not handed out, by host: what this process
-    /// gives back when it lets the bucket go.
-    pub(crate) fn untaken(&mut self) -> Vec<(String, Vec<(u64, String)>)> {
-        let mut out = Vec::new();
-        for (host, h) in self.hosts.iter_mut() {
-            if !h.taken.is_empty() {
-                out.push((host.clone(), h.taken.drain(..).collect()));
-                h.more = true;
-            }
+    /// Gives back every URL taken from Redis and not handed out, in the next batch: when
+    /// this process lets the bucket go. No lease is handed out after.
+    pub(crate) fn give_back_untaken(&mut self) {
+        self.letting_go = true;
+        for h in self.hosts.values_mut() {
+            self.back.extend(h.taken.drain(..).map(|(token, _)| token));
+            h.more = true;
         }
-        out
     }
 
     /// Leases handed out and not ended.
@@ -553,8 +559,8 @@ mod tests {
         fn batch(&mut self, now: Instant) {
             let server = now.duration_since(self.t0).as_millis() as i64 + 1_000_000;
             let log = self.owned.take_log(now, server);
-            for (_, entries) in log.retried {
-                self.queue.extend(entries);
+            for ended in log.ended {
+                self.queue.extend(ended.retry);
             }
             if let Some((_, state)) = log.states.into_iter().last() {
                 self.stored = Some(state);
