@@ -22,14 +22,14 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, FrontierStats, HostPoliteness, Outcome, PageLinks,
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, PageLinks,
     Politeness, ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
-use crate::scripts::{self, Ending, FateCode, Scripts, millis};
+use crate::scripts::{self, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
@@ -40,6 +40,7 @@ mod content;
 mod group;
 mod lease_search;
 pub(crate) mod owned;
+mod owners;
 pub(crate) mod presence;
 mod sites;
 
@@ -47,6 +48,7 @@ pub use addresses::AddressRequest;
 use batch::*;
 use group::{Groups, Reply};
 use lease_search::*;
+use owners::Owners;
 use presence::*;
 pub use sites::SitemapMark;
 
@@ -94,6 +96,9 @@ pub struct SharedLease {
     given_up: bool,
     bucket: u32,
     token: u64,
+    /// The epoch of this process's hold on the bucket when it handed the lease out: a
+    /// lease of an earlier hold is refused.
+    epoch: i64,
     /// Counts the lease as with a worker until it is completed or given back.
     working: Option<Counted>,
 }
@@ -326,8 +331,6 @@ struct Inner {
     scripts: Scripts,
     /// The crawl's rules this process applies or sends with its scripts.
     rules: Rules,
-    /// Leases held by this process, by bucket and token: renewed until completed.
-    held: Mutex<HashSet<(u32, u64)>>,
     /// This process's counts, and the crawl's totals as last read.
     counts: Counts,
     /// How hosts map to buckets and URLs to the seen-test's probes.
@@ -336,6 +339,8 @@ struct Inner {
     search: Search,
     /// This process among the others: the heartbeat, the end, Redis going back.
     presence: Presence,
+    /// The buckets this process owns, each scheduled in its memory.
+    owners: Owners,
     /// What this process sends: batches, links sent and being sent, content tests.
     sent: Sent,
 }
@@ -433,7 +438,6 @@ impl SharedFrontier {
                 politeness,
                 lease_time,
             },
-            held: Mutex::new(HashSet::new()),
             counts: Counts::default(),
             keys: Keys {
                 buckets: layout.buckets,
@@ -471,6 +475,7 @@ impl SharedFrontier {
                 present: Mutex::new(Vec::new()),
                 noted: Mutex::new(HashMap::new()),
             },
+            owners: Owners::default(),
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),
@@ -513,7 +518,6 @@ impl SharedFrontier {
             .into_iter()
             .map(|seed| self.inner.link(seed, 0, None, None))
             .collect::<Vec<_>>();
-        self.inner.set_policies(&links).await?;
         self.inner.admit(links).await
     }
 
@@ -619,10 +623,6 @@ impl SharedFrontier {
                 links.push(inner.link(url, depth, Some(Arc::clone(&from)), memo));
             }
         }
-        if let Err(err) = inner.set_policies(&links).await {
-            inner.not_sending(&links);
-            return Err(err);
-        }
         inner.admit(links).await.map(drop)
     }
 
@@ -642,7 +642,6 @@ impl SharedFrontier {
         // The embedded frontier's limit, so that both stores keep the same memos.
         let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
         let link = vec![self.inner.link(url, depth, from.map(Arc::from), memo)];
-        self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)
     }
 
@@ -794,10 +793,6 @@ impl SharedFrontier {
             }
             links.push(inner.link(url, depth, Some(Arc::clone(&from)), None));
         }
-        if let Err(err) = inner.set_policies(&links).await {
-            inner.not_sending(&links);
-            return Err(err);
-        }
         {
             let mut pending = inner
                 .sent
@@ -850,62 +845,56 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn next(&self) -> Result<Next, Error> {
         let inner = &self.inner;
-        // Buckets asked by every search since this call began: a sweep of many buckets far
-        // away (thousands, a round trip of milliseconds) outlasts the time after which the
-        // first ones are due again, so the search stops once as many as there are have been
-        // asked, by this worker or the others searching with it.
-        let asked_before = inner.search.polled.load(Ordering::Relaxed);
-        loop {
-            if let Some(lease) = inner.take_buffered() {
-                inner.search_ahead();
-                return Ok(Next::Lease(lease));
-            }
-            // One round of a search at a time, the lock held for that round only: a worker
-            // waiting for it takes the leases a round brought as soon as it ends, rather than
-            // after a whole sweep.
-            let asked = {
-                let _searching = inner.search.turn.lock().await;
-                if let Some(lease) = inner.take_buffered() {
-                    return Ok(Next::Lease(lease));
-                }
-                // Over for good (see is_over): the workers that waited for this lock are
-                // told at once, rather than each after a sweep of every bucket.
-                if inner.presence.over.load(Ordering::Relaxed) {
-                    return Ok(Next::Done);
-                }
-                let (asked, leased) = inner.poll(0).await?;
-                if leased > 0 {
-                    continue;
-                }
-                asked
-            };
-            // Until every bucket has been asked lately and none is ready, or the searches
-            // asked as many buckets as there are.
-            let asked_since = inner.search.polled.load(Ordering::Relaxed) - asked_before;
-            if asked > 0 && asked_since < inner.keys.buckets as usize {
-                continue;
-            }
-            let now = Instant::now();
-            let (next_ready, idle) = {
-                let views = inner
-                    .search
-                    .views
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let next_ready = views.iter().filter_map(View::ready_for_me).min();
-                let idle = views
-                    .iter()
-                    .all(|v| v.heard.is_some() && v.queued <= 0 && v.leased <= 0);
-                (next_ready, idle)
-            };
-            if idle && inner.is_over().await? {
-                return Ok(Next::Done);
-            }
-            let until = next_ready
-                .unwrap_or(now + REPOLL)
-                .clamp(now + Duration::from_millis(5), now + REPOLL);
-            return Ok(Next::WaitUntil(until));
+        if inner.presence.over.load(Ordering::Relaxed) {
+            return Ok(Next::Done);
         }
+        let now = Instant::now();
+        let mut earliest: Option<Instant> = None;
+        let mut wanting = Vec::new();
+        let mut busy = false;
+        let picked = {
+            let mut buckets = inner.owners.buckets();
+            let mut numbers: Vec<u32> = buckets.keys().copied().collect();
+            numbers.sort_unstable();
+            let start = inner.owners.cursor.fetch_add(1, Ordering::Relaxed);
+            let n = numbers.len();
+            if n > 0 {
+                numbers.rotate_left(start % n);
+            }
+            let mut picked = None;
+            for bucket in numbers {
+                let owned = buckets.get_mut(&bucket).expect("listed");
+                busy |= owned.is_busy();
+                match owned.pick(now) {
+                    owned::Pick::Lease(taken) => {
+                        picked = Some((bucket, owned.epoch, taken));
+                        break;
+                    }
+                    owned::Pick::WaitUntil(at) if at <= now => wanting.push(bucket),
+                    owned::Pick::WaitUntil(at) => {
+                        earliest = Some(earliest.map_or(at, |e: Instant| e.min(at)));
+                    }
+                    owned::Pick::Nothing => {}
+                }
+            }
+            picked
+        };
+        if let Some((bucket, epoch, taken)) = picked {
+            return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
+        }
+        // URLs to take: the buckets' next batches bring them.
+        for &bucket in &wanting {
+            inner.nudge(bucket);
+        }
+        if !busy && wanting.is_empty() && inner.is_over().await? {
+            return Ok(Next::Done);
+        }
+        let soon = now + Duration::from_millis(5);
+        let until = match wanting.is_empty() {
+            true => earliest.unwrap_or(now + REPOLL).clamp(soon, now + REPOLL),
+            false => soon,
+        };
+        Ok(Next::WaitUntil(until))
     }
 
     /// Completes a lease with its fetch's outcome, after admitting the page's links to other
@@ -947,16 +936,20 @@ impl SharedFrontier {
             return Err(err);
         }
         let sent = links.len();
+        // Ended in memory (the rule is frontier's HostRecord); its end is written with the
+        // bucket's next batch, which this step waits for.
+        let ended = {
+            let mut buckets = inner.owners.buckets();
+            buckets
+                .get_mut(&lease.bucket)
+                .filter(|owned| owned.epoch == lease.epoch)
+                .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
+        };
         let step = Step {
-            lease: Some(Completing {
-                token: lease.token,
-                url: lease.url.as_str().to_owned(),
-                ending: Ending::Fetched(outcome),
-            }),
+            ended: ended.map(|_| lease.token),
             links,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
-        inner.stop_renewing(&lease);
         let now = (
             inner.store.server_changes(),
             inner.presence.forgets.load(Ordering::Relaxed),
@@ -971,22 +964,18 @@ impl SharedFrontier {
             }
         }
         let batch::StepAnswer {
-            fate,
-            next_attempt,
-            given_up,
             admitted,
             refused,
+            ended: written,
         } = answer?;
         inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
-        let fate = match FateCode::fate(fate, next_attempt) {
-            Ok(Some(fate)) => fate,
-            Ok(None) => {
-                c.fenced.fetch_add(1, Ordering::Relaxed);
-                return Ok(None);
-            }
-            Err(err) => return Err(ErrorKind::Server(err).into()),
+        let (Some(ended), Some((true, queued))) = (ended, written) else {
+            // Not this process's to end: its bucket went to another, which leases it again.
+            c.fenced.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
         };
+        let fate = ended.fate;
         match fate {
             Fate::Succeeded => &c.succeeded,
             Fate::Failed => &c.failed,
@@ -995,7 +984,9 @@ impl SharedFrontier {
             _ => &c.given_up_urls,
         }
         .fetch_add(1, Ordering::Relaxed);
-        let given_up = u64::try_from(given_up).ok();
+        let given_up = ended
+            .gave_up_host
+            .then(|| u64::try_from(queued).unwrap_or(0));
         Ok(Some(Completion::new(fate, given_up)))
     }
 
@@ -1028,24 +1019,23 @@ impl SharedFrontier {
     /// each was some 12 Redis commands.
     async fn give_back(&self, mut lease: SharedLease, wait: Duration) -> Result<(), Error> {
         let inner = &self.inner;
-        let _under_way = Counted::new(&inner.sent.completing);
         drop(lease.working.take());
         // Kept for another lease of the same URL, if this process holds one: its worker
         // completes the page with them.
         let links = inner.let_go_pending(lease.url.as_str(), false);
         inner.not_sending(&links);
-        let step = Step {
-            lease: Some(Completing {
-                token: lease.token,
-                url: lease.url.as_str().to_owned(),
-                ending: Ending::GivenBack(wait),
-            }),
-            links: Vec::new(),
-        };
-        let answer = Arc::clone(inner).submit(lease.bucket, step).await;
-        // Not given back: it expires, and comes back all the same.
-        inner.stop_renewing(&lease);
-        answer.map(drop)
+        let now = Instant::now();
+        let until = (wait > Duration::ZERO).then(|| now + wait);
+        // In memory only: the URL stays in flight in Redis under its token, first of its
+        // host's again in this process's memory.
+        let mut buckets = inner.owners.buckets();
+        if let Some(owned) = buckets
+            .get_mut(&lease.bucket)
+            .filter(|owned| owned.epoch == lease.epoch)
+        {
+            owned.give_back(lease.token, now, until);
+        }
+        Ok(())
     }
 
     /// Gives back the leases no worker took (see [`buffered`](Self::buffered)): for a
@@ -1061,9 +1051,20 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub async fn give_back_buffered(&self) -> Result<usize, Error> {
-        let leases: Vec<SharedLease> = self.inner.search.buffer().drain(..).collect();
-        let count = leases.len();
-        for answer in join_all(leases.into_iter().map(|lease| self.abandon(lease))).await {
+        let inner = &self.inner;
+        let mut given = Vec::new();
+        for (&bucket, owned) in inner.owners.buckets().iter_mut() {
+            given.push((bucket, owned.give_back_untaken()));
+        }
+        let count = given.iter().map(|(_, n)| n).sum();
+        let steps = given.into_iter().map(|(bucket, _)| {
+            let step = Step {
+                ended: None,
+                links: Vec::new(),
+            };
+            Arc::clone(inner).submit(bucket, step)
+        });
+        for answer in join_all(steps).await {
             answer?;
         }
         Ok(count)
@@ -1205,11 +1206,17 @@ impl Inner {
         }
     }
 
+    /// Puts a lease back first of its host's, in memory, when its completion cannot be
+    /// sent: it is leased again (its URL stays in flight in Redis meanwhile).
     fn stop_renewing(&self, lease: &SharedLease) {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(lease.bucket, lease.token));
+        if let Some(owned) = self
+            .owners
+            .buckets()
+            .get_mut(&lease.bucket)
+            .filter(|owned| owned.epoch == lease.epoch)
+        {
+            owned.give_back(lease.token, Instant::now(), None);
+        }
     }
 
     fn bucket_of(&self, host: &str) -> u32 {

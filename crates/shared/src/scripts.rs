@@ -410,12 +410,9 @@ fn begin(clock: Clock) -> String {
 const COMMON: &str = include_str!("scripts/common.lua");
 
 /// The bucket scripts, by name and source: each becomes a function of the library.
-const SCRIPTS: [(&str, &str); 11] = [
+const SCRIPTS: [(&str, &str); 8] = [
     ("batch", include_str!("scripts/batch.lua")),
-    ("lease", include_str!("scripts/lease.lua")),
-    ("renew", include_str!("scripts/renew.lua")),
-    ("crawl_delay", include_str!("scripts/crawl_delay.lua")),
-    ("host_policy", include_str!("scripts/host_policy.lua")),
+    ("own", include_str!("scripts/own.lua")),
     ("present", include_str!("scripts/present.lua")),
     ("mark_sitemap", include_str!("scripts/mark_sitemap.lua")),
     ("unmark_sitemap", include_str!("scripts/unmark_sitemap.lua")),
@@ -566,10 +563,7 @@ impl Call<'_> {
 pub(crate) struct Scripts {
     pub(crate) library: Library,
     pub(crate) batch: Function,
-    pub(crate) lease: Function,
-    pub(crate) renew: Function,
-    pub(crate) crawl_delay: Function,
-    pub(crate) host_policy: Function,
+    pub(crate) own: Function,
     pub(crate) present: Function,
     pub(crate) mark_sitemap: Function,
     pub(crate) unmark_sitemap: Function,
@@ -596,10 +590,7 @@ impl Scripts {
         };
         Scripts {
             batch: function("batch"),
-            lease: function("lease"),
-            renew: function("renew"),
-            crawl_delay: function("crawl_delay"),
-            host_policy: function("host_policy"),
+            own: function("own"),
             present: function("present"),
             mark_sitemap: function("mark_sitemap"),
             unmark_sitemap: function("unmark_sitemap"),
@@ -612,82 +603,59 @@ impl Scripts {
         }
     }
 
-    /// A lease script of bucket `tag`, all its arguments given (see `scripts/lease.lua`).
-    pub(crate) fn lease_call(
-        &self,
-        tag: &str,
-        politeness: &Politeness,
-        max: usize,
-        lease_time: Duration,
-        request: &str,
-    ) -> Call<'_> {
-        let mut invocation = self.lease.prepare_invoke();
-        for key in [
-            "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
-        ] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(tag)
-            .arg(politeness.connections_per_host())
-            .arg(millis(politeness.delay()))
-            .arg(max)
-            .arg(millis(lease_time))
-            .arg(request);
-        invocation
-    }
-
-    /// A batch script of bucket `tag`, its entries to add with [`completion`] and [`link`]
-    /// (see `scripts/batch.lua`).
+    /// A batch script of bucket `tag`: its steps of links to add with [`links_step`] and
+    /// [`link`], then, sent by the bucket's owner (`owner`: its "id epoch"), its log with
+    /// [`owner_log`] (see `scripts/batch.lua`).
     pub(crate) fn batch_call(
         &self,
         tag: &str,
-        politeness: &Politeness,
         schedule: &str,
         request: &str,
         budgets: [u64; 3],
+        owner: Option<&str>,
+        steps: usize,
     ) -> Call<'_> {
-        let p = politeness;
         let mut invocation = self.batch.prepare_invoke();
-        for key in [
-            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1", "domains",
-        ] {
+        for key in BATCH_KEYS {
             invocation.key(format!("{tag}:{key}"));
         }
         invocation
             .arg(tag)
-            .arg(p.connections_per_host())
             .arg(schedule)
-            .arg(millis(p.delay()))
-            .arg(millis(p.backoff_base()))
-            .arg(millis(p.backoff_max()))
-            .arg(millis(p.max_retry_after()))
-            .arg(p.max_consecutive_errors())
-            .arg(millis(p.give_up_after()))
-            .arg(p.max_attempts())
             .arg(request)
             .arg(budgets[0])
             .arg(budgets[1])
-            .arg(budgets[2]);
+            .arg(budgets[2])
+            .arg(owner.unwrap_or(""))
+            .arg(steps);
         invocation
     }
 
-    /// A crawl-delay script: `delay` is the host's whole delay now.
-    pub(crate) fn crawl_delay_call(
+    /// An own script of bucket `tag` (see `scripts/own.lua`): process `id`, holding it at
+    /// `epoch` (0: not), takes it (or renews its hold) for `ttl`, taking it over from
+    /// `gone` (a holder's "id epoch") if that holds it; or, `release`, lets it go.
+    pub(crate) fn own_call(
         &self,
         tag: &str,
-        host: &str,
-        delay: Duration,
-        politeness: &Politeness,
+        id: &str,
+        epoch: i64,
+        ttl: Duration,
+        release: bool,
+        gone: Option<&str>,
     ) -> Call<'_> {
-        let mut invocation = self.crawl_delay.prepare_invoke();
+        let mut invocation = self.own.prepare_invoke();
+        for key in ["owner", "counts", "leases", "work", "inbox"] {
+            invocation.key(format!("{tag}:{key}"));
+        }
         invocation
-            .key(format!("{tag}:hosts"))
-            .key(format!("{tag}:ready"))
             .arg(tag)
-            .arg(host)
-            .arg(millis(delay))
-            .arg(politeness.connections_per_host());
+            .arg(id)
+            .arg(epoch)
+            .arg(millis(ttl).max(1))
+            .arg(if release { "release" } else { "take" });
+        if let Some(gone) = gone {
+            invocation.arg(gone);
+        }
         invocation
     }
 }
@@ -715,32 +683,45 @@ impl Ending {
     }
 }
 
-/// Adds a batch entry's head: the lease to end (`None` for links alone) and how many links
-/// follow, each added with [`link`].
-pub(crate) fn completion(
-    invocation: &mut Call<'_>,
-    lease: Option<(&str, &str, Ending)>,
-    links: usize,
-) {
-    let (token, url, (code, number)) = match lease {
-        Some((token, url, ending)) => (token, url, ending.code()),
-        None => ("-", "-", (0, -1)),
-    };
-    invocation
-        .arg(token)
-        .arg(url)
-        .arg(&step_head(code, number, links)[..]);
+/// The keys of a batch script, after its bucket's tag (see `scripts/batch.lua`).
+pub(crate) const BATCH_KEYS: [&str; 11] = [
+    "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains",
+    "replies0", "replies1",
+];
+
+/// Adds a batch step's head: how many links follow, each added with [`link`].
+pub(crate) fn links_step(invocation: &mut Call<'_>, links: usize) {
+    invocation.arg(links);
 }
 
-/// A batch entry's numbers, packed as the script unpacks them (`STEP_HEAD`, `>Bi6I4`): its
-/// outcome's code, its number (48 bits, signed: ms), how many links follow.
-fn step_head(code: u8, number: i64, links: usize) -> [u8; 11] {
-    const MAX: i64 = (1 << 47) - 1;
-    let mut head = [0; 11];
-    head[0] = code;
-    head[1..7].copy_from_slice(&number.clamp(-MAX, MAX).to_be_bytes()[2..]);
-    head[7..].copy_from_slice(&u32::try_from(links).unwrap_or(u32::MAX).to_be_bytes());
-    head
+/// Adds the owner's log to a batch script, after its steps (see `scripts/batch.lua`).
+pub(crate) fn owner_log(invocation: &mut Call<'_>, log: &crate::frontier::owned::Log) {
+    invocation.arg(log.ended.len());
+    for ended in &log.ended {
+        let mark = match (&ended.retry, ended.gave_up_host) {
+            (None, false) => "d",
+            (None, true) => "D",
+            (Some(_), false) => "r",
+            (Some(_), true) => "R",
+        };
+        invocation
+            .arg(ended.token)
+            .arg(mark)
+            .arg(ended.retry.as_deref().unwrap_or(""));
+    }
+    invocation.arg(log.back.len());
+    for token in &log.back {
+        invocation.arg(token);
+    }
+    invocation.arg(log.states.len());
+    for (host, state) in &log.states {
+        invocation.arg(host).arg(state.encode());
+    }
+    invocation.arg(log.wanted.len());
+    for (host, n) in &log.wanted {
+        invocation.arg(host).arg(n);
+    }
+    invocation.arg(log.new_hosts).arg(log.given_up_hosts);
 }
 
 /// The keys of an address's politeness (`scripts/address.lua`), after its tag.

@@ -57,36 +57,26 @@ pub(super) const MAX_BATCH: usize = 1000;
 /// The most steps (completions, or links alone) one batch script takes.
 pub(super) const MAX_STEPS: usize = 128;
 
-/// One step of a bucket's batch: a lease to complete with its page's links of the bucket,
-/// or links alone.
+/// One step of a bucket's batch: a page's links of the bucket, and the lease whose end
+/// (in its owner's log) the step waits to hear of, if any.
 pub(super) struct Step {
-    pub(super) lease: Option<Completing>,
+    pub(super) ended: Option<u64>,
     pub(super) links: Vec<Link>,
-}
-
-/// A lease to end, as the batch script takes it: the URL goes with the token, so that a
-/// token handed out again (Redis rolled back to a snapshot older than the lease) ends
-/// nothing but the lease of that URL.
-pub(super) struct Completing {
-    pub(super) token: u64,
-    pub(super) url: String,
-    pub(super) ending: Ending,
 }
 
 /// What the batch script answers for one step (see `scripts/batch.lua`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct StepAnswer {
-    /// The step's fate (a `FateCode`: `LinksAlone` for a step that only pushes links).
-    pub(super) fate: i64,
-    /// The attempt a retry will be.
-    pub(super) next_attempt: i64,
-    /// URLs waiting on a host given up by this step.
-    pub(super) given_up: i64,
     /// Links new to the crawl, queued.
     pub(super) admitted: i64,
     /// Links the budgets refused: the host's pages, its domain's hosts, its domain's pages
     /// (as [`REFUSED_BY`]).
     pub(super) refused: [i64; 3],
+    /// For a step waiting on a lease's end: whether the lease was in flight when its end
+    /// was written (else it had gone back to the crawl), and the URLs its host has queued
+    /// (-1: not asked). None when its end was not written (the bucket is no longer this
+    /// process's).
+    pub(super) ended: Option<(bool, i64)>,
 }
 
 /// The budgets of [`StepAnswer::refused`], in its order.
@@ -98,15 +88,13 @@ const REFUSED_BY: [frontier::DropReason; 3] = [
 
 impl StepAnswer {
     /// The numbers the script answers per step.
-    pub(super) const LEN: usize = 7;
+    pub(super) const LEN: usize = 4;
 
     fn of(n: &[i64]) -> StepAnswer {
         StepAnswer {
-            fate: n[0],
-            next_attempt: n[1],
-            given_up: n[2],
-            admitted: n[3],
-            refused: [n[4], n[5], n[6]],
+            admitted: n[0],
+            refused: [n[1], n[2], n[3]],
+            ended: None,
         }
     }
 }
@@ -203,56 +191,6 @@ impl Inner {
             (sent as u64).saturating_sub(new + refusals),
             Ordering::Relaxed,
         );
-    }
-
-    /// Makes sure Redis holds the own politeness (`[[hosts]]` delay and connections) of the
-    /// links' hosts before their first links are admitted, so that a host's limits hold from
-    /// its first lease. One request per host with settings of its own, once per process.
-    pub(super) async fn set_policies(&self, links: &[Link]) -> Result<(), Error> {
-        let todo: Vec<(u32, String, HostPoliteness)> = {
-            let mut done = self
-                .sent
-                .policies
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let mut todo = Vec::new();
-            for link in links {
-                if done.contains(&link.host) {
-                    continue;
-                }
-                done.insert(link.host.clone());
-                let own = self.rules.politeness.host(&link.host);
-                if !own.is_default() {
-                    todo.push((link.bucket, link.host.clone(), own));
-                }
-            }
-            todo
-        };
-        let requests = todo.iter().map(|(bucket, host, own)| {
-            let tag = self.store.tag(*bucket);
-            let mut invocation = self.scripts.host_policy.prepare_invoke();
-            invocation
-                .key(format!("{tag}:hosts"))
-                .key(format!("{tag}:counts"))
-                .arg(&tag)
-                .arg(host)
-                .arg(own.delay.map_or(-1, millis))
-                .arg(own.connections.map_or(-1, i64::from));
-            async move { self.call::<i64>(&invocation).await }
-        });
-        let mut failed = None;
-        for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
-            if let Err(err) = result {
-                // Not held: asked again with the host's next links.
-                self.sent
-                    .policies
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(host);
-                failed.get_or_insert(err);
-            }
-        }
-        failed.map_or(Ok(()), Err)
     }
 
     /// Notes links as admitted in Redis: this process sends them no more.
@@ -353,7 +291,7 @@ impl Inner {
             let sent = links.len();
             let inner = Arc::clone(self);
             async move {
-                let step = Step { lease: None, links };
+                let step = Step { ended: None, links };
                 let StepAnswer {
                     admitted: new,
                     refused,
@@ -432,7 +370,7 @@ impl Inner {
                     .collect();
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
-                    let step = Step { lease: None, links };
+                    let step = Step { ended: None, links };
                     self.sent.batches.push(bucket, step, unheard);
                 }
             }
@@ -498,20 +436,23 @@ impl Inner {
         [self.rules.scope.per_host_budget(), hosts, pages].map(|limit| limit.unwrap_or(0))
     }
 
-    /// One batch script: its steps' completions and links, in order. Answers each step's
-    /// numbers ([`StepAnswer::LEN`]), and how many generations the bucket's seen-test has (-1: not read).
+    /// One batch script: its steps' links, in order, and its owner's log if this process
+    /// owns the bucket. Answers each step's numbers ([`StepAnswer::LEN`]), and how many
+    /// generations the bucket's seen-test has (-1: not read).
     pub(super) async fn send_batch(
         &self,
         bucket: u32,
         steps: &[(Step, Reply<StepAnswer>)],
     ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
+        let owner = self.owner_log(bucket);
         let mut invocation = self.scripts.batch_call(
             &tag,
-            &self.rules.politeness,
             self.keys.schedule.text(bucket),
             &self.request_id(),
             self.budgets(),
+            owner.as_ref().map(|(owner, _, _)| owner.as_str()),
+            steps.len(),
         );
         for (step, _) in steps {
             // Links a copy of a frozen generation knows are seen, and not sent.
@@ -524,10 +465,7 @@ impl Inner {
                     sent.push((link, probes));
                 }
             }
-            let lease = step.lease.as_ref();
-            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.ending));
-            let lease = lease.as_ref().map(|(t, url, o)| (t.as_str(), *url, *o));
-            scripts::completion(&mut invocation, lease, sent.len());
+            scripts::links_step(&mut invocation, sent.len());
             for (link, probes) in sent {
                 scripts::link(
                     &mut invocation,
@@ -541,22 +479,59 @@ impl Inner {
                 );
             }
         }
-        let answer: Vec<i64> = self.call(&invocation).await?;
-        if answer.len() != steps.len() * StepAnswer::LEN + BucketView::LEN + 1 {
-            return Err(ErrorKind::Server(format!(
-                "unexpected answer to a batch of {}: {} numbers",
-                steps.len(),
-                answer.len()
-            ))
-            .into());
+        if let Some((_, _, log)) = &owner {
+            scripts::owner_log(&mut invocation, log);
         }
-        let (answers, view) = answer.split_at(steps.len() * StepAnswer::LEN);
-        self.note_bucket(bucket, BucketView::of(view));
-        let answers = answers
+        let answer: Result<Vec<redis::Value>, Error> = self.call(&invocation).await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(err) => {
+                if let Some((_, epoch, _)) = owner {
+                    // Written or not, unknown: the bucket is taken over anew (its URLs in
+                    // flight back to their queues), rather than its log guessed at.
+                    self.drop_bucket(bucket, epoch, "a batch of its log failed");
+                }
+                return Err(err);
+            }
+        };
+        let bad = || {
+            Error::from(ErrorKind::Server(format!(
+                "unexpected answer to a batch of {}",
+                steps.len()
+            )))
+        };
+        let head = BucketView::LEN + 2 + steps.len() * StepAnswer::LEN;
+        if answer.len() < head {
+            return Err(bad());
+        }
+        let numbers = answer[..head]
+            .iter()
+            .map(|v| match v {
+                redis::Value::Int(n) => Ok(*n),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<i64>, Error>>()?;
+        let view = BucketView::of(&numbers);
+        self.note_bucket(bucket, view);
+        let generations = numbers[BucketView::LEN];
+        let status = numbers[BucketView::LEN + 1];
+        if let Some((_, epoch, log)) = owner {
+            self.owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)?;
+        }
+        let mut ended = self
+            .owners
+            .ended
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let answers = numbers[BucketView::LEN + 2..]
             .chunks(StepAnswer::LEN)
-            .map(StepAnswer::of)
+            .zip(steps)
+            .map(|(n, (step, _))| StepAnswer {
+                ended: step.ended.and_then(|token| ended.remove(&(bucket, token))),
+                ..StepAnswer::of(n)
+            })
             .collect();
-        Ok((answers, view[5]))
+        Ok((answers, generations))
     }
 }
 

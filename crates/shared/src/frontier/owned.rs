@@ -422,12 +422,14 @@ impl Owned {
 
     /// Gives back every URL taken from Redis and not handed out, in the next batch: when
     /// this process lets the bucket go. No lease is handed out after.
-    pub(crate) fn give_back_untaken(&mut self) {
+    pub(crate) fn give_back_untaken(&mut self) -> usize {
         self.letting_go = true;
+        let before = self.back.len();
         for h in self.hosts.values_mut() {
             self.back.extend(h.taken.drain(..).map(|(token, _)| token));
             h.more = true;
         }
+        self.back.len() - before
     }
 
     /// Leases handed out and not ended.

@@ -83,14 +83,14 @@ pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 /// reads the crawl's totals every fifth second, and renews this process's leases every
 /// third of their time, until the frontier is dropped.
 pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
-    let mut last_renew = Instant::now();
     for beat in 0u64.. {
         {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            if let Err(err) = inner.present().await {
-                tracing::debug!("saying this process is present: {err}");
+            match inner.present().await {
+                Ok(present) => inner.hold_buckets(&present).await,
+                Err(err) => tracing::debug!("saying this process is present: {err}"),
             }
             inner.check_epoch().await;
             inner.widen_scope().await;
@@ -107,38 +107,6 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                 .totals
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = totals;
-        }
-        if last_renew.elapsed() < inner.rules.lease_time / 3 {
-            continue;
-        }
-        last_renew = Instant::now();
-        let mut by_bucket: HashMap<u32, Vec<u64>> = HashMap::new();
-        for &(bucket, token) in inner
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            by_bucket.entry(bucket).or_default().push(token);
-        }
-        let renewals = by_bucket.into_iter().map(|(bucket, tokens)| {
-            let inner = &inner;
-            async move {
-                let tag = inner.store.tag(bucket);
-                let mut invocation = inner.scripts.renew.prepare_invoke();
-                invocation
-                    .key(format!("{tag}:leases"))
-                    .key(format!("{tag}:due"))
-                    .arg(&tag)
-                    .arg(millis(inner.rules.lease_time))
-                    .arg(tokens);
-                inner.call::<i64>(&invocation).await
-            }
-        });
-        for result in join_all(renewals).await {
-            if let Err(err) = result {
-                tracing::warn!("renewing leases: {err}");
-            }
         }
     }
 }
@@ -466,12 +434,7 @@ impl Inner {
     /// nothing queued or leased and no change between them, prove that at one instant
     /// between the two the whole crawl held no work, and none can appear after.
     pub(super) async fn is_over(&self) -> Result<bool, Error> {
-        if !self
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
-        {
+        if self.owners.buckets().values().any(|o| o.leases_out() > 0) {
             return Ok(false);
         }
         if self.presence.over.load(Ordering::Relaxed) {

@@ -1,0 +1,341 @@
+//! The buckets this process owns: taking them (from a process gone, at once), renewing the
+//! hold and letting them go at each heartbeat, loading a bucket taken over, and the owner's
+//! part of each batch script: its log sent, its answer read into the bucket's [`Owned`].
+
+use super::owned::{Log, Owned};
+use super::*;
+
+/// Hosts whose states are read in one request, loading a bucket taken over.
+const LOAD_CHUNK: usize = 1000;
+
+/// The buckets this process owns, each scheduled in memory.
+#[derive(Default)]
+pub(super) struct Owners {
+    /// Each bucket owned, by number.
+    pub(super) buckets: Mutex<HashMap<u32, Owned>>,
+    /// What the batch scripts answered of the leases ended, by bucket and token, until the
+    /// completion that waits for it reads it: whether the lease was in flight, and the URLs
+    /// its host has queued (-1: not asked).
+    pub(super) ended: Mutex<HashMap<(u32, u64), (bool, i64)>>,
+    /// The server's clock (ms) at an instant of this process's, as last heard.
+    pub(super) clock: Mutex<Option<(Instant, i64)>>,
+    /// Where the next pick starts, so that every bucket has its turn.
+    pub(super) cursor: AtomicUsize,
+}
+
+impl Owners {
+    pub(super) fn buckets(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Owned>> {
+        self.buckets.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server's clock now, by the last instant heard (this process's clock if none).
+    pub(super) fn server_now(&self, now: Instant) -> i64 {
+        match *self.clock.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some((at, ms)) => ms + i64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0),
+            None => i64::try_from(crate::store::unix_millis()).unwrap_or(0),
+        }
+    }
+
+    pub(super) fn heard_clock(&self, now: Instant, server: i64) {
+        *self.clock.lock().unwrap_or_else(PoisonError::into_inner) = Some((now, server));
+    }
+}
+
+impl Inner {
+    /// Takes the buckets this process is to own among those present (rendezvous hashing:
+    /// see [`owned_buckets`]), renews its hold on those it has, and lets go of those another
+    /// process present is to own once their leases ended. A bucket another holds is taken
+    /// over when its holder is gone (not heard from), else when its hold lapses.
+    pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String]) {
+        let mine = owned_buckets(&self.id, present, self.keys.buckets, &self.keys.sip_key);
+        for (bucket, should) in (0..self.keys.buckets).zip(mine) {
+            let held = self.owners.buckets().get(&bucket).map(|o| o.epoch);
+            let result = match (held, should) {
+                (Some(epoch), true) => self.renew_bucket(bucket, epoch).await,
+                (None, true) => self.take_bucket(bucket).await,
+                (Some(epoch), false) => self.let_go(bucket, epoch).await,
+                (None, false) => Ok(()),
+            };
+            if let Err(err) = result {
+                tracing::debug!("holding bucket {bucket}: {err}");
+            }
+        }
+    }
+
+    async fn renew_bucket(&self, bucket: u32, epoch: i64) -> Result<(), Error> {
+        let tag = self.store.tag(bucket);
+        let call = self
+            .scripts
+            .own_call(&tag, &self.id, epoch, self.rules.lease_time, false, None);
+        let answer: Vec<redis::Value> = self.call(&call).await?;
+        if !matches!(answer.first(), Some(redis::Value::Int(1))) {
+            // Another holds it (this process stalled past its hold, or Redis went back):
+            // its leases out are refused, and come back with the bucket's next owner.
+            self.drop_bucket(bucket, epoch, "its hold lapsed");
+        }
+        Ok(())
+    }
+
+    /// Forgets an owned bucket: its workers' completions are refused (fenced), and the URLs
+    /// it had in flight go back to the crawl with its next owner.
+    pub(super) fn drop_bucket(&self, bucket: u32, epoch: i64, why: &str) {
+        let mut buckets = self.owners.buckets();
+        if buckets.get(&bucket).is_some_and(|o| o.epoch == epoch) {
+            tracing::debug!("bucket {bucket} is no longer this process's: {why}");
+            buckets.remove(&bucket);
+        }
+    }
+
+    async fn take_bucket(self: &Arc<Self>, bucket: u32) -> Result<(), Error> {
+        let tag = self.store.tag(bucket);
+        let mut gone = None;
+        loop {
+            let call = self.scripts.own_call(
+                &tag,
+                &self.id,
+                0,
+                self.rules.lease_time,
+                false,
+                gone.as_deref(),
+            );
+            let answer: Vec<redis::Value> = self.call(&call).await?;
+            let int = |v: Option<&redis::Value>| match v {
+                Some(redis::Value::Int(n)) => Some(*n),
+                Some(redis::Value::BulkString(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
+                _ => None,
+            };
+            let text = |v: &redis::Value| match v {
+                redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+                _ => String::new(),
+            };
+            match int(answer.first()) {
+                Some(2) => {
+                    let bad = || Error::from(ErrorKind::Server("unexpected answer to own".into()));
+                    let epoch = int(answer.get(1)).ok_or_else(bad)?;
+                    let server = int(answer.get(2)).ok_or_else(bad)?;
+                    let reaped: HashSet<String> = answer.iter().skip(4).map(text).collect();
+                    return self.load_bucket(bucket, epoch, server, reaped).await;
+                }
+                Some(0) if gone.is_none() => {
+                    // Held by another: taken over at once if that process is gone.
+                    let holder = answer.get(1).map(text).unwrap_or_default();
+                    let id = holder.split(' ').next().unwrap_or_default();
+                    if id.is_empty() || self.presence.is_present(id) {
+                        return Ok(());
+                    }
+                    match self.heard_ago(id).await? {
+                        Some(ago) if ago < 2 * PRESENT_FOR => return Ok(()),
+                        _ => gone = Some(holder),
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Loads a bucket just taken over: the hosts with work, and their states.
+    async fn load_bucket(
+        self: &Arc<Self>,
+        bucket: u32,
+        epoch: i64,
+        server: i64,
+        reaped: HashSet<String>,
+    ) -> Result<(), Error> {
+        let tag = self.store.tag(bucket);
+        let mut hosts: Vec<String> = Vec::new();
+        let mut cursor = 0u64;
+        loop {
+            let mut cmd = redis::cmd("SSCAN");
+            cmd.arg(format!("{tag}:work"))
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(LOAD_CHUNK);
+            let (next, page): (u64, Vec<String>) = self.store.query(&cmd).await?;
+            hosts.extend(page);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut owned = Owned::new(epoch, self.rules.politeness.clone());
+        for chunk in hosts.chunks(LOAD_CHUNK) {
+            let mut cmd = redis::cmd("HMGET");
+            cmd.arg(format!("{tag}:hosts")).arg(chunk);
+            let states: Vec<Option<Vec<u8>>> = self.store.query(&cmd).await?;
+            let now = Instant::now();
+            for (host, state) in chunk.iter().zip(states) {
+                let state = state.as_deref().and_then(scripts::HostState::decode);
+                owned.has_work(host, state.as_ref(), now, server, reaped.contains(host));
+            }
+        }
+        self.owners.heard_clock(Instant::now(), server);
+        self.owners.buckets().insert(bucket, owned);
+        // Its first batch: URLs of its ready hosts taken.
+        self.nudge(bucket);
+        Ok(())
+    }
+
+    /// Lets go of a bucket another process is to own: no lease handed out from it after,
+    /// and once none is out, its URLs taken go back to their queues and its hold ends.
+    async fn let_go(self: &Arc<Self>, bucket: u32, epoch: i64) -> Result<(), Error> {
+        let out = {
+            let mut buckets = self.owners.buckets();
+            let Some(owned) = buckets.get_mut(&bucket) else {
+                return Ok(());
+            };
+            owned.give_back_untaken();
+            owned.leases_out()
+        };
+        if out > 0 {
+            return Ok(());
+        }
+        // The log given back and written: then the hold ends.
+        let step = Step {
+            ended: None,
+            links: Vec::new(),
+        };
+        Arc::clone(self).submit(bucket, step).await?;
+        let tag = self.store.tag(bucket);
+        let call = self
+            .scripts
+            .own_call(&tag, &self.id, epoch, self.rules.lease_time, true, None);
+        self.call::<Vec<i64>>(&call).await?;
+        self.drop_bucket(bucket, epoch, "another process present is to own it");
+        Ok(())
+    }
+
+    /// Makes a bucket's next batch go soon, for its owner's log (URLs to take).
+    pub(super) fn nudge(self: &Arc<Self>, bucket: u32) {
+        let (unheard, _) = oneshot::channel();
+        let step = Step {
+            ended: None,
+            links: Vec::new(),
+        };
+        if self.sent.batches.push(bucket, step, unheard) {
+            tokio::spawn(Arc::clone(self).flush(bucket));
+        }
+    }
+
+    /// The owner's log of `bucket`, if this process owns it: what its batch script writes.
+    pub(super) fn owner_log(&self, bucket: u32) -> Option<(String, i64, Log)> {
+        let now = Instant::now();
+        let server = self.owners.server_now(now);
+        let mut buckets = self.owners.buckets();
+        let owned = buckets.get_mut(&bucket)?;
+        let log = owned.take_log(now, server);
+        Some((format!("{} {}", self.id, owned.epoch), owned.epoch, log))
+    }
+
+    /// Reads the owner's part of a batch's answer (`rest`, after the steps' numbers) into
+    /// its bucket, `log` the log it carried; `status` the script's word on the owner's part.
+    pub(super) fn owner_answer(
+        &self,
+        bucket: u32,
+        epoch: i64,
+        log: Log,
+        status: i64,
+        rest: &[redis::Value],
+        server: i64,
+    ) -> Result<(), Error> {
+        if status != 1 {
+            self.drop_bucket(bucket, epoch, "its batch was refused: another process holds it");
+            return Ok(());
+        }
+        let bad = || Error::from(ErrorKind::Server("unexpected answer to a batch".into()));
+        let mut values = rest.iter();
+        let mut int = || match values.next() {
+            Some(redis::Value::Int(n)) => Ok(*n),
+            Some(redis::Value::BulkString(b)) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(bad),
+            _ => Err(bad()),
+        };
+        let now = Instant::now();
+        self.owners.heard_clock(now, server);
+        {
+            let mut ended = self
+                .owners
+                .ended
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            for lease in &log.ended {
+                let held = int()? == 1;
+                let queued = int()?;
+                ended.insert((bucket, lease.token), (held, queued));
+            }
+        }
+        let mut values = rest.iter().skip(2 * log.ended.len());
+        let mut next = || values.next().ok_or_else(bad);
+        let number = |v: &redis::Value| match v {
+            redis::Value::Int(n) => Ok(*n),
+            _ => Err(bad()),
+        };
+        let text = |v: &redis::Value| match v {
+            redis::Value::BulkString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
+            _ => Err(bad()),
+        };
+        let mut buckets = self.owners.buckets();
+        let Some(owned) = buckets.get_mut(&bucket).filter(|o| o.epoch == epoch) else {
+            return Ok(());
+        };
+        for (host, _) in &log.wanted {
+            let n = number(next()?)?;
+            let mut urls = Vec::new();
+            for _ in 0..n {
+                let token: u64 = text(next()?)?.parse().map_err(|_| bad())?;
+                urls.push((token, text(next()?)?));
+            }
+            let left = number(next()?)?;
+            owned.taken(host, urls, left);
+        }
+        let given = number(next()?)?;
+        for _ in 0..given {
+            let host = text(next()?)?;
+            let state = match next()? {
+                redis::Value::BulkString(b) if !b.is_empty() => scripts::HostState::decode(b),
+                _ => None,
+            };
+            owned.has_work(&host, state.as_ref(), now, server, false);
+        }
+        owned.forget_idle();
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// A lease handed out by an owned bucket, for a worker.
+    pub(super) fn lease_of(
+        &self,
+        bucket: u32,
+        epoch: i64,
+        taken: super::owned::Taken,
+    ) -> Result<SharedLease, Error> {
+        let bad = || Error::from(ErrorKind::Server(format!("a queue entry unread: {}", taken.entry)));
+        let mut parts = taken.entry.splitn(4, ' ');
+        let (Some(_), Some(depth), Some(url)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad());
+        };
+        let (referrer, memo) = super::batch::entry_tail(parts.next());
+        let depth: u32 = depth.parse().map_err(|_| bad())?;
+        // Canonical already when pushed: parsing again gives it back as it was.
+        let url = self.rules.canon.canonicalize(url).map_err(|_| bad())?;
+        self.counts.leases.fetch_add(1, Ordering::Relaxed);
+        // Added to, not replaced: a lease of the same page may be held already.
+        self.hold_pending(url.as_str());
+        Ok(SharedLease {
+            url,
+            referrer,
+            memo,
+            depth,
+            attempts: taken.attempts,
+            given_up: taken.given_up,
+            bucket,
+            token: taken.token,
+            epoch,
+            working: Some(Counted::new(&self.search.working)),
+        })
+    }
+}
