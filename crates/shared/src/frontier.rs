@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, PageLinks,
-    Politeness, ScopeRules, SeenSet, Url,
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, PageLinks, Politeness,
+    ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;

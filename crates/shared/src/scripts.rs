@@ -685,8 +685,8 @@ impl Ending {
 
 /// The keys of a batch script, after its bucket's tag (see `scripts/batch.lua`).
 pub(crate) const BATCH_KEYS: [&str; 11] = [
-    "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains",
-    "replies0", "replies1",
+    "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains", "replies0",
+    "replies1",
 ];
 
 /// Adds a batch step's head: how many links follow, each added with [`link`].

@@ -362,9 +362,14 @@ impl Owned {
     /// free.
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
         let mut wanted = Vec::new();
-        let horizon_end = if self.letting_go { now } else { now.checked_add(TAKE_AHEAD).unwrap_or(now) };
-        let horizon = horizon_end;
-        for (at, host) in self.ready.iter().take_while(|_| !self.letting_go) {
+        let horizon = now.checked_add(TAKE_AHEAD).unwrap_or(now);
+        // A bucket being let go takes no more URLs.
+        let ready = if self.letting_go {
+            None
+        } else {
+            Some(&self.ready)
+        };
+        for (at, host) in ready.into_iter().flatten() {
             if at.is_some_and(|at| at > horizon) {
                 break;
             }

@@ -31,7 +31,9 @@ impl Owners {
     /// The server's clock now, by the last instant heard (this process's clock if none).
     pub(super) fn server_now(&self, now: Instant) -> i64 {
         match *self.clock.lock().unwrap_or_else(PoisonError::into_inner) {
-            Some((at, ms)) => ms + i64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0),
+            Some((at, ms)) => {
+                ms + i64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(0)
+            }
             None => i64::try_from(crate::store::unix_millis()).unwrap_or(0),
         }
     }
@@ -240,7 +242,11 @@ impl Inner {
         server: i64,
     ) -> Result<(), Error> {
         if status != 1 {
-            self.drop_bucket(bucket, epoch, "its batch was refused: another process holds it");
+            self.drop_bucket(
+                bucket,
+                epoch,
+                "its batch was refused: another process holds it",
+            );
             return Ok(());
         }
         let bad = || Error::from(ErrorKind::Server("unexpected answer to a batch".into()));
@@ -313,7 +319,12 @@ impl Inner {
         epoch: i64,
         taken: super::owned::Taken,
     ) -> Result<SharedLease, Error> {
-        let bad = || Error::from(ErrorKind::Server(format!("a queue entry unread: {}", taken.entry)));
+        let bad = || {
+            Error::from(ErrorKind::Server(format!(
+                "a queue entry unread: {}",
+                taken.entry
+            )))
+        };
         let mut parts = taken.entry.splitn(4, ' ');
         let (Some(_), Some(depth), Some(url)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(bad());
