@@ -14,7 +14,7 @@
 //! * `group.rs`: group commit by bucket, for batches and content tests;
 //! * `addresses.rs`: politeness per address, a request's turn at its server.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -48,7 +48,7 @@ pub use addresses::AddressRequest;
 use batch::*;
 use group::{Groups, Reply};
 use lease_search::*;
-use owners::Owners;
+use owners::{Owners, REPOLL};
 use presence::*;
 pub use sites::SitemapMark;
 
@@ -282,7 +282,7 @@ pub struct Totals {
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
 /// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
-///     Politeness::default(), Duration::from_secs(30), 16)?;
+///     Politeness::default(), Duration::from_secs(30))?;
 /// frontier.push_seeds(vec![seed]).await?;
 /// # Ok(()) }
 /// ```
@@ -335,7 +335,7 @@ struct Inner {
     counts: Counts,
     /// How hosts map to buckets and URLs to the seen-test's probes.
     keys: Keys,
-    /// The search for work: each bucket's view, the leases taken for idle workers.
+    /// The workers holding a lease.
     search: Search,
     /// This process among the others: the heartbeat, the end, Redis going back.
     presence: Presence,
@@ -375,8 +375,7 @@ impl SharedFrontier {
     /// A frontier on the crawl `stored` in `store`. `scope` must be built from the crawl's
     /// seeds (`stored.seeds` and this process's); `politeness` holds for every host across
     /// processes; a lease not completed or renewed within `lease_time` goes back to the
-    /// crawl; `workers` is how many tasks of this process ask for leases, as a search for
-    /// work takes leases for those idle. Spawns the task that renews this process's leases:
+    /// crawl's next owner of its bucket. Spawns the task that holds this process's buckets:
     /// call it within a tokio runtime.
     ///
     /// # Example
@@ -389,7 +388,6 @@ impl SharedFrontier {
         scope: ScopeRules,
         politeness: Politeness,
         lease_time: Duration,
-        workers: usize,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
         if scope.per_domain_budget() != (None, None) && !layout.by_domain {
@@ -402,18 +400,6 @@ impl SharedFrontier {
             .into());
         }
         let pushed = new_pushed(layout)?;
-        let views = vec![
-            View {
-                ready: None,
-                queued: 0,
-                leased: 0,
-                heard: None,
-                // Until the first heartbeat says who else is there.
-                owned: true,
-                plenty: false,
-            };
-            layout.buckets as usize
-        ];
         let mut id = [0; 8];
         // Without the system's randomness, the time: ids need only differ.
         if getrandom::fill(&mut id).is_err() {
@@ -453,14 +439,7 @@ impl SharedFrontier {
                 layout: layout.clone(),
             },
             search: Search {
-                views: Mutex::new(views),
-                workers: workers.max(1),
                 working: Arc::new(AtomicUsize::new(0)),
-                buffer: Mutex::new(VecDeque::new()),
-                turn: tokio::sync::Mutex::new(()),
-                cursor: AtomicUsize::new(0),
-                searching_ahead: AtomicBool::new(false),
-                polled: AtomicUsize::new(0),
             },
             presence: Presence {
                 idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
@@ -819,8 +798,9 @@ impl SharedFrontier {
         &self.inner.rules.politeness
     }
 
-    /// Leases this process holds that no worker has taken yet: a search for work takes
-    /// leases for every idle worker, and the worker that searched should wake the others.
+    /// URLs this process took for its owned buckets' hosts that no worker has leased yet:
+    /// they come in a batch for several workers, and the worker that leased first may wake
+    /// the others.
     ///
     /// # Example
     ///
@@ -835,7 +815,12 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub fn buffered(&self) -> usize {
-        self.inner.search.buffer().len()
+        self.inner
+            .owners
+            .buckets()
+            .values()
+            .map(owned::Owned::untaken)
+            .sum()
     }
 
     /// The next lease, or when to ask again, or that the crawl is over.
@@ -851,6 +836,7 @@ impl SharedFrontier {
         let now = Instant::now();
         let mut earliest: Option<Instant> = None;
         let mut wanting = Vec::new();
+        let mut quiet = Vec::new();
         let mut busy = false;
         let picked = {
             let mut buckets = inner.owners.buckets();
@@ -876,14 +862,18 @@ impl SharedFrontier {
                     }
                     owned::Pick::Nothing => {}
                 }
+                if owned.is_quiet(now, REPOLL) {
+                    quiet.push(bucket);
+                }
             }
             picked
         };
         if let Some((bucket, epoch, taken)) = picked {
             return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
         }
-        // URLs to take: the buckets' next batches bring them.
-        for &bucket in &wanting {
+        // URLs to take, and other processes' links to quiet buckets' hosts: the buckets' next
+        // batches bring them.
+        for &bucket in wanting.iter().chain(&quiet) {
             inner.nudge(bucket);
         }
         if !busy && wanting.is_empty() && inner.is_over().await? {
@@ -899,10 +889,10 @@ impl SharedFrontier {
 
     /// Completes a lease with its fetch's outcome, after admitting the page's links to other
     /// buckets, and with those of its own bucket in the same step of the bucket's next batch
-    /// script. `Ok(None)` when the lease was no longer held: it expired (this process
-    /// stalled past its deadline) and went back to the crawl, where another process may have
-    /// fetched it; its record is that process's to write. On an error the lease is no longer
-    /// renewed: it expires, and its URL comes back to the crawl.
+    /// script. `Ok(None)` when the lease was no longer held: its bucket went to another
+    /// process (this one stalled past its hold, or Redis went back), which leases the URL
+    /// again; its record is that process's to write. On an error the bucket is given up by
+    /// this process, and taken over anew: its URLs in flight come back to the crawl.
     ///
     /// # Example
     ///
@@ -986,7 +976,7 @@ impl SharedFrontier {
         .fetch_add(1, Ordering::Relaxed);
         let given_up = ended
             .gave_up_host
-            .then(|| u64::try_from(queued).unwrap_or(0));
+            .then(|| u64::try_from(queued).unwrap_or(0) + ended.taken as u64);
         Ok(Some(Completion::new(fate, given_up)))
     }
 

@@ -42,7 +42,7 @@
 //! let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 //! let scope = ScopeRules::builder().seed(&seed).build()?;
 //! let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
-//!     Politeness::default(), Duration::from_secs(30), 16)?;
+//!     Politeness::default(), Duration::from_secs(30))?;
 //! frontier.push_seeds(vec![seed]).await?;
 //! loop {
 //!     match frontier.next().await? {

@@ -9,7 +9,6 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use frontier::{Fate, Outcome, Politeness};
 use redis::{Cmd, Script, ToRedisArgs};
 
 use crate::seen::Probes;
@@ -50,20 +49,6 @@ impl HostField {
         HostField::Pages,
         HostField::Last,
     ];
-
-    fn lua(self) -> &'static str {
-        match self {
-            HostField::Active => "ACTIVE",
-            HostField::Next => "NEXT",
-            HostField::Delay => "DELAY",
-            HostField::Errs => "ERRS",
-            HostField::Since => "SINCE",
-            HostField::GaveUp => "GAVEUP",
-            HostField::Conns => "CONNS",
-            HostField::Pages => "PAGES",
-            HostField::Last => "LAST",
-        }
-    }
 
     /// The field's value for a host never stored, and for a state written without it.
     fn default(self) -> i64 {
@@ -189,121 +174,6 @@ impl HostState {
     }
 }
 
-/// An outcome as the batch script reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OutcomeCode {
-    Success = 0,
-    Skipped = 1,
-    Failure = 2,
-    FailureToRetry = 3,
-    ErrorAnswer = 4,
-    /// Not an outcome: the lease went back unfetched ([`Ending::GivenBack`]).
-    GivenBack = 5,
-}
-
-impl OutcomeCode {
-    const ALL: [OutcomeCode; 6] = [
-        OutcomeCode::Success,
-        OutcomeCode::Skipped,
-        OutcomeCode::Failure,
-        OutcomeCode::FailureToRetry,
-        OutcomeCode::ErrorAnswer,
-        OutcomeCode::GivenBack,
-    ];
-
-    fn lua(self) -> &'static str {
-        match self {
-            OutcomeCode::Success => "OUTCOME_SUCCESS",
-            OutcomeCode::Skipped => "OUTCOME_SKIPPED",
-            OutcomeCode::Failure => "OUTCOME_FAILURE",
-            OutcomeCode::FailureToRetry => "OUTCOME_FAILURE_TO_RETRY",
-            OutcomeCode::ErrorAnswer => "OUTCOME_ERROR_ANSWER",
-            OutcomeCode::GivenBack => "OUTCOME_GIVEN_BACK",
-        }
-    }
-
-    /// An outcome's code and its `Retry-After` in ms (-1 for none), as a batch entry carries
-    /// them.
-    pub(crate) fn of(outcome: Outcome) -> (u8, i64) {
-        let (code, retry_after) = match outcome {
-            Outcome::Success => (OutcomeCode::Success, None),
-            Outcome::Skipped => (OutcomeCode::Skipped, None),
-            Outcome::Failure {
-                retry: false,
-                retry_after,
-            } => (OutcomeCode::Failure, retry_after),
-            Outcome::Failure {
-                retry: true,
-                retry_after,
-            } => (OutcomeCode::FailureToRetry, retry_after),
-            Outcome::ErrorAnswer { retry_after } => (OutcomeCode::ErrorAnswer, retry_after),
-        };
-        (code as u8, retry_after.map_or(-1, millis))
-    }
-}
-
-/// What the batch script answers of an entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FateCode {
-    /// An entry of links alone, with no lease.
-    LinksAlone = -2,
-    /// The lease is not held: it expired and went back to the crawl, or its token is
-    /// another URL's after a rollback.
-    NotHeld = -1,
-    Succeeded = 0,
-    Failed = 1,
-    Retried = 2,
-    Exhausted = 3,
-    DroppedWithHost = 4,
-    /// The lease went back unfetched, its URL first of its host's queue again.
-    GivenBack = 5,
-}
-
-impl FateCode {
-    const ALL: [FateCode; 8] = [
-        FateCode::LinksAlone,
-        FateCode::NotHeld,
-        FateCode::Succeeded,
-        FateCode::Failed,
-        FateCode::Retried,
-        FateCode::Exhausted,
-        FateCode::DroppedWithHost,
-        FateCode::GivenBack,
-    ];
-
-    fn lua(self) -> &'static str {
-        match self {
-            FateCode::LinksAlone => "FATE_LINKS_ALONE",
-            FateCode::NotHeld => "FATE_NOT_HELD",
-            FateCode::Succeeded => "FATE_SUCCEEDED",
-            FateCode::Failed => "FATE_FAILED",
-            FateCode::Retried => "FATE_RETRIED",
-            FateCode::Exhausted => "FATE_EXHAUSTED",
-            FateCode::DroppedWithHost => "FATE_DROPPED_WITH_HOST",
-            FateCode::GivenBack => "FATE_GIVEN_BACK",
-        }
-    }
-
-    /// The fate a completion's answer says (`next_attempt` its second number); `None` when
-    /// the lease was not held, for an entry of links alone, and for a lease given back.
-    pub(crate) fn fate(code: i64, next_attempt: i64) -> Result<Option<Fate>, String> {
-        let code = FateCode::ALL
-            .into_iter()
-            .find(|c| *c as i64 == code)
-            .ok_or_else(|| format!("unknown fate {code}"))?;
-        Ok(match code {
-            FateCode::LinksAlone | FateCode::NotHeld | FateCode::GivenBack => None,
-            FateCode::Succeeded => Some(Fate::Succeeded),
-            FateCode::Failed => Some(Fate::Failed),
-            FateCode::Retried => Some(Fate::Retried {
-                attempts: u32::try_from(next_attempt).unwrap_or(u32::MAX),
-            }),
-            FateCode::Exhausted => Some(Fate::Exhausted),
-            FateCode::DroppedWithHost => Some(Fate::DroppedWithHost),
-        })
-    }
-}
-
 /// Where the scripts read the time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Clock {
@@ -327,49 +197,9 @@ pub(crate) enum Clock {
 /// NODES` in each call, which cost a cluster's masters as much CPU as the rest of the call.)
 const MOVING: &[u8] = b":moving";
 
-/// A member of the bucket's sorted sets of lease deadlines (`due`) and ready hosts (`ready`),
-/// at +inf where no read reaches it: longer than a listpack's members may be
-/// (`zset-max-listpack-value`, 64 bytes by default), it makes its set a skiplist for good.
-/// A listpack's insert scans every member before it, parsing each (the deadlines, added
-/// last, went past them all: 8% of a crawl's Redis instructions, docs/benchmarks.md); a
-/// skiplist's takes a few steps.
-const SKIPLIST_MEMBER: &str =
-    "(kept so that this sorted set is a skiplist: a member over a listpacks 64 bytes)";
-
-/// The constants above, as every function of the library reads them.
+/// The constants every function of the library reads: the bits of a seen-test set's key.
 fn constants() -> String {
-    let mut lua = String::new();
-    let _ = writeln!(lua, "local SKIPLIST = '{SKIPLIST_MEMBER}'");
-    let mut defaults = Vec::new();
-    for field in HostField::ALL {
-        let _ = writeln!(lua, "local {} = {}", field.lua(), field as u8);
-        defaults.push(field.default().to_string());
-    }
-    let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
-    let _ = writeln!(
-        lua,
-        "local SET_KEY_BITS = {}",
-        crate::seen::SET_KEY_BYTES * 8
-    );
-    // A host's state as written and read (a library's top level may call no function):
-    // `struct`'s formats of the fields, all of them after the marker and the count
-    // (HOST_PACK), and the first n of them (HOST_UNPACK[n]).
-    let n = HostField::ALL.len();
-    let format = |fields: &[HostField]| -> String {
-        fields.iter().map(|f| format!("i{}", f.width())).collect()
-    };
-    let _ = writeln!(lua, "local HOST_PACK = '>BB{}'", format(&HostField::ALL));
-    let unpack: Vec<String> = (1..=n)
-        .map(|k| format!("'>{}'", format(&HostField::ALL[..k])))
-        .collect();
-    let _ = writeln!(lua, "local HOST_UNPACK = {{{}}}", unpack.join(", "));
-    for code in OutcomeCode::ALL {
-        let _ = writeln!(lua, "local {} = {}", code.lua(), code as u8);
-    }
-    for code in FateCode::ALL {
-        let _ = writeln!(lua, "local {} = {}", code.lua(), code as i64);
-    }
-    lua
+    format!("local SET_KEY_BITS = {}\n", crate::seen::SET_KEY_BYTES * 8)
 }
 
 /// The globals the functions use, as locals of the library, set by a call's `begin` the
@@ -660,29 +490,6 @@ impl Scripts {
     }
 }
 
-/// How a lease of a batch entry ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// Its fetch ended so.
-    Fetched(Outcome),
-    /// It goes back unfetched, first of its host's queue, and its host is not leased again
-    /// for this long (zero: as its delay says). Given back for a time (its address's turn),
-    /// it made no request: the delay its start took goes back first
-    /// (`HostRecord::give_back_start`).
-    GivenBack(Duration),
-}
-
-impl Ending {
-    /// Its code and number, as a batch entry carries them: an outcome's `Retry-After` in ms
-    /// (-1 for none), or how long a host given back waits.
-    fn code(self) -> (u8, i64) {
-        match self {
-            Ending::Fetched(outcome) => OutcomeCode::of(outcome),
-            Ending::GivenBack(wait) => (OutcomeCode::GivenBack as u8, millis(wait)),
-        }
-    }
-}
-
 /// The keys of a batch script, after its bucket's tag (see `scripts/batch.lua`).
 pub(crate) const BATCH_KEYS: [&str; 11] = [
     "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains", "replies0",
@@ -722,6 +529,70 @@ pub(crate) fn owner_log(invocation: &mut Call<'_>, log: &crate::frontier::owned:
         invocation.arg(host).arg(n);
     }
     invocation.arg(log.new_hosts).arg(log.given_up_hosts);
+}
+
+/// The owner's part of a batch script's answer, read against the log it carried (see
+/// `scripts/batch.lua`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct OwnerReply {
+    /// For each lease ended, in the log's order: whether it was still in flight, and the
+    /// URLs its host has queued (-1: not asked).
+    pub(crate) ended: Vec<(bool, i64)>,
+    /// For each host asked for URLs, in the log's order: the URLs taken (token and entry),
+    /// and the URLs its queue holds after.
+    pub(crate) taken: Vec<(Vec<(u64, String)>, i64)>,
+    /// The hosts other processes' links gave work, with their stored states.
+    pub(crate) given: Vec<(String, Option<HostState>)>,
+}
+
+impl OwnerReply {
+    /// Reads `rest`, the answer after its steps' numbers, of a batch that carried `log`;
+    /// None when it is not such an answer.
+    pub(crate) fn read(
+        log: &crate::frontier::owned::Log,
+        rest: &[redis::Value],
+    ) -> Option<OwnerReply> {
+        use redis::Value;
+        let mut values = rest.iter();
+        let mut number = || match values.next()? {
+            Value::Int(n) => Some(*n),
+            Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+            _ => None,
+        };
+        let mut reply = OwnerReply::default();
+        for _ in &log.ended {
+            let held = number()? == 1;
+            reply.ended.push((held, number()?));
+        }
+        drop(number);
+        let mut next = || values.next();
+        let text = |v: Option<&Value>| match v? {
+            Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => None,
+        };
+        let int = |v: Option<&Value>| match v? {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        };
+        for _ in &log.wanted {
+            let n = int(next())?;
+            let mut urls = Vec::with_capacity(usize::try_from(n).ok()?);
+            for _ in 0..n {
+                let token = text(next())?.parse().ok()?;
+                urls.push((token, text(next())?));
+            }
+            reply.taken.push((urls, int(next())?));
+        }
+        for _ in 0..int(next())? {
+            let host = text(next())?;
+            let state = match next()? {
+                Value::BulkString(b) if !b.is_empty() => HostState::decode(b),
+                _ => None,
+            };
+            reply.given.push((host, state));
+        }
+        Some(reply)
+    }
 }
 
 /// The keys of an address's politeness (`scripts/address.lua`), after its tag.
@@ -775,20 +646,13 @@ mod conformance;
 
 #[cfg(test)]
 mod tests {
-    use super::Scripts;
-    use frontier::Politeness;
+    use super::{HostField, HostState, Scripts};
     use std::time::Duration;
 
     /// The keys an `FCALL` declares, after its function's name and their count.
     fn declared(cluster: bool) -> Vec<String> {
         let scripts = Scripts::new(cluster);
-        let call = scripts.lease_call(
-            "{c:7}",
-            &Politeness::default(),
-            4,
-            Duration::from_secs(30),
-            "r",
-        );
+        let call = scripts.own_call("{c:7}", "p", 0, Duration::from_secs(30), false, None);
         let args: Vec<String> = call
             .cmd()
             .args_iter()
@@ -805,12 +669,49 @@ mod tests {
     #[test]
     fn a_call_on_a_cluster_declares_a_key_no_script_writes() {
         let single = declared(false);
-        assert_eq!(single.first().map(String::as_str), Some("{c:7}:ready"));
+        assert_eq!(single.first().map(String::as_str), Some("{c:7}:owner"));
         assert!(!single.iter().any(|key| key.ends_with(":moving")));
         let cluster = declared(true);
         // The same keys, in the same order (the scripts read KEYS by index), and the one
         // that makes a moving slot refuse the call.
         assert_eq!(cluster[..single.len()], single[..]);
         assert_eq!(cluster[single.len()..], ["{c:7}:moving".to_owned()]);
+    }
+
+    /// A host's state as stored: byte 255, the number of fields, the fields.
+    fn host_bytes(fields: &[i64]) -> Vec<u8> {
+        let mut out = vec![255, fields.len() as u8];
+        for (field, value) in HostField::ALL.iter().zip(fields) {
+            out.extend_from_slice(&value.to_be_bytes()[8 - field.width()..]);
+        }
+        out
+    }
+
+    #[test]
+    fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
+        let read = |bytes: &[u8]| HostState::decode(bytes).map(|s| s.0);
+        // Fields: active, next, delay, errors, since, given up, connections, pages, last.
+        let whole = [2, 1000, -1, 1, 900, 0, 4, 7, 800];
+        assert_eq!(read(&host_bytes(&whole)), Some(whole));
+        // Written before pages and the last start were kept: they read as 0.
+        assert_eq!(
+            read(&host_bytes(&whole[..7])),
+            Some([2, 1000, -1, 1, 900, 0, 4, 0, 0])
+        );
+        // Written by a later version with a tenth field: the nine known are read.
+        let mut later = host_bytes(&whole);
+        later[1] = 10;
+        later.extend([0, 0, 0, 3]);
+        assert_eq!(read(&later), Some(whole));
+        // Negative values and times in ms past 2^32 come back as they went.
+        let far = [0, 1_795_796_411_199, -1, 0, 0, 0, -1, 0, 0];
+        assert_eq!(read(&host_bytes(&far)), Some(far));
+        // Not a state: None, never a panic.
+        for bad in [&b""[..], b"\x00\x09", b"\xff", b"\xff\x09\x00"] {
+            assert_eq!(read(bad), None, "{bad:?}");
+        }
+        // A state as written reads back.
+        let state = HostState(whole);
+        assert_eq!(HostState::decode(&state.encode()), Some(state));
     }
 }

@@ -70,7 +70,6 @@ async fn frontier_with(
         scope,
         polite,
         lease_time,
-        workers,
     )
     .unwrap()
 }

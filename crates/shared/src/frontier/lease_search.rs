@@ -1,132 +1,12 @@
-//! The search for work: which buckets this process owns, when each is due to be asked
-//! again (its [`View`]), and the lease script that fills the buffer for idle workers.
+//! Which buckets this process owns among the processes present (rendezvous hashing), and
+//! the count of leases held by workers.
 
 use super::*;
 
-/// The search for work: each bucket's view as last heard, the leases Redis handed out that no
-/// worker took yet, and where the next search starts.
+/// The fetch workers' leases: how many of them hold one.
 pub(super) struct Search {
-    /// Each bucket as last heard: when its next host is ready, its work, whether this
-    /// process owns it.
-    pub(super) views: Mutex<Vec<View>>,
-    /// The fetch workers that ask for leases...
-    pub(super) workers: usize,
-    /// ...and how many of them hold one: a search for work takes leases for the others.
+    /// Workers holding a lease.
     pub(super) working: Arc<AtomicUsize>,
-    /// Leases handed out by Redis not yet taken by a worker.
-    pub(super) buffer: Mutex<VecDeque<SharedLease>>,
-    /// One search for work at a time: the others wait for its leases.
-    pub(super) turn: tokio::sync::Mutex<()>,
-    /// Where the next search starts, so that every bucket is polled in turn.
-    pub(super) cursor: AtomicUsize,
-    /// A search ahead is under way (see [`Inner::search_ahead`]).
-    pub(super) searching_ahead: AtomicBool,
-    /// Buckets asked for leases so far, by every search.
-    pub(super) polled: AtomicUsize,
-}
-
-impl Search {
-    /// The leases handed out by Redis that no worker took yet.
-    pub(super) fn buffer(&self) -> std::sync::MutexGuard<'_, VecDeque<SharedLease>> {
-        self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Buckets polled at once when a process looks for work.
-pub(super) const POLL_WIDTH: usize = 8;
-
-/// Each script's answer says when its bucket's next host is ready, and a process asks the
-/// bucket for leases then. Other processes change a bucket unseen: their completions free a
-/// host's connection, their links give an empty bucket work. So, while it looks for work, a
-/// process asks again a bucket with work but no host ready or waiting (all at their
-/// connection limit) after this long...
-pub(super) const REPOLL: Duration = Duration::from_millis(100);
-
-/// ...a bucket that had no work when last heard of after this long (a process whose links
-/// give it work hears so in its script's answer, and asks it then)...
-pub(super) const REPOLL_EMPTY: Duration = Duration::from_millis(1000);
-
-/// ...and a bucket whose next host waits for its delay after this long: only another
-/// process's links to a new host can make it ready sooner than it said.
-pub(super) const REPOLL_WAITING: Duration = Duration::from_millis(1000);
-
-/// Each bucket has an owner among the processes present, which asks it for leases the
-/// instant it is ready; the others ask this much later, if still ready by what they know.
-/// So a host ready at an instant is asked for by one process, not by every idle one, and
-/// another takes it when its owner has no worker free. A bucket that gave a process all the
-/// leases it asked for has more ready than its owner takes: that process asks again at once.
-pub(super) const STEAL_LAG: Duration = Duration::from_millis(50);
-
-/// The most leases one script hands out.
-pub(super) const LEASE_BATCH: usize = 64;
-
-/// The fewest leases a script is asked for: from a bucket not known to have URLs queued, or
-/// when few workers are idle, a few more than needed save the next ones a round trip, and
-/// hold little from other processes...
-pub(super) const LEASE_MIN: usize = 4;
-
-/// ...and for a process of many workers, up to this many: a lease script costs Redis some
-/// 50 µs whatever it hands out and some 8 µs a lease, and a process of 384 workers (128
-/// fetches) that asked for 4 at least took 12 a script; asking 16 at least took 15% off
-/// Redis's CPU a page, as fast (docs/benchmarks.md, 2026-11-28).
-pub(super) const LEASE_MIN_BUSY: usize = 16;
-
-/// The fewest leases a script is asked for from a bucket with URLs queued, by a process of
-/// `workers` workers: one for each 24 of them, from [`LEASE_MIN`] to [`LEASE_MIN_BUSY`], so
-/// that a small process holds few URLs that other processes could fetch.
-pub(super) fn least_asked(workers: usize) -> usize {
-    (workers / 24).clamp(LEASE_MIN, LEASE_MIN_BUSY)
-}
-
-/// How many leases a search asks of each due bucket (None: not asked this time), with
-/// `idle` workers to fill in a process of `workers`, and `with_work` telling which of the
-/// buckets were last heard to have URLs queued: the idle workers' share of each of those,
-/// at least [`least_asked`]; a few ([`LEASE_MIN`]) of each of the others, in case. As many
-/// leases in all as a share of at least [`LEASE_MIN`] asked, from fewer buckets when the
-/// share was raised: not more URLs held from other processes, in fewer scripts.
-pub(super) fn wants(idle: usize, workers: usize, with_work: &[bool]) -> Vec<Option<usize>> {
-    let n = with_work.iter().filter(|&&w| w).count().max(1);
-    let share = idle.div_ceil(n).clamp(least_asked(workers), LEASE_BATCH);
-    let as_before = n * idle.div_ceil(n).clamp(LEASE_MIN, LEASE_BATCH);
-    let mut to_ask = as_before.div_ceil(share).max(1);
-    with_work
-        .iter()
-        .map(|&work| {
-            if !work {
-                return Some(LEASE_MIN);
-            }
-            to_ask = to_ask.checked_sub(1)?;
-            Some(share)
-        })
-        .collect()
-}
-
-/// What this process knows of one bucket, from the last script that answered for it.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct View {
-    /// When its first host may be leased (None: no host is ready or waiting).
-    pub(super) ready: Option<Instant>,
-    pub(super) queued: i64,
-    pub(super) leased: i64,
-    /// When it was last heard of; None: never.
-    pub(super) heard: Option<Instant>,
-    /// Whether this process owns it: asks it for leases the instant it is ready.
-    pub(super) owned: bool,
-    /// Whether it gave this process all the leases last asked of it: more are likely ready,
-    /// which its owner has no worker free for.
-    pub(super) plenty: bool,
-}
-
-impl View {
-    /// When this process may ask for the bucket's ready host, if one is ready or waiting.
-    pub(super) fn ready_for_me(&self) -> Option<Instant> {
-        let lag = if self.owned || self.plenty {
-            Duration::ZERO
-        } else {
-            STEAL_LAG
-        };
-        self.ready.map(|at| at + lag)
-    }
 }
 
 /// Counts one in `count` until dropped, however its holder ends (an early return, a
@@ -175,39 +55,6 @@ pub(super) fn owned_buckets(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_search_asks_as_many_leases_as_before_from_fewer_buckets_when_it_asks_more_of_each() {
-        let busy = vec![true; 8];
-        // 16 fetches (48 workers): 4 of each bucket at least, as ever.
-        assert_eq!(wants(10, 48, &busy), vec![Some(4); 8]);
-        assert_eq!(wants(80, 48, &busy), vec![Some(10); 8]);
-        // 128 fetches (384 workers), 20 idle: the 32 leases a share of 4 asked, 16 from each
-        // of 2 buckets; the others are asked at the next search.
-        let some = wants(20, 384, &busy);
-        assert_eq!(some[..2], [Some(16), Some(16)]);
-        assert_eq!(some[2..], [None; 6]);
-        // 200 idle: each bucket's share is more than the least already.
-        assert_eq!(wants(200, 384, &busy), vec![Some(25); 8]);
-        // Buckets with nothing queued when last heard: a few each, whatever the rest.
-        let mixed = wants(20, 384, &[false, true, false, true, true]);
-        assert_eq!(
-            mixed,
-            vec![Some(LEASE_MIN), Some(16), Some(LEASE_MIN), Some(16), None]
-        );
-    }
-
-    #[test]
-    fn a_process_of_many_workers_asks_a_script_for_more_leases_at_least() {
-        // 16 fetches (48 workers) or fewer: as few as ever.
-        assert_eq!(least_asked(1), LEASE_MIN);
-        assert_eq!(least_asked(48), LEASE_MIN);
-        // 64 fetches, 128, and many more: more, up to the most.
-        assert_eq!(least_asked(192), 8);
-        assert_eq!(least_asked(384), LEASE_MIN_BUSY);
-        assert_eq!(least_asked(100_000), LEASE_MIN_BUSY);
-        const { assert!(LEASE_MIN_BUSY <= LEASE_BATCH) };
-    }
 
     #[test]
     fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {

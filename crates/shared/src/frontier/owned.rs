@@ -90,13 +90,6 @@ pub(crate) struct Log {
     pub(crate) new_hosts: i64,
 }
 
-impl Log {
-    /// Whether the log holds nothing to write.
-    pub(crate) fn is_empty(&self) -> bool {
-        *self == Log::default()
-    }
-}
-
 /// A lease ended, as the batch script writes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct EndedLease {
@@ -116,6 +109,9 @@ pub(crate) struct Ended {
     pub(crate) fate: Fate,
     /// The completion gave its host up.
     pub(crate) gave_up_host: bool,
+    /// URLs of its host taken from Redis and not handed out yet: given up with the host
+    /// when it was, besides those its Redis queue holds.
+    pub(crate) taken: usize,
 }
 
 /// A bucket this process owns (see the module's doc).
@@ -139,6 +135,8 @@ pub(crate) struct Owned {
     back: Vec<u64>,
     given_up_hosts: i64,
     new_hosts: i64,
+    /// When its last log was taken (its last batch): None, never.
+    logged: Option<Instant>,
 }
 
 impl Owned {
@@ -156,6 +154,7 @@ impl Owned {
             back: Vec::new(),
             given_up_hosts: 0,
             new_hosts: 0,
+            logged: None,
         }
     }
 
@@ -310,11 +309,13 @@ impl Owned {
         if settled.gave_up_host {
             self.given_up_hosts += 1;
         }
+        let taken = h.taken.len();
         self.reschedule(&out.host);
         self.forget_if_idle(&out.host);
         Some(Ended {
             fate: settled.fate,
             gave_up_host: settled.gave_up_host,
+            taken,
         })
     }
 
@@ -361,6 +362,7 @@ impl Owned {
     /// take for hosts ready by `now` plus [`TAKE_AHEAD`] with fewer taken than connections
     /// free.
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
+        self.logged = Some(now);
         let mut wanted = Vec::new();
         let horizon = now.checked_add(TAKE_AHEAD).unwrap_or(now);
         // A bucket being let go takes no more URLs.
@@ -399,32 +401,6 @@ impl Owned {
         }
     }
 
-    /// A batch script that carried `log` failed: what it was to write is gathered again,
-    /// for the next (the script writes all or, refused, nothing; sent again with its
-    /// request id, a script that ran answers as it did).
-    pub(crate) fn untake_log(&mut self, log: Log) {
-        let Log {
-            ended,
-            back,
-            states,
-            wanted,
-            given_up_hosts,
-            new_hosts,
-        } = log;
-        self.ended.extend(ended);
-        self.back.extend(back);
-        for (host, _) in states {
-            if let Some(h) = self.hosts.get_mut(&host) {
-                h.dirty = true;
-            }
-        }
-        for (host, _) in wanted {
-            self.asked.remove(&host);
-        }
-        self.given_up_hosts += given_up_hosts;
-        self.new_hosts += new_hosts;
-    }
-
     /// Gives back every URL taken from Redis and not handed out, in the next batch: when
     /// this process lets the bucket go. No lease is handed out after.
     pub(crate) fn give_back_untaken(&mut self) -> usize {
@@ -447,9 +423,16 @@ impl Owned {
         !self.ready.is_empty() || !self.out.is_empty()
     }
 
-    /// Hosts held in memory.
-    pub(crate) fn hosts(&self) -> usize {
-        self.hosts.len()
+    /// Whether no batch took its log within `within` before `now`: other processes' links
+    /// to its hosts wait in Redis until one does.
+    pub(crate) fn is_quiet(&self, now: Instant, within: Duration) -> bool {
+        self.logged
+            .is_none_or(|at| now.saturating_duration_since(at) >= within)
+    }
+
+    /// URLs taken from Redis not yet leased.
+    pub(crate) fn untaken(&self) -> usize {
+        self.hosts.values().map(|h| h.taken.len()).sum()
     }
 
     fn delay_of(&self, h: &Host) -> Duration {
@@ -491,6 +474,25 @@ impl Owned {
         }
     }
 
+    /// Reads what the batch script that wrote `log` answered: the URLs it took, and the
+    /// hosts other processes' links gave work (states as stored, the server's clock
+    /// `server` ms at `now`).
+    pub(crate) fn answered(
+        &mut self,
+        log: &Log,
+        reply: crate::scripts::OwnerReply,
+        now: Instant,
+        server: i64,
+    ) {
+        for ((host, _), (urls, left)) in log.wanted.iter().zip(reply.taken) {
+            self.taken(host, urls, left);
+        }
+        for (host, state) in reply.given {
+            self.has_work(&host, state.as_ref(), now, server, false);
+        }
+        self.forget_idle();
+    }
+
     /// Drops from memory the hosts with nothing to do whose states were written.
     pub(crate) fn forget_idle(&mut self) {
         let idle: Vec<String> = self
@@ -521,13 +523,6 @@ fn entry_attempts(entry: &str) -> u32 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
-}
-
-impl Owned {
-    /// URLs of `host` taken from Redis and not handed out.
-    pub(crate) fn taken_of(&self, host: &str) -> usize {
-        self.hosts.get(host).map_or(0, |h| h.taken.len())
-    }
 }
 
 #[cfg(test)]
@@ -644,7 +639,7 @@ mod tests {
                 .owned
                 .complete(lease, outcome, self.at(at))
                 .ok_or("a foreign lease")?;
-            let waiting = self.queue.len() + self.owned.taken_of(HOST);
+            let waiting = self.queue.len() + ended.taken;
             // As the batch script counts it: the retry is queued by then.
             let waiting = waiting + usize::from(matches!(ended.fate, Fate::Retried { .. }));
             Ok((ended.fate, ended.gave_up_host.then_some(waiting as u64)))

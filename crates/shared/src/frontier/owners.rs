@@ -5,6 +5,11 @@
 use super::owned::{Log, Owned};
 use super::*;
 
+/// An owned bucket whose batch has not run for this long is sent one (empty) while its
+/// process looks for work: other processes' links to its hosts wait in Redis, in its
+/// inbox, until its owner's next batch reads them.
+pub(super) const REPOLL: Duration = Duration::from_millis(100);
+
 /// Hosts whose states are read in one request, loading a bucket taken over.
 const LOAD_CHUNK: usize = 1000;
 
@@ -249,64 +254,24 @@ impl Inner {
             );
             return Ok(());
         }
-        let bad = || Error::from(ErrorKind::Server("unexpected answer to a batch".into()));
-        let mut values = rest.iter();
-        let mut int = || match values.next() {
-            Some(redis::Value::Int(n)) => Ok(*n),
-            Some(redis::Value::BulkString(b)) => std::str::from_utf8(b)
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .ok_or_else(bad),
-            _ => Err(bad()),
-        };
+        let reply = scripts::OwnerReply::read(&log, rest)
+            .ok_or_else(|| Error::from(ErrorKind::Server("unexpected answer to a batch".into())))?;
         let now = Instant::now();
         self.owners.heard_clock(now, server);
-        {
-            let mut ended = self
-                .owners
-                .ended
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            for lease in &log.ended {
-                let held = int()? == 1;
-                let queued = int()?;
-                ended.insert((bucket, lease.token), (held, queued));
-            }
-        }
-        let mut values = rest.iter().skip(2 * log.ended.len());
-        let mut next = || values.next().ok_or_else(bad);
-        let number = |v: &redis::Value| match v {
-            redis::Value::Int(n) => Ok(*n),
-            _ => Err(bad()),
-        };
-        let text = |v: &redis::Value| match v {
-            redis::Value::BulkString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
-            _ => Err(bad()),
-        };
+        self.owners
+            .ended
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(
+                log.ended
+                    .iter()
+                    .map(|l| (bucket, l.token))
+                    .zip(reply.ended.iter().copied()),
+            );
         let mut buckets = self.owners.buckets();
-        let Some(owned) = buckets.get_mut(&bucket).filter(|o| o.epoch == epoch) else {
-            return Ok(());
-        };
-        for (host, _) in &log.wanted {
-            let n = number(next()?)?;
-            let mut urls = Vec::new();
-            for _ in 0..n {
-                let token: u64 = text(next()?)?.parse().map_err(|_| bad())?;
-                urls.push((token, text(next()?)?));
-            }
-            let left = number(next()?)?;
-            owned.taken(host, urls, left);
+        if let Some(owned) = buckets.get_mut(&bucket).filter(|o| o.epoch == epoch) {
+            owned.answered(&log, reply, now, server);
         }
-        let given = number(next()?)?;
-        for _ in 0..given {
-            let host = text(next()?)?;
-            let state = match next()? {
-                redis::Value::BulkString(b) if !b.is_empty() => scripts::HostState::decode(b),
-                _ => None,
-            };
-            owned.has_work(&host, state.as_ref(), now, server, false);
-        }
-        owned.forget_idle();
         Ok(())
     }
 }

@@ -111,33 +111,24 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
     }
 }
 
-/// What a script says of its bucket after it ran, at the end of its answer.
+/// What a batch script says of its bucket after it ran, first in its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct BucketView {
-    /// When the bucket's first host is ready (ms, the server's clock), or -1 for none.
-    pub(super) ready_at: i64,
     /// The server's clock as the script ran (ms).
     pub(super) server_now: i64,
-    /// URLs queued in the bucket.
-    pub(super) queued: i64,
-    /// URLs leased from it.
-    pub(super) leased: i64,
     /// The bucket's count of changes: it only grows, unless Redis went back.
     pub(super) ops: i64,
 }
 
 impl BucketView {
     /// The numbers a script answers for its bucket.
-    pub(super) const LEN: usize = 5;
+    pub(super) const LEN: usize = 2;
 
     /// The view in the first [`BucketView::LEN`] numbers of `n`.
     pub(super) fn of(n: &[i64]) -> BucketView {
         BucketView {
-            ready_at: n[0],
-            server_now: n[1],
-            queued: n[2],
-            leased: n[3],
-            ops: n[4],
+            server_now: n[0],
+            ops: n[1],
         }
     }
 }
@@ -152,13 +143,7 @@ impl Inner {
     /// [`Inner::went_back`]).
     pub(super) fn note_bucket(&self, bucket: u32, view: BucketView) {
         self.check_server();
-        let BucketView {
-            ready_at,
-            server_now,
-            queued,
-            leased,
-            ops,
-        } = view;
+        let BucketView { server_now, ops } = view;
         // Answers of scripts in flight together may come in another order than they ran:
         // only one that ran later by the server's clock, with fewer changes, shows that
         // Redis went back; a clock a second behind is another server.
@@ -181,20 +166,6 @@ impl Inner {
         if let Some(why) = went_back {
             self.went_back(why);
         }
-        let now = Instant::now();
-        let ready = (ready_at >= 0).then(|| {
-            now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
-        });
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let view = &mut views[bucket as usize];
-        view.ready = ready;
-        view.queued = queued;
-        view.leased = leased;
-        view.heard = Some(now);
     }
 
     /// Redis is another server than when this process last looked (restarted, or a replica
@@ -402,16 +373,6 @@ impl Inner {
             .arg(millis(PRESENT_FOR))
             .arg(millis(PRESENT_FOR * 60));
         let present: Vec<String> = self.call(&invocation).await?;
-        let owned = owned_buckets(&self.id, &present, self.keys.buckets, &self.keys.sip_key);
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (view, owned) in views.iter_mut().zip(owned) {
-            view.owned = owned;
-        }
-        drop(views);
         *self
             .presence
             .present
@@ -454,9 +415,8 @@ impl Inner {
             *wait = (*wait * 2).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX);
             *next = now + *wait;
         }
-        let (first, busy) = self.read_counts().await?;
+        let (first, _) = self.read_counts().await?;
         if first.queued > 0 || first.leased > 0 {
-            self.forget_views(&busy);
             return Ok(false);
         }
         let second = self.read_totals().await?;
@@ -474,20 +434,5 @@ impl Inner {
             self.leave().await;
         }
         Ok(over)
-    }
-
-    /// Makes the `busy` buckets due for a poll: the crawl has work there this process's
-    /// views did not show.
-    pub(super) fn forget_views(&self, busy: &[bool]) {
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (view, &busy) in views.iter_mut().zip(busy) {
-            if busy {
-                view.heard = None;
-            }
-        }
     }
 }

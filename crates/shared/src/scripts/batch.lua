@@ -13,7 +13,7 @@
 -- host has queued, and the retry's entry or ''), the tokens given back (their number, then
 -- each), host states (their number, then host and state each), hosts to take URLs of
 -- (their number, then host and how many each), hosts new to the crawl, hosts given up.
--- Answers: the bucket's view (five numbers), its seen-test's generations (-1 when it read
+-- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
 -- none), 1 when the owner's part was written (0: fenced, the bucket is another's; -1:
 -- none), four numbers per step (new links, links refused by the host's page budget, by
 -- its domain's budget of hosts, by its domain's page budget); then, when the owner's part

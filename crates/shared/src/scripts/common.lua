@@ -333,11 +333,8 @@ local function keep_reply(replies, id, text)
   redis.call('HSET', key, id, text)
 end
 
--- What a script answers besides its own result: -1 (where the bucket's earliest ready
--- instant was, before its owner scheduled its hosts), the server's clock, the bucket's
--- queued and leased counts, and its count of changes (`ops`), which never goes down but
--- when Redis went back to an older state.
+-- What a batch answers besides its own result: the server's clock, and the bucket's count
+-- of changes (`ops`), which never goes down but when Redis went back to an older state.
 local function bucket_view(counts)
-  local c = redis.call('HMGET', counts, 'queued', 'leased', 'ops')
-  return {-1, now, tonumber(c[1] or 0), tonumber(c[2] or 0), tonumber(c[3] or 0)}
+  return {now, tonumber(redis.call('HGET', counts, 'ops') or 0)}
 end
