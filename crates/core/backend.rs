@@ -778,12 +778,13 @@ impl Backend {
             for lease in parked {
                 remote.spawn_abandon(lease);
             }
-            if let Err(err) = remote.frontier.give_back_buffered().await {
-                // They expire, and come back to the crawl, all the same.
-                tracing::warn!("giving back leases no worker took: {err}");
-            }
+            // Completions first: after the hand-over, they would be refused.
             remote.background.close();
             remote.background.wait().await;
+            if let Err(err) = remote.frontier.hand_over().await {
+                // They come back to the crawl with the buckets' next owners all the same.
+                tracing::warn!("handing this process's buckets over: {err}");
+            }
         }
     }
 

@@ -444,6 +444,7 @@ impl SharedFrontier {
             presence: Presence {
                 idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
                 over: AtomicBool::new(false),
+                left: AtomicBool::new(false),
                 server_changes: AtomicU64::new(server_changes),
                 ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
                 epoch: AtomicI64::new(-1),
@@ -1028,35 +1029,36 @@ impl SharedFrontier {
         Ok(())
     }
 
-    /// Gives back the leases no worker took (see [`buffered`](Self::buffered)): for a
-    /// process that stops before the crawl is over, so that other processes have them now
-    /// rather than when they expire. Answers how many.
+    /// Hands this process's part of the crawl to the others, for a process that stops
+    /// before the crawl is over: the URLs its buckets took and no worker leased go back to
+    /// their queues, and its buckets go to the other processes now, rather than once it is
+    /// no longer heard from. Leases still out are refused after (their URLs come back with
+    /// the buckets' next owners): complete them first. Answers how many URLs went back.
     ///
     /// # Example
     ///
     /// ```no_run
     /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
-    /// let given_back = frontier.give_back_buffered().await?;
-    /// println!("{given_back} leases given back");
+    /// let given_back = frontier.hand_over().await?;
+    /// println!("{given_back} URLs given back");
     /// # Ok(()) }
     /// ```
-    pub async fn give_back_buffered(&self) -> Result<usize, Error> {
+    pub async fn hand_over(&self) -> Result<usize, Error> {
         let inner = &self.inner;
-        let mut given = Vec::new();
-        for (&bucket, owned) in inner.owners.buckets().iter_mut() {
-            given.push((bucket, owned.give_back_untaken()));
-        }
-        let count = given.iter().map(|(_, n)| n).sum();
-        let steps = given.into_iter().map(|(bucket, _)| {
-            let step = Step {
-                ended: None,
-                links: Vec::new(),
-            };
-            Arc::clone(inner).submit(bucket, step)
-        });
-        for answer in join_all(steps).await {
-            answer?;
-        }
+        inner.presence.left.store(true, Ordering::Relaxed);
+        let held: Vec<(u32, i64, usize)> = inner
+            .owners
+            .buckets()
+            .iter_mut()
+            .map(|(&bucket, owned)| (bucket, owned.epoch, owned.give_back_untaken()))
+            .collect();
+        let count = held.iter().map(|&(_, _, n)| n).sum();
+        let releases = held
+            .into_iter()
+            .map(|(bucket, epoch, _)| Arc::clone(inner).release(bucket, epoch));
+        let results = join_all(releases).await;
+        inner.leave().await;
+        results.into_iter().collect::<Result<Vec<()>, Error>>()?;
         Ok(count)
     }
 

@@ -514,6 +514,7 @@ pub(crate) fn owner_log(invocation: &mut Call<'_>, log: &crate::frontier::owned:
         invocation
             .arg(ended.token)
             .arg(mark)
+            .arg(&ended.url)
             .arg(ended.retry.as_deref().unwrap_or(""));
     }
     invocation.arg(log.back.len());

@@ -95,6 +95,8 @@ pub(crate) struct Log {
 pub(crate) struct EndedLease {
     /// Its token.
     pub(crate) token: u64,
+    /// Its URL: the lease that ends is the one of this URL under the token, no other.
+    pub(crate) url: String,
     /// The entry its URL is queued again with, at the back of its host's queue, when
     /// retried.
     pub(crate) retry: Option<String>,
@@ -301,8 +303,10 @@ impl Owned {
             retry = Some(format!("{} {rest}", attempts + 1));
             h.more = true;
         }
+        let url = out.entry.splitn(4, ' ').nth(2).unwrap_or_default();
         self.ended.push(EndedLease {
             token,
+            url: url.to_owned(),
             retry,
             gave_up_host: settled.gave_up_host,
         });

@@ -55,18 +55,26 @@ impl Inner {
     /// over when its holder is gone (not heard from), else when its hold lapses.
     pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String]) {
         let mine = owned_buckets(&self.id, present, self.keys.buckets, &self.keys.sip_key);
-        for (bucket, should) in (0..self.keys.buckets).zip(mine) {
-            let held = self.owners.buckets().get(&bucket).map(|o| o.epoch);
-            let result = match (held, should) {
-                (Some(epoch), true) => self.renew_bucket(bucket, epoch).await,
-                (None, true) => self.take_bucket(bucket).await,
-                (Some(epoch), false) => self.let_go(bucket, epoch).await,
-                (None, false) => Ok(()),
-            };
-            if let Err(err) = result {
-                tracing::debug!("holding bucket {bucket}: {err}");
+        // All at once: one round trip, not one a bucket, however far Redis is.
+        let holds = (0..self.keys.buckets).zip(mine).map(|(bucket, should)| {
+            let inner = Arc::clone(self);
+            async move {
+                if inner.presence.left.load(Ordering::Relaxed) {
+                    return;
+                }
+                let held = inner.owners.buckets().get(&bucket).map(|o| o.epoch);
+                let result = match (held, should) {
+                    (Some(epoch), true) => inner.renew_bucket(bucket, epoch).await,
+                    (None, true) => inner.take_bucket(bucket).await,
+                    (Some(epoch), false) => inner.let_go(bucket, epoch).await,
+                    (None, false) => Ok(()),
+                };
+                if let Err(err) = result {
+                    tracing::debug!("holding bucket {bucket}: {err}");
+                }
             }
-        }
+        });
+        join_all(holds).await;
     }
 
     async fn renew_bucket(&self, bucket: u32, epoch: i64) -> Result<(), Error> {
@@ -198,18 +206,23 @@ impl Inner {
         if out > 0 {
             return Ok(());
         }
-        // The log given back and written: then the hold ends.
+        Arc::clone(self).release(bucket, epoch).await
+    }
+
+    /// Writes an owned bucket's log (its URLs taken and not leased given back: see
+    /// [`Owned::give_back_untaken`]), then ends this process's hold of it.
+    pub(super) async fn release(self: Arc<Self>, bucket: u32, epoch: i64) -> Result<(), Error> {
         let step = Step {
             ended: None,
             links: Vec::new(),
         };
-        Arc::clone(self).submit(bucket, step).await?;
+        Arc::clone(&self).submit(bucket, step).await?;
         let tag = self.store.tag(bucket);
         let call = self
             .scripts
             .own_call(&tag, &self.id, epoch, self.rules.lease_time, true, None);
         self.call::<Vec<i64>>(&call).await?;
-        self.drop_bucket(bucket, epoch, "another process present is to own it");
+        self.drop_bucket(bucket, epoch, "let go");
         Ok(())
     }
 

@@ -12,6 +12,9 @@ pub(super) struct Presence {
     pub(super) idle_check: Mutex<(Instant, Duration)>,
     /// Set once the crawl is over: every worker is told so without reading Redis again.
     pub(super) over: AtomicBool,
+    /// Set once this process handed its part over (see [`SharedFrontier::hand_over`]): it
+    /// takes no bucket after.
+    pub(super) left: AtomicBool,
     /// The store's count of server changes as last seen (see [`Inner::check_server`]).
     pub(super) server_changes: AtomicU64,
     /// Each bucket's count of changes as last heard, and when by the server's clock (ms):
@@ -88,8 +91,15 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
+            if inner.presence.left.load(Ordering::Relaxed) {
+                return;
+            }
             match inner.present().await {
-                Ok(present) => inner.hold_buckets(&present).await,
+                Ok(present) => {
+                    // Redis restarted or failed over: its buckets are taken anew.
+                    inner.check_server();
+                    inner.hold_buckets(&present).await
+                }
                 Err(err) => tracing::debug!("saying this process is present: {err}"),
             }
             inner.check_epoch().await;
@@ -231,10 +241,16 @@ impl Inner {
         });
     }
 
-    /// Forgets the links sent, the copies of frozen generations and the hosts whose
-    /// politeness it set (see [`Inner::went_back`]).
+    /// Forgets the links sent, the copies of frozen generations, the hosts whose
+    /// politeness it set, and the buckets it owns (see [`Inner::went_back`]): what it holds
+    /// of them in memory may be newer than Redis, so they are taken anew at the next
+    /// heartbeat, with their URLs in flight as Redis has them back in their queues.
     pub(super) fn forget_sent(&self) {
         self.presence.forgets.fetch_add(1, Ordering::Relaxed);
+        let dropped = std::mem::take(&mut *self.owners.buckets());
+        if !dropped.is_empty() {
+            tracing::debug!("{} buckets to take anew: Redis went back", dropped.len());
+        }
         match new_pushed(&self.keys.layout) {
             Ok(fresh) => {
                 *self

@@ -10,7 +10,7 @@
 -- the bucket), the number of link steps, then each step: its number of links and the links
 -- in pairs (see admit_links); then, from the owner: the leases ended (their number, then
 -- each: token, 'd' done or 'r' retried, upper case when the answer is to count the URLs its
--- host has queued, and the retry's entry or ''), the tokens given back (their number, then
+-- host has queued, its URL (the lease's must be the same), and the retry's entry or ''), the tokens given back (their number, then
 -- each), host states (their number, then host and state each), hosts to take URLs of
 -- (their number, then host and how many each), hosts new to the crawl, hosts given up.
 -- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
@@ -63,13 +63,15 @@ if status == 1 then
   i = i + 1
   if ended > 0 then
     local tokens = {}
-    for j = 0, ended - 1 do tokens[#tokens + 1] = ARGV[i + 3 * j] end
+    for j = 0, ended - 1 do tokens[#tokens + 1] = ARGV[i + 4 * j] end
     local held = redis.call('HMGET', leases, unpack(tokens))
-    local gone, retried = {}, {}
+    local gone = {}
     for j = 1, ended do
-      local mark, entry = ARGV[i + 1], ARGV[i + 2]
-      i = i + 3
+      local mark, url, entry = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+      i = i + 4
       local lease = held[j]
+      -- Its URL's, or not this lease: a token another URL holds after Redis went back.
+      if lease and string.match(lease, '^%S+ %S+ %S+ (%S+)') ~= url then lease = nil end
       local host = nil
       if lease then
         gone[#gone + 1] = tokens[j]
