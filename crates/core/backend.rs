@@ -189,7 +189,7 @@ impl Lease {
                         if let Err(err) = frontier.complete(lease, outcome).await {
                             tracing::error!(
                                 "completing {url}: {err}; it comes back to the crawl when its \
-                                 lease expires"
+                                 bucket is taken anew"
                             );
                         }
                         drop(permit);
@@ -202,15 +202,16 @@ impl Lease {
                     Ok(Some(completion)) => Some(then(Ok(completion))),
                     Ok(None) => {
                         tracing::warn!(
-                            "a lease expired before its fetch completed (is lease_time too \
-                             short?); another process fetches the URL again"
+                            "a lease's bucket went to another process before its fetch \
+                             completed (did this process stall past lease_time?); the URL is \
+                             fetched again"
                         );
                         None
                     }
                     Err(err) => {
                         tracing::error!(
                             "completing {url}: {err}; it comes back to the crawl when its \
-                             lease expires"
+                             bucket is taken anew"
                         );
                         None
                     }

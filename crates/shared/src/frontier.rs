@@ -3,10 +3,13 @@
 //!
 //! * here: the frontier's state ([`Inner`]), pushes, and a lease's life: handed to a worker
 //!   ([`SharedFrontier::next`]), completed or given back;
-//! * `batch.rs`: admission and completions, sent in each bucket's next batch script;
-//! * `lease_search.rs`: the search for work: the buckets this process owns, when each is
-//!   due, the lease script;
-//! * `presence.rs`: the heartbeat (presence, lease renewals, totals), the end of the crawl,
+//! * `owned.rs`: one bucket this process owns, scheduled in memory by frontier's host rule
+//!   (no I/O), and the log its batches write;
+//! * `owners.rs`: the buckets this process owns among those present (rendezvous hashing):
+//!   taken, held, let go, loaded, and their batches' answers read;
+//! * `batch.rs`: admission, completions and the owner's log, sent in each bucket's next
+//!   batch script;
+//! * `presence.rs`: the heartbeat (presence, buckets held, totals), the end of the crawl,
 //!   and Redis found gone back to an older state;
 //! * `sites.rs`: what the crawl knows of its sites (seeds' redirects, robots.txt, crawl
 //!   delays, sitemaps);
@@ -38,7 +41,6 @@ mod addresses;
 pub(crate) mod batch;
 mod content;
 mod group;
-mod lease_search;
 pub(crate) mod owned;
 mod owners;
 pub(crate) mod presence;
@@ -47,8 +49,7 @@ mod sites;
 pub use addresses::AddressRequest;
 use batch::*;
 use group::{Groups, Reply};
-use lease_search::*;
-use owners::{Owners, REPOLL};
+use owners::{Counted, Owners, REPOLL, Search};
 use presence::*;
 pub use sites::SitemapMark;
 
@@ -872,10 +873,12 @@ impl SharedFrontier {
         if let Some((bucket, epoch, taken)) = picked {
             return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
         }
-        // URLs to take, and other processes' links to quiet buckets' hosts: the buckets' next
-        // batches bring them.
-        for &bucket in wanting.iter().chain(&quiet) {
+        // URLs to take: the buckets' next batches bring them.
+        for &bucket in &wanting {
             inner.nudge(bucket);
+        }
+        if !quiet.is_empty() {
+            inner.poll_inboxes(quiet);
         }
         if !busy && wanting.is_empty() && inner.is_over().await? {
             return Ok(Next::Done);
@@ -923,7 +926,7 @@ impl SharedFrontier {
         let admitted = inner.admit(others).await;
         if let Err(err) = admitted {
             inner.not_sending(&links);
-            inner.stop_renewing(&lease);
+            inner.give_up_bucket_of(&lease);
             return Err(err);
         }
         let sent = links.len();
@@ -1198,17 +1201,12 @@ impl Inner {
         }
     }
 
-    /// Puts a lease back first of its host's, in memory, when its completion cannot be
-    /// sent: it is leased again (its URL stays in flight in Redis meanwhile).
-    fn stop_renewing(&self, lease: &SharedLease) {
-        if let Some(owned) = self
-            .owners
-            .buckets()
-            .get_mut(&lease.bucket)
-            .filter(|owned| owned.epoch == lease.epoch)
-        {
-            owned.give_back(lease.token, Instant::now(), None);
-        }
+    /// Gives up a lease's bucket when its completion cannot be sent: its URL comes back to
+    /// the crawl with the bucket's next owner (this process again, at a heartbeat that
+    /// reaches Redis). Leased again at once, it would be fetched again and again while
+    /// Redis refused.
+    fn give_up_bucket_of(&self, lease: &SharedLease) {
+        self.drop_bucket(lease.bucket, lease.epoch, "a completion could not be sent");
     }
 
     fn bucket_of(&self, host: &str) -> u32 {

@@ -538,7 +538,7 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::{LINGER_BUSY, MAX_BATCH, MAX_STEPS, entry_tail, lingers, memo_text};
-    use crate::frontier::lease_search::Counted;
+    use crate::frontier::owners::Counted;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

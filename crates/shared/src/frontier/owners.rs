@@ -5,9 +5,11 @@
 use super::owned::{Log, Owned};
 use super::*;
 
-/// An owned bucket whose batch has not run for this long is sent one (empty) while its
-/// process looks for work: other processes' links to its hosts wait in Redis, in its
-/// inbox, until its owner's next batch reads them.
+/// Other processes' links to an owned bucket's hosts wait in Redis, in the bucket's inbox,
+/// until its owner's next batch reads them. While it looks for work, a process reads the
+/// length of the inboxes of its buckets that sent no batch for this long (one round trip,
+/// a plain command each), and sends a batch to those with hosts waiting: a script per
+/// bucket polled would cost Redis some 20 times as much, for every bucket of a quiet crawl.
 pub(super) const REPOLL: Duration = Duration::from_millis(100);
 
 /// Hosts whose states are read in one request, loading a bucket taken over.
@@ -26,6 +28,10 @@ pub(super) struct Owners {
     pub(super) clock: Mutex<Option<(Instant, i64)>>,
     /// Where the next pick starts, so that every bucket has its turn.
     pub(super) cursor: AtomicUsize,
+    /// When the inboxes of quiet buckets were last read (see [`REPOLL`]), and whether a
+    /// read is under way.
+    pub(super) polled: Mutex<Option<Instant>>,
+    pub(super) polling: AtomicBool,
 }
 
 impl Owners {
@@ -53,7 +59,8 @@ impl Inner {
     /// see [`owned_buckets`]), renews its hold on those it has, and lets go of those another
     /// process present is to own once their leases ended. A bucket another holds is taken
     /// over when its holder is gone (not heard from), else when its hold lapses.
-    pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String]) {
+    /// The holds are renewed when `renew` (every third of their time, not every beat).
+    pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String], renew: bool) {
         let mine = owned_buckets(&self.id, present, self.keys.buckets, &self.keys.sip_key);
         // All at once: one round trip, not one a bucket, however far Redis is.
         let holds = (0..self.keys.buckets).zip(mine).map(|(bucket, should)| {
@@ -64,7 +71,8 @@ impl Inner {
                 }
                 let held = inner.owners.buckets().get(&bucket).map(|o| o.epoch);
                 let result = match (held, should) {
-                    (Some(epoch), true) => inner.renew_bucket(bucket, epoch).await,
+                    (Some(epoch), true) if renew => inner.renew_bucket(bucket, epoch).await,
+                    (Some(_), true) => Ok(()),
                     (None, true) => inner.take_bucket(bucket).await,
                     (Some(epoch), false) => inner.let_go(bucket, epoch).await,
                     (None, false) => Ok(()),
@@ -226,6 +234,47 @@ impl Inner {
         Ok(())
     }
 
+    /// Reads the inboxes of the owned buckets `quiet` (see [`REPOLL`]) unless read within
+    /// that time or being read, and sends a batch to those with hosts waiting.
+    pub(super) fn poll_inboxes(self: &Arc<Self>, quiet: Vec<u32>) {
+        let now = Instant::now();
+        {
+            let mut polled = self
+                .owners
+                .polled
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if polled.is_some_and(|at| now.saturating_duration_since(at) < REPOLL)
+                || self.owners.polling.swap(true, Ordering::Relaxed)
+            {
+                return;
+            }
+            *polled = Some(now);
+        }
+        let inner = Arc::clone(self);
+        tokio::spawn(async move {
+            let reads: Vec<redis::Cmd> = quiet
+                .iter()
+                .map(|&bucket| {
+                    let mut cmd = redis::cmd("LLEN");
+                    cmd.arg(format!("{}:inbox", inner.store.tag(bucket)));
+                    cmd
+                })
+                .collect();
+            match inner.store.query_each::<i64>(&reads).await {
+                Ok(lengths) => {
+                    for (bucket, n) in quiet.into_iter().zip(lengths) {
+                        if n > 0 {
+                            inner.nudge(bucket);
+                        }
+                    }
+                }
+                Err(err) => tracing::debug!("reading the inboxes of quiet buckets: {err}"),
+            }
+            inner.owners.polling.store(false, Ordering::Relaxed);
+        });
+    }
+
     /// Makes a bucket's next batch go soon, for its owner's log (URLs to take).
     pub(super) fn nudge(self: &Arc<Self>, bucket: u32) {
         let (unheard, _) = oneshot::channel();
@@ -326,5 +375,91 @@ impl Inner {
             epoch,
             working: Some(Counted::new(&self.search.working)),
         })
+    }
+}
+
+/// The fetch workers' leases: how many of them hold one.
+pub(super) struct Search {
+    /// Workers holding a lease.
+    pub(super) working: Arc<AtomicUsize>,
+}
+
+/// Counts one in `count` until dropped, however its holder ends (an early return, a
+/// panic): a lease with a worker, until the worker completes it, gives it back or drops it;
+/// a completion under way (see `Sent::completing`).
+#[derive(Debug)]
+pub(super) struct Counted(pub(super) Arc<AtomicUsize>);
+
+impl Counted {
+    pub(super) fn new(count: &Arc<AtomicUsize>) -> Counted {
+        count.fetch_add(1, Ordering::Relaxed);
+        Counted(Arc::clone(count))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Which of `buckets` process `me` owns among `present` (itself counted present): those
+/// for which its id hashes highest (rendezvous hashing).
+pub(super) fn owned_buckets(
+    me: &str,
+    present: &[String],
+    buckets: u32,
+    key: &[u8; 16],
+) -> Vec<bool> {
+    let rank = |id: &str, bucket: u32| {
+        let mut sip = SipHasher13::new_with_key(key);
+        sip.write(id.as_bytes());
+        sip.write_u32(bucket);
+        sip.finish()
+    };
+    (0..buckets)
+        .map(|bucket| {
+            let mine = rank(me, bucket);
+            present
+                .iter()
+                .all(|other| other == me || rank(other, bucket) < mine)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_bucket_has_one_owner_and_a_process_leaving_moves_only_its_own() {
+        let key = [3; 16];
+        let ids: Vec<String> = (0..4).map(|i| format!("process-{i}")).collect();
+        let of_all: Vec<Vec<bool>> = ids
+            .iter()
+            .map(|me| owned_buckets(me, &ids, 64, &key))
+            .collect();
+        for bucket in 0..64 {
+            assert_eq!(
+                of_all.iter().filter(|o| o[bucket]).count(),
+                1,
+                "bucket {bucket}"
+            );
+        }
+        assert!(of_all.iter().all(|o| o.iter().filter(|&&b| b).count() >= 4));
+        // Alone (or not yet in the list it read): everything.
+        assert!(owned_buckets("process-9", &[], 64, &key).iter().all(|&b| b));
+        // Process 3 leaves: the others keep what they had and share its buckets.
+        let rest = &ids[..3];
+        for (me, before) in rest.iter().zip(&of_all) {
+            let after = owned_buckets(me, rest, 64, &key);
+            for bucket in 0..64 {
+                assert!(!before[bucket] || after[bucket]);
+                assert_eq!(
+                    after[bucket],
+                    before[bucket] || (of_all[3][bucket] && after[bucket])
+                );
+            }
+        }
     }
 }

@@ -98,7 +98,11 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                 Ok(present) => {
                     // Redis restarted or failed over: its buckets are taken anew.
                     inner.check_server();
-                    inner.hold_buckets(&present).await
+                    let third = inner.rules.lease_time / 3;
+                    let every = (third.as_millis() / HEARTBEAT.as_millis()).max(1);
+                    inner
+                        .hold_buckets(&present, u128::from(beat) % every == 0)
+                        .await
                 }
                 Err(err) => tracing::debug!("saying this process is present: {err}"),
             }
