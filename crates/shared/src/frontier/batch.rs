@@ -2,6 +2,7 @@
 //! of their bucket, many pages to a round trip; admission's own counts, and the links this
 //! process remembers having sent.
 
+use super::owned::Log;
 use super::*;
 
 /// What this process sends Redis: each bucket's next batch and content tests, the links
@@ -480,7 +481,7 @@ impl Inner {
             }
         }
         if let Some((_, _, log)) = &owner {
-            scripts::owner_log(&mut invocation, log);
+            add_owner_log(&mut invocation, log);
         }
         let answer: Result<Vec<redis::Value>, Error> = self.call(&invocation).await;
         let answer = match answer {
@@ -532,6 +533,98 @@ impl Inner {
             })
             .collect();
         Ok((answers, generations))
+    }
+}
+
+/// Adds the owner's log to a batch script, after its steps (see `scripts/batch.lua`).
+pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
+    invocation.arg(log.ended.len());
+    for ended in &log.ended {
+        let mark = match (&ended.retry, ended.gave_up_host) {
+            (None, false) => "d",
+            (None, true) => "D",
+            (Some(_), false) => "r",
+            (Some(_), true) => "R",
+        };
+        invocation
+            .arg(ended.token)
+            .arg(mark)
+            .arg(&ended.url)
+            .arg(ended.retry.as_deref().unwrap_or(""));
+    }
+    invocation.arg(log.back.len());
+    for token in &log.back {
+        invocation.arg(token);
+    }
+    invocation.arg(log.states.len());
+    for (host, state) in &log.states {
+        invocation.arg(host).arg(state.encode());
+    }
+    invocation.arg(log.wanted.len());
+    for (host, n) in &log.wanted {
+        invocation.arg(host).arg(n);
+    }
+    invocation.arg(log.new_hosts).arg(log.given_up_hosts);
+}
+
+/// The owner's part of a batch script's answer, read against the log it carried (see
+/// `scripts/batch.lua`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct OwnerReply {
+    /// For each lease ended, in the log's order: whether it was still in flight, and the
+    /// URLs its host has queued (-1: not asked).
+    pub(crate) ended: Vec<(bool, i64)>,
+    /// For each host asked for URLs, in the log's order: the URLs taken (token and entry),
+    /// and the URLs its queue holds after.
+    pub(crate) taken: Vec<(Vec<(u64, String)>, i64)>,
+    /// The hosts other processes' links gave work, with their stored states.
+    pub(crate) given: Vec<(String, Option<scripts::HostState>)>,
+}
+
+impl OwnerReply {
+    /// Reads `rest`, the answer after its steps' numbers, of a batch that carried `log`;
+    /// None when it is not such an answer.
+    pub(crate) fn read(log: &Log, rest: &[redis::Value]) -> Option<OwnerReply> {
+        use redis::Value;
+        let mut values = rest.iter();
+        let mut number = || match values.next()? {
+            Value::Int(n) => Some(*n),
+            Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+            _ => None,
+        };
+        let mut reply = OwnerReply::default();
+        for _ in &log.ended {
+            let held = number()? == 1;
+            reply.ended.push((held, number()?));
+        }
+        drop(number);
+        let mut next = || values.next();
+        let text = |v: Option<&Value>| match v? {
+            Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => None,
+        };
+        let int = |v: Option<&Value>| match v? {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        };
+        for _ in &log.wanted {
+            let n = int(next())?;
+            let mut urls = Vec::with_capacity(usize::try_from(n).ok()?);
+            for _ in 0..n {
+                let token = text(next())?.parse().ok()?;
+                urls.push((token, text(next())?));
+            }
+            reply.taken.push((urls, int(next())?));
+        }
+        for _ in 0..int(next())? {
+            let host = text(next())?;
+            let state = match next()? {
+                Value::BulkString(b) if !b.is_empty() => scripts::HostState::decode(b),
+                _ => None,
+            };
+            reply.given.push((host, state));
+        }
+        Some(reply)
     }
 }
 

@@ -484,7 +484,7 @@ impl Owned {
     pub(crate) fn answered(
         &mut self,
         log: &Log,
-        reply: crate::scripts::OwnerReply,
+        reply: super::batch::OwnerReply,
         now: Instant,
         server: i64,
     ) {

@@ -316,7 +316,7 @@ impl Inner {
             );
             return Ok(());
         }
-        let reply = scripts::OwnerReply::read(&log, rest)
+        let reply = super::batch::OwnerReply::read(&log, rest)
             .ok_or_else(|| Error::from(ErrorKind::Server("unexpected answer to a batch".into())))?;
         let now = Instant::now();
         self.owners.heard_clock(now, server);

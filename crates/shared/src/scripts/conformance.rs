@@ -11,10 +11,8 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
-use super::{
-    ADDRESS_KEYS, Clock, HostState, OwnerReply, Scripts, address_leave, link, links_step, owner_log,
-};
-use crate::frontier::batch::{entry_tail, memo_text};
+use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
+use crate::frontier::batch::{OwnerReply, add_owner_log, entry_tail, memo_text};
 use crate::frontier::owned::{Log, Owned, Pick};
 use crate::seen::Schedule;
 
@@ -104,7 +102,7 @@ impl Redis<'_> {
             link(&mut call, &probes, HOST, 0, url, None, memo.as_deref(), "");
         }
         if let Some(log) = &log {
-            owner_log(&mut call, log);
+            add_owner_log(&mut call, log);
         }
         let answer: Vec<Value> = call
             .invoke(self.con, &self.scripts.library)
@@ -596,7 +594,7 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
         let request = format!("r{requests}");
         let mut call =
             scripts.batch_call(tag, schedule.text(0), &request, [0; 3], Some(&holder), 0);
-        owner_log(&mut call, &log);
+        add_owner_log(&mut call, &log);
         let result: redis::RedisResult<Vec<Value>> = match asking {
             false => call.invoke(con, &scripts.library),
             true => redis::pipe()
