@@ -587,17 +587,16 @@ impl OwnerReply {
     pub(crate) fn read(log: &Log, rest: &[redis::Value]) -> Option<OwnerReply> {
         use redis::Value;
         let mut values = rest.iter();
-        let mut number = || match values.next()? {
+        let number = |v: Option<&Value>| match v? {
             Value::Int(n) => Some(*n),
             Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
             _ => None,
         };
         let mut reply = OwnerReply::default();
         for _ in &log.ended {
-            let held = number()? == 1;
-            reply.ended.push((held, number()?));
+            let held = number(values.next())? == 1;
+            reply.ended.push((held, number(values.next())?));
         }
-        drop(number);
         let mut next = || values.next();
         let text = |v: Option<&Value>| match v? {
             Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),

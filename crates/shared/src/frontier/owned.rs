@@ -303,7 +303,7 @@ impl Owned {
             retry = Some(format!("{} {rest}", attempts + 1));
             h.more = true;
         }
-        let url = out.entry.splitn(4, ' ').nth(2).unwrap_or_default();
+        let url = out.entry.split(' ').nth(2).unwrap_or_default();
         self.ended.push(EndedLease {
             token,
             url: url.to_owned(),

@@ -12,6 +12,13 @@ use super::*;
 /// bucket polled would cost Redis some 20 times as much, for every bucket of a quiet crawl.
 pub(super) const REPOLL: Duration = Duration::from_millis(100);
 
+/// A process not heard from for this long is gone: its buckets are taken over at once,
+/// rather than when its hold lapses. Longer than a request may wait for its answer and be
+/// sent again on a new connection: a reshard's slot refresh held a live process's
+/// heartbeat that long, and its buckets taken over at 10 s had its pages fetched twice.
+const GONE_AFTER: Duration =
+    Duration::from_secs(crate::store::RESPONSE_TIMEOUT.as_secs() + 2 * PRESENT_FOR.as_secs());
+
 /// Hosts whose states are read in one request, loading a bucket taken over.
 const LOAD_CHUNK: usize = 1000;
 
@@ -147,7 +154,7 @@ impl Inner {
                         return Ok(());
                     }
                     match self.heard_ago(id).await? {
-                        Some(ago) if ago < 2 * PRESENT_FOR => return Ok(()),
+                        Some(ago) if ago < GONE_AFTER => return Ok(()),
                         _ => gone = Some(holder),
                     }
                 }

@@ -68,9 +68,13 @@ impl Presence {
     }
 }
 
-/// How often a process says it is present and learns who else is (and, every fifth time,
-/// reads the crawl's totals).
-pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How often a process says it is present and learns who else is: a process that joins
+/// waits for its buckets until their owner's next beat has heard of it, so a beat of a
+/// second kept a second process idle for the first second of a crawl.
+pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
+
+/// Every this many beats a process reads the crawl's totals (every bucket's counts).
+const TOTALS_EVERY: u64 = 20;
 
 pub(crate) use crate::store::PRESENT_FOR;
 
@@ -82,9 +86,9 @@ pub(super) const IDLE_CHECK_MIN: Duration = Duration::from_millis(50);
 
 pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 
-/// Says each second that this process is present (and learns which buckets it owns),
-/// reads the crawl's totals every fifth second, and renews this process's leases every
-/// third of their time, until the frontier is dropped.
+/// Says at each beat that this process is present, takes the buckets it is to own and lets
+/// go of the others, renews its hold on its own every third of their time, and reads the
+/// crawl's totals every five seconds, until the frontier is dropped or hands its part over.
 pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
     for beat in 0u64.. {
         {
@@ -113,7 +117,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        if beat % 5 == 0
+        if beat % TOTALS_EVERY == 0
             && let Ok(totals) = inner.read_totals().await
         {
             *inner

@@ -7,8 +7,9 @@
 -- ARGV: tag, the process's id, the epoch it holds the bucket at ('0': none), how long the
 -- hold lasts unless renewed (ms), 'take' or 'release', and optionally the "id epoch" of a
 -- holder known gone (not heard from: killed), whose hold is taken over at once.
--- Answers, to 'take': 1 and the epoch when renewed; 2, the new epoch, the server's clock,
--- the URLs returned and the hosts they are of when taken over; 0 and the holder's "id epoch" when another process
+-- Answers, to 'take': 1 and the epoch when renewed (a hold that lapsed with no owner
+-- since is renewed too); 2, the new epoch, the server's clock, the URLs returned and the
+-- hosts they are of when taken over; 0 and the holder's "id epoch" when another process
 -- holds it. To 'release': 1 when it was this process's at that epoch, and is no more.
 local owner_key, counts, leases, work, inbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, epoch, ttl, mode = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -21,8 +22,10 @@ if mode == 'release' then
   end
   return {0}
 end
-if held == mine and epoch ~= '0' then
-  redis.call('PEXPIRE', owner_key, ttl)
+-- Renewed: its hold, or one that lapsed with no owner since (the bucket's epoch is still
+-- its own), as after a stall longer than the hold; its leases out stay valid.
+if epoch ~= '0' and (held == mine or (not held and redis.call('HGET', counts, 'epoch') == epoch)) then
+  redis.call('SET', owner_key, mine, 'PX', ttl)
   return {1, epoch}
 end
 -- Held by another process: by this one too at another epoch (a process that lost track of
