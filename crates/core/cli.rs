@@ -305,7 +305,7 @@ pub struct Cli {
     #[arg(long, value_name = "NAME", help_heading = "Several processes")]
     crawl_name: Option<String>,
     /// [redis.lease_time] How long the buckets of a process that died (and their URLs in
-    /// flight) wait before the others take them over: 10 s if shorter.
+    /// flight) wait before the others take them over: 20 s if shorter.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Several processes")]
     lease_time: Option<Duration>,
     /// [redis.buckets] Buckets hosts are hashed into (when the crawl is created).

@@ -33,6 +33,21 @@ async fn next_lease(f: &SharedFrontier) -> shared::SharedLease {
     }
 }
 
+/// The first lease of either process, from the one that owns its bucket (each bucket has
+/// one owner at a time), and which one that is (0: `a`).
+async fn lease_of_either(a: &SharedFrontier, b: &SharedFrontier) -> (usize, shared::SharedLease) {
+    loop {
+        for (i, f) in [a, b].into_iter().enumerate() {
+            match f.next().await.unwrap() {
+                Next::Lease(lease) => return (i, lease),
+                Next::WaitUntil(_) => {}
+                other => panic!("URLs are queued: {other:?}"),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Pushes `urls` as seeds, `chunk` at a call: how many were new.
 async fn push_in_chunks(frontier: &SharedFrontier, urls: &[Canonical], chunk: usize) -> u64 {
     let mut new = 0;
@@ -404,10 +419,16 @@ async fn an_owner_takes_urls_for_a_hosts_free_connections_and_hands_them_out_fro
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
     let server = RedisServer::start();
-    let dead = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
-    let alive = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
-    dead.push_seeds(urls(1)).await.unwrap();
-    let lost = next_lease(&dead).await;
+    let first = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    let second = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    first.push_seeds(urls(1)).await.unwrap();
+    // The one whose bucket it is leases the URL, and dies.
+    let (which, lost) = lease_of_either(&first, &second).await;
+    let (dead, alive) = if which == 0 {
+        (first, second)
+    } else {
+        (second, first)
+    };
     // The process "dies": it stops renewing its hold and saying it is present (dropping
     // the frontier stops its heartbeat).
     let url = lost.url().clone();
@@ -543,10 +564,11 @@ async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_anothe
             Next::Lease(lease) => drop(gone.complete(lease, Outcome::Success).await.unwrap()),
             Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
             Next::Pending => panic!("a shared frontier says when to ask again"),
-            // Over: the process has left.
+            // Over: the process has left, and hands its buckets over as a crawler does.
             Next::Done => break,
         }
     }
+    gone.hand_over().await.unwrap();
     assert!(store.load().await.unwrap().unwrap().finished.is_some());
     let removed = store.remove().await.unwrap();
     assert!(removed > 0);
@@ -918,14 +940,26 @@ async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
             .await
             .unwrap()
     );
+    // Leased by the process that owns the host's bucket, whichever: it is `b` from here on.
     let mut leases = Vec::new();
+    let mut owner = None;
     while leases.len() < memos.len() {
-        match b.next().await.unwrap() {
-            Next::Lease(lease) => leases.push(lease),
-            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
-            other => panic!("three URLs are queued: {other:?}"),
+        for (i, f) in [&a, &b].into_iter().enumerate() {
+            if owner.is_some_and(|o| o != i) {
+                continue;
+            }
+            match f.next().await.unwrap() {
+                Next::Lease(lease) => {
+                    owner = Some(i);
+                    leases.push(lease);
+                }
+                Next::WaitUntil(_) => {}
+                other => panic!("three URLs are queued: {other:?}"),
+            }
         }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let (a, b) = if owner == Some(0) { (b, a) } else { (a, b) };
     leases.sort_by(|x, y| x.url().as_str().cmp(y.url().as_str()));
     for (lease, (url, from, memo)) in leases.iter().zip(memos) {
         assert_eq!(lease.url().as_str(), url);

@@ -451,6 +451,8 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner) = second;
         let over = second == first;
         if over && !self.presence.over.swap(true, Ordering::Relaxed) {
+            // Nothing can come after: the heartbeat takes no bucket again.
+            self.presence.left.store(true, Ordering::Relaxed);
             // Told to a later run of the same command, which would otherwise crawl nothing.
             if let Err(err) = self.store.mark_finished().await {
                 tracing::debug!("marking the crawl finished: {err}");

@@ -26,10 +26,21 @@ local seen, counts, leases, hosts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local work, inbox, owner_key, pages, domains = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local replies = {KEYS[10], KEYS[11]}
 local request = ARGV[3]
+-- A URL taken is kept in the reply as TAKEN after its token, read back from the leases
+-- when the reply is: the reply is kept minutes, the URL is in the leases already.
+local TAKEN = '\0'
 local kept = kept_reply(replies, request)
 if kept then
   local answer = bucket_view(counts)
-  for _, v in ipairs(cmsgpack.unpack(kept)) do answer[#answer + 1] = v end
+  local previous = nil
+  for _, v in ipairs(cmsgpack.unpack(kept)) do
+    if v == TAKEN then
+      local lease = redis.call('HGET', leases, previous) or ''
+      v = string.sub(lease, (string.find(lease, ' ', 1, true) or 0) + 1)
+    end
+    answer[#answer + 1] = v
+    previous = v
+  end
   return answer
 end
 local schedule = ARGV[2]
@@ -38,6 +49,7 @@ local budget = {
 }
 local owner = ARGV[7]
 local status = -1
+local taken = nil
 if owner ~= '' then
   if redis.call('GET', owner_key) == owner then status = 1 else status = 0 end
 end
@@ -134,6 +146,7 @@ if status == 1 then
   if wanted > 0 then
     local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
     local flight = {}
+    taken = {}
     local took = 0
     for _ = 1, wanted do
       local host, k = ARGV[i], tonumber(ARGV[i + 1])
@@ -148,6 +161,7 @@ if status == 1 then
         flight[#flight + 1] = host .. ' ' .. entry
         out[#out + 1] = token
         out[#out + 1] = entry
+        taken[#out] = true
       end
       took = took + #entries
       local left = redis.call('LLEN', q)
@@ -185,7 +199,14 @@ if status == 1 then
   end
 end
 write_counts(counts)
-if status == 1 then keep_reply(replies, request, cmsgpack.pack(out)) end
+if status == 1 then
+  local slim = out
+  if taken then
+    slim = {}
+    for j, v in ipairs(out) do slim[j] = taken[j] and TAKEN or v end
+  end
+  keep_reply(replies, request, cmsgpack.pack(slim))
+end
 local answer = bucket_view(counts)
 for _, v in ipairs(out) do answer[#answer + 1] = v end
 return answer

@@ -679,3 +679,56 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
     write(&mut cons[owner], &on_cluster, 5000, false).expect("a call on a still slot");
     assert_eq!(stored(&mut cons[owner]), Some(ms(5000)));
 }
+
+/// A batch of the owner's sent again (its answer lost) answers what its first run did: the
+/// URLs it took with their entries, read back from the leases (the reply keeps their
+/// tokens only), and changes nothing.
+#[test]
+fn an_owners_batch_sent_again_answers_as_it_did() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let epoch = own(&mut con, &scripts, BASE).expect("the bucket taken");
+    let mut store = Redis {
+        con: &mut con,
+        scripts: &scripts,
+        owned: Owned::new(epoch, frontier::Politeness::default()),
+        schedule: Schedule::new(10_000, 0.001, 1).expect("a schedule"),
+        requests: 0,
+        t0: Instant::now(),
+    };
+    for n in 0..3 {
+        store.push(n).expect("a URL queued");
+    }
+    // The owner's first batch reads the inbox; its second takes the host's URLs.
+    store.batch(0, true, None).expect("a batch");
+    let now = store.at(0);
+    let log = store.owned.take_log(now, BASE as i64);
+    assert!(!log.wanted.is_empty(), "URLs to take: {log:?}");
+    let holder = format!("{OWNER} {epoch}");
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let send = |con: &mut Connection| -> Vec<Value> {
+        let mut call = scripts.batch_call(TAG, schedule.text(0), "again", [0; 3], Some(&holder), 0);
+        add_owner_log(&mut call, &log);
+        call.invoke(con, &scripts.library).expect("a batch")
+    };
+    let first = send(store.con);
+    let leases_after = |con: &mut Connection| -> Vec<(String, String)> {
+        redis::cmd("HGETALL")
+            .arg(format!("{TAG}:leases"))
+            .query(con)
+            .expect("HGETALL")
+    };
+    let leases = leases_after(store.con);
+    let again = send(store.con);
+    // Past the view (the clock, the count of changes): the same answer, nothing taken twice.
+    assert_eq!(first[2..], again[2..]);
+    assert_eq!(leases_after(store.con), leases);
+    let reply = OwnerReply::read(&log, &first[HEAD - 4..]).expect("an owner's answer");
+    let urls: Vec<&String> = reply
+        .taken
+        .iter()
+        .flat_map(|(urls, _)| urls)
+        .map(|(_, e)| e)
+        .collect();
+    assert!(!urls.is_empty(), "{reply:?}");
+    assert!(urls.iter().all(|e| e.contains("https://")), "{urls:?}");
+}

@@ -18,15 +18,21 @@ local mine = id .. ' ' .. epoch
 if mode == 'release' then
   if held == mine then
     redis.call('DEL', owner_key)
+    -- The epoch is no one's now: a renewal sent before the release cannot hold it again.
+    redis.call('HINCRBY', counts, 'epoch', 1)
     return {1}
   end
   return {0}
 end
 -- Renewed: its hold, or one that lapsed with no owner since (the bucket's epoch is still
--- its own), as after a stall longer than the hold; its leases out stay valid.
-if epoch ~= '0' and (held == mine or (not held and redis.call('HGET', counts, 'epoch') == epoch)) then
-  redis.call('SET', owner_key, mine, 'PX', ttl)
-  return {1, epoch}
+-- its own), as after a stall longer than the hold; its leases out stay valid. A renewal
+-- never takes a bucket.
+if epoch ~= '0' then
+  if held == mine or (not held and redis.call('HGET', counts, 'epoch') == epoch) then
+    redis.call('SET', owner_key, mine, 'PX', ttl)
+    return {1, epoch}
+  end
+  return {0, held or ''}
 end
 -- Held by another process: by this one too at another epoch (a process that lost track of
 -- its hold, as after Redis went back) takes it over anew.
