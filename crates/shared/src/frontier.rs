@@ -73,8 +73,8 @@ const SHARE_POLL: Duration = Duration::from_millis(200);
 /// ```
 pub type Listed = (Canonical, u32, Option<Box<[u8]>>);
 
-/// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
-/// deadline passes (then it goes back to the crawl for any process).
+/// A URL a process may fetch now: in flight in Redis until completed or abandoned, or until
+/// its bucket is taken over by another process (then it goes back to the crawl).
 ///
 /// # Example
 ///
@@ -245,7 +245,8 @@ pub struct Totals {
     pub leased: u64,
     /// URLs done with (fetched, failed, or dropped with their host).
     pub done: u64,
-    /// Leases that expired and went back to the crawl (their process died or stalled).
+    /// URLs in flight that went back to the crawl when their bucket was taken over (their
+    /// process died, stalled, or lost track of it).
     pub reaped: u64,
     /// Hosts given up.
     pub given_up_hosts: u64,
@@ -318,7 +319,7 @@ struct Rules {
     scope: ScopeRules,
     /// The crawl's politeness, sent with the scripts.
     politeness: Politeness,
-    /// How long a lease lasts unless renewed.
+    /// How long a process's hold on its buckets lasts unless renewed.
     lease_time: Duration,
 }
 
@@ -375,8 +376,9 @@ struct Counts {
 impl SharedFrontier {
     /// A frontier on the crawl `stored` in `store`. `scope` must be built from the crawl's
     /// seeds (`stored.seeds` and this process's); `politeness` holds for every host across
-    /// processes; a lease not completed or renewed within `lease_time` goes back to the
-    /// crawl's next owner of its bucket. Spawns the task that holds this process's buckets:
+    /// processes; `lease_time` is how long this process's hold on its buckets lasts unless
+    /// renewed (a process that dies has its buckets, and their URLs in flight, taken over
+    /// after it, or after 20 s unheard). Spawns the task that holds this process's buckets:
     /// call it within a tokio runtime.
     ///
     /// # Example
@@ -1150,7 +1152,7 @@ impl SharedFrontier {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Completions refused because the lease had expired and gone back to the crawl.
+    /// Completions refused because the lease's bucket was taken over by another process.
     ///
     /// # Example
     ///
@@ -1163,9 +1165,6 @@ impl SharedFrontier {
 }
 
 impl Inner {
-    /// Stops renewing a lease: completed, given back, or its completion failed, when it
-    /// expires and its URL comes back to the crawl (it may have been done after all: then
-    /// the lease is gone already).
     /// Notes a lease of `url`: its page's links wait for a completion.
     pub(super) fn hold_pending(&self, url: &str) {
         let mut pending = self
