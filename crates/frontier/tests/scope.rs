@@ -879,8 +879,10 @@ proptest! {
 }
 
 /// Runs `check` on `cases` inputs from `strategy`; `check` answers whether the input parsed
-/// into something the rules were asked about. Fails when fewer than a quarter did: a
-/// strategy that stops producing URLs would otherwise pass while checking nothing.
+/// into something the rules were asked about. Fails when fewer than an eighth did: a
+/// strategy that stops producing URLs would otherwise pass while checking nothing. (A
+/// quarter failed now and then: `check_never_panics`'s inputs become URLs some 25 to 30%
+/// of the time, and 123 of 512 did once in CI.)
 fn check_rules_on<S: Strategy>(strategy: S, cases: u32, check: impl Fn(S::Value) -> bool) {
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases));
     let checked = std::cell::Cell::new(0u32);
@@ -893,7 +895,7 @@ fn check_rules_on<S: Strategy>(strategy: S, cases: u32, check: impl Fn(S::Value)
         })
         .unwrap();
     assert!(
-        checked.get() >= cases / 4,
+        checked.get() >= cases / 8,
         "only {} of {cases} inputs became URLs to check",
         checked.get()
     );
