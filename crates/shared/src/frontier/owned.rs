@@ -529,12 +529,45 @@ fn entry_attempts(entry: &str) -> u32 {
         .unwrap_or(0)
 }
 
+/// What a pick answers in the conformance table's terms, its times in ms from `t0`; None
+/// when the bucket needs URLs first (a batch). Both tables' harnesses (Redis in memory here,
+/// a real one in `scripts/conformance.rs`) read picks so.
+#[cfg(test)]
+pub(crate) fn leased(
+    pick: Pick,
+    now: Instant,
+    t0: Instant,
+) -> Option<Result<frontier::conformance::Leased<u64>, String>> {
+    use frontier::conformance::{Leased, url_number};
+    Some(match pick {
+        Pick::Lease(taken) => {
+            let mut parts = taken.entry.splitn(4, ' ');
+            let Some(url) = parts.nth(2) else {
+                return Some(Err("an entry without its URL".into()));
+            };
+            let (_, memo) = super::batch::entry_tail(parts.next());
+            url_number(url).map(|url| Leased::Granted {
+                lease: taken.token,
+                url,
+                attempts: taken.attempts,
+                given_up: taken.given_up,
+                memo,
+            })
+        }
+        Pick::WaitUntil(t) if t > now => {
+            Ok(Leased::WaitUntil(t.duration_since(t0).as_millis() as u64))
+        }
+        Pick::WaitUntil(_) => return None,
+        Pick::Nothing => Ok(Leased::Nothing),
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use frontier::conformance::{CASES, Case, HOST, Leased, Store, memo, run, url_number};
+    use frontier::conformance::{CASES, Case, HOST, Leased, Store, memo, run};
 
     use super::*;
-    use crate::frontier::batch::{entry_tail, memo_text};
+    use crate::frontier::batch::memo_text;
 
     /// An owned bucket with Redis played by a queue in memory: each lease asked for runs
     /// the bucket's batch first, as a worker finding no URL taken makes its process do.
@@ -608,26 +641,8 @@ mod tests {
             let now = self.at(at);
             for _ in 0..3 {
                 self.batch(now);
-                match self.owned.pick(now) {
-                    Pick::Lease(taken) => {
-                        let mut parts = taken.entry.splitn(4, ' ');
-                        let url = parts.nth(2).ok_or("an entry without its URL")?;
-                        let (_, memo) = entry_tail(parts.next());
-                        return Ok(Leased::Granted {
-                            lease: taken.token,
-                            url: url_number(url)?,
-                            attempts: taken.attempts,
-                            given_up: taken.given_up,
-                            memo,
-                        });
-                    }
-                    Pick::WaitUntil(t) if t > now => {
-                        return Ok(Leased::WaitUntil(
-                            t.duration_since(self.t0).as_millis() as u64
-                        ));
-                    }
-                    Pick::WaitUntil(_) => continue,
-                    Pick::Nothing => return Ok(Leased::Nothing),
+                if let Some(leased) = leased(self.owned.pick(now), now, self.t0) {
+                    return leased;
                 }
             }
             Err("no lease after three batches".into())

@@ -6,14 +6,14 @@
 use std::time::{Duration, Instant};
 
 use frontier::conformance::{
-    BUDGET_CASES, BudgetCase, CASES, Case, HOST, Leased, Store, memo, run, run_budget, url_number,
+    BUDGET_CASES, BudgetCase, CASES, Case, HOST, Leased, Store, memo, run, run_budget,
 };
 use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
 use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
-use crate::frontier::batch::{OwnerReply, add_owner_log, entry_tail, memo_text};
-use crate::frontier::owned::{Log, Owned, Pick};
+use crate::frontier::batch::{OwnerReply, add_owner_log, memo_text};
+use crate::frontier::owned::{Log, Owned, leased};
 use crate::seen::Schedule;
 
 #[allow(dead_code, unreachable_pub)]
@@ -147,26 +147,8 @@ impl Store for Redis<'_> {
         let now = self.at(at);
         for _ in 0..3 {
             self.batch(at, true, None)?;
-            match self.owned.pick(now) {
-                Pick::Lease(taken) => {
-                    let mut parts = taken.entry.splitn(4, ' ');
-                    let url = parts.nth(2).ok_or("an entry without its URL")?;
-                    let (_, memo) = entry_tail(parts.next());
-                    return Ok(Leased::Granted {
-                        lease: taken.token,
-                        url: url_number(url)?,
-                        attempts: taken.attempts,
-                        given_up: taken.given_up,
-                        memo,
-                    });
-                }
-                Pick::WaitUntil(t) if t > now => {
-                    return Ok(Leased::WaitUntil(
-                        t.duration_since(self.t0).as_millis() as u64
-                    ));
-                }
-                Pick::WaitUntil(_) => continue,
-                Pick::Nothing => return Ok(Leased::Nothing),
+            if let Some(leased) = leased(self.owned.pick(now), now, self.t0) {
+                return leased;
             }
         }
         Err("no lease after three batches".into())
