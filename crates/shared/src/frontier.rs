@@ -932,8 +932,8 @@ impl SharedFrontier {
             return Err(err);
         }
         let sent = links.len();
-        // Ended in memory (the rule is frontier's HostRecord); its end is written with the
-        // bucket's next batch, which this step waits for.
+        // Ended in memory (the rule is frontier's HostRecord); its end is written by the
+        // batch that queues the page's links of this bucket, never before them.
         let ended = {
             let mut buckets = inner.owners.buckets();
             buckets
@@ -942,7 +942,7 @@ impl SharedFrontier {
                 .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
         };
         let step = Step {
-            ended: ended.map(|_| lease.token),
+            ended: ended.as_ref().map(|e| (lease.epoch, e.lease.clone())),
             links,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;

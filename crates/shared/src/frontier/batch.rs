@@ -2,7 +2,7 @@
 //! of their bucket, many pages to a round trip; admission's own counts, and the links this
 //! process remembers having sent.
 
-use super::owned::Log;
+use super::owned::{EndedLease, Log};
 use super::*;
 
 /// What this process sends Redis: each bucket's next batch and content tests, the links
@@ -58,10 +58,11 @@ pub(super) const MAX_BATCH: usize = 1000;
 /// The most steps (completions, or links alone) one batch script takes.
 pub(super) const MAX_STEPS: usize = 128;
 
-/// One step of a bucket's batch: a page's links of the bucket, and the lease whose end
-/// (in its owner's log) the step waits to hear of, if any.
+/// One step of a bucket's batch: a page's links of the bucket, and its lease's end, if
+/// any, with the epoch of the hold it was leased under: written by the same script as the
+/// links, in the owner's part, when this process still holds the bucket at that epoch.
 pub(super) struct Step {
-    pub(super) ended: Option<u64>,
+    pub(super) ended: Option<(i64, EndedLease)>,
     pub(super) links: Vec<Link>,
 }
 
@@ -446,7 +447,20 @@ impl Inner {
         steps: &[(Step, Reply<StepAnswer>)],
     ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
-        let owner = self.owner_log(bucket);
+        let mut owner = self.owner_log(bucket);
+        // The ends of the leases whose pages' links this batch carries (see `Ended::lease`),
+        // by their steps' places.
+        let mut carried = Vec::new();
+        if let Some((_, epoch, log)) = &mut owner {
+            for (place, (step, _)) in steps.iter().enumerate() {
+                if let Some((at, end)) = &step.ended
+                    && at == epoch
+                {
+                    log.ended.push(end.clone());
+                    carried.push(place);
+                }
+            }
+        }
         let mut invocation = self.scripts.batch_call(
             &tag,
             self.keys.schedule.text(bucket),
@@ -516,22 +530,17 @@ impl Inner {
         self.note_bucket(bucket, view);
         let generations = numbers[BucketView::LEN];
         let status = numbers[BucketView::LEN + 1];
-        if let Some((_, epoch, log)) = owner {
-            self.owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)?;
-        }
-        let mut ended = self
-            .owners
-            .ended
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let answers = numbers[BucketView::LEN + 2..]
+        let mut answers: Vec<StepAnswer> = numbers[BucketView::LEN + 2..]
             .chunks(StepAnswer::LEN)
-            .zip(steps)
-            .map(|(n, (step, _))| StepAnswer {
-                ended: step.ended.and_then(|token| ended.remove(&(bucket, token))),
-                ..StepAnswer::of(n)
-            })
+            .map(StepAnswer::of)
             .collect();
+        if let Some((_, epoch, log)) = owner {
+            let ended =
+                self.owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)?;
+            for (place, end) in carried.into_iter().zip(ended) {
+                answers[place].ended = Some(end);
+            }
+        }
         Ok((answers, generations))
     }
 }

@@ -76,7 +76,9 @@ struct Out {
 /// The changes an owned bucket's next batch script writes (see [`Owned::take_log`]).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Log {
-    /// Leases ended: their tokens leave the in-flight hash.
+    /// Leases ended: their tokens leave the in-flight hash. Not the log's own: each is
+    /// [`Ended::lease`], added by the caller to the batch that carries its page's links
+    /// (see [`Owned::complete`]).
     pub(crate) ended: Vec<EndedLease>,
     /// URLs taken and given back untaken (the bucket let go): first of their queues again.
     pub(crate) back: Vec<u64>,
@@ -105,7 +107,7 @@ pub(crate) struct EndedLease {
 }
 
 /// What became of a lease that ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ended {
     /// The URL's fate.
     pub(crate) fate: Fate,
@@ -114,6 +116,10 @@ pub(crate) struct Ended {
     /// URLs of its host taken from Redis and not handed out yet: given up with the host
     /// when it was, besides those its Redis queue holds.
     pub(crate) taken: usize,
+    /// The end to write, in the batch script that admits its page's links and in no
+    /// earlier one: a page done in Redis before its links are queued there loses them when
+    /// the process dies between the two, or Redis goes back to a state between them.
+    pub(crate) lease: EndedLease,
 }
 
 /// A bucket this process owns (see the module's doc).
@@ -132,8 +138,8 @@ pub(crate) struct Owned {
     asked: HashMap<String, usize>,
     /// This process lets the bucket go: it hands out no more leases, nor takes URLs.
     letting_go: bool,
-    /// What the next batch script writes, gathered.
-    ended: Vec<EndedLease>,
+    /// What the next batch script writes, gathered (the leases ended go with their
+    /// pages' links: see [`Ended::lease`]).
     back: Vec<u64>,
     given_up_hosts: i64,
     new_hosts: i64,
@@ -152,7 +158,6 @@ impl Owned {
             out: HashMap::new(),
             asked: HashMap::new(),
             letting_go: false,
-            ended: Vec::new(),
             back: Vec::new(),
             given_up_hosts: 0,
             new_hosts: 0,
@@ -287,7 +292,7 @@ impl Owned {
     }
 
     /// Ends lease `token` with its fetch's outcome at `now`: None if this bucket did not
-    /// hand it out.
+    /// hand it out. The end is the caller's to write ([`Ended::lease`]).
     pub(crate) fn complete(&mut self, token: u64, outcome: Outcome, now: Instant) -> Option<Ended> {
         let out = self.out.remove(&token)?;
         let politeness = self.politeness.clone();
@@ -304,12 +309,12 @@ impl Owned {
             h.more = true;
         }
         let url = out.entry.split(' ').nth(2).unwrap_or_default();
-        self.ended.push(EndedLease {
+        let lease = EndedLease {
             token,
             url: url.to_owned(),
             retry,
             gave_up_host: settled.gave_up_host,
-        });
+        };
         if settled.gave_up_host {
             self.given_up_hosts += 1;
         }
@@ -320,6 +325,7 @@ impl Owned {
             fate: settled.fate,
             gave_up_host: settled.gave_up_host,
             taken,
+            lease,
         })
     }
 
@@ -361,8 +367,8 @@ impl Owned {
         true
     }
 
-    /// What the next batch script writes, taken: leases ended, retries, the states of the
-    /// hosts changed (times as the server's clock, `server` ms at `now`), and the URLs to
+    /// What the next batch script writes, taken (but the leases ended: see
+    /// [`Ended::lease`]): URLs given back, the states of the hosts changed (times as the server's clock, `server` ms at `now`), and the URLs to
     /// take for hosts ready by `now` plus [`TAKE_AHEAD`] with fewer taken than connections
     /// free.
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
@@ -396,7 +402,7 @@ impl Owned {
             }
         }
         Log {
-            ended: std::mem::take(&mut self.ended),
+            ended: Vec::new(),
             back: std::mem::take(&mut self.back),
             states,
             wanted,
@@ -598,9 +604,6 @@ mod tests {
         fn batch(&mut self, now: Instant) {
             let server = now.duration_since(self.t0).as_millis() as i64 + 1_000_000;
             let log = self.owned.take_log(now, server);
-            for ended in log.ended {
-                self.queue.extend(ended.retry);
-            }
             if let Some((_, state)) = log.states.into_iter().last() {
                 self.stored = Some(state);
             }
@@ -658,9 +661,9 @@ mod tests {
                 .owned
                 .complete(lease, outcome, self.at(at))
                 .ok_or("a foreign lease")?;
+            // Written at once, as the batch of the page's links writes it.
+            self.queue.extend(ended.lease.retry);
             let waiting = self.queue.len() + ended.taken;
-            // As the batch script counts it: the retry is queued by then.
-            let waiting = waiting + usize::from(matches!(ended.fate, Fate::Retried { .. }));
             Ok((ended.fate, ended.gave_up_host.then_some(waiting as u64)))
         }
 
@@ -706,6 +709,41 @@ mod tests {
         assert_eq!(read.errors_in_row, 3);
         assert_eq!(read.next_allowed, Some(later + Duration::from_millis(1500)));
         assert_eq!(read.last_start, Some(later - Duration::from_millis(500)));
+    }
+
+    /// Regression: a lease's end went in the owner's log, written by whichever batch of
+    /// the bucket went next, while its page's links waited for a later one: Redis rolled
+    /// back to a snapshot between the two had the page done and its links never queued
+    /// (a process killed there did the same). The end is the completion's to send, with
+    /// the links.
+    #[test]
+    fn a_leases_end_is_not_in_the_log_but_handed_to_the_completion() {
+        let mut owned = Owned::new(1, Politeness::default());
+        let now = Instant::now();
+        owned.has_work("a.example", None, now, 1, false);
+        owned.taken("a.example", vec![(7, "0 0 https://a.example/".into())], 0);
+        let Pick::Lease(taken) = owned.pick(now) else {
+            panic!("a lease");
+        };
+        let ended = owned
+            .complete(taken.token, Outcome::Success, now)
+            .expect("its own lease");
+        assert_eq!(
+            ended.lease,
+            EndedLease {
+                token: 7,
+                url: "https://a.example/".into(),
+                retry: None,
+                gave_up_host: false,
+            }
+        );
+        let log = owned.take_log(now, 1);
+        assert!(log.ended.is_empty(), "{log:?}");
+        assert_eq!(
+            log.states.len(),
+            1,
+            "the host's state is the log's: {log:?}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use redis::{Connection, Value};
 
 use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
 use crate::frontier::batch::{OwnerReply, add_owner_log, memo_text};
-use crate::frontier::owned::{Log, Owned, leased};
+use crate::frontier::owned::{EndedLease, Log, Owned, leased};
 use crate::seen::Schedule;
 
 #[allow(dead_code, unreachable_pub)]
@@ -74,18 +74,23 @@ impl Redis<'_> {
     }
 
     /// One batch at `at` of a step with `url`'s link if given, and the owner's log if
-    /// `owner`: the number of new links, and what the owner's part answered.
+    /// `owner` with the lease ended `end` if given (the step's, as a completion sends it):
+    /// the number of new links, and what the owner's part answered.
     fn batch(
         &mut self,
         at: u64,
         owner: bool,
         url: Option<(&str, Option<Vec<u8>>)>,
+        end: Option<EndedLease>,
     ) -> Result<(i64, Option<OwnerReply>), String> {
         set_clock(self.con, BASE + at)?;
         self.requests += 1;
         let request = format!("request-{}", self.requests);
         let (now, server) = (self.at(at), (BASE + at) as i64);
-        let log = owner.then(|| self.owned.take_log(now, server));
+        let log = owner.then(|| Log {
+            ended: end.into_iter().collect(),
+            ..self.owned.take_log(now, server)
+        });
         let holder = format!("{OWNER} {}", self.owned.epoch);
         let mut call = self.scripts.batch_call(
             TAG,
@@ -137,7 +142,7 @@ impl Store for Redis<'_> {
 
     fn push(&mut self, n: u32) -> Result<(), String> {
         let url = format!("https://{HOST}/{n}");
-        match self.batch(0, false, Some((&url, memo(n))))? {
+        match self.batch(0, false, Some((&url, memo(n))), None)? {
             (1, _) => Ok(()),
             (new, _) => Err(format!("{url} not admitted: {new}")),
         }
@@ -146,7 +151,7 @@ impl Store for Redis<'_> {
     fn lease(&mut self, at: u64) -> Result<Leased<u64>, String> {
         let now = self.at(at);
         for _ in 0..3 {
-            self.batch(at, true, None)?;
+            self.batch(at, true, None, None)?;
             if let Some(leased) = leased(self.owned.pick(now), now, self.t0) {
                 return leased;
             }
@@ -164,7 +169,7 @@ impl Store for Redis<'_> {
             .owned
             .complete(lease, outcome, self.at(at))
             .ok_or("a foreign lease")?;
-        let (_, reply) = self.batch(at, true, None)?;
+        let (_, reply) = self.batch(at, true, None, Some(ended.lease.clone()))?;
         let written = reply.and_then(|r| r.ended.first().copied());
         let Some((true, queued)) = written else {
             return Err(format!("the lease's end was not written: {written:?}"));
@@ -681,7 +686,7 @@ fn an_owners_batch_sent_again_answers_as_it_did() {
         store.push(n).expect("a URL queued");
     }
     // The owner's first batch reads the inbox; its second takes the host's URLs.
-    store.batch(0, true, None).expect("a batch");
+    store.batch(0, true, None, None).expect("a batch");
     let now = store.at(0);
     let log = store.owned.take_log(now, BASE as i64);
     assert!(!log.wanted.is_empty(), "URLs to take: {log:?}");
