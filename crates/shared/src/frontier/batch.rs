@@ -497,23 +497,22 @@ impl Inner {
         if let Some((_, _, log)) = &owner {
             add_owner_log(&mut invocation, log);
         }
-        let answer: Result<Vec<redis::Value>, Error> = self.call(&invocation).await;
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(err) => {
-                if let Some((_, epoch, _)) = owner {
-                    // Written or not, unknown: the bucket is taken over anew (its URLs in
-                    // flight back to their queues), rather than its log guessed at.
-                    self.drop_bucket(bucket, epoch, "a batch of its log failed");
-                }
-                return Err(err);
+        // Written or not, or its answer unread: the bucket is taken over anew (its URLs
+        // in flight back to their queues), rather than its log guessed at. Kept, it would
+        // wait for ever for the URLs its log asked for.
+        let owner_epoch = owner.as_ref().map(|(_, epoch, _)| *epoch);
+        let failed = |err: Error| {
+            if let Some(epoch) = owner_epoch {
+                self.drop_bucket(bucket, epoch, "a batch of its log failed");
             }
+            err
         };
+        let answer: Vec<redis::Value> = self.call(&invocation).await.map_err(failed)?;
         let bad = || {
-            Error::from(ErrorKind::Server(format!(
+            failed(Error::from(ErrorKind::Server(format!(
                 "unexpected answer to a batch of {}",
                 steps.len()
-            )))
+            ))))
         };
         let head = BucketView::LEN + 2 + steps.len() * StepAnswer::LEN;
         if answer.len() < head {
@@ -535,8 +534,9 @@ impl Inner {
             .map(StepAnswer::of)
             .collect();
         if let Some((_, epoch, log)) = owner {
-            let ended =
-                self.owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)?;
+            let ended = self
+                .owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)
+                .map_err(failed)?;
             for (place, end) in carried.into_iter().zip(ended) {
                 answers[place].ended = Some(end);
             }
