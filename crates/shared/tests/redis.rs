@@ -416,6 +416,43 @@ async fn an_owner_takes_urls_for_a_hosts_free_connections_and_hands_them_out_fro
     assert_eq!(totals.done, u64::from(connections));
 }
 
+/// Regression: a process letting buckets go to one that joined, while it still had leases
+/// of them out, kept letting them go after the other left: busy, leasing nothing, and its
+/// crawl never ended (`domain_budgets_hold_across_processes` hung in CI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buckets_let_go_to_a_process_that_left_are_kept_and_the_crawl_ends() {
+    let server = RedisServer::start();
+    let first = frontier(&server.url(), "kept", Duration::from_secs(30)).await;
+    // A URL on each of 100 hosts: every bucket has some, and all are leased.
+    first.push_seeds(urls(100)).await.unwrap();
+    let mut leases = Vec::new();
+    while leases.len() < 100 {
+        leases.push(next_lease(&first).await);
+    }
+    // A second process joins: the first lets its share go, once its leases of it end.
+    let second = frontier(&server.url(), "kept", Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // And leaves before they did.
+    second.hand_over().await.unwrap();
+    drop(second);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for lease in leases {
+        first.complete(lease, Outcome::Success).await.unwrap();
+    }
+    let end = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match first.next().await.unwrap() {
+                Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+                Next::Done => break,
+                other => panic!("nothing is left: {other:?}"),
+            }
+        }
+    });
+    assert!(end.await.is_ok(), "the crawl never ended");
+    let totals = first.totals().await.unwrap();
+    assert_eq!((totals.done, totals.queued, totals.leased), (100, 0, 0));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
     let server = RedisServer::start();

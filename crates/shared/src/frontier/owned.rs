@@ -423,6 +423,21 @@ impl Owned {
         self.back.len() - before
     }
 
+    /// Keeps a bucket this process was letting go (the process it was to go to left, or
+    /// was no longer counted present): it hands out leases and takes URLs again, its URLs
+    /// given back taken anew. Answers whether it was being let go. Left letting go, it
+    /// would stay busy and lease nothing for ever: a crawl that hung.
+    pub(crate) fn keep(&mut self) -> bool {
+        if !std::mem::replace(&mut self.letting_go, false) {
+            return false;
+        }
+        let hosts: Vec<String> = self.hosts.keys().cloned().collect();
+        for host in hosts {
+            self.reschedule(&host);
+        }
+        true
+    }
+
     /// Leases handed out and not ended.
     pub(crate) fn leases_out(&self) -> usize {
         self.out.len()
@@ -744,6 +759,27 @@ mod tests {
             1,
             "the host's state is the log's: {log:?}"
         );
+    }
+
+    /// Regression: a bucket being let go to a process that then left (its crawl over, or
+    /// its presence lapsed) stayed letting go: busy, leasing nothing, and the crawl hung
+    /// (`domain_budgets_hold_across_processes` in CI).
+    #[test]
+    fn a_bucket_kept_after_being_let_go_leases_again() {
+        let mut owned = Owned::new(1, Politeness::default());
+        let now = Instant::now();
+        owned.has_work("a.example", None, now, 1, false);
+        owned.taken("a.example", vec![(7, "0 0 https://a.example/1".into())], 1);
+        assert_eq!(owned.give_back_untaken(), 1);
+        assert_eq!(owned.pick(now), Pick::Nothing);
+        assert!(owned.take_log(now, 1).wanted.is_empty());
+        assert!(owned.keep());
+        assert!(!owned.keep(), "kept once");
+        // Its URL went back with the log above: it is taken anew, then leased.
+        let log = owned.take_log(now, 1);
+        assert_eq!(log.wanted, [("a.example".to_owned(), 2)]);
+        owned.taken("a.example", vec![(8, "0 0 https://a.example/1".into())], 0);
+        assert!(matches!(owned.pick(now), Pick::Lease(t) if t.token == 8));
     }
 
     #[test]

@@ -72,7 +72,15 @@ impl Inner {
                 if inner.presence.left.load(Ordering::Relaxed) {
                     return;
                 }
-                let held = inner.owners.buckets().get(&bucket).map(|o| o.epoch);
+                let (held, kept) = match inner.owners.buckets().get_mut(&bucket) {
+                    // One being let go is kept if it is this process's again.
+                    Some(owned) => (Some(owned.epoch), should && owned.keep()),
+                    None => (None, false),
+                };
+                if kept {
+                    tracing::debug!("bucket {bucket} kept: the process it was to go to left");
+                    inner.nudge(bucket);
+                }
                 let result = match (held, should) {
                     (Some(epoch), true) if renew => inner.renew_bucket(bucket, epoch).await,
                     (Some(_), true) => Ok(()),
