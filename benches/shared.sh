@@ -101,8 +101,8 @@ mem() {
         awk -F: '/^used_memory:/ { s += $2 } END { print s }'
 }
 
-echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 base=
 for n in $PROCESSES; do
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
@@ -142,6 +142,8 @@ for n in $PROCESSES; do
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
     requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)
     pages=$(cat "$work"/records.* | wc -l)
+    # How evenly the processes shared the crawl.
+    split=$(for i in $(seq "$n"); do wc -l <"$work/records.$i"; done | paste -sd/)
     stop_site "$work/server"
     [ "$pages" -eq "$expected" ] || echo "note: $pages records for $expected expected pages" >&2
     wall=$(echo "$end - $start" | bc)
@@ -149,7 +151,7 @@ for n in $PROCESSES; do
     [ -n "$base" ] || base=$rate
     awk -v n="$n" -v w="$wall" -v r="$rate" -v b="$base" -v q="$requests" -v p="$pages" \
         -v c0="$cpu0" -v c1="$cpu1" -v m0="$mem0" -v m1="$mem1" -v s="$seen" \
-        -v f="$fetched" -v e="$expected" -v rep="$repeated" 'BEGIN {
-        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f ms | %.1f B | %d of %d | %d |\n",
-            n, w, r, r / b, q / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep }'
+        -v f="$fetched" -v e="$expected" -v rep="$repeated" -v shares="$split" 'BEGIN {
+        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f ms | %.1f B | %d of %d | %d | %s |\n",
+            n, w, r, r / b, q / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep, shares }'
 done

@@ -189,7 +189,7 @@ impl Lease {
                         if let Err(err) = frontier.complete(lease, outcome).await {
                             tracing::error!(
                                 "completing {url}: {err}; it comes back to the crawl when its \
-                                 lease expires"
+                                 bucket is taken anew"
                             );
                         }
                         drop(permit);
@@ -202,15 +202,16 @@ impl Lease {
                     Ok(Some(completion)) => Some(then(Ok(completion))),
                     Ok(None) => {
                         tracing::warn!(
-                            "a lease expired before its fetch completed (is lease_time too \
-                             short?); another process fetches the URL again"
+                            "a lease's bucket went to another process before its fetch \
+                             completed (did this process stall past lease_time?); the URL is \
+                             fetched again"
                         );
                         None
                     }
                     Err(err) => {
                         tracing::error!(
                             "completing {url}: {err}; it comes back to the crawl when its \
-                             lease expires"
+                             bucket is taken anew"
                         );
                         None
                     }
@@ -778,12 +779,13 @@ impl Backend {
             for lease in parked {
                 remote.spawn_abandon(lease);
             }
-            if let Err(err) = remote.frontier.give_back_buffered().await {
-                // They expire, and come back to the crawl, all the same.
-                tracing::warn!("giving back leases no worker took: {err}");
-            }
+            // Completions first: after the hand-over, they would be refused.
             remote.background.close();
             remote.background.wait().await;
+            if let Err(err) = remote.frontier.hand_over().await {
+                // They come back to the crawl with the buckets' next owners all the same.
+                tracing::warn!("handing this process's buckets over: {err}");
+            }
         }
     }
 

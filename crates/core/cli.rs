@@ -304,8 +304,8 @@ pub struct Cli {
     /// are apart.
     #[arg(long, value_name = "NAME", help_heading = "Several processes")]
     crawl_name: Option<String>,
-    /// [redis.lease_time] How long the URLs of a process that died wait before the others
-    /// fetch them.
+    /// [redis.lease_time] How long the buckets of a process that died (and their URLs in
+    /// flight) wait before the others take them over: 20 s if shorter.
     #[arg(long, value_name = "DURATION", value_parser = config::duration::parse, help_heading = "Several processes")]
     lease_time: Option<Duration>,
     /// [redis.buckets] Buckets hosts are hashed into (when the crawl is created).

@@ -318,7 +318,7 @@ impl Crawler {
         }
         // Completions sent in the background; told to quit at once, before or while they are
         // waited for, they get a moment, and those not sent by then come back to the crawl
-        // when their leases expire.
+        // with their buckets' next owners.
         let settle = self.frontier.settle();
         tokio::pin!(settle);
         let settled = tokio::select! {

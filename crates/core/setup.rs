@@ -530,7 +530,6 @@ fn backend_for(
                 scope,
                 politeness(config, hosts)?,
                 config.redis.lease_time,
-                crawl::worker_tasks(concurrency, true),
             )?;
             // A request keeps its place at its address for as long as it may last.
             let hold = config.fetch.connect_timeout + config.fetch.timeout + ADDRESS_MARGIN;

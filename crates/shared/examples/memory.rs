@@ -91,7 +91,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         scope,
         Politeness::default(),
         Duration::from_secs(30),
-        1,
     )?;
     let canon = Canonicalizer::new();
     let urls: Vec<_> = (0..n)

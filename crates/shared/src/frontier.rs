@@ -3,10 +3,13 @@
 //!
 //! * here: the frontier's state ([`Inner`]), pushes, and a lease's life: handed to a worker
 //!   ([`SharedFrontier::next`]), completed or given back;
-//! * `batch.rs`: admission and completions, sent in each bucket's next batch script;
-//! * `lease_search.rs`: the search for work: the buckets this process owns, when each is
-//!   due, the lease script;
-//! * `presence.rs`: the heartbeat (presence, lease renewals, totals), the end of the crawl,
+//! * `owned.rs`: one bucket this process owns, scheduled in memory by frontier's host rule
+//!   (no I/O), and the log its batches write;
+//! * `owners.rs`: the buckets this process owns among those present (rendezvous hashing):
+//!   taken, held, let go, loaded, and their batches' answers read;
+//! * `batch.rs`: admission, completions and the owner's log, sent in each bucket's next
+//!   batch script;
+//! * `presence.rs`: the heartbeat (presence, buckets held, totals), the end of the crawl,
 //!   and Redis found gone back to an older state;
 //! * `sites.rs`: what the crawl knows of its sites (seeds' redirects, robots.txt, crawl
 //!   delays, sitemaps);
@@ -14,7 +17,7 @@
 //! * `group.rs`: group commit by bucket, for batches and content tests;
 //! * `addresses.rs`: politeness per address, a request's turn at its server.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -22,14 +25,14 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use frontier::{
-    Canonical, Canonicalizer, Completion, Fate, FrontierStats, HostPoliteness, Outcome, PageLinks,
-    Politeness, ScopeRules, SeenSet, Url,
+    Canonical, Canonicalizer, Completion, Fate, FrontierStats, Outcome, PageLinks, Politeness,
+    ScopeRules, SeenSet, Url,
 };
 use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
 use tokio::sync::oneshot;
 
-use crate::scripts::{self, Ending, FateCode, Scripts, millis};
+use crate::scripts::{self, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
 use crate::store::{Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
@@ -38,14 +41,15 @@ mod addresses;
 pub(crate) mod batch;
 mod content;
 mod group;
-mod lease_search;
+pub(crate) mod owned;
+mod owners;
 pub(crate) mod presence;
 mod sites;
 
 pub use addresses::AddressRequest;
 use batch::*;
 use group::{Groups, Reply};
-use lease_search::*;
+use owners::{Counted, Owners, REPOLL, Search};
 use presence::*;
 pub use sites::SitemapMark;
 
@@ -69,8 +73,8 @@ const SHARE_POLL: Duration = Duration::from_millis(200);
 /// ```
 pub type Listed = (Canonical, u32, Option<Box<[u8]>>);
 
-/// A URL a process may fetch now: leased in Redis until completed, abandoned, or its
-/// deadline passes (then it goes back to the crawl for any process).
+/// A URL a process may fetch now: in flight in Redis until completed or abandoned, or until
+/// its bucket is taken over by another process (then it goes back to the crawl).
 ///
 /// # Example
 ///
@@ -93,6 +97,9 @@ pub struct SharedLease {
     given_up: bool,
     bucket: u32,
     token: u64,
+    /// The epoch of this process's hold on the bucket when it handed the lease out: a
+    /// lease of an earlier hold is refused.
+    epoch: i64,
     /// Counts the lease as with a worker until it is completed or given back.
     working: Option<Counted>,
 }
@@ -238,7 +245,8 @@ pub struct Totals {
     pub leased: u64,
     /// URLs done with (fetched, failed, or dropped with their host).
     pub done: u64,
-    /// Leases that expired and went back to the crawl (their process died or stalled).
+    /// URLs in flight that went back to the crawl when their bucket was taken over (their
+    /// process died, stalled, or lost track of it).
     pub reaped: u64,
     /// Hosts given up.
     pub given_up_hosts: u64,
@@ -276,7 +284,7 @@ pub struct Totals {
 /// let seed = Canonicalizer::new().canonicalize("https://example.com/")?;
 /// let scope = ScopeRules::builder().seed(&seed).build()?;
 /// let frontier = shared::SharedFrontier::new(store, &crawl, Canonicalizer::new(), scope,
-///     Politeness::default(), Duration::from_secs(30), 16)?;
+///     Politeness::default(), Duration::from_secs(30))?;
 /// frontier.push_seeds(vec![seed]).await?;
 /// # Ok(()) }
 /// ```
@@ -311,7 +319,7 @@ struct Rules {
     scope: ScopeRules,
     /// The crawl's politeness, sent with the scripts.
     politeness: Politeness,
-    /// How long a lease lasts unless renewed.
+    /// How long a process's hold on its buckets lasts unless renewed.
     lease_time: Duration,
 }
 
@@ -325,16 +333,16 @@ struct Inner {
     scripts: Scripts,
     /// The crawl's rules this process applies or sends with its scripts.
     rules: Rules,
-    /// Leases held by this process, by bucket and token: renewed until completed.
-    held: Mutex<HashSet<(u32, u64)>>,
     /// This process's counts, and the crawl's totals as last read.
     counts: Counts,
     /// How hosts map to buckets and URLs to the seen-test's probes.
     keys: Keys,
-    /// The search for work: each bucket's view, the leases taken for idle workers.
+    /// The workers holding a lease.
     search: Search,
     /// This process among the others: the heartbeat, the end, Redis going back.
     presence: Presence,
+    /// The buckets this process owns, each scheduled in its memory.
+    owners: Owners,
     /// What this process sends: batches, links sent and being sent, content tests.
     sent: Sent,
 }
@@ -368,9 +376,9 @@ struct Counts {
 impl SharedFrontier {
     /// A frontier on the crawl `stored` in `store`. `scope` must be built from the crawl's
     /// seeds (`stored.seeds` and this process's); `politeness` holds for every host across
-    /// processes; a lease not completed or renewed within `lease_time` goes back to the
-    /// crawl; `workers` is how many tasks of this process ask for leases, as a search for
-    /// work takes leases for those idle. Spawns the task that renews this process's leases:
+    /// processes; `lease_time` is how long this process's hold on its buckets lasts unless
+    /// renewed (a process that dies has its buckets, and their URLs in flight, taken over
+    /// after it, or after 20 s unheard). Spawns the task that holds this process's buckets:
     /// call it within a tokio runtime.
     ///
     /// # Example
@@ -383,7 +391,6 @@ impl SharedFrontier {
         scope: ScopeRules,
         politeness: Politeness,
         lease_time: Duration,
-        workers: usize,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
         if scope.per_domain_budget() != (None, None) && !layout.by_domain {
@@ -396,18 +403,6 @@ impl SharedFrontier {
             .into());
         }
         let pushed = new_pushed(layout)?;
-        let views = vec![
-            View {
-                ready: None,
-                queued: 0,
-                leased: 0,
-                heard: None,
-                // Until the first heartbeat says who else is there.
-                owned: true,
-                plenty: false,
-            };
-            layout.buckets as usize
-        ];
         let mut id = [0; 8];
         // Without the system's randomness, the time: ids need only differ.
         if getrandom::fill(&mut id).is_err() {
@@ -432,7 +427,6 @@ impl SharedFrontier {
                 politeness,
                 lease_time,
             },
-            held: Mutex::new(HashSet::new()),
             counts: Counts::default(),
             keys: Keys {
                 buckets: layout.buckets,
@@ -448,18 +442,12 @@ impl SharedFrontier {
                 layout: layout.clone(),
             },
             search: Search {
-                views: Mutex::new(views),
-                workers: workers.max(1),
                 working: Arc::new(AtomicUsize::new(0)),
-                buffer: Mutex::new(VecDeque::new()),
-                turn: tokio::sync::Mutex::new(()),
-                cursor: AtomicUsize::new(0),
-                searching_ahead: AtomicBool::new(false),
-                polled: AtomicUsize::new(0),
             },
             presence: Presence {
                 idle_check: Mutex::new((Instant::now(), Duration::ZERO)),
                 over: AtomicBool::new(false),
+                left: AtomicBool::new(false),
                 server_changes: AtomicU64::new(server_changes),
                 ops_seen: Mutex::new(vec![(0, 0); layout.buckets as usize]),
                 epoch: AtomicI64::new(-1),
@@ -470,6 +458,7 @@ impl SharedFrontier {
                 present: Mutex::new(Vec::new()),
                 noted: Mutex::new(HashMap::new()),
             },
+            owners: Owners::default(),
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),
@@ -512,7 +501,6 @@ impl SharedFrontier {
             .into_iter()
             .map(|seed| self.inner.link(seed, 0, None, None))
             .collect::<Vec<_>>();
-        self.inner.set_policies(&links).await?;
         self.inner.admit(links).await
     }
 
@@ -618,10 +606,6 @@ impl SharedFrontier {
                 links.push(inner.link(url, depth, Some(Arc::clone(&from)), memo));
             }
         }
-        if let Err(err) = inner.set_policies(&links).await {
-            inner.not_sending(&links);
-            return Err(err);
-        }
         inner.admit(links).await.map(drop)
     }
 
@@ -641,7 +625,6 @@ impl SharedFrontier {
         // The embedded frontier's limit, so that both stores keep the same memos.
         let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
         let link = vec![self.inner.link(url, depth, from.map(Arc::from), memo)];
-        self.inner.set_policies(&link).await?;
         self.inner.admit(link).await.map(|new| new > 0)
     }
 
@@ -793,10 +776,6 @@ impl SharedFrontier {
             }
             links.push(inner.link(url, depth, Some(Arc::clone(&from)), None));
         }
-        if let Err(err) = inner.set_policies(&links).await {
-            inner.not_sending(&links);
-            return Err(err);
-        }
         {
             let mut pending = inner
                 .sent
@@ -823,8 +802,9 @@ impl SharedFrontier {
         &self.inner.rules.politeness
     }
 
-    /// Leases this process holds that no worker has taken yet: a search for work takes
-    /// leases for every idle worker, and the worker that searched should wake the others.
+    /// URLs this process took for its owned buckets' hosts that no worker has leased yet:
+    /// they come in a batch for several workers, and the worker that leased first may wake
+    /// the others.
     ///
     /// # Example
     ///
@@ -839,7 +819,12 @@ impl SharedFrontier {
     /// # Ok(()) }
     /// ```
     pub fn buffered(&self) -> usize {
-        self.inner.search.buffer().len()
+        self.inner
+            .owners
+            .buckets()
+            .values()
+            .map(owned::Owned::untaken)
+            .sum()
     }
 
     /// The next lease, or when to ask again, or that the crawl is over.
@@ -849,70 +834,71 @@ impl SharedFrontier {
     /// See [`Next`].
     pub async fn next(&self) -> Result<Next, Error> {
         let inner = &self.inner;
-        // Buckets asked by every search since this call began: a sweep of many buckets far
-        // away (thousands, a round trip of milliseconds) outlasts the time after which the
-        // first ones are due again, so the search stops once as many as there are have been
-        // asked, by this worker or the others searching with it.
-        let asked_before = inner.search.polled.load(Ordering::Relaxed);
-        loop {
-            if let Some(lease) = inner.take_buffered() {
-                inner.search_ahead();
-                return Ok(Next::Lease(lease));
-            }
-            // One round of a search at a time, the lock held for that round only: a worker
-            // waiting for it takes the leases a round brought as soon as it ends, rather than
-            // after a whole sweep.
-            let asked = {
-                let _searching = inner.search.turn.lock().await;
-                if let Some(lease) = inner.take_buffered() {
-                    return Ok(Next::Lease(lease));
-                }
-                // Over for good (see is_over): the workers that waited for this lock are
-                // told at once, rather than each after a sweep of every bucket.
-                if inner.presence.over.load(Ordering::Relaxed) {
-                    return Ok(Next::Done);
-                }
-                let (asked, leased) = inner.poll(0).await?;
-                if leased > 0 {
-                    continue;
-                }
-                asked
-            };
-            // Until every bucket has been asked lately and none is ready, or the searches
-            // asked as many buckets as there are.
-            let asked_since = inner.search.polled.load(Ordering::Relaxed) - asked_before;
-            if asked > 0 && asked_since < inner.keys.buckets as usize {
-                continue;
-            }
-            let now = Instant::now();
-            let (next_ready, idle) = {
-                let views = inner
-                    .search
-                    .views
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let next_ready = views.iter().filter_map(View::ready_for_me).min();
-                let idle = views
-                    .iter()
-                    .all(|v| v.heard.is_some() && v.queued <= 0 && v.leased <= 0);
-                (next_ready, idle)
-            };
-            if idle && inner.is_over().await? {
-                return Ok(Next::Done);
-            }
-            let until = next_ready
-                .unwrap_or(now + REPOLL)
-                .clamp(now + Duration::from_millis(5), now + REPOLL);
-            return Ok(Next::WaitUntil(until));
+        if inner.presence.over.load(Ordering::Relaxed) {
+            return Ok(Next::Done);
         }
+        let now = Instant::now();
+        let mut earliest: Option<Instant> = None;
+        let mut wanting = Vec::new();
+        let mut quiet = Vec::new();
+        let mut busy = false;
+        let picked = {
+            let mut buckets = inner.owners.buckets();
+            let mut numbers: Vec<u32> = buckets.keys().copied().collect();
+            numbers.sort_unstable();
+            let start = inner.owners.cursor.fetch_add(1, Ordering::Relaxed);
+            let n = numbers.len();
+            if n > 0 {
+                numbers.rotate_left(start % n);
+            }
+            let mut picked = None;
+            for bucket in numbers {
+                let owned = buckets.get_mut(&bucket).expect("listed");
+                busy |= owned.is_busy();
+                match owned.pick(now) {
+                    owned::Pick::Lease(taken) => {
+                        picked = Some((bucket, owned.epoch, taken));
+                        break;
+                    }
+                    owned::Pick::WaitUntil(at) if at <= now => wanting.push(bucket),
+                    owned::Pick::WaitUntil(at) => {
+                        earliest = Some(earliest.map_or(at, |e: Instant| e.min(at)));
+                    }
+                    owned::Pick::Nothing => {}
+                }
+                if owned.is_quiet(now, REPOLL) {
+                    quiet.push(bucket);
+                }
+            }
+            picked
+        };
+        if let Some((bucket, epoch, taken)) = picked {
+            return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
+        }
+        // URLs to take: the buckets' next batches bring them.
+        for &bucket in &wanting {
+            inner.nudge(bucket);
+        }
+        if !quiet.is_empty() {
+            inner.poll_inboxes(quiet);
+        }
+        if !busy && wanting.is_empty() && inner.is_over().await? {
+            return Ok(Next::Done);
+        }
+        let soon = now + Duration::from_millis(5);
+        let until = match wanting.is_empty() {
+            true => earliest.unwrap_or(now + REPOLL).clamp(soon, now + REPOLL),
+            false => soon,
+        };
+        Ok(Next::WaitUntil(until))
     }
 
     /// Completes a lease with its fetch's outcome, after admitting the page's links to other
     /// buckets, and with those of its own bucket in the same step of the bucket's next batch
-    /// script. `Ok(None)` when the lease was no longer held: it expired (this process
-    /// stalled past its deadline) and went back to the crawl, where another process may have
-    /// fetched it; its record is that process's to write. On an error the lease is no longer
-    /// renewed: it expires, and its URL comes back to the crawl.
+    /// script. `Ok(None)` when the lease was no longer held: its bucket went to another
+    /// process (this one stalled past its hold, or Redis went back), which leases the URL
+    /// again; its record is that process's to write. On an error the bucket is given up by
+    /// this process, and taken over anew: its URLs in flight come back to the crawl.
     ///
     /// # Example
     ///
@@ -942,20 +928,24 @@ impl SharedFrontier {
         let admitted = inner.admit(others).await;
         if let Err(err) = admitted {
             inner.not_sending(&links);
-            inner.stop_renewing(&lease);
+            inner.give_up_bucket_of(&lease);
             return Err(err);
         }
         let sent = links.len();
+        // Ended in memory (the rule is frontier's HostRecord); its end is written by the
+        // batch that queues the page's links of this bucket, never before them.
+        let ended = {
+            let mut buckets = inner.owners.buckets();
+            buckets
+                .get_mut(&lease.bucket)
+                .filter(|owned| owned.epoch == lease.epoch)
+                .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
+        };
         let step = Step {
-            lease: Some(Completing {
-                token: lease.token,
-                url: lease.url.as_str().to_owned(),
-                ending: Ending::Fetched(outcome),
-            }),
+            ended: ended.as_ref().map(|e| (lease.epoch, e.lease.clone())),
             links,
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
-        inner.stop_renewing(&lease);
         let now = (
             inner.store.server_changes(),
             inner.presence.forgets.load(Ordering::Relaxed),
@@ -970,22 +960,18 @@ impl SharedFrontier {
             }
         }
         let batch::StepAnswer {
-            fate,
-            next_attempt,
-            given_up,
             admitted,
             refused,
+            ended: written,
         } = answer?;
         inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
-        let fate = match FateCode::fate(fate, next_attempt) {
-            Ok(Some(fate)) => fate,
-            Ok(None) => {
-                c.fenced.fetch_add(1, Ordering::Relaxed);
-                return Ok(None);
-            }
-            Err(err) => return Err(ErrorKind::Server(err).into()),
+        let (Some(ended), Some((true, queued))) = (ended, written) else {
+            // Not this process's to end: its bucket went to another, which leases it again.
+            c.fenced.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
         };
+        let fate = ended.fate;
         match fate {
             Fate::Succeeded => &c.succeeded,
             Fate::Failed => &c.failed,
@@ -994,7 +980,9 @@ impl SharedFrontier {
             _ => &c.given_up_urls,
         }
         .fetch_add(1, Ordering::Relaxed);
-        let given_up = u64::try_from(given_up).ok();
+        let given_up = ended
+            .gave_up_host
+            .then(|| u64::try_from(queued).unwrap_or(0) + ended.taken as u64);
         Ok(Some(Completion::new(fate, given_up)))
     }
 
@@ -1027,44 +1015,55 @@ impl SharedFrontier {
     /// each was some 12 Redis commands.
     async fn give_back(&self, mut lease: SharedLease, wait: Duration) -> Result<(), Error> {
         let inner = &self.inner;
-        let _under_way = Counted::new(&inner.sent.completing);
         drop(lease.working.take());
         // Kept for another lease of the same URL, if this process holds one: its worker
         // completes the page with them.
         let links = inner.let_go_pending(lease.url.as_str(), false);
         inner.not_sending(&links);
-        let step = Step {
-            lease: Some(Completing {
-                token: lease.token,
-                url: lease.url.as_str().to_owned(),
-                ending: Ending::GivenBack(wait),
-            }),
-            links: Vec::new(),
-        };
-        let answer = Arc::clone(inner).submit(lease.bucket, step).await;
-        // Not given back: it expires, and comes back all the same.
-        inner.stop_renewing(&lease);
-        answer.map(drop)
+        let now = Instant::now();
+        let until = (wait > Duration::ZERO).then(|| now + wait);
+        // In memory only: the URL stays in flight in Redis under its token, first of its
+        // host's again in this process's memory.
+        let mut buckets = inner.owners.buckets();
+        if let Some(owned) = buckets
+            .get_mut(&lease.bucket)
+            .filter(|owned| owned.epoch == lease.epoch)
+        {
+            owned.give_back(lease.token, now, until);
+        }
+        Ok(())
     }
 
-    /// Gives back the leases no worker took (see [`buffered`](Self::buffered)): for a
-    /// process that stops before the crawl is over, so that other processes have them now
-    /// rather than when they expire. Answers how many.
+    /// Hands this process's part of the crawl to the others, for a process that stops
+    /// before the crawl is over: the URLs its buckets took and no worker leased go back to
+    /// their queues, and its buckets go to the other processes now, rather than once it is
+    /// no longer heard from. Leases still out are refused after (their URLs come back with
+    /// the buckets' next owners): complete them first. Answers how many URLs went back.
     ///
     /// # Example
     ///
     /// ```no_run
     /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
-    /// let given_back = frontier.give_back_buffered().await?;
-    /// println!("{given_back} leases given back");
+    /// let given_back = frontier.hand_over().await?;
+    /// println!("{given_back} URLs given back");
     /// # Ok(()) }
     /// ```
-    pub async fn give_back_buffered(&self) -> Result<usize, Error> {
-        let leases: Vec<SharedLease> = self.inner.search.buffer().drain(..).collect();
-        let count = leases.len();
-        for answer in join_all(leases.into_iter().map(|lease| self.abandon(lease))).await {
-            answer?;
-        }
+    pub async fn hand_over(&self) -> Result<usize, Error> {
+        let inner = &self.inner;
+        inner.presence.left.store(true, Ordering::Relaxed);
+        let held: Vec<(u32, i64, usize)> = inner
+            .owners
+            .buckets()
+            .iter_mut()
+            .map(|(&bucket, owned)| (bucket, owned.epoch, owned.give_back_untaken()))
+            .collect();
+        let count = held.iter().map(|&(_, _, n)| n).sum();
+        let releases = held
+            .into_iter()
+            .map(|(bucket, epoch, _)| Arc::clone(inner).release(bucket, epoch));
+        let results = join_all(releases).await;
+        inner.leave().await;
+        results.into_iter().collect::<Result<Vec<()>, Error>>()?;
         Ok(count)
     }
 
@@ -1153,7 +1152,7 @@ impl SharedFrontier {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Completions refused because the lease had expired and gone back to the crawl.
+    /// Completions refused because the lease's bucket was taken over by another process.
     ///
     /// # Example
     ///
@@ -1166,9 +1165,6 @@ impl SharedFrontier {
 }
 
 impl Inner {
-    /// Stops renewing a lease: completed, given back, or its completion failed, when it
-    /// expires and its URL comes back to the crawl (it may have been done after all: then
-    /// the lease is gone already).
     /// Notes a lease of `url`: its page's links wait for a completion.
     pub(super) fn hold_pending(&self, url: &str) {
         let mut pending = self
@@ -1204,11 +1200,12 @@ impl Inner {
         }
     }
 
-    fn stop_renewing(&self, lease: &SharedLease) {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(lease.bucket, lease.token));
+    /// Gives up a lease's bucket when its completion cannot be sent: its URL comes back to
+    /// the crawl with the bucket's next owner (this process again, at a heartbeat that
+    /// reaches Redis). Leased again at once, it would be fetched again and again while
+    /// Redis refused.
+    fn give_up_bucket_of(&self, lease: &SharedLease) {
+        self.drop_bucket(lease.bucket, lease.epoch, "a completion could not be sent");
     }
 
     fn bucket_of(&self, host: &str) -> u32 {

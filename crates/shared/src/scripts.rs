@@ -9,7 +9,6 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use frontier::{Fate, Outcome, Politeness};
 use redis::{Cmd, Script, ToRedisArgs};
 
 use crate::seen::Probes;
@@ -51,20 +50,6 @@ impl HostField {
         HostField::Last,
     ];
 
-    fn lua(self) -> &'static str {
-        match self {
-            HostField::Active => "ACTIVE",
-            HostField::Next => "NEXT",
-            HostField::Delay => "DELAY",
-            HostField::Errs => "ERRS",
-            HostField::Since => "SINCE",
-            HostField::GaveUp => "GAVEUP",
-            HostField::Conns => "CONNS",
-            HostField::Pages => "PAGES",
-            HostField::Last => "LAST",
-        }
-    }
-
     /// The field's value for a host never stored, and for a state written without it.
     fn default(self) -> i64 {
         match self {
@@ -87,10 +72,9 @@ impl HostField {
         }
     }
 
-    /// A state as the scripts store it (see `stored_host` in `scripts/common.lua`): byte
-    /// 255, the number of fields, then the fields. Fields it lacks read as their defaults.
-    /// For tests, which look at what the scripts stored.
-    #[cfg(test)]
+    /// A state as stored (see `stored_host` in `scripts/common.lua`): byte 255, the number
+    /// of fields, then the fields. Fields it lacks read as their defaults; None for bytes
+    /// that are not a state.
     pub(crate) fn decode(stored: &[u8]) -> Option<[i64; 9]> {
         let mut out = HostField::ALL.map(HostField::default);
         let [255, n, rest @ ..] = stored else {
@@ -108,118 +92,85 @@ impl HostField {
     }
 }
 
-/// An outcome as the batch script reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OutcomeCode {
-    Success = 0,
-    Skipped = 1,
-    Failure = 2,
-    FailureToRetry = 3,
-    ErrorAnswer = 4,
-    /// Not an outcome: the lease went back unfetched ([`Ending::GivenBack`]).
-    GivenBack = 5,
-}
+/// A host's state as a bucket's `hosts` hash stores it for the process that owns the bucket
+/// next (see [`HostField`]): its owner keeps it in memory as a `frontier::HostRecord` and
+/// writes it with its batches. Times are the server's clock in ms; a process's own clock
+/// maps onto it by the server's clock at an instant of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HostState([i64; 9]);
 
-impl OutcomeCode {
-    const ALL: [OutcomeCode; 6] = [
-        OutcomeCode::Success,
-        OutcomeCode::Skipped,
-        OutcomeCode::Failure,
-        OutcomeCode::FailureToRetry,
-        OutcomeCode::ErrorAnswer,
-        OutcomeCode::GivenBack,
-    ];
-
-    fn lua(self) -> &'static str {
-        match self {
-            OutcomeCode::Success => "OUTCOME_SUCCESS",
-            OutcomeCode::Skipped => "OUTCOME_SKIPPED",
-            OutcomeCode::Failure => "OUTCOME_FAILURE",
-            OutcomeCode::FailureToRetry => "OUTCOME_FAILURE_TO_RETRY",
-            OutcomeCode::ErrorAnswer => "OUTCOME_ERROR_ANSWER",
-            OutcomeCode::GivenBack => "OUTCOME_GIVEN_BACK",
-        }
-    }
-
-    /// An outcome's code and its `Retry-After` in ms (-1 for none), as a batch entry carries
-    /// them.
-    pub(crate) fn of(outcome: Outcome) -> (u8, i64) {
-        let (code, retry_after) = match outcome {
-            Outcome::Success => (OutcomeCode::Success, None),
-            Outcome::Skipped => (OutcomeCode::Skipped, None),
-            Outcome::Failure {
-                retry: false,
-                retry_after,
-            } => (OutcomeCode::Failure, retry_after),
-            Outcome::Failure {
-                retry: true,
-                retry_after,
-            } => (OutcomeCode::FailureToRetry, retry_after),
-            Outcome::ErrorAnswer { retry_after } => (OutcomeCode::ErrorAnswer, retry_after),
+impl HostState {
+    /// The state of `record`, whose delay is `delay` (None: the crawl's), with the server's
+    /// clock `server` ms at `now`.
+    pub(crate) fn of(
+        record: &frontier::HostRecord,
+        delay: Option<Duration>,
+        now: std::time::Instant,
+        server: i64,
+    ) -> HostState {
+        let ms = |t: Option<std::time::Instant>| {
+            t.map_or(0, |t| {
+                let ahead = t.saturating_duration_since(now).as_millis();
+                let behind = now.saturating_duration_since(t).as_millis();
+                (server + i64::try_from(ahead).unwrap_or(i64::MAX / 2)
+                    - i64::try_from(behind).unwrap_or(0))
+                .max(1)
+            })
         };
-        (code as u8, retry_after.map_or(-1, millis))
+        let mut v = HostField::ALL.map(HostField::default);
+        v[HostField::Next as usize - 1] = ms(record.next_allowed);
+        v[HostField::Delay as usize - 1] = delay.map_or(-1, millis);
+        v[HostField::Errs as usize - 1] = i64::from(record.errors_in_row);
+        v[HostField::Since as usize - 1] = ms(record.failing_since);
+        v[HostField::GaveUp as usize - 1] = i64::from(record.given_up);
+        v[HostField::Last as usize - 1] = ms(record.last_start);
+        HostState(v)
     }
-}
 
-/// What the batch script answers of an entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FateCode {
-    /// An entry of links alone, with no lease.
-    LinksAlone = -2,
-    /// The lease is not held: it expired and went back to the crawl, or its token is
-    /// another URL's after a rollback.
-    NotHeld = -1,
-    Succeeded = 0,
-    Failed = 1,
-    Retried = 2,
-    Exhausted = 3,
-    DroppedWithHost = 4,
-    /// The lease went back unfetched, its URL first of its host's queue again.
-    GivenBack = 5,
-}
-
-impl FateCode {
-    const ALL: [FateCode; 8] = [
-        FateCode::LinksAlone,
-        FateCode::NotHeld,
-        FateCode::Succeeded,
-        FateCode::Failed,
-        FateCode::Retried,
-        FateCode::Exhausted,
-        FateCode::DroppedWithHost,
-        FateCode::GivenBack,
-    ];
-
-    fn lua(self) -> &'static str {
-        match self {
-            FateCode::LinksAlone => "FATE_LINKS_ALONE",
-            FateCode::NotHeld => "FATE_NOT_HELD",
-            FateCode::Succeeded => "FATE_SUCCEEDED",
-            FateCode::Failed => "FATE_FAILED",
-            FateCode::Retried => "FATE_RETRIED",
-            FateCode::Exhausted => "FATE_EXHAUSTED",
-            FateCode::DroppedWithHost => "FATE_DROPPED_WITH_HOST",
-            FateCode::GivenBack => "FATE_GIVEN_BACK",
+    /// Sets `record` and `delay` from this state, with the server's clock `server` ms at
+    /// `now`.
+    pub(crate) fn apply(
+        &self,
+        record: &mut frontier::HostRecord,
+        delay: &mut Option<Duration>,
+        now: std::time::Instant,
+        server: i64,
+    ) {
+        let v = &self.0;
+        let at = |ms: i64| {
+            (ms > 0).then(|| {
+                let d = Duration::from_millis(ms.abs_diff(server));
+                if ms >= server {
+                    now.checked_add(d).unwrap_or(now)
+                } else {
+                    now.checked_sub(d).unwrap_or(now)
+                }
+            })
+        };
+        record.next_allowed = at(v[HostField::Next as usize - 1]);
+        record.last_start = at(v[HostField::Last as usize - 1]);
+        record.failing_since = at(v[HostField::Since as usize - 1]);
+        record.errors_in_row = u32::try_from(v[HostField::Errs as usize - 1]).unwrap_or(0);
+        record.given_up = v[HostField::GaveUp as usize - 1] == 1;
+        let stored_delay = v[HostField::Delay as usize - 1];
+        if stored_delay >= 0 {
+            *delay = Some(Duration::from_millis(stored_delay.unsigned_abs()));
         }
     }
 
-    /// The fate a completion's answer says (`next_attempt` its second number); `None` when
-    /// the lease was not held, for an entry of links alone, and for a lease given back.
-    pub(crate) fn fate(code: i64, next_attempt: i64) -> Result<Option<Fate>, String> {
-        let code = FateCode::ALL
-            .into_iter()
-            .find(|c| *c as i64 == code)
-            .ok_or_else(|| format!("unknown fate {code}"))?;
-        Ok(match code {
-            FateCode::LinksAlone | FateCode::NotHeld | FateCode::GivenBack => None,
-            FateCode::Succeeded => Some(Fate::Succeeded),
-            FateCode::Failed => Some(Fate::Failed),
-            FateCode::Retried => Some(Fate::Retried {
-                attempts: u32::try_from(next_attempt).unwrap_or(u32::MAX),
-            }),
-            FateCode::Exhausted => Some(Fate::Exhausted),
-            FateCode::DroppedWithHost => Some(Fate::DroppedWithHost),
-        })
+    /// The state in stored bytes; None for bytes that are not one.
+    pub(crate) fn decode(stored: &[u8]) -> Option<HostState> {
+        HostField::decode(stored).map(HostState)
+    }
+
+    /// The bytes stored.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = vec![255, HostField::ALL.len() as u8];
+        for (field, &value) in HostField::ALL.iter().zip(&self.0) {
+            let bytes = value.to_be_bytes();
+            out.extend_from_slice(&bytes[8 - field.width()..]);
+        }
+        out
     }
 }
 
@@ -246,49 +197,9 @@ pub(crate) enum Clock {
 /// NODES` in each call, which cost a cluster's masters as much CPU as the rest of the call.)
 const MOVING: &[u8] = b":moving";
 
-/// A member of the bucket's sorted sets of lease deadlines (`due`) and ready hosts (`ready`),
-/// at +inf where no read reaches it: longer than a listpack's members may be
-/// (`zset-max-listpack-value`, 64 bytes by default), it makes its set a skiplist for good.
-/// A listpack's insert scans every member before it, parsing each (the deadlines, added
-/// last, went past them all: 8% of a crawl's Redis instructions, docs/benchmarks.md); a
-/// skiplist's takes a few steps.
-const SKIPLIST_MEMBER: &str =
-    "(kept so that this sorted set is a skiplist: a member over a listpacks 64 bytes)";
-
-/// The constants above, as every function of the library reads them.
+/// The constants every function of the library reads: the bits of a seen-test set's key.
 fn constants() -> String {
-    let mut lua = String::new();
-    let _ = writeln!(lua, "local SKIPLIST = '{SKIPLIST_MEMBER}'");
-    let mut defaults = Vec::new();
-    for field in HostField::ALL {
-        let _ = writeln!(lua, "local {} = {}", field.lua(), field as u8);
-        defaults.push(field.default().to_string());
-    }
-    let _ = writeln!(lua, "local HOST_DEFAULTS = {{{}}}", defaults.join(", "));
-    let _ = writeln!(
-        lua,
-        "local SET_KEY_BITS = {}",
-        crate::seen::SET_KEY_BYTES * 8
-    );
-    // A host's state as written and read (a library's top level may call no function):
-    // `struct`'s formats of the fields, all of them after the marker and the count
-    // (HOST_PACK), and the first n of them (HOST_UNPACK[n]).
-    let n = HostField::ALL.len();
-    let format = |fields: &[HostField]| -> String {
-        fields.iter().map(|f| format!("i{}", f.width())).collect()
-    };
-    let _ = writeln!(lua, "local HOST_PACK = '>BB{}'", format(&HostField::ALL));
-    let unpack: Vec<String> = (1..=n)
-        .map(|k| format!("'>{}'", format(&HostField::ALL[..k])))
-        .collect();
-    let _ = writeln!(lua, "local HOST_UNPACK = {{{}}}", unpack.join(", "));
-    for code in OutcomeCode::ALL {
-        let _ = writeln!(lua, "local {} = {}", code.lua(), code as u8);
-    }
-    for code in FateCode::ALL {
-        let _ = writeln!(lua, "local {} = {}", code.lua(), code as i64);
-    }
-    lua
+    format!("local SET_KEY_BITS = {}\n", crate::seen::SET_KEY_BYTES * 8)
 }
 
 /// The globals the functions use, as locals of the library, set by a call's `begin` the
@@ -329,12 +240,9 @@ fn begin(clock: Clock) -> String {
 const COMMON: &str = include_str!("scripts/common.lua");
 
 /// The bucket scripts, by name and source: each becomes a function of the library.
-const SCRIPTS: [(&str, &str); 11] = [
+const SCRIPTS: [(&str, &str); 8] = [
     ("batch", include_str!("scripts/batch.lua")),
-    ("lease", include_str!("scripts/lease.lua")),
-    ("renew", include_str!("scripts/renew.lua")),
-    ("crawl_delay", include_str!("scripts/crawl_delay.lua")),
-    ("host_policy", include_str!("scripts/host_policy.lua")),
+    ("own", include_str!("scripts/own.lua")),
     ("present", include_str!("scripts/present.lua")),
     ("mark_sitemap", include_str!("scripts/mark_sitemap.lua")),
     ("unmark_sitemap", include_str!("scripts/unmark_sitemap.lua")),
@@ -485,10 +393,7 @@ impl Call<'_> {
 pub(crate) struct Scripts {
     pub(crate) library: Library,
     pub(crate) batch: Function,
-    pub(crate) lease: Function,
-    pub(crate) renew: Function,
-    pub(crate) crawl_delay: Function,
-    pub(crate) host_policy: Function,
+    pub(crate) own: Function,
     pub(crate) present: Function,
     pub(crate) mark_sitemap: Function,
     pub(crate) unmark_sitemap: Function,
@@ -515,10 +420,7 @@ impl Scripts {
         };
         Scripts {
             batch: function("batch"),
-            lease: function("lease"),
-            renew: function("renew"),
-            crawl_delay: function("crawl_delay"),
-            host_policy: function("host_policy"),
+            own: function("own"),
             present: function("present"),
             mark_sitemap: function("mark_sitemap"),
             unmark_sitemap: function("unmark_sitemap"),
@@ -531,135 +433,72 @@ impl Scripts {
         }
     }
 
-    /// A lease script of bucket `tag`, all its arguments given (see `scripts/lease.lua`).
-    pub(crate) fn lease_call(
-        &self,
-        tag: &str,
-        politeness: &Politeness,
-        max: usize,
-        lease_time: Duration,
-        request: &str,
-    ) -> Call<'_> {
-        let mut invocation = self.lease.prepare_invoke();
-        for key in [
-            "ready", "hosts", "counts", "leases", "due", "replies0", "replies1",
-        ] {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(tag)
-            .arg(politeness.connections_per_host())
-            .arg(millis(politeness.delay()))
-            .arg(max)
-            .arg(millis(lease_time))
-            .arg(request);
-        invocation
-    }
-
-    /// A batch script of bucket `tag`, its entries to add with [`completion`] and [`link`]
-    /// (see `scripts/batch.lua`).
+    /// A batch script of bucket `tag`: its steps of links to add with [`links_step`] and
+    /// [`link`], then, sent by the bucket's owner (`owner`: its "id epoch"), its log with
+    /// [`owner_log`] (see `scripts/batch.lua`).
     pub(crate) fn batch_call(
         &self,
         tag: &str,
-        politeness: &Politeness,
         schedule: &str,
         request: &str,
         budgets: [u64; 3],
+        owner: Option<&str>,
+        steps: usize,
     ) -> Call<'_> {
-        let p = politeness;
         let mut invocation = self.batch.prepare_invoke();
-        for key in [
-            "seen", "ready", "hosts", "counts", "leases", "due", "replies0", "replies1", "domains",
-        ] {
+        for key in BATCH_KEYS {
             invocation.key(format!("{tag}:{key}"));
         }
         invocation
             .arg(tag)
-            .arg(p.connections_per_host())
             .arg(schedule)
-            .arg(millis(p.delay()))
-            .arg(millis(p.backoff_base()))
-            .arg(millis(p.backoff_max()))
-            .arg(millis(p.max_retry_after()))
-            .arg(p.max_consecutive_errors())
-            .arg(millis(p.give_up_after()))
-            .arg(p.max_attempts())
             .arg(request)
             .arg(budgets[0])
             .arg(budgets[1])
-            .arg(budgets[2]);
+            .arg(budgets[2])
+            .arg(owner.unwrap_or(""))
+            .arg(steps);
         invocation
     }
 
-    /// A crawl-delay script: `delay` is the host's whole delay now.
-    pub(crate) fn crawl_delay_call(
+    /// An own script of bucket `tag` (see `scripts/own.lua`): process `id`, holding it at
+    /// `epoch` (0: not), takes it (or renews its hold) for `ttl`, taking it over from
+    /// `gone` (a holder's "id epoch") if that holds it; or, `release`, lets it go.
+    pub(crate) fn own_call(
         &self,
         tag: &str,
-        host: &str,
-        delay: Duration,
-        politeness: &Politeness,
+        id: &str,
+        epoch: i64,
+        ttl: Duration,
+        release: bool,
+        gone: Option<&str>,
     ) -> Call<'_> {
-        let mut invocation = self.crawl_delay.prepare_invoke();
-        invocation
-            .key(format!("{tag}:hosts"))
-            .key(format!("{tag}:ready"))
-            .arg(tag)
-            .arg(host)
-            .arg(millis(delay))
-            .arg(politeness.connections_per_host());
-        invocation
-    }
-}
-
-/// How a lease of a batch entry ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// Its fetch ended so.
-    Fetched(Outcome),
-    /// It goes back unfetched, first of its host's queue, and its host is not leased again
-    /// for this long (zero: as its delay says). Given back for a time (its address's turn),
-    /// it made no request: the delay its start took goes back first
-    /// (`HostRecord::give_back_start`).
-    GivenBack(Duration),
-}
-
-impl Ending {
-    /// Its code and number, as a batch entry carries them: an outcome's `Retry-After` in ms
-    /// (-1 for none), or how long a host given back waits.
-    fn code(self) -> (u8, i64) {
-        match self {
-            Ending::Fetched(outcome) => OutcomeCode::of(outcome),
-            Ending::GivenBack(wait) => (OutcomeCode::GivenBack as u8, millis(wait)),
+        let mut invocation = self.own.prepare_invoke();
+        for key in ["owner", "counts", "leases", "work", "inbox"] {
+            invocation.key(format!("{tag}:{key}"));
         }
+        invocation
+            .arg(tag)
+            .arg(id)
+            .arg(epoch)
+            .arg(millis(ttl).max(1))
+            .arg(if release { "release" } else { "take" });
+        if let Some(gone) = gone {
+            invocation.arg(gone);
+        }
+        invocation
     }
 }
 
-/// Adds a batch entry's head: the lease to end (`None` for links alone) and how many links
-/// follow, each added with [`link`].
-pub(crate) fn completion(
-    invocation: &mut Call<'_>,
-    lease: Option<(&str, &str, Ending)>,
-    links: usize,
-) {
-    let (token, url, (code, number)) = match lease {
-        Some((token, url, ending)) => (token, url, ending.code()),
-        None => ("-", "-", (0, -1)),
-    };
-    invocation
-        .arg(token)
-        .arg(url)
-        .arg(&step_head(code, number, links)[..]);
-}
+/// The keys of a batch script, after its bucket's tag (see `scripts/batch.lua`).
+pub(crate) const BATCH_KEYS: [&str; 11] = [
+    "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains", "replies0",
+    "replies1",
+];
 
-/// A batch entry's numbers, packed as the script unpacks them (`STEP_HEAD`, `>Bi6I4`): its
-/// outcome's code, its number (48 bits, signed: ms), how many links follow.
-fn step_head(code: u8, number: i64, links: usize) -> [u8; 11] {
-    const MAX: i64 = (1 << 47) - 1;
-    let mut head = [0; 11];
-    head[0] = code;
-    head[1..7].copy_from_slice(&number.clamp(-MAX, MAX).to_be_bytes()[2..]);
-    head[7..].copy_from_slice(&u32::try_from(links).unwrap_or(u32::MAX).to_be_bytes());
-    head
+/// Adds a batch step's head: how many links follow, each added with [`link`].
+pub(crate) fn links_step(invocation: &mut Call<'_>, links: usize) {
+    invocation.arg(links);
 }
 
 /// The keys of an address's politeness (`scripts/address.lua`), after its tag.
@@ -713,20 +552,13 @@ mod conformance;
 
 #[cfg(test)]
 mod tests {
-    use super::Scripts;
-    use frontier::Politeness;
+    use super::{HostField, HostState, Scripts};
     use std::time::Duration;
 
     /// The keys an `FCALL` declares, after its function's name and their count.
     fn declared(cluster: bool) -> Vec<String> {
         let scripts = Scripts::new(cluster);
-        let call = scripts.lease_call(
-            "{c:7}",
-            &Politeness::default(),
-            4,
-            Duration::from_secs(30),
-            "r",
-        );
+        let call = scripts.own_call("{c:7}", "p", 0, Duration::from_secs(30), false, None);
         let args: Vec<String> = call
             .cmd()
             .args_iter()
@@ -743,12 +575,49 @@ mod tests {
     #[test]
     fn a_call_on_a_cluster_declares_a_key_no_script_writes() {
         let single = declared(false);
-        assert_eq!(single.first().map(String::as_str), Some("{c:7}:ready"));
+        assert_eq!(single.first().map(String::as_str), Some("{c:7}:owner"));
         assert!(!single.iter().any(|key| key.ends_with(":moving")));
         let cluster = declared(true);
         // The same keys, in the same order (the scripts read KEYS by index), and the one
         // that makes a moving slot refuse the call.
         assert_eq!(cluster[..single.len()], single[..]);
         assert_eq!(cluster[single.len()..], ["{c:7}:moving".to_owned()]);
+    }
+
+    /// A host's state as stored: byte 255, the number of fields, the fields.
+    fn host_bytes(fields: &[i64]) -> Vec<u8> {
+        let mut out = vec![255, fields.len() as u8];
+        for (field, value) in HostField::ALL.iter().zip(fields) {
+            out.extend_from_slice(&value.to_be_bytes()[8 - field.width()..]);
+        }
+        out
+    }
+
+    #[test]
+    fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
+        let read = |bytes: &[u8]| HostState::decode(bytes).map(|s| s.0);
+        // Fields: active, next, delay, errors, since, given up, connections, pages, last.
+        let whole = [2, 1000, -1, 1, 900, 0, 4, 7, 800];
+        assert_eq!(read(&host_bytes(&whole)), Some(whole));
+        // Written before pages and the last start were kept: they read as 0.
+        assert_eq!(
+            read(&host_bytes(&whole[..7])),
+            Some([2, 1000, -1, 1, 900, 0, 4, 0, 0])
+        );
+        // Written by a later version with a tenth field: the nine known are read.
+        let mut later = host_bytes(&whole);
+        later[1] = 10;
+        later.extend([0, 0, 0, 3]);
+        assert_eq!(read(&later), Some(whole));
+        // Negative values and times in ms past 2^32 come back as they went.
+        let far = [0, 1_795_796_411_199, -1, 0, 0, 0, -1, 0, 0];
+        assert_eq!(read(&host_bytes(&far)), Some(far));
+        // Not a state: None, never a panic.
+        for bad in [&b""[..], b"\x00\x09", b"\xff", b"\xff\x09\x00"] {
+            assert_eq!(read(bad), None, "{bad:?}");
+        }
+        // A state as written reads back.
+        let state = HostState(whole);
+        assert_eq!(HostState::decode(&state.encode()), Some(state));
     }
 }

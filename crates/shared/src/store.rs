@@ -33,7 +33,7 @@ const RETRY_FOR: Duration = Duration::from_secs(120);
 /// few hundred runs, after a cluster client's slot refresh) holds the heartbeat behind it;
 /// waited out for a whole lease time, it let every lease the process held expire, and their
 /// pages were fetched twice. Cut at a third, it is sent again in time for the renewal.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A process not heard of for this long is gone: it owns no bucket, and a crawl it was part
 /// of may be removed.
 pub(crate) const PRESENT_FOR: Duration = Duration::from_secs(5);

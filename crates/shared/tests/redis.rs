@@ -1,5 +1,5 @@
 //! The shared frontier against real `redis-server` processes: exactly-once admission under a
-//! race, leases that expire and come back, fencing, a cluster.
+//! race, buckets of a dead process taken over and their leases back, fencing, a cluster.
 
 #[allow(dead_code, unreachable_pub)]
 mod support;
@@ -21,6 +21,33 @@ fn urls(n: usize) -> Vec<Canonical> {
         .collect()
 }
 
+/// The next lease of `f`, waiting for it as a worker does: a process takes its buckets at
+/// its first heartbeat, and their URLs with their first batches.
+async fn next_lease(f: &SharedFrontier) -> shared::SharedLease {
+    loop {
+        match f.next().await.unwrap() {
+            Next::Lease(lease) => return lease,
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            other => panic!("URLs are queued: {other:?}"),
+        }
+    }
+}
+
+/// The first lease of either process, from the one that owns its bucket (each bucket has
+/// one owner at a time), and which one that is (0: `a`).
+async fn lease_of_either(a: &SharedFrontier, b: &SharedFrontier) -> (usize, shared::SharedLease) {
+    loop {
+        for (i, f) in [a, b].into_iter().enumerate() {
+            match f.next().await.unwrap() {
+                Next::Lease(lease) => return (i, lease),
+                Next::WaitUntil(_) => {}
+                other => panic!("URLs are queued: {other:?}"),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Pushes `urls` as seeds, `chunk` at a call: how many were new.
 async fn push_in_chunks(frontier: &SharedFrontier, urls: &[Canonical], chunk: usize) -> u64 {
     let mut new = 0;
@@ -40,17 +67,16 @@ async fn frontier_of(
     lease_time: Duration,
     layout: Layout,
 ) -> SharedFrontier {
-    frontier_with(url, name, lease_time, layout, 4, 4).await
+    frontier_with(url, name, lease_time, layout, 4).await
 }
 
-/// A process of the crawl `name`, with `connections` per host and `workers` asking for leases.
+/// A process of the crawl `name`, with `connections` per host.
 async fn frontier_with(
     url: &str,
     name: &str,
     lease_time: Duration,
     layout: Layout,
     connections: u32,
-    workers: usize,
 ) -> SharedFrontier {
     let store = Store::connect(url, name).await.expect("redis answers");
     let crawl = store.create(layout, "test settings", &[]).await.unwrap();
@@ -70,7 +96,6 @@ async fn frontier_with(
         scope,
         polite,
         lease_time,
-        workers,
     )
     .unwrap()
 }
@@ -106,7 +131,8 @@ async fn four_processes_racing_over_a_million_urls_admit_each_once() {
         "{new} admissions: too many false positives"
     );
     assert_eq!(totals.seen, new);
-    assert_eq!(totals.queued, new);
+    // Queued, or taken by the buckets' owners for their hosts' next leases.
+    assert_eq!(totals.queued + totals.leased, new);
     let info = server.cli(&["INFO", "memory"]);
     eprintln!(
         "seen-test: {} bytes per URL; {}",
@@ -345,17 +371,18 @@ async fn past_its_32_bit_generations_a_bucket_goes_on_in_wide_ones_exactly() {
     copies_find_what_redis_holds(&server, &second, old, fresh, 5_000).await;
 }
 
+/// A bucket's owner takes a host's URLs for all its free connections in one batch, and
+/// hands them out from memory: a lease is no Redis request of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_search_takes_leases_for_every_idle_worker() {
+async fn an_owner_takes_urls_for_a_hosts_free_connections_and_hands_them_out_from_memory() {
     let server = RedisServer::start();
-    let workers = 16;
+    let connections = 16;
     let frontier = frontier_with(
         &server.url(),
         "idle",
         Duration::from_secs(30),
         Layout::default(),
-        64,
-        workers,
+        connections,
     )
     .await;
     let canon = Canonicalizer::new();
@@ -367,46 +394,84 @@ async fn one_search_takes_leases_for_every_idle_worker() {
         })
         .collect();
     frontier.push_seeds(one_host).await.unwrap();
-    for round in 0..2 {
-        let mut leases = Vec::new();
-        while leases.len() < workers {
-            match frontier.next().await.unwrap() {
-                Next::Lease(lease) => leases.push(lease),
-                other => panic!("round {round}: URLs are queued, got {other:?}"),
-            }
-            if round == 0 && leases.len() == 1 {
-                // The first worker's search brought leases for the fifteen others, and a
-                // search ahead may have brought a quarter of the workers' worth more.
-                let buffered = frontier.buffered();
-                let ahead = workers / 4;
-                assert!(
-                    (workers - 1..=workers - 1 + ahead).contains(&buffered),
-                    "{buffered} buffered"
-                );
-            }
-        }
-        // No more than the search ahead keeps waiting.
-        assert!(frontier.buffered() <= workers / 4);
-        // Completed, they free their workers, and the next search takes as many again.
-        for lease in leases {
-            frontier.complete(lease, Outcome::Success).await.unwrap();
+    let first = next_lease(&frontier).await;
+    // One more than the host's connections: the next lease is there when one ends.
+    assert_eq!(frontier.buffered(), connections as usize);
+    let before = frontier.store().requests();
+    let mut leases = vec![first];
+    for _ in 1..connections {
+        match frontier.next().await.unwrap() {
+            Next::Lease(lease) => leases.push(lease),
+            other => panic!("URLs are taken for every connection: {other:?}"),
         }
     }
+    assert_eq!(frontier.store().requests(), before, "leases from memory");
+    // Every connection busy: the URL taken ahead waits for one.
+    assert!(matches!(frontier.next().await.unwrap(), Next::WaitUntil(_)));
+    assert_eq!(frontier.buffered(), 1);
+    for lease in leases {
+        frontier.complete(lease, Outcome::Success).await.unwrap();
+    }
+    let totals = frontier.totals().await.unwrap();
+    assert_eq!(totals.done, u64::from(connections));
+}
+
+/// Regression: a process letting buckets go to one that joined, while it still had leases
+/// of them out, kept letting them go after the other left: busy, leasing nothing, and its
+/// crawl never ended (`domain_budgets_hold_across_processes` hung in CI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buckets_let_go_to_a_process_that_left_are_kept_and_the_crawl_ends() {
+    let server = RedisServer::start();
+    let first = frontier(&server.url(), "kept", Duration::from_secs(30)).await;
+    // A URL on each of 100 hosts: every bucket has some, and all are leased.
+    first.push_seeds(urls(100)).await.unwrap();
+    let mut leases = Vec::new();
+    while leases.len() < 100 {
+        leases.push(next_lease(&first).await);
+    }
+    // A second process joins: the first lets its share go, once its leases of it end.
+    let second = frontier(&server.url(), "kept", Duration::from_secs(30)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // And leaves before they did.
+    second.hand_over().await.unwrap();
+    drop(second);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for lease in leases {
+        first.complete(lease, Outcome::Success).await.unwrap();
+    }
+    let end = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match first.next().await.unwrap() {
+                Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+                Next::Done => break,
+                other => panic!("nothing is left: {other:?}"),
+            }
+        }
+    });
+    assert!(end.await.is_ok(), "the crawl never ended");
+    let totals = first.totals().await.unwrap();
+    assert_eq!((totals.done, totals.queued, totals.leased), (100, 0, 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
     let server = RedisServer::start();
-    let dead = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
-    let alive = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
-    dead.push_seeds(urls(1)).await.unwrap();
-    let Next::Lease(lost) = dead.next().await.unwrap() else {
-        panic!("the URL is leased");
+    let first = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    let second = frontier(&server.url(), "leases", Duration::from_secs(1)).await;
+    first.push_seeds(urls(1)).await.unwrap();
+    // The one whose bucket it is leases the URL, and dies.
+    let (which, lost) = lease_of_either(&first, &second).await;
+    let (dead, alive) = if which == 0 {
+        (first, second)
+    } else {
+        (second, first)
     };
-    // The process "dies": it stops renewing (dropping the frontier stops its renewals).
+    // The process "dies": it stops renewing its hold and saying it is present (dropping
+    // the frontier stops its heartbeat).
     let url = lost.url().clone();
     drop(dead);
-    // Its lease is held until it expires: nothing for the other process meanwhile.
+    // Its bucket is held until the hold lapses and the process is no longer counted
+    // present: the other process then takes it over, the URL back in its queue.
     let again = loop {
         match alive.next().await.unwrap() {
             Next::Lease(lease) => break lease,
@@ -435,7 +500,13 @@ async fn a_lease_of_a_dead_process_comes_back_and_its_completion_is_refused() {
     let totals = alive.totals().await.unwrap();
     assert_eq!((totals.done, totals.queued, totals.leased), (1, 0, 0));
     assert_eq!(totals.reaped, 1);
-    assert!(matches!(alive.next().await.unwrap(), Next::Done));
+    loop {
+        match alive.next().await.unwrap() {
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Done => break,
+            other => panic!("nothing is left: {other:?}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -517,16 +588,8 @@ async fn a_seeds_redirect_target_is_not_among_the_seeds_processes_join_with() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_another() {
     let cluster = RedisCluster::start();
-    let dbsize = |cluster: &RedisCluster| -> u64 {
-        cluster
-            .nodes
-            .iter()
-            .map(|n| n.cli(&["DBSIZE"]).trim().parse::<u64>().unwrap())
-            .sum()
-    };
     let other = frontier(&cluster.url(), "other", Duration::from_secs(30)).await;
     other.push_seeds(urls(300)).await.unwrap();
-    let before = dbsize(&cluster);
     let gone = frontier(&cluster.url(), "gone", Duration::from_secs(30)).await;
     gone.push_seeds(urls(300)).await.unwrap();
     let store = Store::connect(&cluster.url(), "gone").await.unwrap();
@@ -538,18 +601,30 @@ async fn removing_a_crawl_on_a_cluster_leaves_none_of_its_keys_and_all_of_anothe
             Next::Lease(lease) => drop(gone.complete(lease, Outcome::Success).await.unwrap()),
             Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
             Next::Pending => panic!("a shared frontier says when to ask again"),
-            // Over: the process has left.
+            // Over: the process has left, and hands its buckets over as a crawler does.
             Next::Done => break,
         }
     }
+    gone.hand_over().await.unwrap();
     assert!(store.load().await.unwrap().unwrap().finished.is_some());
     let removed = store.remove().await.unwrap();
     assert!(removed > 0);
+    let keys_of = |name: &str| -> usize {
+        cluster
+            .nodes
+            .iter()
+            .map(|n| {
+                let keys = n.cli(&["KEYS", &format!("*{name}*")]);
+                keys.lines().filter(|k| !k.trim().is_empty()).count()
+            })
+            .sum()
+    };
     assert_eq!(
-        dbsize(&cluster),
-        before,
-        "only the other crawl's keys are left"
+        keys_of("gone"),
+        0,
+        "none of the removed crawl's keys is left"
     );
+    assert!(keys_of("other") > 0, "the other crawl's keys are left");
     assert!(store.load().await.unwrap().is_none());
     let again = Store::connect(&cluster.url(), "other").await.unwrap();
     assert!(again.load().await.unwrap().is_some());
@@ -590,16 +665,18 @@ async fn a_token_is_not_handed_out_again_and_completes_only_its_own_url() {
     let page = canon.canonicalize("http://h1.example/a").unwrap();
     f.push_seeds(vec![page.clone()]).await.unwrap();
     server.cli(&["SAVE"]);
-    let Next::Lease(first) = f.next().await.unwrap() else {
-        panic!("a lease");
-    };
+    let first = next_lease(&f).await;
     let (_, before) = leases(&server, "t");
-    // Back to the snapshot, where the URL is queued and no token was handed out.
+    // Back to the snapshot, where no token was handed out yet. The first process is gone
+    // too, as is its hold: the next takes its buckets over at once.
     server.crash_and_restart();
+    drop(f);
+    let owners = server.cli(&["KEYS", "{t:*}:owner"]);
+    for key in owners.lines().chain(["t:procs"]) {
+        server.cli(&["DEL", key.trim()]);
+    }
     let g = frontier(&server.url(), "t", Duration::from_secs(30)).await;
-    let Next::Lease(second) = g.next().await.unwrap() else {
-        panic!("the URL again");
-    };
+    let second = next_lease(&g).await;
     let (key, after) = leases(&server, "t");
     assert_ne!(before[0].0, after[0].0, "a token handed out twice");
     // As if the token were another URL's now: the old completion leaves that lease alone.
@@ -640,6 +717,8 @@ async fn a_removal_cut_short_is_finished_by_the_next() {
     {
         let f = frontier(&server.url(), "cut", Duration::from_secs(30)).await;
         f.push_seeds(urls(100)).await.unwrap();
+        // The process stops, as a crawler does: its buckets handed over, nothing more sent.
+        f.hand_over().await.unwrap();
     }
     // As a removal stopped after its mark and a few keys.
     server.cli(&["HSET", "cut:meta", "removing", "1"]);
@@ -858,16 +937,15 @@ async fn a_list_given_to_several_processes_is_queued_once_between_them() {
     let (queued_a, queued_b) = (queued_a.unwrap(), queued_b.unwrap());
     assert_eq!(queued_a + queued_b, list.len() as u64);
     let totals = a.totals().await.unwrap();
-    assert_eq!(totals.queued, list.len() as u64);
+    assert_eq!(totals.queued + totals.leased, list.len() as u64);
     let shares = server.cli(&["HGETALL", "shares:shares"]);
     assert_eq!(shares.matches("done").count(), 3, "{shares}");
-    // Late: every chunk is done, so nothing of it is sent: a claim asked per chunk, and the
-    // process's own heartbeat (queuing them would take a script per bucket at least, 64).
+    // Late: every chunk is done, so nothing of it is sent for admission (it would take a
+    // script per bucket at least, 64), only a claim asked per chunk.
     let c = frontier(&server.url(), "shares", Duration::from_secs(30)).await;
-    let before = c.store().requests();
     assert_eq!(c.push_shared("L", list, false).await.unwrap(), 0);
-    let sent = c.store().requests() - before;
-    assert!(sent <= 10, "{sent} requests");
+    let admission = c.stats().admission;
+    assert_eq!((admission.new, admission.seen), (0, 0), "none of it sent");
 }
 
 /// Regression: what a process queued with a URL (a recrawl's earlier validators) comes back
@@ -899,14 +977,26 @@ async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
             .await
             .unwrap()
     );
+    // Leased by the process that owns the host's bucket, whichever: it is `b` from here on.
     let mut leases = Vec::new();
+    let mut owner = None;
     while leases.len() < memos.len() {
-        match b.next().await.unwrap() {
-            Next::Lease(lease) => leases.push(lease),
-            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
-            other => panic!("three URLs are queued: {other:?}"),
+        for (i, f) in [&a, &b].into_iter().enumerate() {
+            if owner.is_some_and(|o| o != i) {
+                continue;
+            }
+            match f.next().await.unwrap() {
+                Next::Lease(lease) => {
+                    owner = Some(i);
+                    leases.push(lease);
+                }
+                Next::WaitUntil(_) => {}
+                other => panic!("three URLs are queued: {other:?}"),
+            }
         }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let (a, b) = if owner == Some(0) { (b, a) } else { (a, b) };
     leases.sort_by(|x, y| x.url().as_str().cmp(y.url().as_str()));
     for (lease, (url, from, memo)) in leases.iter().zip(memos) {
         assert_eq!(lease.url().as_str(), url);
@@ -970,43 +1060,6 @@ async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end(
         matches!(turn(request(9, 4)).await.unwrap(), Turn::Full(_)),
         "the lease's second request still holds its connection"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn lease_deadlines_and_ready_hosts_are_skiplists_and_a_crawl_still_ends() {
-    let server = RedisServer::start();
-    let frontier = frontier(&server.url(), "skip", Duration::from_secs(30)).await;
-    frontier.push_seeds(urls(40)).await.unwrap();
-    let mut leases = Vec::new();
-    while let Next::Lease(lease) = frontier.next().await.unwrap() {
-        leases.push(lease);
-    }
-    assert!(!leases.is_empty());
-    let keys = server.cli(&["KEYS", "*"]);
-    let sets: Vec<&str> = keys
-        .lines()
-        .filter(|k| k.ends_with(":due") || k.ends_with(":ready"))
-        .collect();
-    assert!(!sets.is_empty());
-    for key in sets {
-        let encoding = server.cli(&["OBJECT", "ENCODING", key]);
-        assert_eq!(encoding.trim(), "skiplist", "{key}");
-    }
-    // Their +inf member is no deadline and no ready host: the crawl ends when its URLs do.
-    for lease in leases {
-        frontier.complete(lease, Outcome::Success).await.unwrap();
-    }
-    loop {
-        match frontier.next().await.unwrap() {
-            Next::Lease(lease) => frontier
-                .complete(lease, Outcome::Success)
-                .await
-                .map(drop)
-                .unwrap(),
-            Next::Done => break,
-            other => panic!("every URL queued is leasable at once, got {other:?}"),
-        }
-    }
 }
 
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch

@@ -2,6 +2,7 @@
 //! of their bucket, many pages to a round trip; admission's own counts, and the links this
 //! process remembers having sent.
 
+use super::owned::{EndedLease, Log};
 use super::*;
 
 /// What this process sends Redis: each bucket's next batch and content tests, the links
@@ -57,36 +58,27 @@ pub(super) const MAX_BATCH: usize = 1000;
 /// The most steps (completions, or links alone) one batch script takes.
 pub(super) const MAX_STEPS: usize = 128;
 
-/// One step of a bucket's batch: a lease to complete with its page's links of the bucket,
-/// or links alone.
+/// One step of a bucket's batch: a page's links of the bucket, and its lease's end, if
+/// any, with the epoch of the hold it was leased under: written by the same script as the
+/// links, in the owner's part, when this process still holds the bucket at that epoch.
 pub(super) struct Step {
-    pub(super) lease: Option<Completing>,
+    pub(super) ended: Option<(i64, EndedLease)>,
     pub(super) links: Vec<Link>,
-}
-
-/// A lease to end, as the batch script takes it: the URL goes with the token, so that a
-/// token handed out again (Redis rolled back to a snapshot older than the lease) ends
-/// nothing but the lease of that URL.
-pub(super) struct Completing {
-    pub(super) token: u64,
-    pub(super) url: String,
-    pub(super) ending: Ending,
 }
 
 /// What the batch script answers for one step (see `scripts/batch.lua`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct StepAnswer {
-    /// The step's fate (a `FateCode`: `LinksAlone` for a step that only pushes links).
-    pub(super) fate: i64,
-    /// The attempt a retry will be.
-    pub(super) next_attempt: i64,
-    /// URLs waiting on a host given up by this step.
-    pub(super) given_up: i64,
     /// Links new to the crawl, queued.
     pub(super) admitted: i64,
     /// Links the budgets refused: the host's pages, its domain's hosts, its domain's pages
     /// (as [`REFUSED_BY`]).
     pub(super) refused: [i64; 3],
+    /// For a step waiting on a lease's end: whether the lease was in flight when its end
+    /// was written (else it had gone back to the crawl), and the URLs its host has queued
+    /// (-1: not asked). None when its end was not written (the bucket is no longer this
+    /// process's).
+    pub(super) ended: Option<(bool, i64)>,
 }
 
 /// The budgets of [`StepAnswer::refused`], in its order.
@@ -98,15 +90,13 @@ const REFUSED_BY: [frontier::DropReason; 3] = [
 
 impl StepAnswer {
     /// The numbers the script answers per step.
-    pub(super) const LEN: usize = 7;
+    pub(super) const LEN: usize = 4;
 
     fn of(n: &[i64]) -> StepAnswer {
         StepAnswer {
-            fate: n[0],
-            next_attempt: n[1],
-            given_up: n[2],
-            admitted: n[3],
-            refused: [n[4], n[5], n[6]],
+            admitted: n[0],
+            refused: [n[1], n[2], n[3]],
+            ended: None,
         }
     }
 }
@@ -203,56 +193,6 @@ impl Inner {
             (sent as u64).saturating_sub(new + refusals),
             Ordering::Relaxed,
         );
-    }
-
-    /// Makes sure Redis holds the own politeness (`[[hosts]]` delay and connections) of the
-    /// links' hosts before their first links are admitted, so that a host's limits hold from
-    /// its first lease. One request per host with settings of its own, once per process.
-    pub(super) async fn set_policies(&self, links: &[Link]) -> Result<(), Error> {
-        let todo: Vec<(u32, String, HostPoliteness)> = {
-            let mut done = self
-                .sent
-                .policies
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let mut todo = Vec::new();
-            for link in links {
-                if done.contains(&link.host) {
-                    continue;
-                }
-                done.insert(link.host.clone());
-                let own = self.rules.politeness.host(&link.host);
-                if !own.is_default() {
-                    todo.push((link.bucket, link.host.clone(), own));
-                }
-            }
-            todo
-        };
-        let requests = todo.iter().map(|(bucket, host, own)| {
-            let tag = self.store.tag(*bucket);
-            let mut invocation = self.scripts.host_policy.prepare_invoke();
-            invocation
-                .key(format!("{tag}:hosts"))
-                .key(format!("{tag}:counts"))
-                .arg(&tag)
-                .arg(host)
-                .arg(own.delay.map_or(-1, millis))
-                .arg(own.connections.map_or(-1, i64::from));
-            async move { self.call::<i64>(&invocation).await }
-        });
-        let mut failed = None;
-        for (result, (_, host, _)) in join_all(requests).await.into_iter().zip(&todo) {
-            if let Err(err) = result {
-                // Not held: asked again with the host's next links.
-                self.sent
-                    .policies
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(host);
-                failed.get_or_insert(err);
-            }
-        }
-        failed.map_or(Ok(()), Err)
     }
 
     /// Notes links as admitted in Redis: this process sends them no more.
@@ -353,7 +293,7 @@ impl Inner {
             let sent = links.len();
             let inner = Arc::clone(self);
             async move {
-                let step = Step { lease: None, links };
+                let step = Step { ended: None, links };
                 let StepAnswer {
                     admitted: new,
                     refused,
@@ -432,7 +372,7 @@ impl Inner {
                     .collect();
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
-                    let step = Step { lease: None, links };
+                    let step = Step { ended: None, links };
                     self.sent.batches.push(bucket, step, unheard);
                 }
             }
@@ -498,20 +438,36 @@ impl Inner {
         [self.rules.scope.per_host_budget(), hosts, pages].map(|limit| limit.unwrap_or(0))
     }
 
-    /// One batch script: its steps' completions and links, in order. Answers each step's
-    /// numbers ([`StepAnswer::LEN`]), and how many generations the bucket's seen-test has (-1: not read).
+    /// One batch script: its steps' links, in order, and its owner's log if this process
+    /// owns the bucket. Answers each step's numbers ([`StepAnswer::LEN`]), and how many
+    /// generations the bucket's seen-test has (-1: not read).
     pub(super) async fn send_batch(
         &self,
         bucket: u32,
         steps: &[(Step, Reply<StepAnswer>)],
     ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
+        let mut owner = self.owner_log(bucket);
+        // The ends of the leases whose pages' links this batch carries (see `Ended::lease`),
+        // by their steps' places.
+        let mut carried = Vec::new();
+        if let Some((_, epoch, log)) = &mut owner {
+            for (place, (step, _)) in steps.iter().enumerate() {
+                if let Some((at, end)) = &step.ended
+                    && at == epoch
+                {
+                    log.ended.push(end.clone());
+                    carried.push(place);
+                }
+            }
+        }
         let mut invocation = self.scripts.batch_call(
             &tag,
-            &self.rules.politeness,
             self.keys.schedule.text(bucket),
             &self.request_id(),
             self.budgets(),
+            owner.as_ref().map(|(owner, _, _)| owner.as_str()),
+            steps.len(),
         );
         for (step, _) in steps {
             // Links a copy of a frozen generation knows are seen, and not sent.
@@ -524,10 +480,7 @@ impl Inner {
                     sent.push((link, probes));
                 }
             }
-            let lease = step.lease.as_ref();
-            let lease = lease.map(|c| (c.token.to_string(), c.url.as_str(), c.ending));
-            let lease = lease.as_ref().map(|(t, url, o)| (t.as_str(), *url, *o));
-            scripts::completion(&mut invocation, lease, sent.len());
+            scripts::links_step(&mut invocation, sent.len());
             for (link, probes) in sent {
                 scripts::link(
                     &mut invocation,
@@ -541,29 +494,152 @@ impl Inner {
                 );
             }
         }
-        let answer: Vec<i64> = self.call(&invocation).await?;
-        if answer.len() != steps.len() * StepAnswer::LEN + BucketView::LEN + 1 {
-            return Err(ErrorKind::Server(format!(
-                "unexpected answer to a batch of {}: {} numbers",
-                steps.len(),
-                answer.len()
-            ))
-            .into());
+        if let Some((_, _, log)) = &owner {
+            add_owner_log(&mut invocation, log);
         }
-        let (answers, view) = answer.split_at(steps.len() * StepAnswer::LEN);
-        self.note_bucket(bucket, BucketView::of(view));
-        let answers = answers
+        // Written or not, or its answer unread: the bucket is taken over anew (its URLs
+        // in flight back to their queues), rather than its log guessed at. Kept, it would
+        // wait for ever for the URLs its log asked for.
+        let owner_epoch = owner.as_ref().map(|(_, epoch, _)| *epoch);
+        let failed = |err: Error| {
+            if let Some(epoch) = owner_epoch {
+                self.drop_bucket(bucket, epoch, "a batch of its log failed");
+            }
+            err
+        };
+        let answer: Vec<redis::Value> = self.call(&invocation).await.map_err(failed)?;
+        let bad = || {
+            failed(Error::from(ErrorKind::Server(format!(
+                "unexpected answer to a batch of {}",
+                steps.len()
+            ))))
+        };
+        let head = BucketView::LEN + 2 + steps.len() * StepAnswer::LEN;
+        if answer.len() < head {
+            return Err(bad());
+        }
+        let numbers = answer[..head]
+            .iter()
+            .map(|v| match v {
+                redis::Value::Int(n) => Ok(*n),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<i64>, Error>>()?;
+        let view = BucketView::of(&numbers);
+        self.note_bucket(bucket, view);
+        let generations = numbers[BucketView::LEN];
+        let status = numbers[BucketView::LEN + 1];
+        let mut answers: Vec<StepAnswer> = numbers[BucketView::LEN + 2..]
             .chunks(StepAnswer::LEN)
             .map(StepAnswer::of)
             .collect();
-        Ok((answers, view[5]))
+        if let Some((_, epoch, log)) = owner {
+            let ended = self
+                .owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)
+                .map_err(failed)?;
+            for (place, end) in carried.into_iter().zip(ended) {
+                answers[place].ended = Some(end);
+            }
+        }
+        Ok((answers, generations))
+    }
+}
+
+/// Adds the owner's log to a batch script, after its steps (see `scripts/batch.lua`).
+pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
+    invocation.arg(log.ended.len());
+    for ended in &log.ended {
+        let mark = match (&ended.retry, ended.gave_up_host) {
+            (None, false) => "d",
+            (None, true) => "D",
+            (Some(_), false) => "r",
+            (Some(_), true) => "R",
+        };
+        invocation
+            .arg(ended.token)
+            .arg(mark)
+            .arg(&ended.url)
+            .arg(ended.retry.as_deref().unwrap_or(""));
+    }
+    invocation.arg(log.back.len());
+    for token in &log.back {
+        invocation.arg(token);
+    }
+    invocation.arg(log.states.len());
+    for (host, state) in &log.states {
+        invocation.arg(host).arg(state.encode());
+    }
+    invocation.arg(log.wanted.len());
+    for (host, n) in &log.wanted {
+        invocation.arg(host).arg(n);
+    }
+    invocation.arg(log.new_hosts).arg(log.given_up_hosts);
+}
+
+/// The owner's part of a batch script's answer, read against the log it carried (see
+/// `scripts/batch.lua`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct OwnerReply {
+    /// For each lease ended, in the log's order: whether it was still in flight, and the
+    /// URLs its host has queued (-1: not asked).
+    pub(crate) ended: Vec<(bool, i64)>,
+    /// For each host asked for URLs, in the log's order: the URLs taken (token and entry),
+    /// and the URLs its queue holds after.
+    pub(crate) taken: Vec<(Vec<(u64, String)>, i64)>,
+    /// The hosts other processes' links gave work, with their stored states.
+    pub(crate) given: Vec<(String, Option<scripts::HostState>)>,
+}
+
+impl OwnerReply {
+    /// Reads `rest`, the answer after its steps' numbers, of a batch that carried `log`;
+    /// None when it is not such an answer.
+    pub(crate) fn read(log: &Log, rest: &[redis::Value]) -> Option<OwnerReply> {
+        use redis::Value;
+        let mut values = rest.iter();
+        let number = |v: Option<&Value>| match v? {
+            Value::Int(n) => Some(*n),
+            Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+            _ => None,
+        };
+        let mut reply = OwnerReply::default();
+        for _ in &log.ended {
+            let held = number(values.next())? == 1;
+            reply.ended.push((held, number(values.next())?));
+        }
+        let mut next = || values.next();
+        let text = |v: Option<&Value>| match v? {
+            Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => None,
+        };
+        let int = |v: Option<&Value>| match v? {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        };
+        for _ in &log.wanted {
+            let n = int(next())?;
+            let mut urls = Vec::with_capacity(usize::try_from(n).ok()?);
+            for _ in 0..n {
+                let token = text(next())?.parse().ok()?;
+                urls.push((token, text(next())?));
+            }
+            reply.taken.push((urls, int(next())?));
+        }
+        for _ in 0..int(next())? {
+            let host = text(next())?;
+            let state = match next()? {
+                Value::BulkString(b) if !b.is_empty() => scripts::HostState::decode(b),
+                _ => None,
+            };
+            reply.given.push((host, state));
+        }
+        Some(reply)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{LINGER_BUSY, MAX_BATCH, MAX_STEPS, entry_tail, lingers, memo_text};
-    use crate::frontier::lease_search::Counted;
+    use crate::frontier::owners::Counted;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -12,6 +12,9 @@ pub(super) struct Presence {
     pub(super) idle_check: Mutex<(Instant, Duration)>,
     /// Set once the crawl is over: every worker is told so without reading Redis again.
     pub(super) over: AtomicBool,
+    /// Set once this process handed its part over (see [`SharedFrontier::hand_over`]): it
+    /// takes no bucket after.
+    pub(super) left: AtomicBool,
     /// The store's count of server changes as last seen (see [`Inner::check_server`]).
     pub(super) server_changes: AtomicU64,
     /// Each bucket's count of changes as last heard, and when by the server's clock (ms):
@@ -65,9 +68,13 @@ impl Presence {
     }
 }
 
-/// How often a process says it is present and learns who else is (and, every fifth time,
-/// reads the crawl's totals).
-pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How often a process says it is present and learns who else is: a process that joins
+/// waits for its buckets until their owner's next beat has heard of it, so a beat of a
+/// second kept a second process idle for the first second of a crawl.
+pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
+
+/// Every this many beats a process reads the crawl's totals (every bucket's counts).
+const TOTALS_EVERY: u64 = 20;
 
 pub(crate) use crate::store::PRESENT_FOR;
 
@@ -79,18 +86,29 @@ pub(super) const IDLE_CHECK_MIN: Duration = Duration::from_millis(50);
 
 pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 
-/// Says each second that this process is present (and learns which buckets it owns),
-/// reads the crawl's totals every fifth second, and renews this process's leases every
-/// third of their time, until the frontier is dropped.
+/// Says at each beat that this process is present, takes the buckets it is to own and lets
+/// go of the others, renews its hold on its own every third of their time, and reads the
+/// crawl's totals every five seconds, until the frontier is dropped or hands its part over.
 pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
-    let mut last_renew = Instant::now();
     for beat in 0u64.. {
         {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
-            if let Err(err) = inner.present().await {
-                tracing::debug!("saying this process is present: {err}");
+            if inner.presence.left.load(Ordering::Relaxed) {
+                return;
+            }
+            match inner.present().await {
+                Ok(present) => {
+                    // Redis restarted or failed over: its buckets are taken anew.
+                    inner.check_server();
+                    let third = inner.rules.lease_time / 3;
+                    let every = (third.as_millis() / HEARTBEAT.as_millis()).max(1);
+                    inner
+                        .hold_buckets(&present, u128::from(beat) % every == 0)
+                        .await
+                }
+                Err(err) => tracing::debug!("saying this process is present: {err}"),
             }
             inner.check_epoch().await;
             inner.widen_scope().await;
@@ -99,7 +117,7 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        if beat % 5 == 0
+        if beat % TOTALS_EVERY == 0
             && let Ok(totals) = inner.read_totals().await
         {
             *inner
@@ -108,68 +126,27 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = totals;
         }
-        if last_renew.elapsed() < inner.rules.lease_time / 3 {
-            continue;
-        }
-        last_renew = Instant::now();
-        let mut by_bucket: HashMap<u32, Vec<u64>> = HashMap::new();
-        for &(bucket, token) in inner
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            by_bucket.entry(bucket).or_default().push(token);
-        }
-        let renewals = by_bucket.into_iter().map(|(bucket, tokens)| {
-            let inner = &inner;
-            async move {
-                let tag = inner.store.tag(bucket);
-                let mut invocation = inner.scripts.renew.prepare_invoke();
-                invocation
-                    .key(format!("{tag}:leases"))
-                    .key(format!("{tag}:due"))
-                    .arg(&tag)
-                    .arg(millis(inner.rules.lease_time))
-                    .arg(tokens);
-                inner.call::<i64>(&invocation).await
-            }
-        });
-        for result in join_all(renewals).await {
-            if let Err(err) = result {
-                tracing::warn!("renewing leases: {err}");
-            }
-        }
     }
 }
 
-/// What a script says of its bucket after it ran, at the end of its answer.
+/// What a batch script says of its bucket after it ran, first in its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct BucketView {
-    /// When the bucket's first host is ready (ms, the server's clock), or -1 for none.
-    pub(super) ready_at: i64,
     /// The server's clock as the script ran (ms).
     pub(super) server_now: i64,
-    /// URLs queued in the bucket.
-    pub(super) queued: i64,
-    /// URLs leased from it.
-    pub(super) leased: i64,
     /// The bucket's count of changes: it only grows, unless Redis went back.
     pub(super) ops: i64,
 }
 
 impl BucketView {
     /// The numbers a script answers for its bucket.
-    pub(super) const LEN: usize = 5;
+    pub(super) const LEN: usize = 2;
 
     /// The view in the first [`BucketView::LEN`] numbers of `n`.
     pub(super) fn of(n: &[i64]) -> BucketView {
         BucketView {
-            ready_at: n[0],
-            server_now: n[1],
-            queued: n[2],
-            leased: n[3],
-            ops: n[4],
+            server_now: n[0],
+            ops: n[1],
         }
     }
 }
@@ -184,13 +161,7 @@ impl Inner {
     /// [`Inner::went_back`]).
     pub(super) fn note_bucket(&self, bucket: u32, view: BucketView) {
         self.check_server();
-        let BucketView {
-            ready_at,
-            server_now,
-            queued,
-            leased,
-            ops,
-        } = view;
+        let BucketView { server_now, ops } = view;
         // Answers of scripts in flight together may come in another order than they ran:
         // only one that ran later by the server's clock, with fewer changes, shows that
         // Redis went back; a clock a second behind is another server.
@@ -213,20 +184,6 @@ impl Inner {
         if let Some(why) = went_back {
             self.went_back(why);
         }
-        let now = Instant::now();
-        let ready = (ready_at >= 0).then(|| {
-            now + Duration::from_millis(u64::try_from(ready_at - server_now).unwrap_or(0))
-        });
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let view = &mut views[bucket as usize];
-        view.ready = ready;
-        view.queued = queued;
-        view.leased = leased;
-        view.heard = Some(now);
     }
 
     /// Redis is another server than when this process last looked (restarted, or a replica
@@ -292,10 +249,16 @@ impl Inner {
         });
     }
 
-    /// Forgets the links sent, the copies of frozen generations and the hosts whose
-    /// politeness it set (see [`Inner::went_back`]).
+    /// Forgets the links sent, the copies of frozen generations, the hosts whose
+    /// politeness it set, and the buckets it owns (see [`Inner::went_back`]): what it holds
+    /// of them in memory may be newer than Redis, so they are taken anew at the next
+    /// heartbeat, with their URLs in flight as Redis has them back in their queues.
     pub(super) fn forget_sent(&self) {
         self.presence.forgets.fetch_add(1, Ordering::Relaxed);
+        let dropped = std::mem::take(&mut *self.owners.buckets());
+        if !dropped.is_empty() {
+            tracing::debug!("{} buckets to take anew: Redis went back", dropped.len());
+        }
         match new_pushed(&self.keys.layout) {
             Ok(fresh) => {
                 *self
@@ -434,16 +397,6 @@ impl Inner {
             .arg(millis(PRESENT_FOR))
             .arg(millis(PRESENT_FOR * 60));
         let present: Vec<String> = self.call(&invocation).await?;
-        let owned = owned_buckets(&self.id, &present, self.keys.buckets, &self.keys.sip_key);
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (view, owned) in views.iter_mut().zip(owned) {
-            view.owned = owned;
-        }
-        drop(views);
         *self
             .presence
             .present
@@ -466,12 +419,7 @@ impl Inner {
     /// nothing queued or leased and no change between them, prove that at one instant
     /// between the two the whole crawl held no work, and none can appear after.
     pub(super) async fn is_over(&self) -> Result<bool, Error> {
-        if !self
-            .held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_empty()
-        {
+        if self.owners.buckets().values().any(|o| o.leases_out() > 0) {
             return Ok(false);
         }
         if self.presence.over.load(Ordering::Relaxed) {
@@ -491,9 +439,8 @@ impl Inner {
             *wait = (*wait * 2).clamp(IDLE_CHECK_MIN, IDLE_CHECK_MAX);
             *next = now + *wait;
         }
-        let (first, busy) = self.read_counts().await?;
+        let (first, _) = self.read_counts().await?;
         if first.queued > 0 || first.leased > 0 {
-            self.forget_views(&busy);
             return Ok(false);
         }
         let second = self.read_totals().await?;
@@ -504,6 +451,8 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner) = second;
         let over = second == first;
         if over && !self.presence.over.swap(true, Ordering::Relaxed) {
+            // Nothing can come after: the heartbeat takes no bucket again.
+            self.presence.left.store(true, Ordering::Relaxed);
             // Told to a later run of the same command, which would otherwise crawl nothing.
             if let Err(err) = self.store.mark_finished().await {
                 tracing::debug!("marking the crawl finished: {err}");
@@ -511,20 +460,5 @@ impl Inner {
             self.leave().await;
         }
         Ok(over)
-    }
-
-    /// Makes the `busy` buckets due for a poll: the crawl has work there this process's
-    /// views did not show.
-    pub(super) fn forget_views(&self, busy: &[bool]) {
-        let mut views = self
-            .search
-            .views
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for (view, &busy) in views.iter_mut().zip(busy) {
-            if busy {
-                view.heard = None;
-            }
-        }
     }
 }

@@ -250,11 +250,14 @@ impl SharedFrontier {
         let delay = delay
             .min(inner.rules.politeness.max_crawl_delay())
             .max(own.unwrap_or(inner.rules.politeness.delay()));
-        let tag = inner.store.tag(inner.bucket_of(host));
-        let invocation = inner
-            .scripts
-            .crawl_delay_call(&tag, host, delay, &inner.rules.politeness);
-        inner.call::<i64>(&invocation).await.map(drop)
+        // The bucket's owner schedules the host: this process, as it fetched from it. A
+        // process whose bucket went to another meanwhile leaves the delay to that one,
+        // which reads the robots.txt too before it fetches from the host.
+        let bucket = inner.bucket_of(host);
+        if let Some(owned) = inner.owners.buckets().get_mut(&bucket) {
+            owned.crawl_delay(host, delay);
+        }
+        Ok(())
     }
 }
 
@@ -295,7 +298,7 @@ impl Inner {
     /// How long ago process `id` last said it is present, by Redis's clock; None if it
     /// never did. A claim's holder not heard from for twice
     /// [`PRESENT_FOR`](crate::store::PRESENT_FOR) is gone (killed), or stalled for that long.
-    async fn heard_ago(&self, id: &str) -> Result<Option<Duration>, Error> {
+    pub(super) async fn heard_ago(&self, id: &str) -> Result<Option<Duration>, Error> {
         let mut invocation = self.scripts.heard_from.prepare_invoke();
         invocation.key(self.store.procs_key()).arg("").arg(id);
         let ago: i64 = self.call(&invocation).await?;

@@ -1,152 +1,212 @@
--- BATCH: admits links and ends leases of one bucket, for many pages at once: each entry is a
--- lease to complete with its page's links of this bucket (or links alone), or a lease given
--- back, and the whole batch is one atomic step.
--- KEYS: seen, ready, hosts, counts, leases, due, replies0, replies1, domains.
--- ARGV: tag, connections per host, the seen-test's schedule, delay, back-off base, back-off
--- max, longest Retry-After, errors in a row to give up, time failing to give up, attempts
--- (all times in ms), request id, pages per host, hosts per domain, pages per domain (0: no
--- limit), then entries: token and its URL (`-` and `-` for links alone), the entry's head
--- (STEP_HEAD, packed: outcome, an OUTCOME_ code; Retry-After, -1 for none, or for
--- OUTCOME_GIVEN_BACK, a lease given back unfetched, how long its host is not leased again, 0
--- for as its delay says; the number of links: numbers that text would cost a strtod each),
--- and the links in pairs (see admit_links).
--- Answers seven numbers per entry: fate (a FATE_ code: FATE_LINKS_ALONE for links alone,
--- FATE_NOT_HELD when the lease is not held: it expired and went back to the crawl, or the
--- token is another URL's after a rollback; FATE_GIVEN_BACK), next attempt, URLs waiting on a host given up
--- now (-1 for none), new links, links refused by the host's page budget, by its domain's
--- budget of hosts, by its domain's page budget; then the bucket's view
--- (five numbers), then its seen-test's generations (-1 when it read none). Sent again with
--- its request id, it answers what the first run answered and changes nothing (kept only
--- when a completion asked for a retry: see below).
-local seen, ready, hosts, counts, leases, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local replies = {KEYS[7], KEYS[8]}
-local domains = KEYS[9]
-local request = ARGV[11]
--- A second run: the first run's answer, its steps' part kept, the view read anew.
+-- BATCH: a bucket's one step for many pages: admits links to its hosts from any process,
+-- and, sent by the bucket's owner, writes what its owner decided in memory (see
+-- frontier/owned.rs): leases ended (done, or retried at the back of their host's queue),
+-- URLs given back untaken (to the front of their queues), host states, and URLs taken from
+-- the queues of the hosts the owner is about to lease, each in flight under a new token.
+-- It answers the hosts that other processes' links gave work, with their stored states.
+-- KEYS: seen, counts, leases, hosts, work, inbox, owner, pages, domains, replies0, replies1.
+-- ARGV: tag, the seen-test's schedule, request id, pages per host, hosts per domain, pages
+-- per domain (0: no limit), the owner's "id epoch" ('' from a process that does not own
+-- the bucket), the number of link steps, then each step: its number of links and the links
+-- in pairs (see admit_links); then, from the owner: the leases ended (their number, then
+-- each: token, 'd' done or 'r' retried, upper case when the answer is to count the URLs its
+-- host has queued, its URL (the lease's must be the same), and the retry's entry or ''), the tokens given back (their number, then
+-- each), host states (their number, then host and state each), hosts to take URLs of
+-- (their number, then host and how many each), hosts new to the crawl, hosts given up.
+-- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
+-- none), 1 when the owner's part was written (0: fenced, the bucket is another's; -1:
+-- none), four numbers per step (new links, links refused by the host's page budget, by
+-- its domain's budget of hosts, by its domain's page budget); then, when the owner's part
+-- was written: for each lease ended 1 if it was in flight (else 0) and its host's queued
+-- URLs (-1 when not asked); for each host asked, the number taken, each's token and entry,
+-- and the URLs left; the number of hosts given work, then each host and its stored state
+-- ('' for none). Sent again with its request id, it answers what the first run did and
+-- changes nothing.
+local seen, counts, leases, hosts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local work, inbox, owner_key, pages, domains = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local replies = {KEYS[10], KEYS[11]}
+local request = ARGV[3]
+-- A URL taken is kept in the reply as TAKEN after its token, read back from the leases
+-- when the reply is: the reply is kept minutes, the URL is in the leases already.
+local TAKEN = '\0'
 local kept = kept_reply(replies, request)
 if kept then
-  local answer = {}
-  for v in string.gmatch(kept, '%S+') do answer[#answer + 1] = tonumber(v) end
-  local generations = table.remove(answer)
-  for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
-  answer[#answer + 1] = generations
+  local answer = bucket_view(counts)
+  local previous = nil
+  for _, v in ipairs(cmsgpack.unpack(kept)) do
+    if v == TAKEN then
+      local lease = redis.call('HGET', leases, previous) or ''
+      v = string.sub(lease, (string.find(lease, ' ', 1, true) or 0) + 1)
+    end
+    answer[#answer + 1] = v
+    previous = v
+  end
   return answer
 end
-local conns = tonumber(ARGV[2])
-local schedule = ARGV[3]
-local delay = tonumber(ARGV[4])
-local policy = {
-  base = tonumber(ARGV[5]), bmax = tonumber(ARGV[6]), rmax = tonumber(ARGV[7]),
-  max_errs = tonumber(ARGV[8]), give_up_after = tonumber(ARGV[9]),
-  max_attempts = tonumber(ARGV[10]),
-}
-
--- The leases of the batch, read at once; removed at once at the end.
-local STEP_HEAD = '>Bi6I4'
-local tokens = {}
-do
-  local i = 15
-  while i + 2 <= #ARGV do
-    if ARGV[i] ~= '-' then tokens[#tokens + 1] = ARGV[i] end
-    i = i + 3 + 2 * struct.unpack('>I4', ARGV[i + 2], 8)
-  end
-end
-local held = {}
-if #tokens > 0 then
-  local values = redis.call('HMGET', leases, unpack(tokens))
-  for j, token in ipairs(tokens) do
-    if values[j] then held[token] = values[j] end
-  end
-end
-local done = {}
-
-local function complete_one(token, leased_url, outcome, retry_after)
-  local lease = held[token]
-  if not lease then return FATE_NOT_HELD, 0, -1 end
-  local host, start, entry = parse_lease(lease)
-  local attempts, depth, url = string.match(entry, '^(%d+) (%d+) (.*)$')
-  -- The entry's URL, before its referrer, if any.
-  if string.match(url, '^%S+') ~= leased_url then return FATE_NOT_HELD, 0, -1 end
-  held[token] = nil
-  done[#done + 1] = token
-  local h = get_host(hosts, host)
-  touch(host)
-  h[ACTIVE] = math.max(0, h[ACTIVE] - 1)
-  if outcome == OUTCOME_GIVEN_BACK then
-    -- Unfetched: first of its host's queue again, its attempts as they were. Given back for
-    -- a time (its address's turn), it made no request: the delay its start took goes back
-    -- (HostRecord::give_back_start), and the host waits that time.
-    if retry_after > 0 then
-      give_back_start(h, start, delay_of(h, delay))
-      h[NEXT] = math.max(h[NEXT], now + retry_after)
-    end
-    redis.call('LPUSH', queue_key(host), entry)
-    count('leased', -1)
-    count('queued', 1)
-    return FATE_GIVEN_BACK, 0, -1
-  end
-  attempts = tonumber(attempts) + 1
-  local fate, gave_up = settle(h, start, outcome, retry_after, attempts, delay_of(h, delay), policy)
-  local given_up = -1
-  if gave_up then
-    given_up = queue_len(host)
-    count('given_up_hosts', 1)
-  end
-  count('leased', -1)
-  if fate == FATE_RETRIED then
-    push(host, attempts .. ' ' .. depth .. ' ' .. url)
-    count('queued', 1)
-  else
-    count('done', 1)
-  end
-  return fate, attempts + 1, given_up
-end
-
-local answer = {}
--- Whether a completion's record waits for this answer (a retry asked for): only then must a
--- second run answer as the first did. The others' records are written before they are sent,
--- and a second run that finds them not held changes nothing.
-local awaited = false
+local schedule = ARGV[2]
 local budget = {
-  pages = tonumber(ARGV[12]), domain_hosts = tonumber(ARGV[13]),
-  domain_pages = tonumber(ARGV[14]),
+  pages = tonumber(ARGV[4]), domain_hosts = tonumber(ARGV[5]), domain_pages = tonumber(ARGV[6]),
 }
-local i = 15
-while i + 2 <= #ARGV do
-  local token, leased_url = ARGV[i], ARGV[i + 1]
-  local outcome, retry_after, n = struct.unpack(STEP_HEAD, ARGV[i + 2])
-  if token ~= '-' and (outcome == OUTCOME_FAILURE_TO_RETRY or outcome == OUTCOME_ERROR_ANSWER) then
-    awaited = true
-  end
-  i = i + 3
-  -- The page's links first: they are new whatever became of its lease.
+local owner = ARGV[7]
+local status = -1
+local taken = nil
+if owner ~= '' then
+  if redis.call('GET', owner_key) == owner then status = 1 else status = 0 end
+end
+local steps = {}
+local i = 9
+for _ = 1, tonumber(ARGV[8]) do
+  local n = tonumber(ARGV[i])
+  i = i + 1
   local new, by_host, by_domain_hosts, by_domain_pages =
-    admit_links(seen, hosts, domains, schedule, i, n, budget)
+    admit_links(seen, pages, domains, schedule, i, n, budget)
   i = i + 2 * n
-  local fate, next_attempt, given_up = FATE_LINKS_ALONE, 0, -1
-  if token ~= '-' then
-    fate, next_attempt, given_up = complete_one(token, leased_url, outcome, retry_after)
+  steps[#steps + 1] = new
+  steps[#steps + 1] = by_host
+  steps[#steps + 1] = by_domain_hosts
+  steps[#steps + 1] = by_domain_pages
+end
+finish(seen, counts, work, inbox, pages)
+local out = {seen_state and seen_state.count or -1, status}
+for _, v in ipairs(steps) do out[#out + 1] = v end
+if status == 1 then
+  -- Leases ended.
+  local ended = tonumber(ARGV[i])
+  i = i + 1
+  if ended > 0 then
+    local tokens = {}
+    for j = 0, ended - 1 do tokens[#tokens + 1] = ARGV[i + 4 * j] end
+    local held = redis.call('HMGET', leases, unpack(tokens))
+    local gone = {}
+    for j = 1, ended do
+      local mark, url, entry = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+      i = i + 4
+      local lease = held[j]
+      -- Its URL's, or not this lease: a token another URL holds after Redis went back.
+      if lease and string.match(lease, '^%S+ %S+ %S+ (%S+)') ~= url then lease = nil end
+      local host = nil
+      if lease then
+        gone[#gone + 1] = tokens[j]
+        host = string.sub(lease, 1, string.find(lease, ' ', 1, true) - 1)
+        if mark == 'r' or mark == 'R' then
+          append(work, inbox, host, {entry}, true)
+          count('queued', 1)
+        else
+          count('done', 1)
+        end
+      end
+      out[#out + 1] = lease and 1 or 0
+      if host and (mark == 'D' or mark == 'R') then
+        out[#out + 1] = redis.call('LLEN', queue_key(host))
+      else
+        out[#out + 1] = -1
+      end
+    end
+    if #gone > 0 then
+      redis.call('HDEL', leases, unpack(gone))
+      count('leased', -#gone)
+    end
   end
-  answer[#answer + 1] = fate
-  answer[#answer + 1] = next_attempt
-  answer[#answer + 1] = given_up
-  answer[#answer + 1] = new
-  answer[#answer + 1] = by_host
-  answer[#answer + 1] = by_domain_hosts
-  answer[#answer + 1] = by_domain_pages
+  -- URLs given back untaken: first of their queues again, in the order they were taken.
+  local back = tonumber(ARGV[i])
+  i = i + 1
+  if back > 0 then
+    local tokens = {unpack(ARGV, i, i + back - 1)}
+    i = i + back
+    local held = redis.call('HMGET', leases, unpack(tokens))
+    local gone = {}
+    for j = #tokens, 1, -1 do
+      local lease = held[j]
+      if lease then
+        local sp = string.find(lease, ' ', 1, true)
+        local host = string.sub(lease, 1, sp - 1)
+        redis.call('LPUSH', queue_key(host), string.sub(lease, sp + 1))
+        redis.call('SADD', work, host)
+        gone[#gone + 1] = tokens[j]
+      end
+    end
+    if #gone > 0 then
+      redis.call('HDEL', leases, unpack(gone))
+      count('leased', -#gone)
+      count('queued', #gone)
+    end
+  end
+  -- Host states.
+  local states = tonumber(ARGV[i])
+  i = i + 1
+  if states > 0 then
+    redis.call('HSET', hosts, unpack(ARGV, i, i + 2 * states - 1))
+    i = i + 2 * states
+  end
+  -- URLs taken, each in flight under a token that grows with the server's clock (in ms
+  -- times 1024): a crawl rolled back to an older snapshot goes back in seq, not in time, so
+  -- its tokens are not handed out again.
+  local wanted = tonumber(ARGV[i])
+  i = i + 1
+  if wanted > 0 then
+    local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
+    local flight = {}
+    taken = {}
+    local took = 0
+    for _ = 1, wanted do
+      local host, k = ARGV[i], tonumber(ARGV[i + 1])
+      i = i + 2
+      local q = queue_key(host)
+      local entries = redis.call('LPOP', q, k) or {}
+      out[#out + 1] = #entries
+      for _, entry in ipairs(entries) do
+        seq = math.max(seq + 1, now * 1024)
+        local token = string.format('%d', seq)
+        flight[#flight + 1] = token
+        flight[#flight + 1] = host .. ' ' .. entry
+        out[#out + 1] = token
+        out[#out + 1] = entry
+        taken[#out] = true
+      end
+      took = took + #entries
+      local left = redis.call('LLEN', q)
+      if left == 0 then redis.call('SREM', work, host) end
+      out[#out + 1] = left
+    end
+    if took > 0 then
+      redis.call('HSET', leases, unpack(flight))
+      redis.call('HSET', counts, 'seq', string.format('%d', seq))
+      count('queued', -took)
+      count('leased', took)
+    end
+  end
+  count('hosts', tonumber(ARGV[i]))
+  count('given_up_hosts', tonumber(ARGV[i + 1]))
+  -- Hosts given work by other processes' links (this one's too: its links go the same
+  -- way), with their states.
+  local given = redis.call('LRANGE', inbox, '0', '-1')
+  local listed = {}
+  local names = {}
+  for _, host in ipairs(given) do
+    if not listed[host] then
+      listed[host] = true
+      names[#names + 1] = host
+    end
+  end
+  out[#out + 1] = #names
+  if #names > 0 then
+    redis.call('DEL', inbox)
+    local stored = redis.call('HMGET', hosts, unpack(names))
+    for j, host in ipairs(names) do
+      out[#out + 1] = host
+      out[#out + 1] = stored[j] or ''
+    end
+  end
 end
-if #done > 0 then
-  redis.call('HDEL', leases, unpack(done))
-  redis.call('ZREM', due, unpack(done))
+write_counts(counts)
+if status == 1 then
+  local slim = out
+  if taken then
+    slim = {}
+    for j, v in ipairs(out) do slim[j] = taken[j] and TAKEN or v end
+  end
+  keep_reply(replies, request, cmsgpack.pack(slim))
 end
-finish(seen, ready, hosts, counts, conns)
-local generations = seen_state and seen_state.count or -1
-if awaited then
-  local steps = {}
-  for j, v in ipairs(answer) do steps[j] = string.format('%d', v) end
-  steps[#steps + 1] = string.format('%d', generations)
-  keep_reply(replies, request, table.concat(steps, ' '))
-end
-for _, v in ipairs(bucket_view(ready, counts)) do answer[#answer + 1] = v end
-answer[#answer + 1] = generations
+local answer = bucket_view(counts)
+for _, v in ipairs(out) do answer[#answer + 1] = v end
 return answer

@@ -6,60 +6,21 @@
 -- slot; KEYS holds the bucket's fixed keys, and the per-host queues and seen-test sets are
 -- named from the same tag (ARGV[1]).
 --
--- Host state, one string per host in the `hosts` hash (see stored_host): its fields in the
--- order of `HostField` (scripts.rs), read as h[NEXT] and so on:
---   ACTIVE: leases out; NEXT: ms before which no lease starts (0: none yet); DELAY: the
---   host's own delay in ms (-1: the crawl's); ERRS: errors in a row; SINCE: ms of the first
---   of them; GAVEUP: 1 once the host is given up; CONNS: the host's own connection limit
---   (-1: the crawl's); PAGES: URLs admitted, counted only under a page budget (per host
---   or per domain);
---   LAST: ms of the last lease start (0: none).
--- These are frontier::HostRecord's fields, and the rules that change them (start_lease,
--- settle, space_starts below) are HostRecord's: frontier's conformance table holds both
--- stores to them.
+-- A bucket's hosts are scheduled by the process that owns the bucket (`own`), in its
+-- memory, by frontier::HostRecord's rules; these functions keep what every process shares
+-- (the seen-test, the queues, the counts) and the owner's log (see `batch`).
+--
 -- Queue entry: "attempts depth url[ from][ ~memo]" (attempts made before, 0 for a new URL;
 -- from: the page whose link led here, when known; memo: the client's bytes queued with it, in
--- base64url). URLs are canonical: they hold no space. The scripts read the first three fields
--- and carry the rest untouched.
--- Lease: the host, a space, its start (what the lease's start found, frontier::Started:
--- at, next and last as 6-byte big-endian integers, then gaveup's byte), then the entry, in
--- the `leases` hash under its token (see lease_value); its deadline in `due`.
+-- base64url). URLs are canonical: they hold no space. The scripts carry entries untouched.
+-- A URL in flight: its host, a space and its entry, in the `leases` hash under its token.
+-- A bucket's `work` set holds the hosts whose queues may hold URLs, and its `inbox` list
+-- those whose queues another process's links found empty since the owner last read it.
 
 local function split(s)
   local out = {}
   for v in string.gmatch(s, '%S+') do out[#out + 1] = v end
   return out
-end
-
--- A host's state as stored, or nil for a host never stored: byte 255, the number of fields
--- written, then the fields (HOST_PACK; `struct` packs and unpacks them in C, a third of the
--- cost of text, which was a tenth of a page's). A field a state was written without (by an
--- earlier version) reads as its default, and fields a later version wrote past those known
--- are left out.
-local function stored_host(hosts, host)
-  local s = redis.call('HGET', hosts, host)
-  if not s then return nil end
-  local n = math.min(string.byte(s, 2), #HOST_DEFAULTS)
-  local v = {struct.unpack(HOST_UNPACK[n], s, 3)}
-  -- unpack's last value: where it stopped.
-  v[n + 1] = nil
-  for i = n + 1, #HOST_DEFAULTS do v[i] = HOST_DEFAULTS[i] end
-  return v
-end
-
-local function new_host()
-  local h = {}
-  for i, default in ipairs(HOST_DEFAULTS) do h[i] = default end
-  return h
-end
-
-local function host_state(hosts, host)
-  return stored_host(hosts, host) or new_host()
-end
-
-local function save_host(hosts, host, h)
-  local n = #HOST_DEFAULTS
-  redis.call('HSET', hosts, host, struct.pack(HOST_PACK, 255, n, unpack(h, 1, n)))
 end
 
 -- A whole number as a command's argument: Redis formats a Lua number with "%.17g" (its
@@ -70,121 +31,6 @@ end
 
 local function queue_key(host)
   return tag .. ':q:' .. host
-end
-
--- The host's connection limit: its own, or the crawl's.
-local function limit(h, conns)
-  if h[CONNS] > 0 then return h[CONNS] end
-  return conns
-end
-
--- The host's delay now: its own (or its Crawl-delay), or the crawl's.
-local function delay_of(h, delay)
-  if h[DELAY] < 0 then return delay end
-  return h[DELAY]
-end
-
--- Puts the host in the ready set at the instant its next lease may start, or takes it out:
--- a host is there exactly when it has a queued URL and a free connection. A given-up host's
--- URLs go out at once, to be recorded. `queued`: the queue's length when the caller knows it.
-local function reschedule(ready, host, h, conns, queued)
-  if h[ACTIVE] < limit(h, conns) and (queued or redis.call('LLEN', queue_key(host))) > 0 then
-    local at = h[NEXT]
-    if h[GAVEUP] == 1 then at = 0 end
-    redis.call('ZADD', ready, int(at), host)
-  else
-    redis.call('ZREM', ready, host)
-  end
-end
-
--- A lease's start as stored: packed, where text cost a number's formatting at each lease
--- and its parsing (strtod) at each completion, some 4% of Redis's CPU a page.
-local START = '>i6i6i6B'
-local START_BYTES = 19
-
--- A lease as stored, from its host, its start (start_lease's) and its queue entry.
-local function lease_value(host, start, entry)
-  return host .. ' ' .. start .. entry
-end
-
--- A lease as stored: its host, its start and its queue entry.
-local function parse_lease(v)
-  local sp = string.find(v, ' ', 1, true)
-  local at, nxt, last, gaveup = struct.unpack(START, v, sp + 1)
-  local start = {at = at, next = nxt, last = last, gaveup = gaveup == 1}
-  return string.sub(v, 1, sp - 1), start, string.sub(v, sp + 1 + START_BYTES)
-end
-
--- The host policy, as frontier::HostRecord and frontier::fate define it (see there for the
--- rules and their reasons).
-
--- HostRecord::start: starts a lease of host h now; answers the start as a lease stores it.
-local function start_lease(h, d)
-  local start = struct.pack(START, now, h[NEXT], h[LAST], h[GAVEUP])
-  if h[GAVEUP] ~= 1 then
-    h[LAST] = now
-    h[NEXT] = now + d
-  end
-  return start
-end
-
--- HostRecord::give_back_start: a lease that made no request puts the host's clock back where
--- its start found it, unless something moved it since.
-local function give_back_start(h, start, d)
-  if h[LAST] == start.at and h[NEXT] == start.at + d then
-    h[NEXT], h[LAST] = start.next, start.last
-  end
-end
-
--- fate: what becomes of a URL whose lease (attempt `attempts`) ended with `outcome`.
-local function fate_of(outcome, attempts, max_attempts, gaveup)
-  if outcome == OUTCOME_SUCCESS or outcome == OUTCOME_SKIPPED then return FATE_SUCCEEDED end
-  if outcome == OUTCOME_FAILURE then return FATE_FAILED end
-  if attempts >= max_attempts then return FATE_EXHAUSTED end
-  if gaveup then return FATE_DROPPED_WITH_HOST end
-  return FATE_RETRIED
-end
-
--- HostRecord::settle: moves host h's clock for a lease's outcome, counts its errors, gives
--- it up; answers the URL's fate and whether this gave the host up. `p` holds the crawl's
--- politeness (ms): base, bmax, rmax, max_errs, give_up_after, max_attempts; retry_after is
--- -1 for none.
-local function settle(h, start, outcome, retry_after, attempts, d, p)
-  -- Handed out only to be recorded: nothing was fetched, nothing to learn.
-  if start.gaveup then return FATE_DROPPED_WITH_HOST, false end
-  local gave_up = false
-  if outcome == OUTCOME_SUCCESS then
-    h[ERRS] = 0
-    h[SINCE] = 0
-    h[NEXT] = math.max(h[NEXT], now + d)
-  elseif outcome == OUTCOME_SKIPPED then
-    give_back_start(h, start, d)
-  elseif h[GAVEUP] ~= 1 then
-    h[ERRS] = h[ERRS] + 1
-    if h[SINCE] == 0 then h[SINCE] = now end
-    local ra = -1
-    if retry_after >= 0 then ra = math.min(retry_after, p.rmax) end
-    local backoff
-    if outcome == OUTCOME_ERROR_ANSWER then
-      if ra >= 0 then backoff = ra else backoff = p.base end
-    else
-      backoff = math.max(math.min(p.base * 2 ^ (h[ERRS] - 1), p.bmax), ra)
-    end
-    h[NEXT] = math.max(h[NEXT], now + math.max(d, backoff))
-    if h[ERRS] >= p.max_errs and now - h[SINCE] >= p.give_up_after then
-      h[GAVEUP] = 1
-      gave_up = true
-    end
-  end
-  return fate_of(outcome, attempts, p.max_attempts, h[GAVEUP] == 1), gave_up
-end
-
--- HostRecord::space_starts: a longer delay learnt while a lease may be in flight spaces
--- the next start from the last one.
-local function space_starts(h, d)
-  if h[LAST] > 0 and h[NEXT] > 0 and h[LAST] + d > h[NEXT] then
-    h[NEXT] = h[LAST] + d
-  end
 end
 
 -- The seen-test: generations of integer sets (seen.rs sizes them). The client computes the
@@ -322,34 +168,15 @@ local function test_and_set(seen, schedule, p)
   return true
 end
 
--- What one script changes, kept here and written once at its end: the host states it read
--- (each read once, written back if changed), and the counters' increments. A batch of many
--- pages of one host then costs one read and one write of that host, not one per page.
-local ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
+-- What one script changes, kept here and written once at its end: the counters' increments,
+-- and the entries to append to each host's queue.
+local ctx = {counts = {}, pushes = {}, pages = {}}
 
 -- What each call starts with: nothing read. The library's functions share these between
 -- calls (they are the library's locals, loaded once), so each call forgets the last one's.
 local function forget()
   seen_state = nil
-  ctx = {hosts = {}, dirty = {}, counts = {}, pushes = {}}
-end
-
-local function get_host(hosts, host)
-  local h = ctx.hosts[host]
-  if not h then
-    h = stored_host(hosts, host)
-    if not h then
-      h = new_host()
-      ctx.dirty[host] = true
-      ctx.counts.hosts = (ctx.counts.hosts or 0) + 1
-    end
-    ctx.hosts[host] = h
-  end
-  return h
-end
-
-local function touch(host)
-  ctx.dirty[host] = true
+  ctx = {counts = {}, pushes = {}, pages = {}}
 end
 
 local function count(field, n)
@@ -364,12 +191,6 @@ local function push(host, entry)
     ctx.pushes[host] = list
   end
   list[#list + 1] = entry
-end
-
--- The length of a host's queue, entries still to push included.
-local function queue_len(host)
-  local list = ctx.pushes[host]
-  return redis.call('LLEN', queue_key(host)) + (list and #list or 0)
 end
 
 -- A registrable domain's hosts and pages admitted, as stored in the `domains` hash ("hosts
@@ -390,9 +211,10 @@ end
 -- charges its budgets (frontier::HostBudget, the same rule): at most `budget.pages` per host
 -- for the crawl, and per registrable domain at most `budget.domain_hosts` hosts (a host
 -- counts once its first URL is admitted) and `budget.domain_pages` pages (0: no limit). A URL
--- over a budget stays seen, and is counted under its reason. Returns how many were queued,
+-- over a budget stays seen, and is counted under its reason; a host's pages are counted in
+-- the bucket's `pages` hash. Returns how many were queued,
 -- and how many each budget refused: the host's, the domain's hosts, the domain's pages.
-local function admit_links(seen, hosts, domains, schedule, i, n, budget)
+local function admit_links(seen, pages, domains, schedule, i, n, budget)
   -- A page without links new to its process: the seen-test is not read (nor written).
   if n == 0 then return 0, 0, 0, 0 end
   if not seen_state then seen_state = load_seen(seen, schedule) end
@@ -406,17 +228,20 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
       local sp = string.find(text, ' ', 1, true)
       local sp2 = string.find(text, ' ', sp + 1, true)
       local host = string.sub(text, 1, sp - 1)
-      -- Read only under a budget: else the host is read at the end if its queue was empty
-      -- (see finish).
-      local h = counted and get_host(hosts, host)
+      -- The host's pages admitted, read only under a budget.
+      local p = 0
+      if counted then
+        p = ctx.pages[host]
+        if not p then p = tonumber(redis.call('HGET', pages, host) or 0) end
+      end
       local reason, d = nil, nil
-      if budget.pages > 0 and h[PAGES] >= budget.pages then
+      if budget.pages > 0 and p >= budget.pages then
         reason = 'host_budget'
       elseif by_domain then
         local name = string.sub(text, sp + 1, sp2 - 1)
         d = changed[name] or stored_domain(domains, name)
         changed[name] = d
-        if budget.domain_hosts > 0 and h[PAGES] == 0 and d[1] >= budget.domain_hosts then
+        if budget.domain_hosts > 0 and p == 0 and d[1] >= budget.domain_hosts then
           reason = 'domain_hosts'
         elseif budget.domain_pages > 0 and d[2] >= budget.domain_pages then
           reason = 'domain_pages'
@@ -426,13 +251,10 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
         refused[reason] = refused[reason] + 1
       else
         if d then
-          if h[PAGES] == 0 then d[1] = d[1] + 1 end
+          if p == 0 then d[1] = d[1] + 1 end
           d[2] = d[2] + 1
         end
-        if counted then
-          h[PAGES] = h[PAGES] + 1
-          touch(host)
-        end
+        if counted then ctx.pages[host] = p + 1 end
         push(host, string.sub(text, sp2 + 1))
         new = new + 1
       end
@@ -452,41 +274,41 @@ local function admit_links(seen, hosts, domains, schedule, i, n, budget)
   return new, refused.host_budget, refused.domain_hosts, refused.domain_pages
 end
 
--- Writes the host states the script changed and its counters' increments, counting one
--- change (`ops`: see the end of a crawl).
-local function write_back(hosts, counts)
-  for host, h in pairs(ctx.hosts) do
-    if ctx.dirty[host] then save_host(hosts, host, h) end
+-- Appends `entries` to host's queue; a queue that was empty puts its host in the bucket's
+-- work, and, unless its owner is the one appending (`owner`), in its inbox.
+local function append(work, inbox, host, entries, owner)
+  local len = 0
+  for first = 1, #entries, 1000 do
+    len = redis.call('RPUSH', queue_key(host), unpack(entries, first, math.min(first + 999, #entries)))
   end
+  if len == #entries then
+    redis.call('SADD', work, host)
+    if not owner then redis.call('RPUSH', inbox, host) end
+  end
+end
+
+-- Writes the counters' increments, counting one change (`ops`: see bucket_view).
+local function write_counts(counts)
   count('ops', 1)
   for field, n in pairs(ctx.counts) do
     if n ~= 0 then redis.call('HINCRBY', counts, field, int(n)) end
   end
 end
 
--- Writes what the script changed: the seen-test's fill, host states, each touched host's
--- place in the ready set, the counters.
-local function finish(seen, ready, hosts, counts, conns)
+-- Writes what admission changed: the seen-test's fill, the queues, the pages counted.
+local function finish(seen, counts, work, inbox, pages)
   if seen_state then
     redis.call('HSET', seen, 'fill', int(seen_state.fill))
     if seen_state.added > 0 then count('bits', seen_state.added) end
     if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
   end
-  local queued = {}
-  for host, list in pairs(ctx.pushes) do
-    for first = 1, #list, 1000 do
-      queued[host] =
-        redis.call('RPUSH', queue_key(host), unpack(list, first, math.min(first + 999, #list)))
-    end
-    -- A host whose queue held URLs already keeps its place in the ready set, whatever their
-    -- number: only one whose queue was empty is read, to be put there (most links are to
-    -- hosts with URLs queued, and a host's read and its place cost as much as the link).
-    if queued[host] == #list then get_host(hosts, host) end
+  for host, list in pairs(ctx.pushes) do append(work, inbox, host, list, false) end
+  local written = {}
+  for host, p in pairs(ctx.pages) do
+    written[#written + 1] = host
+    written[#written + 1] = int(p)
   end
-  for host, h in pairs(ctx.hosts) do
-    reschedule(ready, host, h, conns, queued[host])
-  end
-  write_back(hosts, counts)
+  if #written > 0 then redis.call('HSET', pages, unpack(written)) end
 end
 
 -- Replies kept for a while, by request id: a script whose answer was lost after it ran (a
@@ -511,14 +333,8 @@ local function keep_reply(replies, id, text)
   redis.call('HSET', key, id, text)
 end
 
--- What a script answers besides its own result: the bucket's earliest ready instant (-1 for
--- none), the server's clock, the bucket's queued and leased counts, and its count of changes
--- (`ops`), which never goes down but when Redis went back to an older state.
-local function bucket_view(ready, counts)
-  local first = redis.call('ZRANGE', ready, '0', '0', 'WITHSCORES')
-  local at = -1
-  -- The set's skiplist member, at +inf, is first only when no host is there.
-  if first[2] and first[1] ~= SKIPLIST then at = tonumber(first[2]) end
-  local c = redis.call('HMGET', counts, 'queued', 'leased', 'ops')
-  return {at, now, tonumber(c[1] or 0), tonumber(c[2] or 0), tonumber(c[3] or 0)}
+-- What a batch answers besides its own result: the server's clock, and the bucket's count
+-- of changes (`ops`), which never goes down but when Redis went back to an older state.
+local function bucket_view(counts)
+  return {now, tonumber(redis.call('HGET', counts, 'ops') or 0)}
 end

@@ -1,16 +1,19 @@
-//! The scripts against the host policy's conformance table (`frontier::conformance`), on a
-//! real `redis-server`, their clock set to each step's time.
+//! The owner's rule and the batch script together against the host policy's conformance
+//! table (`frontier::conformance`), on a real `redis-server`, its clock set to each step's
+//! time; the page budgets' table against the batch script; the address script against
+//! `frontier::AddressRecord`.
+
+use std::time::{Duration, Instant};
 
 use frontier::conformance::{
-    BUDGET_CASES, BudgetCase, CASES, Case, HOST, Leased, Store, memo, run, run_budget, url_number,
+    BUDGET_CASES, BudgetCase, CASES, Case, HOST, Leased, Store, memo, run, run_budget,
 };
-use frontier::{Fate, Outcome, Politeness};
+use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
-use super::{
-    ADDRESS_KEYS, Clock, Ending, FateCode, HostField, Scripts, address_leave, completion, link,
-};
-use crate::frontier::batch::{entry_tail, memo_text};
+use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
+use crate::frontier::batch::{OwnerReply, add_owner_log, memo_text};
+use crate::frontier::owned::{EndedLease, Log, Owned, leased};
 use crate::seen::Schedule;
 
 #[allow(dead_code, unreachable_pub)]
@@ -24,161 +27,169 @@ const TAG: &str = "{conformance}";
 /// grow with the clock) look as they do in a crawl.
 const BASE: u64 = 1_764_000_000_000;
 
+/// The numbers a batch of one step answers first: the bucket's view (the server's clock
+/// and its count of changes), its seen-test's generations, the owner's status, and the
+/// step's four numbers.
+const HEAD: usize = 2 + 2 + 4;
+
+/// The process every case's bucket is owned by.
+const OWNER: &str = "conformance";
+
+fn set_clock(con: &mut Connection, ms: u64) -> Result<(), String> {
+    redis::cmd("SET")
+        .arg(format!("{TAG}:clock"))
+        .arg(ms)
+        .exec(con)
+        .map_err(|err| err.to_string())
+}
+
+/// Takes bucket [`TAG`] for [`OWNER`] at the server's `ms`: its epoch.
+fn own(con: &mut Connection, scripts: &Scripts, ms: u64) -> Result<i64, String> {
+    set_clock(con, ms)?;
+    let call = scripts.own_call(TAG, OWNER, 0, Duration::from_secs(3600), false, None);
+    let answer: Vec<i64> = call
+        .invoke(con, &scripts.library)
+        .map_err(|err| err.to_string())?;
+    match answer[..] {
+        [2, epoch, ..] => Ok(epoch),
+        _ => Err(format!("the bucket was not taken: {answer:?}")),
+    }
+}
+
+/// An owned bucket, its owner's rule in memory and its URLs in a real Redis: every lease
+/// asked for runs the owner's batch first, as a worker finding no URL taken makes its
+/// process do.
 struct Redis<'a> {
     con: &'a mut Connection,
     scripts: &'a Scripts,
-    politeness: Politeness,
+    owned: Owned,
     schedule: Schedule,
     requests: u64,
-}
-
-/// A lease as the tests hold it: its token and URL.
-struct Held {
-    token: String,
-    url: String,
+    t0: Instant,
 }
 
 impl Redis<'_> {
-    fn clock(&mut self, at: u64) -> Result<(), String> {
-        redis::cmd("SET")
-            .arg(format!("{TAG}:clock"))
-            .arg(BASE + at)
-            .exec(self.con)
-            .map_err(|err| err.to_string())
+    fn at(&self, ms: u64) -> Instant {
+        self.t0 + Duration::from_millis(ms)
     }
 
-    fn request(&mut self) -> String {
-        self.requests += 1;
-        format!("request-{}", self.requests)
-    }
-
-    /// One batch entry: a lease ended or a link alone. Answers its first five numbers.
+    /// One batch at `at` of a step with `url`'s link if given, and the owner's log if
+    /// `owner` with the lease ended `end` if given (the step's, as a completion sends it):
+    /// the number of new links, and what the owner's part answered.
     fn batch(
         &mut self,
         at: u64,
-        lease: Option<(&str, &str, Ending)>,
+        owner: bool,
         url: Option<(&str, Option<Vec<u8>>)>,
-    ) -> Result<Vec<i64>, String> {
-        self.clock(at)?;
-        let request = self.request();
+        end: Option<EndedLease>,
+    ) -> Result<(i64, Option<OwnerReply>), String> {
+        set_clock(self.con, BASE + at)?;
+        self.requests += 1;
+        let request = format!("request-{}", self.requests);
+        let (now, server) = (self.at(at), (BASE + at) as i64);
+        let log = owner.then(|| Log {
+            ended: end.into_iter().collect(),
+            ..self.owned.take_log(now, server)
+        });
+        let holder = format!("{OWNER} {}", self.owned.epoch);
         let mut call = self.scripts.batch_call(
             TAG,
-            &self.politeness,
             self.schedule.text(0),
             &request,
             [0; 3],
+            log.as_ref().map(|_| holder.as_str()),
+            1,
         );
-        completion(&mut call, lease, usize::from(url.is_some()));
+        links_step(&mut call, usize::from(url.is_some()));
         if let Some((url, memo)) = url {
             let probes = self.schedule.probes(&[7; 16], url);
             let memo = memo.as_deref().map(memo_text);
             link(&mut call, &probes, HOST, 0, url, None, memo.as_deref(), "");
         }
-        let answer: Vec<i64> = call
+        if let Some(log) = &log {
+            add_owner_log(&mut call, log);
+        }
+        let answer: Vec<Value> = call
             .invoke(self.con, &self.scripts.library)
             .map_err(|err| err.to_string())?;
-        Ok(answer[..5].to_vec())
+        let number = |i: usize| match answer.get(i) {
+            Some(Value::Int(n)) => Ok(*n),
+            other => Err(format!("answer {i}: {other:?}")),
+        };
+        let new = number(4)?;
+        let Some(log) = log else {
+            return Ok((new, None));
+        };
+        if number(3)? != 1 {
+            return Err(format!("the owner's part was refused: {answer:?}"));
+        }
+        let reply = OwnerReply::read(&log, &answer[HEAD..])
+            .ok_or_else(|| format!("unexpected answer {answer:?}"))?;
+        let ended = reply.ended.clone();
+        self.owned.answered(&log, reply, now, server);
+        Ok((
+            new,
+            Some(OwnerReply {
+                ended,
+                ..OwnerReply::default()
+            }),
+        ))
     }
 }
 
 impl Store for Redis<'_> {
-    type Lease = Held;
+    type Lease = u64;
 
     fn push(&mut self, n: u32) -> Result<(), String> {
         let url = format!("https://{HOST}/{n}");
-        let answer = self.batch(0, None, Some((&url, memo(n))))?;
-        match answer[3] {
-            1 => Ok(()),
-            _ => Err(format!("{url} not admitted: {answer:?}")),
+        match self.batch(0, false, Some((&url, memo(n))), None)? {
+            (1, _) => Ok(()),
+            (new, _) => Err(format!("{url} not admitted: {new}")),
         }
     }
 
-    fn lease(&mut self, at: u64) -> Result<Leased<Held>, String> {
-        self.clock(at)?;
-        let request = self.request();
-        let call = self.scripts.lease_call(
-            TAG,
-            &self.politeness,
-            1,
-            std::time::Duration::from_secs(3600),
-            &request,
-        );
-        let answer: Vec<Value> = call
-            .invoke(self.con, &self.scripts.library)
-            .map_err(|err| err.to_string())?;
-        let text = |v: &Value| match v {
-            Value::BulkString(b) => Ok(String::from_utf8_lossy(b).into_owned()),
-            Value::Int(n) => Ok(n.to_string()),
-            other => Err(format!("unexpected {other:?}")),
-        };
-        let number = |v: &Value| text(v)?.parse::<i64>().map_err(|err| err.to_string());
-        if answer.len() == 6 {
-            let ready = number(&answer[0])?;
-            return Ok(match u64::try_from(ready) {
-                // -1 exactly: the bucket's skiplist member (at +inf) is no ready host.
-                Err(_) if ready == -1 => Leased::Nothing,
-                Err(_) => return Err(format!("ready at {ready}")),
-                Ok(ready) if ready > BASE + at => Leased::WaitUntil(ready - BASE),
-                Ok(ready) => return Err(format!("ready at {ready} but no lease")),
-            });
+    fn lease(&mut self, at: u64) -> Result<Leased<u64>, String> {
+        let now = self.at(at);
+        for _ in 0..3 {
+            self.batch(at, true, None, None)?;
+            if let Some(leased) = leased(self.owned.pick(now), now, self.t0) {
+                return leased;
+            }
         }
-        let [token, host, entry, given_up] = &answer[6..] else {
-            return Err(format!("unexpected answer {answer:?}"));
-        };
-        let (token, entry) = (text(token)?, text(entry)?);
-        if text(host)? != HOST {
-            return Err(format!("a lease of {host:?}"));
-        }
-        let mut parts = entry.splitn(4, ' ');
-        let (Some(before), Some(_depth), Some(url)) = (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(format!("unexpected entry {entry:?}"));
-        };
-        let (_, memo) = entry_tail(parts.next());
-        let before: u32 = before.parse().map_err(|_| format!("entry {entry:?}"))?;
-        Ok(Leased::Granted {
-            url: url_number(url)?,
-            attempts: before + 1,
-            given_up: number(given_up)? == 1,
-            memo,
-            lease: Held {
-                token,
-                url: url.to_string(),
-            },
-        })
+        Err("no lease after three batches".into())
     }
 
     fn complete(
         &mut self,
-        lease: Held,
+        lease: u64,
         outcome: Outcome,
         at: u64,
     ) -> Result<(Fate, Option<u64>), String> {
-        let ending = Ending::Fetched(outcome);
-        let answer = self.batch(at, Some((&lease.token, &lease.url, ending)), None)?;
-        let fate = FateCode::fate(answer[0], answer[1])?.ok_or("the lease is not held")?;
-        Ok((fate, u64::try_from(answer[2]).ok()))
+        let ended = self
+            .owned
+            .complete(lease, outcome, self.at(at))
+            .ok_or("a foreign lease")?;
+        let (_, reply) = self.batch(at, true, None, Some(ended.lease.clone()))?;
+        let written = reply.and_then(|r| r.ended.first().copied());
+        let Some((true, queued)) = written else {
+            return Err(format!("the lease's end was not written: {written:?}"));
+        };
+        let waiting = u64::try_from(queued).unwrap_or(0) + ended.taken as u64;
+        Ok((ended.fate, ended.gave_up_host.then_some(waiting)))
     }
 
     fn crawl_delay(&mut self, delay: u64) -> Result<(), String> {
-        let call = self.scripts.crawl_delay_call(
-            TAG,
-            HOST,
-            std::time::Duration::from_millis(delay),
-            &self.politeness,
-        );
-        call.invoke::<i64>(self.con, &self.scripts.library)
-            .map(drop)
-            .map_err(|err| err.to_string())
+        match self.owned.crawl_delay(HOST, Duration::from_millis(delay)) {
+            true => Ok(()),
+            false => Err("the host is not in memory".into()),
+        }
     }
 
-    fn abandon(&mut self, lease: Held, at: u64, until: Option<u64>) -> Result<(), String> {
-        let wait = std::time::Duration::from_millis(until.map_or(0, |u| u.saturating_sub(at)));
-        let ending = Ending::GivenBack(wait);
-        let answer = self.batch(at, Some((&lease.token, &lease.url, ending)), None)?;
-        match FateCode::ALL.into_iter().find(|c| *c as i64 == answer[0]) {
-            Some(FateCode::GivenBack) => Ok(()),
-            _ => Err(format!("the lease was not given back: fate {}", answer[0])),
+    fn abandon(&mut self, lease: u64, at: u64, until: Option<u64>) -> Result<(), String> {
+        let until = until.map(|u| self.at(u));
+        match self.owned.give_back(lease, self.at(at), until) {
+            true => Ok(()),
+            false => Err("a foreign lease".into()),
         }
     }
 }
@@ -197,31 +208,22 @@ fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), 
     redis::cmd("FLUSHALL")
         .exec(con)
         .map_err(|err| err.to_string())?;
-    let settings = case.settings;
-    if settings.own_delay.is_some() || settings.own_connections.is_some() {
-        // As a process stores a `[[hosts]]` entry's settings before the host's first links.
-        let mut call = scripts.host_policy.prepare_invoke();
-        call.key(format!("{TAG}:hosts"))
-            .key(format!("{TAG}:counts"))
-            .arg(TAG)
-            .arg(HOST)
-            .arg(settings.own_delay.map_or(-1, |ms| ms as i64))
-            .arg(settings.own_connections.map_or(-1, i64::from));
-        call.invoke::<i64>(con, &scripts.library)
-            .map_err(|err| err.to_string())?;
-    }
+    let epoch = own(con, scripts, BASE)?;
     let mut store = Redis {
         con,
         scripts,
-        politeness: case.settings.politeness(),
+        owned: Owned::new(epoch, case.settings.politeness()),
         schedule: Schedule::new(10_000, 0.001, 1).map_err(|err| err.to_string())?,
         requests: 0,
+        t0: Instant::now(),
     };
     run(case, &mut store)
 }
 
+/// The owner's rule (frontier's `HostRecord`, in memory) with the batch script keeping its
+/// URLs, leases and host states: the conformance table, as the embedded frontier passes it.
 #[test]
-fn the_scripts_pass_the_table() {
+fn an_owned_bucket_on_redis_passes_the_table() {
     let (_server, mut con, scripts) = server_and_scripts();
     let failed: Vec<String> = CASES
         .iter()
@@ -243,22 +245,22 @@ fn run_budget_case(
         .exec(con)
         .map_err(|err| err.to_string())?;
     let schedule = Schedule::new(10_000, 0.001, 1).map_err(|err| err.to_string())?;
-    let politeness = frontier::conformance::Settings::DEFAULT.politeness();
     let budgets = [case.host_pages, case.domain_hosts, case.domain_pages];
+    set_clock(con, BASE)?;
     let mut n = 0;
     run_budget(case, |host| {
         n += 1;
         let url = format!("https://{host}/{n}");
         let request = format!("budget-{n}");
-        let mut call = scripts.batch_call(TAG, &politeness, schedule.text(0), &request, budgets);
-        completion(&mut call, None, 1);
+        let mut call = scripts.batch_call(TAG, schedule.text(0), &request, budgets, None, 1);
+        links_step(&mut call, 1);
         let probes = schedule.probes(&[7; 16], &url);
         let domain = frontier::registrable_domain_of(host);
         link(&mut call, &probes, host, 0, &url, None, None, domain);
         let answer: Vec<i64> = call
             .invoke(con, &scripts.library)
             .map_err(|err| err.to_string())?;
-        match answer.get(3..7) {
+        match answer.get(HEAD - 4..HEAD) {
             Some([1, 0, 0, 0]) => Ok(None),
             Some([0, 1, 0, 0]) => Ok(Some(DropReason::HostBudget)),
             Some([0, 0, 1, 0]) => Ok(Some(DropReason::DomainHosts)),
@@ -445,111 +447,20 @@ fn a_server_that_lost_the_library_is_given_it_again() {
             .query(con)
             .expect("FUNCTION LIST")
     };
-    let lease = |con: &mut Connection, request: &str| -> Vec<i64> {
-        let call = scripts.lease_call(
-            TAG,
-            &Politeness::default(),
-            1,
-            std::time::Duration::from_secs(60),
-            request,
-        );
-        call.invoke(con, &scripts.library).expect("a lease call")
-    };
-    redis::cmd("SET")
-        .arg(format!("{TAG}:clock"))
-        .arg(BASE)
-        .exec(&mut con)
-        .expect("SET");
+    let own = |con: &mut Connection| own(con, &scripts, BASE).expect("an own call");
     assert!(
         libraries(&mut con).is_empty(),
         "a new server holds no library"
     );
-    // Nothing queued: the bucket's view, and no lease reaped.
-    assert_eq!(lease(&mut con, "r1").len(), 6);
+    own(&mut con);
     assert_eq!(libraries(&mut con).len(), 1, "the first call loaded it");
     // As after a restart from a snapshot taken before it was loaded.
     redis::cmd("FUNCTION")
         .arg("FLUSH")
         .exec(&mut con)
         .expect("FUNCTION FLUSH");
-    assert_eq!(lease(&mut con, "r2").len(), 6);
+    own(&mut con);
     assert_eq!(libraries(&mut con).len(), 1);
-}
-
-/// A host's state as the scripts stored it, its fields as text.
-fn host_text(stored: &[u8]) -> String {
-    let fields = HostField::decode(stored).expect("a host's state");
-    fields.map(|n| n.to_string()).join(" ")
-}
-
-#[test]
-fn a_host_state_of_another_version_reads_with_defaults_for_what_it_lacks() {
-    let (_server, mut con, scripts) = server_and_scripts();
-    let politeness = Politeness::default();
-    let mut state_after_delay = |stored: &[u8]| -> String {
-        let hosts = format!("{TAG}:hosts");
-        redis::cmd("HSET")
-            .arg(&hosts)
-            .arg(HOST)
-            .arg(stored)
-            .exec(&mut con)
-            .expect("HSET");
-        redis::cmd("SET")
-            .arg(format!("{TAG}:clock"))
-            .arg(BASE)
-            .exec(&mut con)
-            .expect("SET");
-        let call = scripts.crawl_delay_call(
-            TAG,
-            HOST,
-            std::time::Duration::from_millis(5000),
-            &politeness,
-        );
-        call.invoke::<i64>(&mut con, &scripts.library)
-            .expect("a crawl-delay call");
-        let written: Vec<u8> = redis::cmd("HGET")
-            .arg(&hosts)
-            .arg(HOST)
-            .query(&mut con)
-            .expect("HGET");
-        assert_eq!(
-            written[..2],
-            [255, 9],
-            "written whole, as this version writes"
-        );
-        host_text(&written)
-    };
-    // Fields: active, next, delay, errors, since, given up, connections, pages, last.
-    assert_eq!(
-        state_after_delay(&host_bytes(&[2, 1000, -1, 1, 900, 0, 4, 7, 800])),
-        "2 5800 5000 1 900 0 4 7 800",
-        "the next start spaced from the last by the new delay"
-    );
-    // Written before pages and the last start were kept: they read as 0 (no last start to
-    // space from).
-    assert_eq!(
-        state_after_delay(&host_bytes(&[2, 1000, -1, 1, 900, 0, 4])),
-        "2 1000 5000 1 900 0 4 0 0"
-    );
-    // Written by a later version with a tenth field: the nine known are kept.
-    let mut later = host_bytes(&[2, 1000, -1, 1, 900, 0, 4, 7, 800]);
-    later[1] = 10;
-    later.extend([0, 0, 0, 3]);
-    assert_eq!(state_after_delay(&later), "2 5800 5000 1 900 0 4 7 800");
-    // Negative values and times in ms past 2^32 come back as they went.
-    assert_eq!(
-        state_after_delay(&host_bytes(&[0, 1_795_796_411_199, -1, 0, 0, 0, -1, 0, 0])),
-        "0 1795796411199 5000 0 0 0 -1 0 0"
-    );
-}
-
-/// A host's state as the scripts store it: byte 255, the number of fields, the fields.
-fn host_bytes(fields: &[i64]) -> Vec<u8> {
-    let mut out = vec![255, fields.len() as u8];
-    for (field, value) in HostField::ALL.iter().zip(fields) {
-        out.extend_from_slice(&value.to_be_bytes()[8 - field.width()..]);
-    }
-    out
 }
 
 #[test]
@@ -642,29 +553,81 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
     let id = |i: usize| cluster.nodes[i].cli(&["CLUSTER", "MYID"]).trim().to_owned();
     let on_cluster = Scripts::with_clock(Clock::Key, true);
     let on_one_server = Scripts::with_clock(Clock::Key, false);
-    let politeness = Politeness::default();
-    let set_delay = |con: &mut Connection, scripts: &Scripts, ms: u64| {
-        let call =
-            scripts.crawl_delay_call(tag, HOST, std::time::Duration::from_millis(ms), &politeness);
-        call.invoke::<i64>(con, &scripts.library)
+    // The bucket's owner writes a host's state (a declared key) and takes a URL of its
+    // queue (named inside the function): the state's delay is `ms`.
+    let epoch = {
+        let call = on_cluster.own_call(tag, OWNER, 0, Duration::from_secs(3600), false, None);
+        let answer: Vec<i64> = call
+            .invoke(&mut cons[owner], &on_cluster.library)
+            .expect("the bucket taken");
+        answer[1]
     };
-    let stored = |con: &mut Connection| -> String {
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let mut requests = 0;
+    let mut write = |con: &mut Connection, scripts: &Scripts, ms: u64, asking: bool| {
+        requests += 1;
+        let state = HostState::of(
+            &frontier::HostRecord::default(),
+            Some(Duration::from_millis(ms)),
+            Instant::now(),
+            BASE as i64,
+        );
+        let log = Log {
+            states: vec![(HOST.to_owned(), state)],
+            wanted: vec![(HOST.to_owned(), 1)],
+            ..Log::default()
+        };
+        let holder = format!("{OWNER} {epoch}");
+        let request = format!("r{requests}");
+        let mut call =
+            scripts.batch_call(tag, schedule.text(0), &request, [0; 3], Some(&holder), 0);
+        add_owner_log(&mut call, &log);
+        let result: redis::RedisResult<Vec<Value>> = match asking {
+            false => call.invoke(con, &scripts.library),
+            true => redis::pipe()
+                .cmd("ASKING")
+                .add_command(call.cmd())
+                .query::<Vec<Value>>(con)
+                .map(|mut answers| answers.pop().map(|a| vec![a]).unwrap_or_default()),
+        };
+        result.map(drop)
+    };
+    let stored = |con: &mut Connection| -> Option<Duration> {
         let written: Vec<u8> = redis::cmd("HGET")
             .arg(&hosts)
             .arg(HOST)
             .query(con)
             .expect("HGET");
-        host_text(&written)
+        let mut delay = None;
+        let state = HostState::decode(&written).expect("a host's state");
+        state.apply(
+            &mut frontier::HostRecord::default(),
+            &mut delay,
+            Instant::now(),
+            BASE as i64,
+        );
+        delay
     };
-    set_delay(&mut cons[owner], &on_cluster, 1000).expect("a call on a still slot");
-    assert_eq!(stored(&mut cons[owner]), "0 0 1000 0 0 0 -1 0 0");
-    // Another host ready: every key the call declares exists.
-    redis::cmd("ZADD")
-        .arg(format!("{tag}:ready"))
-        .arg(0)
-        .arg("other.example")
-        .exec(&mut cons[owner])
-        .expect("ZADD");
+    let ms = Duration::from_millis;
+    write(&mut cons[owner], &on_cluster, 1000, false).expect("a call on a still slot");
+    assert_eq!(stored(&mut cons[owner]), Some(ms(1000)));
+    // Every key the call declares exists (but `moving`), as in a busy crawl: a hash's
+    // field, a set's member and a list's entry that no call here reads.
+    for key in ["seen", "leases", "pages", "domains", "replies0", "replies1"] {
+        redis::cmd("HSET")
+            .arg(format!("{tag}:{key}"))
+            .arg("placeholder")
+            .arg(1)
+            .exec(&mut cons[owner])
+            .expect("HSET");
+    }
+    for (command, key) in [("SADD", "work"), ("RPUSH", "inbox")] {
+        redis::cmd(command)
+            .arg(format!("{tag}:{key}"))
+            .arg("other.example")
+            .exec(&mut cons[owner])
+            .expect("a write");
+    }
 
     // The slot starts moving, as `redis-cli --cluster reshard` moves it.
     let set_slot = |con: &mut Connection, how: &str, node: &str| {
@@ -678,31 +641,18 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
     };
     set_slot(&mut cons[target], "IMPORTING", &id(owner));
     set_slot(&mut cons[owner], "MIGRATING", &id(target));
-    let refused = set_delay(&mut cons[owner], &on_cluster, 2000).expect_err("refused");
+    let refused = write(&mut cons[owner], &on_cluster, 2000, false).expect_err("refused");
     assert_eq!(refused.code(), Some("TRYAGAIN"), "{refused}");
-    assert_eq!(stored(&mut cons[owner]), "0 0 1000 0 0 0 -1 0 0");
+    assert_eq!(stored(&mut cons[owner]), Some(ms(1000)));
     // On the new master, asked there (`ASKING`) as a client follows an ASK redirection.
-    let asked: redis::RedisResult<Vec<Value>> = redis::pipe()
-        .cmd("ASKING")
-        .add_command(
-            on_cluster
-                .crawl_delay_call(
-                    tag,
-                    HOST,
-                    std::time::Duration::from_millis(3000),
-                    &politeness,
-                )
-                .cmd(),
-        )
-        .query(&mut cons[target]);
-    let refused = asked.expect_err("refused on the new master");
+    let refused = write(&mut cons[target], &on_cluster, 3000, true).expect_err("refused there");
     assert_eq!(refused.code(), Some("TRYAGAIN"), "{refused}");
     // What the refusal prevents: a call declaring only keys that exist runs, and fails at
     // the first key of the moving slot it names itself (the host's queue, gone to the new
     // master as far as this one knows), its first write made.
-    let half = set_delay(&mut cons[owner], &on_one_server, 4000).expect_err("fails half-way");
+    let half = write(&mut cons[owner], &on_one_server, 4000, false).expect_err("fails half-way");
     assert!(half.to_string().contains("non local key"), "{half}");
-    assert_eq!(stored(&mut cons[owner]), "0 0 4000 0 0 0 -1 0 0");
+    assert_eq!(stored(&mut cons[owner]), Some(ms(4000)));
 
     // Moved back to still: calls run again.
     for i in [owner, target] {
@@ -713,6 +663,59 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
             .exec(&mut cons[i])
             .expect("CLUSTER SETSLOT STABLE");
     }
-    set_delay(&mut cons[owner], &on_cluster, 5000).expect("a call on a still slot");
-    assert_eq!(stored(&mut cons[owner]), "0 0 5000 0 0 0 -1 0 0");
+    write(&mut cons[owner], &on_cluster, 5000, false).expect("a call on a still slot");
+    assert_eq!(stored(&mut cons[owner]), Some(ms(5000)));
+}
+
+/// A batch of the owner's sent again (its answer lost) answers what its first run did: the
+/// URLs it took with their entries, read back from the leases (the reply keeps their
+/// tokens only), and changes nothing.
+#[test]
+fn an_owners_batch_sent_again_answers_as_it_did() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let epoch = own(&mut con, &scripts, BASE).expect("the bucket taken");
+    let mut store = Redis {
+        con: &mut con,
+        scripts: &scripts,
+        owned: Owned::new(epoch, frontier::Politeness::default()),
+        schedule: Schedule::new(10_000, 0.001, 1).expect("a schedule"),
+        requests: 0,
+        t0: Instant::now(),
+    };
+    for n in 0..3 {
+        store.push(n).expect("a URL queued");
+    }
+    // The owner's first batch reads the inbox; its second takes the host's URLs.
+    store.batch(0, true, None, None).expect("a batch");
+    let now = store.at(0);
+    let log = store.owned.take_log(now, BASE as i64);
+    assert!(!log.wanted.is_empty(), "URLs to take: {log:?}");
+    let holder = format!("{OWNER} {epoch}");
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let send = |con: &mut Connection| -> Vec<Value> {
+        let mut call = scripts.batch_call(TAG, schedule.text(0), "again", [0; 3], Some(&holder), 0);
+        add_owner_log(&mut call, &log);
+        call.invoke(con, &scripts.library).expect("a batch")
+    };
+    let first = send(store.con);
+    let leases_after = |con: &mut Connection| -> Vec<(String, String)> {
+        redis::cmd("HGETALL")
+            .arg(format!("{TAG}:leases"))
+            .query(con)
+            .expect("HGETALL")
+    };
+    let leases = leases_after(store.con);
+    let again = send(store.con);
+    // Past the view (the clock, the count of changes): the same answer, nothing taken twice.
+    assert_eq!(first[2..], again[2..]);
+    assert_eq!(leases_after(store.con), leases);
+    let reply = OwnerReply::read(&log, &first[HEAD - 4..]).expect("an owner's answer");
+    let urls: Vec<&String> = reply
+        .taken
+        .iter()
+        .flat_map(|(urls, _)| urls)
+        .map(|(_, e)| e)
+        .collect();
+    assert!(!urls.is_empty(), "{reply:?}");
+    assert!(urls.iter().all(|e| e.contains("https://")), "{urls:?}");
 }

@@ -4,7 +4,10 @@
 
 use super::*;
 
-/// The version of the keys' layout a crawl is stored in. 8: a seen-test past its 32-bit
+/// The version of the keys' layout a crawl is stored in. 9: a bucket's hosts are scheduled by
+/// the process that owns it (`owner`, `work`, `inbox`; no `ready` nor `due`; a URL in flight
+/// is "host entry"; pages per host in `pages`), which version 8 would lease from without
+/// owning; 8: a seen-test past its 32-bit
 /// generations goes on in wide ones (version 7 would look their members up as 32-bit
 /// fingerprints, and find none); 7: a lease's start is packed
 /// (version 6 would read its bytes as part of the lease's queue entry); 6: the seen-test in
@@ -14,7 +17,7 @@ use super::*;
 /// buckets; 4: a queue entry may end with a memo (`~` and base64), which version 3 would
 /// take for part of the referrer; 3: the seen-test a cuckoo filter of fingerprints (version
 /// 2 was a Bloom filter in 64-byte blocks, version 1 one of single bits).
-const VERSION: &str = "8";
+const VERSION: &str = "9";
 
 /// What became of a share of a list several processes were given (see
 /// [`Store::claim_share`]).
