@@ -873,6 +873,8 @@ impl SharedFrontier {
             picked
         };
         if let Some((bucket, epoch, taken)) = picked {
+            // Working again: once idle, it checks whether the crawl is over at once.
+            inner.presence.check_soon();
             return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
         }
         // URLs to take: the buckets' next batches bring them.

@@ -42,6 +42,18 @@ pub(super) struct Presence {
 }
 
 impl Presence {
+    /// Makes the next check whether the crawl is over come at once, its waits short again:
+    /// this process had work, or another found the crawl over.
+    pub(super) fn check_soon(&self) {
+        let mut check = self
+            .idle_check
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if check.1 != Duration::ZERO {
+            *check = (Instant::now(), Duration::ZERO);
+        }
+    }
+
     /// Whether process `id` was present when last heard, or is noted present till later.
     pub(super) fn is_present(&self, id: &str) -> bool {
         let listed = self
@@ -298,9 +310,15 @@ impl Inner {
     /// Reads the crawl's epoch; a change since the last read (up, or down with Redis) means
     /// a process found that Redis went back: this one forgets what it sent too.
     pub(super) async fn check_epoch(&self) {
-        let Ok(epoch) = self.store.epoch().await else {
+        let Ok((epoch, finished)) = self.store.epoch_and_finished().await else {
             return;
         };
+        if finished && !self.presence.over.load(Ordering::Relaxed) {
+            // Another process found the crawl over: this one checks at once, rather than
+            // at the end of its wait (2 s once idle for long, as a process whose hosts
+            // were done early is).
+            self.presence.check_soon();
+        }
         let known = self.presence.epoch.swap(epoch, Ordering::Relaxed);
         if known >= 0 && known != epoch {
             self.forget_sent();

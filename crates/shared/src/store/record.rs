@@ -328,6 +328,15 @@ impl Store {
         Ok(epoch.unwrap_or(0))
     }
 
+    /// The crawl's epoch ([`Store::epoch`]), and whether a process found the crawl over
+    /// (`finished` in its record), in one read: what each heartbeat looks at.
+    pub(crate) async fn epoch_and_finished(&self) -> Result<(i64, bool), Error> {
+        let mut cmd = redis::cmd("HMGET");
+        cmd.arg(self.meta_key()).arg("epoch").arg("finished");
+        let (epoch, finished): (Option<i64>, Option<String>) = self.query(&cmd).await?;
+        Ok((epoch.unwrap_or(0), finished.is_some()))
+    }
+
     /// Bumps the crawl's epoch ([`Store::epoch`]), if the crawl exists.
     ///
     /// # Example
