@@ -983,6 +983,7 @@ impl SharedFrontier {
         }
         .fetch_add(1, Ordering::Relaxed);
         let given_up = ended
+            .lease
             .gave_up_host
             .then(|| u64::try_from(queued).unwrap_or(0) + ended.taken as u64);
         Ok(Some(Completion::new(fate, given_up)))

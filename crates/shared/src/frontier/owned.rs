@@ -111,13 +111,11 @@ pub(crate) struct EndedLease {
 pub(crate) struct Ended {
     /// The URL's fate.
     pub(crate) fate: Fate,
-    /// The completion gave its host up.
-    pub(crate) gave_up_host: bool,
     /// URLs of its host taken from Redis and not handed out yet: given up with the host
     /// when it was, besides those its Redis queue holds.
     pub(crate) taken: usize,
-    /// The end to write, in the batch script that admits its page's links and in no
-    /// earlier one: a page done in Redis before its links are queued there loses them when
+    /// The end to write (whether it gave its host up among it), in the batch script that
+    /// admits its page's links and in no earlier one: a page done in Redis before its links are queued there loses them when
     /// the process dies between the two, or Redis goes back to a state between them.
     pub(crate) lease: EndedLease,
 }
@@ -323,7 +321,6 @@ impl Owned {
         self.forget_if_idle(&out.host);
         Some(Ended {
             fate: settled.fate,
-            gave_up_host: settled.gave_up_host,
             taken,
             lease,
         })
@@ -368,9 +365,9 @@ impl Owned {
     }
 
     /// What the next batch script writes, taken (but the leases ended: see
-    /// [`Ended::lease`]): URLs given back, the states of the hosts changed (times as the server's clock, `server` ms at `now`), and the URLs to
-    /// take for hosts ready by `now` plus [`TAKE_AHEAD`] with fewer taken than connections
-    /// free.
+    /// [`Ended::lease`]): URLs given back, the states of the hosts changed (times as the
+    /// server's clock, `server` ms at `now`), and the URLs to take for hosts ready by `now`
+    /// plus [`TAKE_AHEAD`] with fewer taken than connections free.
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
         self.logged = Some(now);
         let mut wanted = Vec::new();
@@ -679,7 +676,10 @@ mod tests {
             // Written at once, as the batch of the page's links writes it.
             self.queue.extend(ended.lease.retry);
             let waiting = self.queue.len() + ended.taken;
-            Ok((ended.fate, ended.gave_up_host.then_some(waiting as u64)))
+            Ok((
+                ended.fate,
+                ended.lease.gave_up_host.then_some(waiting as u64),
+            ))
         }
 
         fn crawl_delay(&mut self, delay: u64) -> Result<(), String> {

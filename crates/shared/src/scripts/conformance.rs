@@ -175,7 +175,7 @@ impl Store for Redis<'_> {
             return Err(format!("the lease's end was not written: {written:?}"));
         };
         let waiting = u64::try_from(queued).unwrap_or(0) + ended.taken as u64;
-        Ok((ended.fate, ended.gave_up_host.then_some(waiting)))
+        Ok((ended.fate, ended.lease.gave_up_host.then_some(waiting)))
     }
 
     fn crawl_delay(&mut self, delay: u64) -> Result<(), String> {
