@@ -555,11 +555,10 @@ pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
             (Some(_), false) => "r",
             (Some(_), true) => "R",
         };
-        invocation
-            .arg(ended.token)
-            .arg(mark)
-            .arg(&ended.url)
-            .arg(ended.retry.as_deref().unwrap_or(""));
+        invocation.arg(ended.token).arg(mark).arg(&ended.held);
+        if let Some(retry) = &ended.retry {
+            invocation.arg(retry);
+        }
     }
     invocation.arg(log.back.len());
     for token in &log.back {

@@ -97,8 +97,9 @@ pub(crate) struct Log {
 pub(crate) struct EndedLease {
     /// Its token.
     pub(crate) token: u64,
-    /// Its URL: the lease that ends is the one of this URL under the token, no other.
-    pub(crate) url: String,
+    /// The lease as Redis holds it under its token: its host, a space and its entry as
+    /// taken. The lease that ends is this one, no other the token may hold.
+    pub(crate) held: String,
     /// The entry its URL is queued again with, at the back of its host's queue, when
     /// retried.
     pub(crate) retry: Option<String>,
@@ -306,10 +307,9 @@ impl Owned {
             retry = Some(format!("{} {rest}", attempts + 1));
             h.more = true;
         }
-        let url = out.entry.split(' ').nth(2).unwrap_or_default();
         let lease = EndedLease {
             token,
-            url: url.to_owned(),
+            held: format!("{} {}", out.host, out.entry),
             retry,
             gave_up_host: settled.gave_up_host,
         };
@@ -747,7 +747,7 @@ mod tests {
             ended.lease,
             EndedLease {
                 token: 7,
-                url: "https://a.example/".into(),
+                held: "a.example 0 0 https://a.example/".into(),
                 retry: None,
                 gave_up_host: false,
             }

@@ -10,7 +10,8 @@
 -- the bucket), the number of link steps, then each step: its number of links and the links
 -- in pairs (see admit_links); then, from the owner: the leases ended (their number, then
 -- each: token, 'd' done or 'r' retried, upper case when the answer is to count the URLs its
--- host has queued, its URL (the lease's must be the same), and the retry's entry or ''), the tokens given back (their number, then
+-- host has queued, the lease as the leases hash holds it (its host, a space and its entry
+-- as taken: the lease under the token must be this one), and, retried, the retry's entry), the tokens given back (their number, then
 -- each), host states (their number, then host and state each), hosts to take URLs of
 -- (their number, then host and how many each), hosts new to the crawl, hosts given up.
 -- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
@@ -31,15 +32,13 @@ local request = ARGV[3]
 local TAKEN = '\0'
 local kept = kept_reply(replies, request)
 if kept then
-  local answer = bucket_view(counts)
-  local previous = nil
-  for _, v in ipairs(cmsgpack.unpack(kept)) do
-    if v == TAKEN then
-      local lease = redis.call('HGET', leases, previous) or ''
-      v = string.sub(lease, (string.find(lease, ' ', 1, true) or 0) + 1)
+  local answer = cmsgpack.unpack(kept)
+  answer[1], answer[2] = bucket_view(counts)
+  for j = 3, #answer do
+    if answer[j] == TAKEN then
+      local lease = redis.call('HGET', leases, answer[j - 1]) or ''
+      answer[j] = string.sub(lease, (string.find(lease, ' ', 1, true) or 0) + 1)
     end
-    answer[#answer + 1] = v
-    previous = v
   end
   return answer
 end
@@ -67,28 +66,36 @@ for _ = 1, tonumber(ARGV[8]) do
   steps[#steps + 1] = by_domain_pages
 end
 finish(seen, counts, work, inbox, pages)
-local out = {seen_state and seen_state.count or -1, status}
+-- The answer, the bucket's view first (filled in last).
+local out = {0, 0, seen_state and seen_state.count or -1, status}
 for _, v in ipairs(steps) do out[#out + 1] = v end
 if status == 1 then
   -- Leases ended.
   local ended = tonumber(ARGV[i])
   i = i + 1
   if ended > 0 then
-    local tokens = {}
-    for j = 0, ended - 1 do tokens[#tokens + 1] = ARGV[i + 4 * j] end
+    local tokens, at = {}, i
+    for j = 1, ended do
+      tokens[j] = ARGV[at]
+      local mark = ARGV[at + 1]
+      if mark == 'r' or mark == 'R' then at = at + 4 else at = at + 3 end
+    end
     local held = redis.call('HMGET', leases, unpack(tokens))
     local gone = {}
     for j = 1, ended do
-      local mark, url, entry = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-      i = i + 4
+      local mark, text = ARGV[i + 1], ARGV[i + 2]
+      local retried = mark == 'r' or mark == 'R'
+      local entry = retried and ARGV[i + 3]
+      if retried then i = i + 4 else i = i + 3 end
       local lease = held[j]
-      -- Its URL's, or not this lease: a token another URL holds after Redis went back.
-      if lease and string.match(lease, '^%S+ %S+ %S+ (%S+)') ~= url then lease = nil end
+      -- This lease, or not: a token another URL holds after Redis went back. The same
+      -- text, compared whole (Lua's strings are interned: no parsing, no copy).
+      if lease ~= text then lease = nil end
       local host = nil
       if lease then
         gone[#gone + 1] = tokens[j]
         host = string.sub(lease, 1, string.find(lease, ' ', 1, true) - 1)
-        if mark == 'r' or mark == 'R' then
+        if retried then
           append(work, inbox, host, {entry}, true)
           count('queued', 1)
         else
@@ -198,15 +205,17 @@ if status == 1 then
     end
   end
 end
-write_counts(counts)
+out[1], out[2] = bucket_view(counts, write_counts(counts))
 if status == 1 then
-  local slim = out
+  -- Kept with each URL taken as TAKEN, put back after.
+  local entries = {}
   if taken then
-    slim = {}
-    for j, v in ipairs(out) do slim[j] = taken[j] and TAKEN or v end
+    for j in pairs(taken) do
+      entries[j] = out[j]
+      out[j] = TAKEN
+    end
   end
-  keep_reply(replies, request, cmsgpack.pack(slim))
+  keep_reply(replies, request, cmsgpack.pack(out))
+  for j, v in pairs(entries) do out[j] = v end
 end
-local answer = bucket_view(counts)
-for _, v in ipairs(out) do answer[#answer + 1] = v end
-return answer
+return out

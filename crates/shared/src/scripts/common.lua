@@ -155,16 +155,21 @@ local function test_and_set(seen, schedule, p)
   local h = struct.unpack('>I6', p)
   local fingerprint = string.sub(p, 8)
   local newest = st.count - 1
-  -- The process looked in the first generations already (all frozen): see seen.rs.
-  local skip = math.min(string.byte(p, 7) or 0, newest)
-  for i = newest - 1, skip, -1 do
-    if redis.call('SISMEMBER', slot(st, i, h, fingerprint)) == 1 then return false end
+  -- Most buckets have one generation: a test is then one command and little Lua, the
+  -- most frequent work of the crawl's scripts (two or three a page).
+  if newest > 0 then
+    -- The process looked in the first generations already (all frozen): see seen.rs.
+    local skip = math.min(string.byte(p, 7) or 0, newest)
+    for i = newest - 1, skip, -1 do
+      if redis.call('SISMEMBER', slot(st, i, h, fingerprint)) == 1 then return false end
+    end
   end
   if redis.call('SADD', slot(st, newest, h, fingerprint)) == 0 then return false end
-  st.fill = st.fill + 1
+  local fill, g = st.fill + 1, st.gens[newest]
+  st.fill = fill
   -- A wide generation's intsets hold 8-byte integers.
-  if st.gens[newest].wide then st.added = st.added + 64 else st.added = st.added + st.bits end
-  if st.fill >= st.gens[newest].n then new_generation(seen, st, schedule) end
+  if g.wide then st.added = st.added + 64 else st.added = st.added + st.bits end
+  if fill >= g.n then new_generation(seen, st, schedule) end
   return true
 end
 
@@ -287,12 +292,28 @@ local function append(work, inbox, host, entries, owner)
   end
 end
 
--- Writes the counters' increments, counting one change (`ops`: see bucket_view).
+-- Writes the counters' increments, counting one change (`ops`: see bucket_view), in two
+-- commands however many counters changed (a command is most of a script's cost, five or
+-- six counters change in a batch); answers the bucket's count of changes after it.
 local function write_counts(counts)
   count('ops', 1)
+  local fields, adds = {}, {}
   for field, n in pairs(ctx.counts) do
-    if n ~= 0 then redis.call('HINCRBY', counts, field, int(n)) end
+    if n ~= 0 then
+      fields[#fields + 1] = field
+      adds[#adds + 1] = n
+    end
   end
+  local stored = redis.call('HMGET', counts, unpack(fields))
+  local values, ops = {}, 0
+  for j, field in ipairs(fields) do
+    local v = (tonumber(stored[j]) or 0) + adds[j]
+    if field == 'ops' then ops = v end
+    values[#values + 1] = field
+    values[#values + 1] = int(v)
+  end
+  redis.call('HSET', counts, unpack(values))
+  return ops
 end
 
 -- Writes what admission changed: the seen-test's fill, the queues, the pages counted.
@@ -334,7 +355,8 @@ local function keep_reply(replies, id, text)
 end
 
 -- What a batch answers besides its own result: the server's clock, and the bucket's count
--- of changes (`ops`), which never goes down but when Redis went back to an older state.
-local function bucket_view(counts)
-  return {now, tonumber(redis.call('HGET', counts, 'ops') or 0)}
+-- of changes (`ops`), which never goes down but when Redis went back to an older state;
+-- `ops` when the caller knows it (write_counts answered it).
+local function bucket_view(counts, ops)
+  return now, ops or tonumber(redis.call('HGET', counts, 'ops') or 0)
 end
