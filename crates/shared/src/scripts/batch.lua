@@ -30,7 +30,9 @@ local request = ARGV[3]
 -- A URL taken is kept in the reply as TAKEN after its token, read back from the leases
 -- when the reply is: the reply is kept minutes, the URL is in the leases already.
 local TAKEN = '\0'
-local kept = kept_reply(replies, request)
+-- Only an owner's batch keeps its reply (another's writes links, which a second run finds
+-- seen): no other looks for one.
+local kept = ARGV[7] ~= '' and kept_reply(replies, request)
 if kept then
   local answer = cmsgpack.unpack(kept)
   answer[1], answer[2] = bucket_view(counts)

@@ -81,11 +81,13 @@ end
 
 local function load_seen(seen, schedule)
   local raw = redis.call('HGETALL', seen)
-  local st = {gens = {}, count = 0, fill = 0, added = 0, grew = false}
+  local st = {gens = {}, count = 0, fill = 0, written = 0, added = 0, grew = false}
   for i = 1, #raw, 2 do
     local f, v = raw[i], raw[i + 1]
     if f == 'count' then st.count = tonumber(v)
-    elseif f == 'fill' then st.fill = tonumber(v)
+    elseif f == 'fill' then
+      st.fill = tonumber(v)
+      st.written = st.fill
     elseif f == 'bits' then st.bits = tonumber(v)
     else st.gens[tonumber(string.sub(f, 2))] = parse_generation(v)
     end
@@ -110,6 +112,7 @@ local function new_generation(seen, st, schedule)
   st.gens[i] = g
   st.count = i + 1
   st.fill = 0
+  st.written = 0
   st.grew = true
   -- Its sets' keys, counted when it starts (each has a URL or two soon after).
   st.added = st.added + g.sets * SET_KEY_BITS
@@ -171,6 +174,14 @@ local function test_and_set(seen, schedule, p)
   if g.wide then st.added = st.added + 64 else st.added = st.added + st.bits end
   if fill >= g.n then new_generation(seen, st, schedule) end
   return true
+end
+
+-- Writes the seen-test's fill, if it changed (half the links a batch tests were seen: each
+-- process sends each URL it meets), and its generations, if they grew.
+local function write_seen(seen, counts)
+  local st = seen_state
+  if st.fill ~= st.written then redis.call('HSET', seen, 'fill', int(st.fill)) end
+  if st.grew then redis.call('HSET', counts, 'generations', st.count) end
 end
 
 -- What one script changes, kept here and written once at its end: the counters' increments,
@@ -293,8 +304,9 @@ local function append(work, inbox, host, entries, owner)
 end
 
 -- Writes the counters' increments, counting one change (`ops`: see bucket_view), in two
--- commands however many counters changed (a command is most of a script's cost, five or
--- six counters change in a batch); answers the bucket's count of changes after it.
+-- commands however many counters changed (a command is most of a script's cost, and five
+-- or six counters change in an owner's batch), or one each when there are two at most;
+-- answers the bucket's count of changes after it.
 local function write_counts(counts)
   count('ops', 1)
   local fields, adds = {}, {}
@@ -303,6 +315,14 @@ local function write_counts(counts)
       fields[#fields + 1] = field
       adds[#adds + 1] = n
     end
+  end
+  if #fields <= 2 then
+    local ops = 0
+    for j, field in ipairs(fields) do
+      local v = redis.call('HINCRBY', counts, field, int(adds[j]))
+      if field == 'ops' then ops = v end
+    end
+    return ops
   end
   local stored = redis.call('HMGET', counts, unpack(fields))
   local values, ops = {}, 0
@@ -319,9 +339,8 @@ end
 -- Writes what admission changed: the seen-test's fill, the queues, the pages counted.
 local function finish(seen, counts, work, inbox, pages)
   if seen_state then
-    redis.call('HSET', seen, 'fill', int(seen_state.fill))
+    write_seen(seen, counts)
     if seen_state.added > 0 then count('bits', seen_state.added) end
-    if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
   end
   for host, list in pairs(ctx.pushes) do append(work, inbox, host, list, false) end
   local written = {}

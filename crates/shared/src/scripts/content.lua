@@ -22,9 +22,8 @@ for i = 4, #ARGV do
     answer[#answer + 1] = 0
   end
 end
-redis.call('HSET', seen, 'fill', int(seen_state.fill))
+write_seen(seen, counts)
 if seen_state.added > 0 then redis.call('HINCRBY', counts, 'bits', int(seen_state.added)) end
-if seen_state.grew then redis.call('HSET', counts, 'generations', seen_state.count) end
 answer[#answer + 1] = seen_state.count
 -- Packed, not joined as text: a number made text is a `sprintf`, the most of a body's
 -- cost after its seen-test.
