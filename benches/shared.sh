@@ -41,6 +41,13 @@ if [ "$CLUSTER" != 0 ] && [ "$RTT_MS" != 0 ]; then
     exit 2
 fi
 read -r -a crawler_args <<<"${CRAWLER_ARGS:-}"
+for tool in redis-server redis-cli; do
+    # Without it, the wait for the server below would never end.
+    command -v "$tool" >/dev/null || {
+        echo "benches/shared.sh: $tool not found (tests/setup.sh installs it)" >&2
+        exit 2
+    }
+done
 # shellcheck source=benches/lib.sh
 . benches/lib.sh
 redis=()

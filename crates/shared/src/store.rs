@@ -20,7 +20,7 @@ mod record;
 /// A new crawl's buckets on one server (see [`Store::default_buckets`]).
 const SERVER_BUCKETS: u32 = 16;
 /// A new crawl's buckets on a cluster, and [`Layout::default`]'s, which knows no server.
-const CLUSTER_BUCKETS: u32 = 64;
+const CLUSTER_BUCKETS: u32 = 32;
 
 pub(crate) use record::Share;
 pub use record::{Layout, Stored};
@@ -370,10 +370,12 @@ impl Store {
     }
 
     /// The buckets a new crawl's hosts are hashed into unless its creator says otherwise:
-    /// 16 on one server, 64 on a cluster. Each bucket's scripts take the pages that wait
-    /// while its previous one runs, so fewer, busier buckets put more pages in a script
-    /// (about 14% less Redis CPU a page at 16 than at 64, `docs/benchmarks.md`); a cluster
-    /// spreads its buckets over its masters, and 64 spread evenly.
+    /// 16 on one server, 32 on a cluster. Each bucket's scripts take the pages that wait
+    /// while its previous one runs, so fewer, busier buckets put more pages in a script:
+    /// a 3-master cluster's masters together do 1.01 times one server's work at 16, 1.10
+    /// times at 32, 1.29 times at 64 (`docs/benchmarks.md`, 2026-12-02). A cluster spreads
+    /// its buckets over its masters (32 more evenly than 16), and a bucket is leased by one
+    /// process at a time, so at most as many processes as buckets share a crawl's work.
     ///
     /// # Example
     ///

@@ -39,7 +39,7 @@ pub(crate) enum Share {
 /// # async fn f() -> Result<(), shared::Error> {
 /// let store = shared::Store::connect("redis://127.0.0.1:6379", "crawl").await?;
 /// let crawl = store.create(shared::Layout::default(), "{\"delay\":1}", &[]).await?;
-/// assert_eq!(crawl.layout.buckets, 64);
+/// assert_eq!(crawl.layout.buckets, 32);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +74,9 @@ pub struct Stored {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
     /// Buckets hosts are hashed into. Each bucket's keys share one hash slot, so a script
-    /// touches one slot; more buckets spread a cluster's load more evenly. Default: 64.
+    /// touches one slot; more buckets spread a cluster's load more evenly, and let more
+    /// processes share the crawl (a bucket's hosts are leased by one process), but put
+    /// fewer pages in each script. Default: 32.
     pub buckets: u32,
     /// URLs the seen-test holds before it first grows, over all buckets (each takes at least
     /// 1,024). Default: 65,536: it doubles at each step, and sets take only their members'
