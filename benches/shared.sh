@@ -19,6 +19,8 @@
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
 #                                           # CPU and memory are the sums over the masters
+#   RECORDS=dir benches/shared.sh           # keeps each run's records and stderr, in dir/N for
+#                                           # N processes (fetched_at: when each began and ended)
 #   MONITOR=run.txt PROCESSES=2 benches/shared.sh   # records what the crawlers sent (MONITOR),
 #                                           # for benches/redis_replay.py; with CLUSTER=N, each
 #                                           # master's in run.txt.1 to run.txt.N
@@ -151,6 +153,10 @@ for n in $PROCESSES; do
     pages=$(cat "$work"/records.* | wc -l)
     # How evenly the processes shared the crawl.
     split=$(for i in $(seq "$n"); do wc -l <"$work/records.$i"; done | paste -sd/)
+    if [ -n "${RECORDS:-}" ]; then
+        mkdir -p "$RECORDS/$n"
+        cp "$work"/records.* "$work"/stderr.* "$RECORDS/$n/"
+    fi
     stop_site "$work/server"
     [ "$pages" -eq "$expected" ] || echo "note: $pages records for $expected expected pages" >&2
     wall=$(echo "$end - $start" | bc)

@@ -875,7 +875,25 @@ impl SharedFrontier {
         if let Some((bucket, epoch, taken)) = picked {
             // Working again: once idle, it checks whether the crawl is over at once.
             inner.presence.check_soon();
-            return inner.lease_of(bucket, epoch, taken).map(Next::Lease);
+            let token = taken.token;
+            return match inner.lease_of(bucket, epoch, taken) {
+                Ok(lease) => {
+                    // A URL out of this process's scope was in another's: a seed's redirect
+                    // target it met a moment ago, or a page of one, which this process may
+                    // lease before its next heartbeat reads the targets. Its scope takes
+                    // them in before the page's links are judged.
+                    let outside = inner.rules.scope.check(&lease.url, lease.depth)
+                        == Err(frontier::DropReason::OutOfScope);
+                    if outside {
+                        inner.widen_scope().await;
+                    }
+                    Ok(Next::Lease(lease))
+                }
+                Err(err) => {
+                    inner.drop_unread(bucket, epoch, token).await;
+                    Err(err)
+                }
+            };
         }
         // URLs to take: the buckets' next batches bring them.
         for &bucket in &wanting {
@@ -966,6 +984,21 @@ impl SharedFrontier {
             refused,
             ended: written,
         } = answer?;
+        // A bucket being let go ends its hold once its last lease is written, not at the
+        // next heartbeat: the process it goes to starts on it a beat sooner.
+        let drained = inner
+            .owners
+            .buckets()
+            .get(&lease.bucket)
+            .is_some_and(|owned| owned.epoch == lease.epoch && owned.drained());
+        if drained {
+            let (inner, bucket, epoch) = (Arc::clone(inner), lease.bucket, lease.epoch);
+            tokio::spawn(async move {
+                if let Err(err) = inner.release(bucket, epoch).await {
+                    tracing::debug!("letting bucket {bucket} go: {err}");
+                }
+            });
+        }
         inner.count_admitted(sent, admitted, refused);
         let c = &inner.counts;
         let (Some(ended), Some((true, queued))) = (ended, written) else {

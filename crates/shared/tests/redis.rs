@@ -707,6 +707,95 @@ async fn a_token_is_not_handed_out_again_and_completes_only_its_own_url() {
     );
 }
 
+/// A queue entry no process can read (another program's, or damaged) is dropped with an
+/// error naming it: left in flight, it held its host's connection and the crawl's end for
+/// ever. Its host's other URLs are fetched, and the crawl ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_queue_entry_is_dropped_with_an_error_and_the_crawl_ends() {
+    let server = RedisServer::start();
+    let canon = Canonicalizer::new();
+    let pages = ["http://h1.example/a", "http://h1.example/b"];
+    let seeds = pages.iter().map(|p| canon.canonicalize(p).unwrap());
+    // Queued by a process that then leaves: the URLs it took are back in their queue.
+    let first = frontier(&server.url(), "t", Duration::from_secs(30)).await;
+    first.push_seeds(seeds.collect()).await.unwrap();
+    first.hand_over().await.unwrap();
+    drop(first);
+    // Its entry damaged where it is: in its host's queue, or in flight (its leases move back
+    // to the queues when the next process takes the bucket).
+    let mut con = connection(&server);
+    let mut damaged = 0;
+    let queue: Option<String> = redis::cmd("KEYS")
+        .arg("{t:*}:q:h1.example")
+        .query::<Vec<String>>(&mut con)
+        .unwrap()
+        .pop();
+    if let Some(queue) = queue {
+        let entries: Vec<String> = redis::cmd("LRANGE")
+            .arg(&queue)
+            .arg(0)
+            .arg(-1)
+            .query(&mut con)
+            .unwrap();
+        for (i, entry) in entries.iter().enumerate() {
+            if entry.ends_with(pages[0]) {
+                redis::cmd("LSET")
+                    .arg(&queue)
+                    .arg(i)
+                    .arg("0 damaged")
+                    .exec(&mut con)
+                    .unwrap();
+                damaged += 1;
+            }
+        }
+    }
+    for key in redis::cmd("KEYS")
+        .arg("{t:*}:leases")
+        .query::<Vec<String>>(&mut con)
+        .unwrap()
+    {
+        let leases: Vec<(String, String)> =
+            redis::cmd("HGETALL").arg(&key).query(&mut con).unwrap();
+        for (token, lease) in leases {
+            if lease.ends_with(pages[0]) {
+                redis::cmd("HSET")
+                    .arg(&key)
+                    .arg(token)
+                    .arg("h1.example 0 damaged")
+                    .exec(&mut con)
+                    .unwrap();
+                damaged += 1;
+            }
+        }
+    }
+    assert_eq!(damaged, 1);
+    let f = frontier(&server.url(), "t", Duration::from_secs(30)).await;
+    let mut errors = Vec::new();
+    let mut fetched = Vec::new();
+    let crawl = async {
+        loop {
+            match f.next().await {
+                Err(err) => errors.push(err.to_string()),
+                Ok(Next::Lease(lease)) => {
+                    fetched.push(lease.url().to_string());
+                    f.complete(lease, Outcome::Success).await.unwrap();
+                }
+                Ok(Next::WaitUntil(at)) => tokio::time::sleep_until(at.into()).await,
+                Ok(Next::Pending) => tokio::time::sleep(Duration::from_millis(5)).await,
+                Ok(Next::Done) => break,
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), crawl)
+        .await
+        .expect("the crawl ends");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("0 damaged"), "{errors:?}");
+    assert_eq!(fetched, [pages[1]]);
+    let in_flight = server.cli(&["KEYS", "{t:*}:leases"]);
+    assert_eq!(in_flight.trim(), "", "nothing left in flight");
+}
+
 /// A removal cut short (the process stopped, Redis went away) left the crawl's record gone
 /// and its buckets' keys behind, for a new crawl of that name to take for its own. The
 /// record is now marked first and removed last: the crawl reads as being removed, and

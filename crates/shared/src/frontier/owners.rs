@@ -63,14 +63,16 @@ impl Inner {
     /// process present is to own once their leases ended. A bucket another holds is taken
     /// over when its holder is gone (not heard from), else when its hold lapses.
     /// The holds are renewed when `renew` (every third of their time, not every beat).
-    pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String], renew: bool) {
+    /// Answers whether a bucket this process is to own is still held by another present
+    /// process (which lets it go once its leases of it ended).
+    pub(super) async fn hold_buckets(self: &Arc<Self>, present: &[String], renew: bool) -> bool {
         let mine = owned_buckets(&self.id, present, self.keys.buckets, &self.keys.sip_key);
         // All at once: one round trip, not one a bucket, however far Redis is.
         let holds = (0..self.keys.buckets).zip(mine).map(|(bucket, should)| {
             let inner = Arc::clone(self);
             async move {
                 if inner.presence.left.load(Ordering::Relaxed) {
-                    return;
+                    return false;
                 }
                 let (held, kept) = match inner.owners.buckets().get_mut(&bucket) {
                     // One being let go is kept if it is this process's again.
@@ -84,16 +86,20 @@ impl Inner {
                 let result = match (held, should) {
                     (Some(epoch), true) if renew => inner.renew_bucket(bucket, epoch).await,
                     (Some(_), true) => Ok(()),
-                    (None, true) => inner.take_bucket(bucket).await,
+                    (None, true) => match inner.take_bucket(bucket).await {
+                        Ok(false) => return true,
+                        result => result.map(drop),
+                    },
                     (Some(epoch), false) => inner.let_go(bucket, epoch).await,
                     (None, false) => Ok(()),
                 };
                 if let Err(err) = result {
                     tracing::debug!("holding bucket {bucket}: {err}");
                 }
+                false
             }
         });
-        join_all(holds).await;
+        join_all(holds).await.into_iter().any(|waiting| waiting)
     }
 
     async fn renew_bucket(&self, bucket: u32, epoch: i64) -> Result<(), Error> {
@@ -120,7 +126,9 @@ impl Inner {
         }
     }
 
-    async fn take_bucket(self: &Arc<Self>, bucket: u32) -> Result<(), Error> {
+    /// Takes `bucket` unless another present process holds it: answers false then (that
+    /// process lets it go once its leases of it ended), else true.
+    async fn take_bucket(self: &Arc<Self>, bucket: u32) -> Result<bool, Error> {
         let tag = self.store.tag(bucket);
         let mut gone = None;
         loop {
@@ -148,21 +156,24 @@ impl Inner {
                     let epoch = int(answer.get(1)).ok_or_else(bad)?;
                     let server = int(answer.get(2)).ok_or_else(bad)?;
                     let reaped: HashSet<String> = answer.iter().skip(4).map(text).collect();
-                    return self.load_bucket(bucket, epoch, server, reaped).await;
+                    return self
+                        .load_bucket(bucket, epoch, server, reaped)
+                        .await
+                        .map(|()| true);
                 }
                 Some(0) if gone.is_none() => {
                     // Held by another: taken over at once if that process is gone.
                     let holder = answer.get(1).map(text).unwrap_or_default();
                     let id = holder.split(' ').next().unwrap_or_default();
                     if id.is_empty() || self.presence.is_present(id) {
-                        return Ok(());
+                        return Ok(false);
                     }
                     match self.heard_ago(id).await? {
-                        Some(ago) if ago < GONE_AFTER => return Ok(()),
+                        Some(ago) if ago < GONE_AFTER => return Ok(false),
                         _ => gone = Some(holder),
                     }
                 }
-                _ => return Ok(()),
+                _ => return Ok(true),
             }
         }
     }
@@ -343,6 +354,27 @@ impl Inner {
 }
 
 impl Inner {
+    /// Ends lease `token` of `bucket`, whose queue entry [`Inner::lease_of`] could not read
+    /// (written by another program, or damaged), as a URL not fetched: left in flight, it
+    /// would hold one of its host's connections, and the crawl's end, for ever.
+    pub(super) async fn drop_unread(self: &Arc<Self>, bucket: u32, epoch: i64, token: u64) {
+        let ended = self
+            .owners
+            .buckets()
+            .get_mut(&bucket)
+            .filter(|owned| owned.epoch == epoch)
+            .and_then(|owned| owned.complete(token, Outcome::Skipped, Instant::now()));
+        let Some(ended) = ended else { return };
+        let step = super::batch::Step {
+            ended: Some((epoch, ended.lease)),
+            links: Vec::new(),
+        };
+        if let Err(err) = Arc::clone(self).submit(bucket, step).await {
+            // Its bucket is given up on the error, and its leases come back to the crawl.
+            tracing::warn!("dropping an unreadable queue entry: {err}");
+        }
+    }
+
     /// A lease handed out by an owned bucket, for a worker.
     pub(super) fn lease_of(
         &self,
@@ -352,7 +384,7 @@ impl Inner {
     ) -> Result<SharedLease, Error> {
         let bad = || {
             Error::from(ErrorKind::Server(format!(
-                "a queue entry unread: {}",
+                "a queue entry no process can read, dropped: {:?}",
                 taken.entry
             )))
         };

@@ -84,6 +84,10 @@ impl Presence {
 /// waits for its buckets until their owner's next beat has heard of it, so a beat of a
 /// second kept a second process idle for the first second of a crawl.
 pub(super) const HEARTBEAT: Duration = Duration::from_millis(250);
+/// How long a process starting looks for the others before it takes its buckets.
+const FIRST_LOOK: Duration = Duration::from_millis(50);
+/// How often a process whose share of the buckets another still holds asks again.
+const SHARE_POLL: Duration = Duration::from_millis(50);
 
 /// Every this many beats a process reads the crawl's totals (every bucket's counts).
 const TOTALS_EVERY: u64 = 20;
@@ -102,6 +106,7 @@ pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 /// go of the others, renews its hold on its own every third of their time, and reads the
 /// crawl's totals every five seconds, until the frontier is dropped or hands its part over.
 pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
+    let mut waiting;
     for beat in 0u64.. {
         {
             let Some(inner) = inner.upgrade() else {
@@ -110,7 +115,15 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
             if inner.presence.left.load(Ordering::Relaxed) {
                 return;
             }
-            match inner.present().await {
+            if beat == 0 {
+                // Processes started together see one another before taking buckets, and
+                // each takes its share, rather than the first all of them, handed over after.
+                if let Err(err) = inner.present().await {
+                    tracing::debug!("saying this process is present: {err}");
+                }
+                tokio::time::sleep(FIRST_LOOK).await;
+            }
+            waiting = match inner.present().await {
                 Ok(present) => {
                     // Redis restarted or failed over: its buckets are taken anew.
                     inner.check_server();
@@ -120,12 +133,17 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
                         .hold_buckets(&present, u128::from(beat) % every == 0)
                         .await
                 }
-                Err(err) => tracing::debug!("saying this process is present: {err}"),
-            }
+                Err(err) => {
+                    tracing::debug!("saying this process is present: {err}");
+                    false
+                }
+            };
             inner.check_epoch().await;
             inner.widen_scope().await;
         }
-        tokio::time::sleep(HEARTBEAT).await;
+        // Its share still held by another, which lets it go within a fetch's time: asked
+        // again sooner than a beat.
+        tokio::time::sleep(if waiting { SHARE_POLL } else { HEARTBEAT }).await;
         let Some(inner) = inner.upgrade() else {
             return;
         };
