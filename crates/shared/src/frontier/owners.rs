@@ -383,8 +383,8 @@ impl Inner {
         taken: super::owned::Taken,
     ) -> Result<SharedLease, Error> {
         let bad = || {
-            Error::from(ErrorKind::Server(format!(
-                "a queue entry no process can read, dropped: {:?}",
+            Error::from(ErrorKind::BadLayout(format!(
+                "queue entry {:?}, dropped",
                 taken.entry
             )))
         };
