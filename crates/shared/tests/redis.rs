@@ -823,7 +823,12 @@ async fn a_removal_cut_short_is_finished_by_the_next() {
     // operator would after stopping them.
     server.cli(&["DEL", "cut:procs"]);
     assert!(store.remove().await.unwrap() > 0);
-    assert_eq!(server.cli(&["DBSIZE"]).trim(), "0");
+    assert_eq!(
+        server.cli(&["DBSIZE"]).trim(),
+        "0",
+        "{}",
+        server.cli(&["KEYS", "*"])
+    );
 }
 
 /// Regression: the content-seen test of a crawl, shared by its processes: of two processes

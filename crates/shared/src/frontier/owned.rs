@@ -435,6 +435,11 @@ impl Owned {
         true
     }
 
+    /// Whether this bucket is being let go (see [`Owned::give_back_untaken`]).
+    pub(crate) fn letting_go(&self) -> bool {
+        self.letting_go
+    }
+
     /// Whether this bucket is being let go and has no lease out: its hold can end now.
     pub(crate) fn drained(&self) -> bool {
         self.letting_go && self.out.is_empty()

@@ -126,8 +126,8 @@ impl Inner {
         }
     }
 
-    /// Takes `bucket` unless another present process holds it: answers false then (that
-    /// process lets it go once its leases of it ended), else true.
+    /// Takes `bucket` unless another process holds it: answers false when that one is
+    /// present (it lets the bucket go once its leases of it ended), else true.
     async fn take_bucket(self: &Arc<Self>, bucket: u32) -> Result<bool, Error> {
         let tag = self.store.tag(bucket);
         let mut gone = None;
@@ -169,7 +169,9 @@ impl Inner {
                         return Ok(false);
                     }
                     match self.heard_ago(id).await? {
-                        Some(ago) if ago < GONE_AFTER => return Ok(false),
+                        // Not present, heard from lately: taken over once it is gone, at
+                        // a heartbeat (it lets nothing go meanwhile).
+                        Some(ago) if ago < GONE_AFTER => return Ok(true),
                         _ => gone = Some(holder),
                     }
                 }
@@ -240,13 +242,37 @@ impl Inner {
     }
 
     /// Writes an owned bucket's log (its URLs taken and not leased given back: see
-    /// [`Owned::give_back_untaken`]), then ends this process's hold of it.
+    /// [`Owned::give_back_untaken`]), then ends this process's hold of it. A bucket kept
+    /// meanwhile (see [`Owned::keep`]) is not released.
     pub(super) async fn release(self: Arc<Self>, bucket: u32, epoch: i64) -> Result<(), Error> {
+        {
+            let mut buckets = self.owners.buckets();
+            match buckets
+                .get_mut(&bucket)
+                .filter(|owned| owned.epoch == epoch)
+            {
+                // URLs that came back since it began to be let go (a lease given back, a
+                // batch answered late) go back to their queues with the rest.
+                Some(owned) if owned.letting_go() => {
+                    owned.give_back_untaken();
+                }
+                _ => return Ok(()),
+            }
+        }
         let step = Step {
             ended: None,
             links: Vec::new(),
         };
         Arc::clone(&self).submit(bucket, step).await?;
+        // Kept while its log was written (or no longer this process's): not let go.
+        let going = self
+            .owners
+            .buckets()
+            .get(&bucket)
+            .is_some_and(|owned| owned.epoch == epoch && owned.letting_go());
+        if !going {
+            return Ok(());
+        }
         let tag = self.store.tag(bucket);
         let call = self
             .scripts

@@ -106,9 +106,8 @@ pub(super) const IDLE_CHECK_MAX: Duration = Duration::from_secs(2);
 /// go of the others, renews its hold on its own every third of their time, and reads the
 /// crawl's totals every five seconds, until the frontier is dropped or hands its part over.
 pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
-    let mut waiting;
     for beat in 0u64.. {
-        {
+        let pause = {
             let Some(inner) = inner.upgrade() else {
                 return;
             };
@@ -117,33 +116,36 @@ pub(super) async fn renew(inner: std::sync::Weak<Inner>) {
             }
             if beat == 0 {
                 // Processes started together see one another before taking buckets, and
-                // each takes its share, rather than the first all of them, handed over after.
+                // each takes its share, rather than the first all of them, handed over
+                // after. (The frontier is not held while it waits: dropped, it stops.)
                 if let Err(err) = inner.present().await {
                     tracing::debug!("saying this process is present: {err}");
                 }
-                tokio::time::sleep(FIRST_LOOK).await;
+                FIRST_LOOK
+            } else {
+                let waiting = match inner.present().await {
+                    Ok(present) => {
+                        // Redis restarted or failed over: its buckets are taken anew.
+                        inner.check_server();
+                        let third = inner.rules.lease_time / 3;
+                        let every = (third.as_millis() / HEARTBEAT.as_millis()).max(1);
+                        inner
+                            .hold_buckets(&present, u128::from(beat - 1) % every == 0)
+                            .await
+                    }
+                    Err(err) => {
+                        tracing::debug!("saying this process is present: {err}");
+                        false
+                    }
+                };
+                inner.check_epoch().await;
+                inner.widen_scope().await;
+                // Its share still held by another, which lets it go within a fetch's
+                // time: asked again sooner than a beat.
+                if waiting { SHARE_POLL } else { HEARTBEAT }
             }
-            waiting = match inner.present().await {
-                Ok(present) => {
-                    // Redis restarted or failed over: its buckets are taken anew.
-                    inner.check_server();
-                    let third = inner.rules.lease_time / 3;
-                    let every = (third.as_millis() / HEARTBEAT.as_millis()).max(1);
-                    inner
-                        .hold_buckets(&present, u128::from(beat) % every == 0)
-                        .await
-                }
-                Err(err) => {
-                    tracing::debug!("saying this process is present: {err}");
-                    false
-                }
-            };
-            inner.check_epoch().await;
-            inner.widen_scope().await;
-        }
-        // Its share still held by another, which lets it go within a fetch's time: asked
-        // again sooner than a beat.
-        tokio::time::sleep(if waiting { SHARE_POLL } else { HEARTBEAT }).await;
+        };
+        tokio::time::sleep(pause).await;
         let Some(inner) = inner.upgrade() else {
             return;
         };
