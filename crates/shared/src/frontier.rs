@@ -990,7 +990,7 @@ impl SharedFrontier {
             .owners
             .buckets()
             .get(&lease.bucket)
-            .is_some_and(|owned| owned.epoch == lease.epoch && owned.drained());
+            .is_some_and(|o| o.epoch == lease.epoch && o.letting_go() && o.leases_out() == 0);
         if drained {
             let (inner, bucket, epoch) = (Arc::clone(inner), lease.bucket, lease.epoch);
             tokio::spawn(async move {

@@ -440,11 +440,6 @@ impl Owned {
         self.letting_go
     }
 
-    /// Whether this bucket is being let go and has no lease out: its hold can end now.
-    pub(crate) fn drained(&self) -> bool {
-        self.letting_go && self.out.is_empty()
-    }
-
     /// Leases handed out and not ended.
     pub(crate) fn leases_out(&self) -> usize {
         self.out.len()
