@@ -68,9 +68,9 @@ pub(super) struct Step {
 
 /// What the batch script answers for one step (see `scripts/batch.lua`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct StepAnswer {
+pub(crate) struct StepAnswer {
     /// Links new to the crawl, queued.
-    pub(super) admitted: i64,
+    pub(crate) admitted: i64,
     /// Links the budgets refused: the host's pages, its domain's hosts, its domain's pages
     /// (as [`REFUSED_BY`]).
     pub(super) refused: [i64; 3],
@@ -89,15 +89,37 @@ const REFUSED_BY: [frontier::DropReason; 3] = [
 ];
 
 impl StepAnswer {
-    /// The numbers the script answers per step.
-    pub(super) const LEN: usize = 4;
-
-    fn of(n: &[i64]) -> StepAnswer {
-        StepAnswer {
-            admitted: n[0],
-            refused: [n[1], n[2], n[3]],
-            ended: None,
+    /// Reads `n` steps' answers from the start of `values`, as `scripts/batch.lua` gives
+    /// them: a step's new links, or, when a budget refused some, -1 minus them and the
+    /// three refusals. Answers them and the values they took; None when `values` is not
+    /// such an answer.
+    pub(crate) fn read(values: &[redis::Value], n: usize) -> Option<(Vec<StepAnswer>, usize)> {
+        let mut at = 0;
+        let mut next = || {
+            let value = values.get(at)?;
+            at += 1;
+            match value {
+                redis::Value::Int(v) => Some(*v),
+                _ => None,
+            }
+        };
+        let mut answers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let first = next()?;
+            answers.push(if first >= 0 {
+                StepAnswer {
+                    admitted: first,
+                    ..StepAnswer::default()
+                }
+            } else {
+                StepAnswer {
+                    admitted: -1 - first,
+                    refused: [next()?, next()?, next()?],
+                    ended: None,
+                }
+            });
         }
+        Some((answers, at))
     }
 }
 
@@ -514,11 +536,10 @@ impl Inner {
                 steps.len()
             ))))
         };
-        let head = BucketView::LEN + 2 + steps.len() * StepAnswer::LEN;
-        if answer.len() < head {
-            return Err(bad());
-        }
-        let numbers = answer[..head]
+        let head = BucketView::LEN + 2;
+        let numbers = answer
+            .get(..head)
+            .ok_or_else(bad)?
             .iter()
             .map(|v| match v {
                 redis::Value::Int(n) => Ok(*n),
@@ -529,10 +550,8 @@ impl Inner {
         self.note_bucket(bucket, view);
         let generations = numbers[BucketView::LEN];
         let status = numbers[BucketView::LEN + 1];
-        let mut answers: Vec<StepAnswer> = numbers[BucketView::LEN + 2..]
-            .chunks(StepAnswer::LEN)
-            .map(StepAnswer::of)
-            .collect();
+        let (mut answers, read) = StepAnswer::read(&answer[head..], steps.len()).ok_or_else(bad)?;
+        let head = head + read;
         if let Some((_, epoch, log)) = owner {
             let ended = self
                 .owner_answer(bucket, epoch, log, status, &answer[head..], view.server_now)
@@ -602,8 +621,11 @@ impl OwnerReply {
         };
         let mut reply = OwnerReply::default();
         for _ in &log.ended {
-            let held = number(values.next())? == 1;
-            reply.ended.push((held, number(values.next())?));
+            // 0: not in flight; else the host's queued URLs plus 2 (1: not asked).
+            reply.ended.push(match number(values.next())? {
+                0 => (false, -1),
+                n => (true, n - 2),
+            });
         }
         let mut next = || values.next();
         let text = |v: Option<&Value>| match v? {

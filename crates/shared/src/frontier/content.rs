@@ -70,15 +70,23 @@ impl Inner {
                 invocation.arg(probes.bytes());
             }
             let answer: Result<Vec<i64>, Error> = self.call(&invocation).await;
+            // The generations, then the places (from 1) of the bodies read before.
+            let read_before = |answer: &[i64]| {
+                let mut read = vec![false; bodies.len()];
+                for &place in answer.get(1..)? {
+                    *read.get_mut(usize::try_from(place).ok()?.checked_sub(1)?)? = true;
+                }
+                Some(read)
+            };
             match answer {
-                Ok(answer) if answer.len() == bodies.len() + 1 => {
-                    let generations = answer[bodies.len()];
+                Ok(answer) if let Some(read) = read_before(&answer) => {
+                    let generations = answer[0];
                     let bytes = |index| self.keys.schedule.bytes(bucket, index);
                     if let Some(index) = self.keys.frozen.wanted(bucket, generations, bytes) {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
-                    for ((_, send), new) in bodies.into_iter().zip(answer) {
-                        let _ = send.send(Ok(new == 0));
+                    for ((_, send), read) in bodies.into_iter().zip(read) {
+                        let _ = send.send(Ok(read));
                     }
                 }
                 other => {

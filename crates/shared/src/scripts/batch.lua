@@ -16,10 +16,11 @@
 -- (their number, then host and how many each), hosts new to the crawl, hosts given up.
 -- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
 -- none), 1 when the owner's part was written (0: fenced, the bucket is another's; -1:
--- none), four numbers per step (new links, links refused by the host's page budget, by
--- its domain's budget of hosts, by its domain's page budget); then, when the owner's part
--- was written: for each lease ended 1 if it was in flight (else 0) and its host's queued
--- URLs (-1 when not asked); for each host asked, the number taken, each's token and entry,
+-- none), each step's new links, or, when a budget refused some, -1 minus them and three
+-- numbers (links refused by the host's page budget, by its domain's budget of hosts, by its
+-- domain's page budget); then, when the owner's part was written: for each lease ended 0 if
+-- it was not in flight, else its host's queued URLs plus 2 (1: not asked); for each host
+-- asked, the number taken, each's token and entry,
 -- and the URLs left; the number of hosts given work, then each host and its stored state
 -- ('' for none). Sent again with its request id, it answers what the first run did and
 -- changes nothing.
@@ -62,10 +63,16 @@ for _ = 1, tonumber(ARGV[8]) do
   local new, by_host, by_domain_hosts, by_domain_pages =
     admit_links(seen, pages, domains, schedule, i, n, budget)
   i = i + 2 * n
-  steps[#steps + 1] = new
-  steps[#steps + 1] = by_host
-  steps[#steps + 1] = by_domain_hosts
-  steps[#steps + 1] = by_domain_pages
+  -- One number for a step no budget refused (nearly all): each answer's value costs
+  -- Redis more than the Lua that makes it (the reply, the kept copy).
+  if by_host + by_domain_hosts + by_domain_pages == 0 then
+    steps[#steps + 1] = new
+  else
+    steps[#steps + 1] = -1 - new
+    steps[#steps + 1] = by_host
+    steps[#steps + 1] = by_domain_hosts
+    steps[#steps + 1] = by_domain_pages
+  end
 end
 finish(seen, counts, work, inbox, pages)
 -- The answer, the bucket's view first (filled in last).
@@ -104,11 +111,12 @@ if status == 1 then
           count('done', 1)
         end
       end
-      out[#out + 1] = lease and 1 or 0
-      if host and (mark == 'D' or mark == 'R') then
-        out[#out + 1] = redis.call('LLEN', queue_key(host))
+      if not host then
+        out[#out + 1] = 0
+      elseif mark == 'D' or mark == 'R' then
+        out[#out + 1] = redis.call('LLEN', queue_key(host)) + 2
       else
-        out[#out + 1] = -1
+        out[#out + 1] = 1
       end
     end
     if #gone > 0 then

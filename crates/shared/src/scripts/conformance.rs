@@ -12,7 +12,7 @@ use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
 use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
-use crate::frontier::batch::{OwnerReply, add_owner_log, memo_text};
+use crate::frontier::batch::{OwnerReply, StepAnswer, add_owner_log, memo_text};
 use crate::frontier::owned::{EndedLease, Log, Owned, leased};
 use crate::seen::Schedule;
 
@@ -27,10 +27,20 @@ const TAG: &str = "{conformance}";
 /// grow with the clock) look as they do in a crawl.
 const BASE: u64 = 1_764_000_000_000;
 
-/// The numbers a batch of one step answers first: the bucket's view (the server's clock
-/// and its count of changes), its seen-test's generations, the owner's status, and the
-/// step's four numbers.
-const HEAD: usize = 2 + 2 + 4;
+/// The numbers a batch answers before its steps: the bucket's view (the server's clock
+/// and its count of changes), its seen-test's generations, the owner's status.
+const HEAD: usize = 2 + 2;
+
+/// A batch's answer to its one step, and where the rest of the answer starts.
+fn one_step(answer: &[Value]) -> Result<(StepAnswer, usize), String> {
+    match answer
+        .get(HEAD..)
+        .and_then(|rest| StepAnswer::read(rest, 1))
+    {
+        Some((steps, read)) => Ok((steps[0], HEAD + read)),
+        None => Err(format!("unexpected answer {answer:?}")),
+    }
+}
 
 /// The process every case's bucket is owned by.
 const OWNER: &str = "conformance";
@@ -116,14 +126,15 @@ impl Redis<'_> {
             Some(Value::Int(n)) => Ok(*n),
             other => Err(format!("answer {i}: {other:?}")),
         };
-        let new = number(4)?;
+        let (step, rest) = one_step(&answer)?;
+        let new = step.admitted;
         let Some(log) = log else {
             return Ok((new, None));
         };
         if number(3)? != 1 {
             return Err(format!("the owner's part was refused: {answer:?}"));
         }
-        let reply = OwnerReply::read(&log, &answer[HEAD..])
+        let reply = OwnerReply::read(&log, &answer[rest..])
             .ok_or_else(|| format!("unexpected answer {answer:?}"))?;
         let ended = reply.ended.clone();
         self.owned.answered(&log, reply, now, server);
@@ -260,11 +271,12 @@ fn run_budget_case(
         let answer: Vec<i64> = call
             .invoke(con, &scripts.library)
             .map_err(|err| err.to_string())?;
-        match answer.get(HEAD - 4..HEAD) {
-            Some([1, 0, 0, 0]) => Ok(None),
-            Some([0, 1, 0, 0]) => Ok(Some(DropReason::HostBudget)),
-            Some([0, 0, 1, 0]) => Ok(Some(DropReason::DomainHosts)),
-            Some([0, 0, 0, 1]) => Ok(Some(DropReason::DomainPages)),
+        // A step's answer: its new links, or -1 minus them and the three refusals.
+        match answer.get(HEAD..) {
+            Some([1]) => Ok(None),
+            Some([-1, 1, 0, 0]) => Ok(Some(DropReason::HostBudget)),
+            Some([-1, 0, 1, 0]) => Ok(Some(DropReason::DomainHosts)),
+            Some([-1, 0, 0, 1]) => Ok(Some(DropReason::DomainPages)),
             _ => Err(format!("unexpected answer {answer:?}")),
         }
     })
@@ -469,8 +481,9 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
     let (_server, mut con, scripts) = server_and_scripts();
     let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
     let probes = schedule.probes(&[7; 16], "\0#body");
-    // The content test of one body, at `at` ms, with request id `id`.
-    let test = |con: &mut Connection, at: u64, id: &str| -> Vec<i64> {
+    // The content test of one body, at `at` ms, with request id `id`: 1 when it is new, 0
+    // when it was read before (the script answers the places of those read before).
+    let test = |con: &mut Connection, at: u64, id: &str| -> i64 {
         redis::cmd("SET")
             .arg(format!("{TAG}:clock"))
             .arg(at)
@@ -484,7 +497,12 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
             .arg(schedule.text(0))
             .arg(id)
             .arg(probes.bytes());
-        call.invoke(con, &scripts.library).expect("a content call")
+        let answer: Vec<i64> = call.invoke(con, &scripts.library).expect("a content call");
+        match answer[1..] {
+            [] => 1,
+            [1] => 0,
+            _ => panic!("unexpected answer {answer:?}"),
+        }
     };
     let replies = |con: &mut Connection, key: &str| -> Vec<String> {
         let mut fields: Vec<String> = redis::cmd("HKEYS")
@@ -496,20 +514,20 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
     };
     // An even period: replies go to the first hash.
     let start = (BASE / PERIOD / 2 * 2 + 2) * PERIOD;
-    assert_eq!(test(&mut con, start, "a")[0], 1, "a new body");
-    assert_eq!(test(&mut con, start + 10, "b")[0], 0, "read before");
+    assert_eq!(test(&mut con, start, "a"), 1, "a new body");
+    assert_eq!(test(&mut con, start + 10, "b"), 0, "read before");
     assert_eq!(
-        test(&mut con, start + 20, "a")[0],
+        test(&mut con, start + 20, "a"),
         1,
         "sent again: the first answer"
     );
     // The next period's replies go to the other hash; the first one's are still there.
-    assert_eq!(test(&mut con, start + PERIOD, "c")[0], 0);
-    assert_eq!(test(&mut con, start + PERIOD + 10, "a")[0], 1, "still kept");
+    assert_eq!(test(&mut con, start + PERIOD, "c"), 0);
+    assert_eq!(test(&mut con, start + PERIOD + 10, "a"), 1, "still kept");
     assert_eq!(replies(&mut con, "replies0"), ["_period", "a", "b"]);
     assert_eq!(replies(&mut con, "replies1"), ["_period", "c"]);
     // Two periods on, the first hash is emptied before it takes its new replies.
-    assert_eq!(test(&mut con, start + 2 * PERIOD, "d")[0], 0);
+    assert_eq!(test(&mut con, start + 2 * PERIOD, "d"), 0);
     assert_eq!(replies(&mut con, "replies0"), ["_period", "d"]);
     // A hash deleted within its period (a crawl removed) takes replies again, and is still
     // emptied at its next turn.
@@ -517,9 +535,9 @@ fn replies_are_kept_a_period_at_least_in_two_hashes_taking_turns() {
         .arg(format!("{TAG}:replies0"))
         .exec(&mut con)
         .expect("DEL");
-    assert_eq!(test(&mut con, start + 2 * PERIOD + 10, "e")[0], 0);
+    assert_eq!(test(&mut con, start + 2 * PERIOD + 10, "e"), 0);
     assert!(replies(&mut con, "replies0").contains(&"e".to_owned()));
-    assert_eq!(test(&mut con, start + 4 * PERIOD, "f")[0], 0);
+    assert_eq!(test(&mut con, start + 4 * PERIOD, "f"), 0);
     assert_eq!(replies(&mut con, "replies0"), ["_period", "f"]);
 }
 
@@ -709,7 +727,7 @@ fn an_owners_batch_sent_again_answers_as_it_did() {
     // Past the view (the clock, the count of changes): the same answer, nothing taken twice.
     assert_eq!(first[2..], again[2..]);
     assert_eq!(leases_after(store.con), leases);
-    let reply = OwnerReply::read(&log, &first[HEAD - 4..]).expect("an owner's answer");
+    let reply = OwnerReply::read(&log, &first[HEAD..]).expect("an owner's answer");
     let urls: Vec<&String> = reply
         .taken
         .iter()

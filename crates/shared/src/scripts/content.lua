@@ -3,7 +3,8 @@
 -- two meet only at the seen-test's false-positive rate), many bodies a script.
 -- KEYS: seen, counts, replies0, replies1. ARGV: tag, the seen-test's schedule, a request id
 -- (empty when no reply is to be kept), then each body's probes.
--- Answers 1 for each body new and 0 for each read before, then the seen-test's generations.
+-- Answers the seen-test's generations, then the places (from 1) of the bodies read before,
+-- few or none: an answer's value costs Redis more than the Lua that makes it.
 -- Sent again with its request id, it answers what the first run did.
 local seen, counts = KEYS[1], KEYS[2]
 local replies = {KEYS[3], KEYS[4]}
@@ -14,18 +15,13 @@ if request ~= '' then
 end
 local schedule = ARGV[2]
 seen_state = load_seen(seen, schedule)
-local answer = {}
+local answer = {0}
 for i = 4, #ARGV do
-  if test_and_set(seen, schedule, ARGV[i]) then
-    answer[#answer + 1] = 1
-  else
-    answer[#answer + 1] = 0
-  end
+  if not test_and_set(seen, schedule, ARGV[i]) then answer[#answer + 1] = i - 3 end
 end
 write_seen(seen, counts)
 if seen_state.added > 0 then redis.call('HINCRBY', counts, 'bits', int(seen_state.added)) end
-answer[#answer + 1] = seen_state.count
--- Packed, not joined as text: a number made text is a `sprintf`, the most of a body's
--- cost after its seen-test.
+answer[1] = seen_state.count
+-- Packed, not joined as text: a number made text is a `sprintf`.
 if request ~= '' then keep_reply(replies, request, cmsgpack.pack(answer)) end
 return answer
