@@ -636,12 +636,17 @@ impl OwnerReply {
             Value::Int(n) => Some(*n),
             _ => None,
         };
+        // The first token taken, the others following it one a URL.
+        let mut token = match log.wanted.is_empty() {
+            true => 0,
+            false => u64::try_from(number(next())?).ok()?,
+        };
         for _ in &log.wanted {
             let n = int(next())?;
             let mut urls = Vec::with_capacity(usize::try_from(n).ok()?);
             for _ in 0..n {
-                let token = text(next())?.parse().ok()?;
                 urls.push((token, text(next())?));
+                token += 1;
             }
             reply.taken.push((urls, int(next())?));
         }

@@ -19,27 +19,31 @@
 -- none), each step's new links, or, when a budget refused some, -1 minus them and three
 -- numbers (links refused by the host's page budget, by its domain's budget of hosts, by its
 -- domain's page budget); then, when the owner's part was written: for each lease ended 0 if
--- it was not in flight, else its host's queued URLs plus 2 (1: not asked); for each host
--- asked, the number taken, each's token and entry,
--- and the URLs left; the number of hosts given work, then each host and its stored state
+-- it was not in flight, else its host's queued URLs plus 2 (1: not asked); when hosts were
+-- asked, the first token taken (0: none; the next URL's is the next number), then for each
+-- host the number taken, their entries and the URLs left; the number of hosts given work,
+-- then each host and its stored state
 -- ('' for none). Sent again with its request id, it answers what the first run did and
 -- changes nothing.
 local seen, counts, leases, hosts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local work, inbox, owner_key, pages, domains = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local replies = {KEYS[10], KEYS[11]}
 local request = ARGV[3]
--- A URL taken is kept in the reply as TAKEN after its token, read back from the leases
--- when the reply is: the reply is kept minutes, the URL is in the leases already.
+-- A URL taken is kept in the reply as TAKEN, read back from the leases when the reply is:
+-- the reply is kept minutes, the URL is in the leases already. Its token is the first
+-- token taken (kept last) plus the URLs taken before it: a batch's tokens follow one another.
 local TAKEN = '\0'
 -- Only an owner's batch keeps its reply (another's writes links, which a second run finds
 -- seen): no other looks for one.
 local kept = ARGV[7] ~= '' and kept_reply(replies, request)
 if kept then
   local answer = cmsgpack.unpack(kept)
+  local token = table.remove(answer)
   answer[1], answer[2] = bucket_view(counts)
   for j = 3, #answer do
     if answer[j] == TAKEN then
-      local lease = redis.call('HGET', leases, answer[j - 1]) or ''
+      local lease = redis.call('HGET', leases, int(token)) or ''
+      token = token + 1
       answer[j] = string.sub(lease, (string.find(lease, ' ', 1, true) or 0) + 1)
     end
   end
@@ -52,6 +56,8 @@ local budget = {
 local owner = ARGV[7]
 local status = -1
 local taken = nil
+-- The first token taken (0: none).
+local first = 0
 if owner ~= '' then
   if redis.call('GET', owner_key) == owner then status = 1 else status = 0 end
 end
@@ -165,6 +171,9 @@ if status == 1 then
     local flight = {}
     taken = {}
     local took = 0
+    -- The first token, once known: the others follow it, one a URL, and are not answered.
+    local first_at = #out + 1
+    out[first_at] = 0
     for _ = 1, wanted do
       local host, k = ARGV[i], tonumber(ARGV[i + 1])
       i = i + 2
@@ -173,10 +182,9 @@ if status == 1 then
       out[#out + 1] = #entries
       for _, entry in ipairs(entries) do
         seq = math.max(seq + 1, now * 1024)
-        local token = string.format('%d', seq)
-        flight[#flight + 1] = token
+        if first == 0 then first = seq end
+        flight[#flight + 1] = string.format('%d', seq)
         flight[#flight + 1] = host .. ' ' .. entry
-        out[#out + 1] = token
         out[#out + 1] = entry
         taken[#out] = true
       end
@@ -185,6 +193,7 @@ if status == 1 then
       if left == 0 then redis.call('SREM', work, host) end
       out[#out + 1] = left
     end
+    out[first_at] = first
     if took > 0 then
       redis.call('HSET', leases, unpack(flight))
       redis.call('HSET', counts, 'seq', string.format('%d', seq))
@@ -217,7 +226,7 @@ if status == 1 then
 end
 out[1], out[2] = bucket_view(counts, write_counts(counts))
 if status == 1 then
-  -- Kept with each URL taken as TAKEN, put back after.
+  -- Kept with each URL taken as TAKEN and the first token last, put back after.
   local entries = {}
   if taken then
     for j in pairs(taken) do
@@ -225,7 +234,9 @@ if status == 1 then
       out[j] = TAKEN
     end
   end
+  out[#out + 1] = first
   keep_reply(replies, request, cmsgpack.pack(out))
+  out[#out] = nil
   for j, v in pairs(entries) do out[j] = v end
 end
 return out
