@@ -653,6 +653,37 @@ fn leases(server: &RedisServer, name: &str) -> (String, Vec<(String, Vec<u8>)>) 
     (key, pairs)
 }
 
+/// A process stalled longer than its hold (its owner keys expired) with no other process
+/// taking its buckets since: its batches are still its own, and its lease completes, where
+/// the batch was refused, the bucket taken over anew and its leases out fetched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hold_that_lapsed_with_no_owner_since_still_writes_its_batches() {
+    let server = RedisServer::start();
+    let f = frontier(&server.url(), "lapse", Duration::from_secs(30)).await;
+    f.push_seeds(urls(2)).await.unwrap();
+    let lease = next_lease(&f).await;
+    // The holds lapse: every bucket's holder key gone, as when its time ran out.
+    for key in server.cli(&["KEYS", "{lapse:*}:owner"]).lines() {
+        server.cli(&["DEL", key.trim()]);
+    }
+    assert!(
+        f.complete(lease, Outcome::Success).await.unwrap().is_some(),
+        "the completion of a lapsed hold's lease was refused"
+    );
+    loop {
+        match f.next().await.unwrap() {
+            Next::Lease(lease) => {
+                f.complete(lease, Outcome::Success).await.unwrap().unwrap();
+            }
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            Next::Pending => panic!("a shared frontier says when to ask again"),
+            Next::Done => break,
+        }
+    }
+    let totals = f.totals().await.unwrap();
+    assert_eq!((totals.done, totals.reaped), (2, 0), "{totals:?}");
+}
+
 /// Regression: after Redis went back to an older snapshot, a bucket's counter handed its lease
 /// tokens out again, and a process's completion of its old lease landed on another URL's
 /// lease, whose URL then never had a record. Tokens now grow with the server's clock, and

@@ -59,7 +59,9 @@ local taken = nil
 -- The first token taken (0: none).
 local first = 0
 if owner ~= '' then
-  if redis.call('GET', owner_key) == owner then status = 1 else status = 0 end
+  -- A hold that lapsed with no owner since is still its owner's (its next beat renews it):
+  -- refused, its leases out would all be fetched again.
+  if holds(redis.call('GET', owner_key), owner, counts) then status = 1 else status = 0 end
 end
 local steps = {}
 local i = 9

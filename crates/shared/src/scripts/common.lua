@@ -373,6 +373,16 @@ local function keep_reply(replies, id, text)
   redis.call('HSET', key, id, text)
 end
 
+-- Whether the process whose "id epoch" is `mine` holds the bucket, its holder's key reading
+-- `held`: its hold, or one that lapsed with no owner since (the bucket's epoch is still its
+-- own, as after a stall longer than the hold; a release or a take-over moves the epoch on).
+-- Its renewal (`own`) and its batches' fence (`batch`) both ask this.
+local function holds(held, mine, counts)
+  if held == mine then return true end
+  if held then return false end
+  return redis.call('HGET', counts, 'epoch') == string.match(mine, '%S+$')
+end
+
 -- What a batch answers besides its own result: the server's clock, and the bucket's count
 -- of changes (`ops`), which never goes down but when Redis went back to an older state;
 -- `ops` when the caller knows it (write_counts answered it).

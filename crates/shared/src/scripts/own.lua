@@ -28,7 +28,7 @@ end
 -- its own), as after a stall longer than the hold; its leases out stay valid. A renewal
 -- never takes a bucket.
 if epoch ~= '0' then
-  if held == mine or (not held and redis.call('HGET', counts, 'epoch') == epoch) then
+  if holds(held, mine, counts) then
     redis.call('SET', owner_key, mine, 'PX', ttl)
     return {1, epoch}
   end
