@@ -393,6 +393,8 @@ impl SharedFrontier {
         lease_time: Duration,
     ) -> Result<SharedFrontier, Error> {
         let layout = &stored.layout;
+        // The tags of the crawl given, whichever store read it.
+        store.use_layout(layout);
         if scope.per_domain_budget() != (None, None) && !layout.by_domain {
             return Err(ErrorKind::BadLayout(
                 "the crawl keeps hosts by host, not by domain, so it cannot count pages and \

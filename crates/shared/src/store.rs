@@ -141,6 +141,9 @@ pub struct Store {
     /// again after a blip.
     connected: tokio::time::Instant,
     recovered: Arc<AtomicU64>,
+    /// The buckets' hash tags when the crawl's layout chose them ([`Layout::even_slots`]),
+    /// set when its record is read or created ([`Store::use_layout`]).
+    tags: Arc<std::sync::RwLock<Option<Arc<[String]>>>>,
 }
 
 impl Store {
@@ -221,6 +224,7 @@ impl Store {
             recheck: Arc::new(AtomicBool::new(true)),
             connected: tokio::time::Instant::now(),
             recovered: Arc::new(AtomicU64::new(0)),
+            tags: Arc::default(),
         };
         store.check_server().await;
         store.refuse_eviction().await?;
@@ -401,9 +405,36 @@ impl Store {
         matches!(self.link.maker, Maker::Cluster(_))
     }
 
-    /// The key prefix of bucket `b`: its hash tag, so that every key of it is in one slot.
-    pub(crate) fn tag(&self, bucket: u32) -> String {
-        format!("{{{}:{bucket}}}", self.name)
+    /// The key prefix of bucket `bucket`: its hash tag, so that every key of it is in one
+    /// slot (`{NAME:BUCKET}`, or, for a crawl of [`Layout::even_slots`], `{NAME:BUCKET}` or
+    /// `{NAME:BUCKET:SALT}`, whichever puts it in its share of the slots), for tools that read
+    /// a crawl's keys. Known once the crawl's record was read ([`Store::load`],
+    /// [`Store::create`]).
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f() -> Result<(), shared::Error> {
+    /// let store = shared::Store::connect("redis://127.0.0.1:6379", "docs").await?;
+    /// store.load().await?;
+    /// println!("bucket 3's queues: {}:q:*", store.tag(3));
+    /// # Ok(()) }
+    /// ```
+    pub fn tag(&self, bucket: u32) -> String {
+        let tags = self.tags.read().unwrap_or_else(PoisonError::into_inner);
+        match tags.as_ref().and_then(|tags| tags.get(bucket as usize)) {
+            Some(tag) => tag.clone(),
+            None => plain_tag(&self.name, bucket),
+        }
+    }
+
+    /// Takes the buckets' tags of a crawl of `layout` (see [`Layout::even_slots`]).
+    pub(crate) fn use_layout(&self, layout: &Layout) {
+        let tags = layout
+            .even_slots
+            .then(|| even_tags(&self.name, layout.buckets, layout.content_buckets))
+            .flatten();
+        *self.tags.write().unwrap_or_else(PoisonError::into_inner) = tags.map(Arc::from);
     }
 
     /// The hash tag of an IP address's keys (politeness per address): its own, so that on a
@@ -604,4 +635,142 @@ fn connect_detail(err: &RedisError) -> String {
 /// Whether a Redis URL carries a password (`redis://:PW@host`, `redis://USER:PW@host`).
 fn url_has_password(url: &str) -> bool {
     frontier::Url::parse(url).is_ok_and(|u| u.password().is_some())
+}
+
+/// The hash tag of bucket `bucket` of the crawl `name`, as crawls before even slots have them.
+fn plain_tag(name: &str, bucket: u32) -> String {
+    format!("{{{name}:{bucket}}}")
+}
+
+/// Redis Cluster's hash slots.
+const SLOTS: u32 = 16_384;
+
+/// The hash slot of a hash tag's text: CRC16 (XMODEM) modulo 16,384, as Redis Cluster
+/// computes it (`CLUSTER KEYSLOT`).
+fn slot_of(text: &[u8]) -> u32 {
+    let mut crc: u16 = 0;
+    for &byte in text {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    u32::from(crc) % SLOTS
+}
+
+/// Buckets of a kind (hosts', content) up to which their tags are chosen for evenly spaced
+/// slots: past it, hashed tags fall on a cluster's masters within a tenth or so of even
+/// anyway, and the search would take longer (some 2,000 tags hashed a bucket at 256).
+const EVEN_SLOTS_UP_TO: u32 = 256;
+
+/// The buckets' hash tags of the crawl `name`, chosen so that each kind's slots are evenly
+/// spaced over the 16,384 (the content buckets', after the hosts', half a share on), so
+/// that a cluster whose masters hold equal ranges of slots (as `redis-cli --cluster create`
+/// makes it) holds each kind's share give or take one, where hashed tags left the busiest
+/// of three masters 1.22 times its share of 32 buckets (docs/benchmarks.md). A bucket's
+/// slot is in the middle eighth of its share of the slots, so that a share a master's range
+/// ends in goes to the master its middle is in. Its tag is `{NAME:I}` when that fits, else
+/// `{NAME:I:S}` for the first S that does. None past [`EVEN_SLOTS_UP_TO`] buckets of a kind.
+fn even_tags(name: &str, buckets: u32, content: u32) -> Option<Vec<String>> {
+    if buckets > EVEN_SLOTS_UP_TO || content > EVEN_SLOTS_UP_TO {
+        return None;
+    }
+    let mut tags = Vec::with_capacity((buckets + content) as usize);
+    for (first, n, shift) in [(0, buckets, 0), (buckets, content, 1)] {
+        if n == 0 {
+            continue;
+        }
+        let width = SLOTS / n;
+        let middle = (width / 8).max(1);
+        for k in 0..n {
+            let bucket = first + k;
+            let start = (k * SLOTS / n + shift * width / 2 + (width - middle) / 2) % SLOTS;
+            let fits = |text: &str| (slot_of(text.as_bytes()) + SLOTS - start) % SLOTS < middle;
+            let plain = format!("{name}:{bucket}");
+            // Some salt fits within a few times SLOTS / middle tries (some 2,000 at most
+            // here); the bound only makes the loop's end plain.
+            let text = std::iter::once(plain.clone())
+                .chain((1..=64 * SLOTS).map(|salt| format!("{plain}:{salt}")))
+                .find(|text| fits(text))?;
+            tags.push(format!("{{{text}}}"));
+        }
+    }
+    Some(tags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EVEN_SLOTS_UP_TO, SLOTS, even_tags, plain_tag, slot_of};
+
+    #[test]
+    fn a_slot_is_redis_clusters() {
+        // CRC16/XMODEM's check value, and slots `CLUSTER KEYSLOT` answers.
+        assert_eq!(slot_of(b"123456789"), 0x31c3);
+        assert_eq!(slot_of(b"foo"), 12182);
+        assert_eq!(slot_of(b"somekey"), 11058);
+    }
+
+    /// The masters of a 3-master cluster as `redis-cli --cluster create` splits the slots.
+    fn master_of(slot: u32) -> usize {
+        match slot {
+            0..=5460 => 0,
+            5461..=10922 => 1,
+            _ => 2,
+        }
+    }
+
+    #[test]
+    fn even_tags_give_each_master_of_three_its_share_of_each_kind() {
+        for i in 0..200 {
+            let name = format!("crawl-{i}");
+            let tags = even_tags(&name, 32, 4).expect("tags");
+            assert_eq!(tags.len(), 36);
+            let mut hosts = [0; 3];
+            let mut content = [0; 3];
+            for (bucket, tag) in tags.iter().enumerate() {
+                let text = tag
+                    .strip_prefix('{')
+                    .and_then(|t| t.strip_suffix('}'))
+                    .unwrap();
+                assert!(text.starts_with(&format!("{name}:{bucket}")), "{tag}");
+                let master = master_of(slot_of(text.as_bytes()));
+                if bucket < 32 {
+                    hosts[master] += 1
+                } else {
+                    content[master] += 1
+                }
+            }
+            assert!(
+                hosts.iter().all(|&n| (10..=11).contains(&n)),
+                "{name}: {hosts:?}"
+            );
+            assert!(content.iter().all(|&n| n <= 2), "{name}: {content:?}");
+            let mut distinct = tags.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), tags.len());
+        }
+    }
+
+    #[test]
+    fn a_bucket_in_its_share_keeps_the_plain_tag_and_many_buckets_stay_hashed() {
+        // A tag in its bucket's share keeps its plain form.
+        let tags = even_tags("c", 1, 0).expect("tags");
+        let slot = slot_of(b"c:0");
+        let fits = (SLOTS * 7 / 16..SLOTS * 9 / 16).contains(&slot);
+        assert_eq!(tags[0] == plain_tag("c", 0), fits, "{tags:?}");
+        assert!(even_tags("c", EVEN_SLOTS_UP_TO + 1, 0).is_none());
+        let many = even_tags("c", EVEN_SLOTS_UP_TO, 0).expect("tags");
+        for (k, tag) in many.iter().enumerate() {
+            let slot = slot_of(tag.trim_matches(['{', '}']).as_bytes());
+            let width = SLOTS / EVEN_SLOTS_UP_TO;
+            assert_eq!(slot / width, k as u32, "{tag}");
+            let within = slot % width;
+            assert!((width * 7 / 16..width * 9 / 16).contains(&within), "{tag}");
+        }
+    }
 }

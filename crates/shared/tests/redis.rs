@@ -188,8 +188,12 @@ fn seen_sets(server: &RedisServer) -> Vec<(String, String, u64)> {
 /// and " w" when wide).
 fn generations_of(server: &RedisServer, name: &str, buckets: u32) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    for b in 0..buckets {
-        let seen = server.cli(&["HGETALL", &format!("{{{name}:{b}}}:seen")]);
+    let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:seen")]);
+    for key in keys.lines() {
+        if bucket_of(key, name).is_none_or(|b| b >= buckets) {
+            continue;
+        }
+        let seen = server.cli(&["HGETALL", key.trim()]);
         let lines: Vec<&str> = seen.lines().collect();
         for pair in lines.chunks(2) {
             if pair[0].starts_with('g') {
@@ -901,19 +905,20 @@ async fn a_body_is_new_to_exactly_one_process_of_the_crawl() {
     assert_eq!(a.push_seeds(urls(200)).await.unwrap(), 200);
 }
 
+/// The bucket a key of crawl `name` is of: its tag is `{NAME:B}` or `{NAME:B:SALT}`.
+fn bucket_of(key: &str, name: &str) -> Option<u32> {
+    key.trim()
+        .strip_prefix(&format!("{{{name}:"))?
+        .split(['}', ':'])
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// The buckets of the keys of crawl `name` that hold a seen-test (`{NAME:B}:seen`).
 fn seen_buckets(server: &RedisServer, name: &str) -> Vec<u32> {
     let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:seen")]);
-    let mut buckets: Vec<u32> = keys
-        .lines()
-        .filter_map(|k| {
-            k.strip_prefix(&format!("{{{name}:"))?
-                .split('}')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .collect();
+    let mut buckets: Vec<u32> = keys.lines().filter_map(|k| bucket_of(k, name)).collect();
     buckets.sort();
     buckets
 }

@@ -98,6 +98,13 @@ pub struct Layout {
     /// the hosts' buckets it met one or two a script (its fixed part, a third of Redis's CPU
     /// a page; docs/benchmarks.md). 0: in the hosts' buckets. At most 16,384. Default: 1.
     pub content_buckets: u32,
+    /// The buckets' hash tags are chosen so that their slots are evenly spaced, each kind
+    /// (hosts', content) over the 16,384 ([`Store::tag`]): on a cluster whose masters hold
+    /// equal ranges of slots, each holds an equal share of the buckets, where hashed tags
+    /// leave some masters more (the busiest of three 1.22 times its share of 32 buckets, for
+    /// the median crawl name). Up to 1,024 buckets of a kind; past that, hashed tags are
+    /// even within a few percent. Default: true; crawls created before it have hashed tags.
+    pub even_slots: bool,
 }
 
 impl Default for Layout {
@@ -112,6 +119,7 @@ impl Default for Layout {
             key,
             by_domain: false,
             content_buckets: 1,
+            even_slots: true,
         }
     }
 }
@@ -252,6 +260,8 @@ impl Store {
             .arg(if layout.by_domain { "domain" } else { "host" })
             .arg("content_buckets")
             .arg(layout.content_buckets)
+            .arg("slots")
+            .arg(if layout.even_slots { "even" } else { "hashed" })
             .arg("settings")
             .arg(settings)
             // In the record itself, written in the same step: the seeds' set is another key,
@@ -556,7 +566,14 @@ impl Store {
                 .ok()
                 .filter(|&n| n <= MAX_CONTENT_BUCKETS)
                 .ok_or_else(|| bad("content_buckets"))?,
+            // Absent from the crawls of earlier versions, whose tags were hashed.
+            even_slots: match meta.get("slots").map(String::as_str) {
+                None | Some("hashed") => false,
+                Some("even") => true,
+                Some(_) => return Err(bad("slots")),
+            },
         };
+        self.use_layout(&layout);
         let mut cmd = redis::cmd("SMEMBERS");
         cmd.arg(self.seeds_key());
         let mut seeds: Vec<String> = self.query(&cmd).await?;
