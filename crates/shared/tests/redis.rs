@@ -915,6 +915,42 @@ fn bucket_of(key: &str, name: &str) -> Option<u32> {
         .ok()
 }
 
+/// A new crawl's buckets are tagged for even slots, and its keys are where `Store::tag`
+/// says; a record that does not say (a crawl created before even slots) keeps hashed tags.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawls_tags_are_as_its_record_says() {
+    let server = RedisServer::start();
+    let f = frontier(&server.url(), "even", Duration::from_secs(30)).await;
+    f.push_seeds(urls(200)).await.unwrap();
+    let store = Store::connect(&server.url(), "even").await.unwrap();
+    let stored = store.load().await.unwrap().expect("the crawl");
+    assert!(stored.layout.even_slots);
+    let keys = server.cli(&["KEYS", "{even:*}:seen"]);
+    let mut tags: Vec<&str> = keys
+        .lines()
+        .map(|k| k.trim().trim_end_matches(":seen"))
+        .collect();
+    tags.sort();
+    let mut expected: Vec<String> = (0..stored.layout.buckets + stored.layout.content_buckets)
+        .map(|b| store.tag(b))
+        .filter(|t| tags.contains(&t.as_str()))
+        .collect();
+    expected.sort();
+    assert!(tags.len() > 10, "{tags:?}");
+    assert_eq!(tags, expected);
+    assert!(
+        tags.iter().any(|t| t.matches(':').count() == 2),
+        "no salt in {tags:?}"
+    );
+    // A record of before: no `slots` field.
+    let old = Store::connect(&server.url(), "old").await.unwrap();
+    old.create(Layout::default(), "s", &[]).await.unwrap();
+    server.cli(&["HDEL", "old:meta", "slots"]);
+    let stored = old.load().await.unwrap().expect("the crawl");
+    assert!(!stored.layout.even_slots);
+    assert_eq!(old.tag(7), "{old:7}");
+}
+
 /// The buckets of the keys of crawl `name` that hold a seen-test (`{NAME:B}:seen`).
 fn seen_buckets(server: &RedisServer, name: &str) -> Vec<u32> {
     let keys = server.cli(&["KEYS", &format!("{{{name}:*}}:seen")]);
