@@ -12,13 +12,17 @@ the server runs under valgrind and the figure is the instructions it executed: t
 a few parts in ten thousand from run to run, where timings on a shared machine are not.
 
     benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE | --code FILE] [--callgrind]
-        [--state FILE]
+        [--state FILE] [--once]
 
 --library: the function library another capture loaded (a crawl by another build), in place
 of CAPTURE's own: the same calls, run by other scripts. --code: the library's code from a
 file (CAPTURE's, say, with a script edited), to try a change to the scripts that keeps their
 arguments without building a crawler. --state: writes the keys' values
-after the replay (host states decoded), to compare two replays with `cmp`. KEEP=1 keeps the
+after the replay (host states decoded), to compare two replays with `cmp`. --once: each
+link sent to its bucket once, the bucket's later sends of it (another process's copy, which
+the seen-test finds seen) dropped from the batches before the replay: what Redis would do if
+the bucket's owner knew the bucket's seen-test (the queues are unchanged, so the replay's
+tokens and leases stay the crawl's). KEEP=1 keeps the
 callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
 names its functions).
 
@@ -83,6 +87,40 @@ def read_capture(path):
     return [(ms, args) for ms, args, _ in commands]
 
 
+def sent_once(commands):
+    """The commands with each batch's links that its bucket was sent before dropped (see
+    --once): a batch's ARGV is the tag, 7 fields, the number of steps, then each step's
+    number of links and its links in pairs (probes, text), then the owner's log."""
+    out, sent, dropped = [], {}, 0
+    for ms, args in commands:
+        if args[0].upper() != b'FCALL' or not args[1].endswith(b'_batch'):
+            out.append((ms, args))
+            continue
+        keys = int(args[2])
+        argv = args[3 + keys:]
+        seen = sent.setdefault(argv[0], set())
+        kept, i = list(argv[:8]), 8
+        for _ in range(int(argv[7])):
+            n = int(argv[i])
+            pairs = [(argv[i + 1 + 2 * j], argv[i + 2 + 2 * j]) for j in range(n)]
+            i += 1 + 2 * n
+            new = []
+            for probes, text in pairs:
+                # Its 7th byte is how many generations the sender had copies of: not the URL.
+                url = probes[:6] + probes[7:]
+                if url in seen:
+                    dropped += 1
+                else:
+                    seen.add(url)
+                    new.append((probes, text))
+            kept.append(str(len(new)).encode())
+            for pair in new:
+                kept.extend(pair)
+        out.append((ms, list(args[:3 + keys]) + kept + list(argv[i:])))
+    print('links sent again, dropped: %d' % dropped)
+    return out
+
+
 def library_of(commands):
     """The code of the function library a capture loaded."""
     for _, args in commands:
@@ -142,8 +180,11 @@ def main():
     parser.add_argument('--code')
     parser.add_argument('--callgrind', action='store_true')
     parser.add_argument('--state')
+    parser.add_argument('--once', action='store_true')
     opts = parser.parse_args()
     commands = read_capture(opts.capture)
+    if opts.once:
+        commands = sent_once(commands)
     captured = library_of(commands)
     name = re.search(r'politecrawl_([0-9a-f]+)', captured).group(1)
     code = library_of(read_capture(opts.library)) if opts.library else captured
