@@ -78,8 +78,9 @@ impl Inner {
                 }
                 Some(read)
             };
+            let answer = answer.map(|answer| (read_before(&answer), answer));
             match answer {
-                Ok(answer) if let Some(read) = read_before(&answer) => {
+                Ok((Some(read), answer)) => {
                     let generations = answer[0];
                     let bytes = |index| self.keys.schedule.bytes(bucket, index);
                     if let Some(index) = self.keys.frozen.wanted(bucket, generations, bytes) {
