@@ -143,7 +143,14 @@ pub struct Store {
     recovered: Arc<AtomicU64>,
     /// The buckets' hash tags when the crawl's layout chose them ([`Layout::even_slots`]),
     /// set when its record is read or created ([`Store::use_layout`]).
-    tags: Arc<std::sync::RwLock<Option<Arc<[String]>>>>,
+    tags: Arc<std::sync::RwLock<Option<Tags>>>,
+}
+
+/// A crawl's bucket tags chosen for even slots, and the bucket counts they were chosen for.
+struct Tags {
+    buckets: u32,
+    content_buckets: u32,
+    tags: Vec<String>,
 }
 
 impl Store {
@@ -422,19 +429,30 @@ impl Store {
     /// ```
     pub fn tag(&self, bucket: u32) -> String {
         let tags = self.tags.read().unwrap_or_else(PoisonError::into_inner);
-        match tags.as_ref().and_then(|tags| tags.get(bucket as usize)) {
+        match tags.as_ref().and_then(|t| t.tags.get(bucket as usize)) {
             Some(tag) => tag.clone(),
             None => plain_tag(&self.name, bucket),
         }
     }
 
-    /// Takes the buckets' tags of a crawl of `layout` (see [`Layout::even_slots`]).
+    /// Takes the buckets' tags of a crawl of `layout` (see [`Layout::even_slots`]); the
+    /// search for them runs once for a layout, however many times its record is read.
     pub(crate) fn use_layout(&self, layout: &Layout) {
-        let tags = layout
+        let (buckets, content_buckets) = (layout.buckets, layout.content_buckets);
+        let mut held = self.tags.write().unwrap_or_else(PoisonError::into_inner);
+        let same = |t: &Tags| (t.buckets, t.content_buckets) == (buckets, content_buckets);
+        if layout.even_slots && held.as_ref().is_some_and(same) {
+            return;
+        }
+        *held = layout
             .even_slots
-            .then(|| even_tags(&self.name, layout.buckets, layout.content_buckets))
-            .flatten();
-        *self.tags.write().unwrap_or_else(PoisonError::into_inner) = tags.map(Arc::from);
+            .then(|| even_tags(&self.name, buckets, content_buckets))
+            .flatten()
+            .map(|tags| Tags {
+                buckets,
+                content_buckets,
+                tags,
+            });
     }
 
     /// The hash tag of an IP address's keys (politeness per address): its own, so that on a
@@ -648,18 +666,7 @@ const SLOTS: u32 = 16_384;
 /// The hash slot of a hash tag's text: CRC16 (XMODEM) modulo 16,384, as Redis Cluster
 /// computes it (`CLUSTER KEYSLOT`).
 fn slot_of(text: &[u8]) -> u32 {
-    let mut crc: u16 = 0;
-    for &byte in text {
-        crc ^= u16::from(byte) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-        }
-    }
-    u32::from(crc) % SLOTS
+    u32::from(crc16::State::<crc16::XMODEM>::calculate(text)) % SLOTS
 }
 
 /// Buckets of a kind (hosts', content) up to which their tags are chosen for evenly spaced
