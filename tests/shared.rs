@@ -605,6 +605,11 @@ fn a_process_stalled_longer_than_its_leases_loses_nothing() {
         urls_recorded(&outs[0]).len() >= 5
     });
     let direct = start(&redis.url(), &site.web.roots(), &outs[1], &extra);
+    // Present before the stall, so that it takes the stalled one's buckets when their holds
+    // lapse (a machine slow to start it had the first crawl everything after the stall).
+    wait_until("the second process never said it was present", || {
+        redis.cli(&["ZCARD", "crawl:procs"]).trim() == "2"
+    });
     proxy.stall(Duration::from_secs(5));
     let stderr = finish_all(vec![stalled, direct]);
     assert_every_page_recorded(&site, &outs);
