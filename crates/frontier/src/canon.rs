@@ -748,10 +748,25 @@ impl Canonical {
         self.url
     }
 
-    /// Rebuilds a canonical URL from text this crate wrote (spill segments, checkpoints),
-    /// without applying the rules again. `None` unless the text parses back to itself, so a
-    /// damaged file cannot smuggle in a URL that is not in canonical form.
-    pub(crate) fn from_stored(text: &str) -> Option<Canonical> {
+    /// Rebuilds a canonical URL from the text of one ([`as_str`](Self::as_str)) that was
+    /// stored (spill segments, checkpoints, a shared frontier's queues), without applying
+    /// a canonicalizer's rules again: a URL parse, not the rules' work. `None` unless the
+    /// text parses back to itself, so a damaged store cannot smuggle in a URL that is not
+    /// in canonical form.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use frontier::{Canonical, Canonicalizer};
+    ///
+    /// let url = Canonicalizer::new().canonicalize("HTTP://Example.com:80/a/./b")?;
+    /// let again = Canonical::from_stored(url.as_str()).expect("stored as written");
+    /// assert_eq!(again, url);
+    /// // Text that is not a URL's canonical form is refused.
+    /// assert!(Canonical::from_stored("HTTP://Example.com/").is_none());
+    /// # Ok::<(), frontier::Rejected>(())
+    /// ```
+    pub fn from_stored(text: &str) -> Option<Canonical> {
         let url = Url::parse(text).ok()?;
         (url.as_str() == text && url.has_host()).then_some(Canonical { url })
     }

@@ -41,6 +41,7 @@ mod addresses;
 pub(crate) mod batch;
 mod content;
 mod group;
+mod links;
 pub(crate) mod owned;
 mod owners;
 pub(crate) mod presence;
@@ -243,6 +244,8 @@ pub struct Totals {
     pub queued: u64,
     /// URLs leased to a process now.
     pub leased: u64,
+    /// Links waiting for their bucket's owner to seen-test them (sent by other processes).
+    pub links: u64,
     /// URLs done with (fetched, failed, or dropped with their host).
     pub done: u64,
     /// URLs in flight that went back to the crawl when their bucket was taken over (their
@@ -405,6 +408,7 @@ impl SharedFrontier {
             .into());
         }
         let pushed = new_pushed(layout)?;
+        let forwarded = new_pushed(layout)?;
         let mut id = [0; 8];
         // Without the system's randomness, the time: ids need only differ.
         if getrandom::fill(&mut id).is_err() {
@@ -464,6 +468,7 @@ impl SharedFrontier {
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),
+                forwarded: RwLock::new(forwarded),
                 requests_sent: AtomicU64::new(0),
                 batches: Groups::default(),
                 bodies: Groups::default(),
@@ -947,7 +952,8 @@ impl SharedFrontier {
             inner.presence.forgets.load(Ordering::Relaxed),
         );
         let resend = others.clone();
-        let admitted = inner.admit(others).await;
+        // Those to buckets this process does not own go to their owners' lists.
+        let admitted = inner.admit_or_forward(others, true).await;
         if let Err(err) = admitted {
             inner.not_sending(&links);
             inner.give_up_bucket_of(&lease);
@@ -965,7 +971,7 @@ impl SharedFrontier {
         };
         let step = Step {
             ended: ended.as_ref().map(|e| (lease.epoch, e.lease.clone())),
-            links,
+            ..Step::links(links)
         };
         let answer = Arc::clone(inner).submit(lease.bucket, step).await;
         let now = (
@@ -985,6 +991,7 @@ impl SharedFrontier {
             admitted,
             refused,
             ended: written,
+            ..
         } = answer?;
         // A bucket being let go ends its hold once its last lease is written, not at the
         // next heartbeat: the process it goes to starts on it a beat sooner.

@@ -491,9 +491,9 @@ impl Scripts {
 }
 
 /// The keys of a batch script, after its bucket's tag (see `scripts/batch.lua`).
-pub(crate) const BATCH_KEYS: [&str; 11] = [
+pub(crate) const BATCH_KEYS: [&str; 12] = [
     "seen", "counts", "leases", "hosts", "work", "inbox", "owner", "pages", "domains", "replies0",
-    "replies1",
+    "replies1", "links",
 ];
 
 /// Adds a batch step's head: how many links follow, each added with [`link`].
@@ -530,16 +530,23 @@ pub(crate) fn link(
     memo: Option<&str>,
     domain: &str,
 ) {
-    let mut text = format!("{host} {domain} 0 {depth} {url}");
-    // What follows the URL in its entry, space-separated. A referrer is a URL, one token;
-    // anything else is not one, and not kept.
+    let text = format!("{host} {domain} {}", queue_entry(depth, url, from, memo));
+    invocation.arg(probes.bytes()).arg(text);
+}
+
+/// A new URL's queue entry (see `scripts/common.lua`): attempts 0, its depth, the URL, and
+/// its referrer and memo (as [`memo_text`](crate::frontier::batch::memo_text) writes it)
+/// when it has them, space-separated.
+pub(crate) fn queue_entry(depth: u32, url: &str, from: Option<&str>, memo: Option<&str>) -> String {
+    let mut text = format!("0 {depth} {url}");
+    // A referrer is a URL, one token; anything else is not one, and not kept.
     let from =
         from.filter(|from| !from.is_empty() && !from.contains(' ') && !from.starts_with('~'));
     for tail in [from, memo].into_iter().flatten() {
         text.push(' ');
         text.push_str(tail);
     }
-    invocation.arg(probes.bytes()).arg(text);
+    text
 }
 
 /// A duration in whole milliseconds, as the scripts take times.

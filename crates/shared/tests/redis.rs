@@ -1299,3 +1299,83 @@ async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_no
         .unwrap();
     assert!(claims(&a, "http://h.example").await, "let go");
 }
+
+/// A page's links to a bucket another process owns go to that bucket's list (a plain
+/// command, where a script cost Redis some 100,000 instructions), and its owner admits them:
+/// each URL once, however many processes found it, the lists left empty and the crawl over
+/// only when they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_to_another_processs_bucket_go_through_its_list_once_each() {
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "lists", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "lists", Duration::from_secs(30)).await;
+    a.push_seeds(urls(100)).await.unwrap();
+    // A lease from each process: each owns buckets.
+    let mut leased = std::collections::BTreeMap::new();
+    let mut held: [Option<shared::SharedLease>; 2] = [None, None];
+    while held.iter().any(Option::is_none) {
+        let (i, lease) = lease_of_either(&a, &b).await;
+        *leased.entry(lease.url().as_str().to_owned()).or_insert(0) += 1;
+        match &held[i] {
+            None => held[i] = Some(lease),
+            Some(_) => b_or_a(i, &a, &b)
+                .complete(lease, Outcome::Success)
+                .await
+                .map(drop)
+                .unwrap(),
+        }
+    }
+    // Both pages link to the same 300 new URLs on every host: each process sends each.
+    let links: Vec<String> = (0..300)
+        .map(|i| format!("http://h{}.example/new/{i}", i % 100))
+        .collect();
+    for (i, lease) in held.into_iter().enumerate() {
+        let (f, lease) = (b_or_a(i, &a, &b), lease.unwrap());
+        let page = lease.url().as_url().clone();
+        f.push_links(&page, &page, &links, 1).await.unwrap();
+        f.complete(lease, Outcome::Success).await.unwrap();
+    }
+    // Both crawl to the end: every URL leased once.
+    let mut over = [false, false];
+    let end = tokio::time::timeout(Duration::from_secs(60), async {
+        while !over.iter().all(|&o| o) {
+            for (i, f) in [&a, &b].into_iter().enumerate() {
+                match f.next().await.unwrap() {
+                    Next::Lease(lease) => {
+                        *leased.entry(lease.url().as_str().to_owned()).or_insert(0) += 1;
+                        f.complete(lease, Outcome::Success).await.unwrap();
+                    }
+                    Next::Done => over[i] = true,
+                    _ => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    });
+    assert!(end.await.is_ok(), "the crawl never ended");
+    assert_eq!(leased.len(), 100 + 300, "{leased:?}");
+    assert!(leased.values().all(|&n| n == 1), "{leased:?}");
+    let totals = a.totals().await.unwrap();
+    assert_eq!((totals.seen, totals.done, totals.links), (400, 400, 0));
+    // The lists were used, and are empty.
+    let mut read = 0;
+    for key in server.cli(&["KEYS", "lists*:links"]).lines() {
+        assert_eq!(server.cli(&["LLEN", key]).trim(), "0", "{key}");
+    }
+    for key in server.cli(&["KEYS", "{lists*:counts"]).lines() {
+        read += server
+            .cli(&["HGET", key, "links_read"])
+            .trim()
+            .parse::<u64>()
+            .unwrap_or(0);
+    }
+    assert!(read >= 150, "links read from the lists: {read}");
+    // Between them the processes counted each link once as new.
+    let (sa, sb) = (a.stats().admission, b.stats().admission);
+    assert_eq!(sa.new + sb.new, 400);
+}
+
+/// `a` for 0, else `b`.
+fn b_or_a<'a>(i: usize, a: &'a SharedFrontier, b: &'a SharedFrontier) -> &'a SharedFrontier {
+    if i == 0 { a } else { b }
+}

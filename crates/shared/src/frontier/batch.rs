@@ -17,6 +17,10 @@ pub(super) struct Sent {
     /// when Redis goes back to an older state ([`Inner::went_back`]); a std lock, read once
     /// per link and written only then.
     pub(super) pushed: RwLock<SeenSet>,
+    /// The URLs this process has sent to their buckets' owners' lists (see
+    /// [`super::links`]): not sent again, but not known seen either (the list may hold them
+    /// still, for this process to read if it takes the bucket over). Replaced as `pushed` is.
+    pub(super) forwarded: RwLock<SeenSet>,
     /// Scripts that change the crawl sent so far: their request ids.
     pub(super) requests_sent: AtomicU64,
     /// Hosts whose own politeness (`[[hosts]]`) this process has made sure Redis holds.
@@ -64,6 +68,29 @@ pub(super) const MAX_STEPS: usize = 128;
 pub(super) struct Step {
     pub(super) ended: Option<(i64, EndedLease)>,
     pub(super) links: Vec<Link>,
+    /// Its links may go to the bucket's owner's list rather than through the seen-test
+    /// here, when this process does not own the bucket (see [`super::links`]): a page's
+    /// links, whose caller needs no count of the new ones.
+    pub(super) forward: bool,
+    /// Links read from the bucket's list by its owner, which its batch trims.
+    pub(super) read: Option<super::links::Read>,
+}
+
+impl Step {
+    /// A step of links alone.
+    pub(super) fn links(links: Vec<Link>) -> Step {
+        Step {
+            ended: None,
+            links,
+            forward: false,
+            read: None,
+        }
+    }
+
+    /// Whether the step may go to the owner's list: nothing but links a caller forwards.
+    fn forwardable(&self) -> bool {
+        self.ended.is_none() && self.read.is_none() && (self.forward || self.links.is_empty())
+    }
 }
 
 /// What the batch script answers for one step (see `scripts/batch.lua`).
@@ -79,6 +106,8 @@ pub(crate) struct StepAnswer {
     /// (-1: not asked). None when its end was not written (the bucket is no longer this
     /// process's).
     pub(super) ended: Option<(bool, i64)>,
+    /// Its links went to the bucket owner's list: the owner counts them.
+    pub(super) forwarded: bool,
 }
 
 /// The budgets of [`StepAnswer::refused`], in its order.
@@ -115,7 +144,7 @@ impl StepAnswer {
                 StepAnswer {
                     admitted: -1 - first,
                     refused: [next()?, next()?, next()?],
-                    ended: None,
+                    ..StepAnswer::default()
                 }
             });
         }
@@ -231,9 +260,35 @@ impl Inner {
         self.not_sending(links);
     }
 
+    /// Notes links as sent to their owners' lists: this process sends them no more.
+    pub(super) fn note_forwarded(&self, links: &[Link]) {
+        let forwarded = self
+            .sent
+            .forwarded
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        for link in links {
+            let _ = forwarded.insert(&link.url);
+        }
+        self.not_sending(links);
+    }
+
     /// Whether `url` is to be sent to Redis: not admitted there by this process before, nor
-    /// being sent now (then it is noted as being sent). One not sent is counted as seen.
+    /// sent to its owner's list, nor being sent now (then it is noted as being sent). One
+    /// not sent is counted as seen.
     pub(super) fn first_send(&self, url: &Canonical) -> bool {
+        let forwarded = self
+            .sent
+            .forwarded
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(url);
+        !forwarded && self.owner_first(url)
+    }
+
+    /// Whether a link read from an owned bucket's list is to be sent to Redis: not admitted
+    /// there by this process before, nor being sent now (see [`Inner::first_send`]).
+    pub(super) fn owner_first(&self, url: &Canonical) -> bool {
         let pushed = self
             .sent
             .pushed
@@ -292,6 +347,17 @@ impl Inner {
     /// Admits links: a step (of at most [`MAX_BATCH`] links) of each bucket's next batch,
     /// all at once. Answers how many were new.
     pub(super) async fn admit(self: &Arc<Self>, links: Vec<Link>) -> Result<u64, Error> {
+        self.admit_or_forward(links, false).await
+    }
+
+    /// [`admit`](Self::admit), or, `forward`, the links to buckets this process does not
+    /// own sent to their owners' lists (see [`super::links`]): those are not counted here,
+    /// nor in the answer.
+    pub(super) async fn admit_or_forward(
+        self: &Arc<Self>,
+        links: Vec<Link>,
+        forward: bool,
+    ) -> Result<u64, Error> {
         self.check_server();
         if links.is_empty() {
             return Ok(0);
@@ -315,12 +381,19 @@ impl Inner {
             let sent = links.len();
             let inner = Arc::clone(self);
             async move {
-                let step = Step { ended: None, links };
+                let step = Step {
+                    forward,
+                    ..Step::links(links)
+                };
                 let StepAnswer {
                     admitted: new,
                     refused,
+                    forwarded,
                     ..
                 } = Arc::clone(&inner).submit(bucket, step).await?;
+                if forwarded {
+                    return Ok(0);
+                }
                 inner.count_admitted(sent, new, refused);
                 Ok::<u64, Error>(u64::try_from(new).unwrap_or(0))
             }
@@ -394,8 +467,7 @@ impl Inner {
                     .collect();
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
-                    let step = Step { ended: None, links };
-                    self.sent.batches.push(bucket, step, unheard);
+                    self.sent.batches.push(bucket, Step::links(links), unheard);
                 }
             }
             match result {
@@ -406,13 +478,14 @@ impl Inner {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
-                        if remember {
-                            self.note_admitted(&step.links);
-                        } else {
-                            self.not_sending(&step.links);
+                        match (remember, got.forwarded) {
+                            (true, false) => self.note_admitted(&step.links),
+                            (true, true) => self.note_forwarded(&step.links),
+                            (false, _) => self.not_sending(&step.links),
                         }
                         let _ = answer.send(Ok(got));
                     }
+                    self.read_links_if_waiting(bucket);
                 }
                 Err(err) => {
                     for (step, answer) in steps {
@@ -470,10 +543,19 @@ impl Inner {
     ) -> Result<(Vec<StepAnswer>, i64), Error> {
         let tag = self.store.tag(bucket);
         let mut owner = self.owner_log(bucket);
+        if owner.is_none() && steps.iter().all(|(step, _)| step.forwardable()) {
+            return self.forward(bucket, steps).await;
+        }
         // The ends of the leases whose pages' links this batch carries (see `Ended::lease`),
         // by their steps' places.
         let mut carried = Vec::new();
         if let Some((_, epoch, log)) = &mut owner {
+            let reached = self.reached();
+            for (step, _) in steps {
+                if let Some(read) = step.read.as_ref().filter(|read| read.reached == reached) {
+                    log.links_read = (read.links, read.before);
+                }
+            }
             for (place, (step, _)) in steps.iter().enumerate() {
                 if let Some((at, end)) = &step.ended
                     && at == epoch
@@ -592,6 +674,7 @@ pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
         invocation.arg(host).arg(n);
     }
     invocation.arg(log.new_hosts).arg(log.given_up_hosts);
+    invocation.arg(log.links_read.0).arg(log.links_read.1);
 }
 
 /// The owner's part of a batch script's answer, read against the log it carried (see
@@ -606,6 +689,8 @@ pub(crate) struct OwnerReply {
     pub(crate) taken: Vec<(Vec<(u64, String)>, i64)>,
     /// The hosts other processes' links gave work, with their stored states.
     pub(crate) given: Vec<(String, Option<scripts::HostState>)>,
+    /// Other processes' links waiting in the bucket's list (see [`super::links`]).
+    pub(crate) links_waiting: i64,
 }
 
 impl OwnerReply {
@@ -658,6 +743,7 @@ impl OwnerReply {
             };
             reply.given.push((host, state));
         }
+        reply.links_waiting = int(next())?;
         Some(reply)
     }
 }

@@ -90,6 +90,9 @@ pub(crate) struct Log {
     pub(crate) given_up_hosts: i64,
     /// Hosts new to the crawl.
     pub(crate) new_hosts: i64,
+    /// Links read from the bucket's list (see [`super::links`]), and the bucket's count of
+    /// links read before them: trimmed by the batch if that count is still this one.
+    pub(crate) links_read: (usize, i64),
 }
 
 /// A lease ended, as the batch script writes it.
@@ -144,6 +147,11 @@ pub(crate) struct Owned {
     new_hosts: i64,
     /// When its last log was taken (its last batch): None, never.
     logged: Option<Instant>,
+    /// Other processes' links wait in the bucket's list, as its last batch said.
+    pub(crate) links_waiting: bool,
+    /// A read of the bucket's list is under way (until its batch is answered): one at a
+    /// time, so that each trims what it read.
+    pub(crate) reading_links: bool,
 }
 
 impl Owned {
@@ -161,6 +169,8 @@ impl Owned {
             given_up_hosts: 0,
             new_hosts: 0,
             logged: None,
+            links_waiting: false,
+            reading_links: false,
         }
     }
 
@@ -405,6 +415,8 @@ impl Owned {
             wanted,
             given_up_hosts: std::mem::take(&mut self.given_up_hosts),
             new_hosts: std::mem::take(&mut self.new_hosts),
+            // Set by the batch that carries the read's links (see `links`).
+            links_read: (0, 0),
         }
     }
 

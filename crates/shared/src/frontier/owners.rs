@@ -259,10 +259,7 @@ impl Inner {
                 _ => return Ok(()),
             }
         }
-        let step = Step {
-            ended: None,
-            links: Vec::new(),
-        };
+        let step = Step::links(Vec::new());
         Arc::clone(&self).submit(bucket, step).await?;
         // Kept while its log was written (or no longer this process's): not let go.
         let going = self
@@ -301,18 +298,22 @@ impl Inner {
         }
         let inner = Arc::clone(self);
         tokio::spawn(async move {
+            // Its hosts given work, and its list of links (see `links`): a batch reads the
+            // first and says whether the second holds any.
             let reads: Vec<redis::Cmd> = quiet
                 .iter()
-                .map(|&bucket| {
-                    let mut cmd = redis::cmd("LLEN");
-                    cmd.arg(format!("{}:inbox", inner.store.tag(bucket)));
-                    cmd
+                .flat_map(|&bucket| {
+                    ["inbox", "links"].map(|list| {
+                        let mut cmd = redis::cmd("LLEN");
+                        cmd.arg(format!("{}:{list}", inner.store.tag(bucket)));
+                        cmd
+                    })
                 })
                 .collect();
             match inner.store.query_each::<i64>(&reads).await {
                 Ok(lengths) => {
-                    for (bucket, n) in quiet.into_iter().zip(lengths) {
-                        if n > 0 {
+                    for (bucket, n) in quiet.into_iter().zip(lengths.chunks(2)) {
+                        if n.iter().any(|&n| n > 0) {
                             inner.nudge(bucket);
                         }
                     }
@@ -326,10 +327,7 @@ impl Inner {
     /// Makes a bucket's next batch go soon, for its owner's log (URLs to take).
     pub(super) fn nudge(self: &Arc<Self>, bucket: u32) {
         let (unheard, _) = oneshot::channel();
-        let step = Step {
-            ended: None,
-            links: Vec::new(),
-        };
+        let step = Step::links(Vec::new());
         if self.sent.batches.push(bucket, step, unheard) {
             tokio::spawn(Arc::clone(self).flush(bucket));
         }
@@ -373,6 +371,7 @@ impl Inner {
         let ended = reply.ended.clone();
         let mut buckets = self.owners.buckets();
         if let Some(owned) = buckets.get_mut(&bucket).filter(|o| o.epoch == epoch) {
+            owned.links_waiting = reply.links_waiting > 0;
             owned.answered(&log, reply, now, server);
         }
         Ok(ended)
@@ -393,7 +392,7 @@ impl Inner {
         let Some(ended) = ended else { return };
         let step = super::batch::Step {
             ended: Some((epoch, ended.lease)),
-            links: Vec::new(),
+            ..super::batch::Step::links(Vec::new())
         };
         if let Err(err) = Arc::clone(self).submit(bucket, step).await {
             // Its bucket is given up on the error, and its leases come back to the crawl.
@@ -420,8 +419,7 @@ impl Inner {
         };
         let (referrer, memo) = super::batch::entry_tail(parts.next());
         let depth: u32 = depth.parse().map_err(|_| bad())?;
-        // Canonical already when pushed: parsing again gives it back as it was.
-        let url = self.rules.canon.canonicalize(url).map_err(|_| bad())?;
+        let url = canonical_again(&self.rules.canon, url).ok_or_else(bad)?;
         self.counts.leases.fetch_add(1, Ordering::Relaxed);
         // Added to, not replaced: a lease of the same page may be held already.
         self.hold_pending(url.as_str());
@@ -503,6 +501,13 @@ pub(super) fn owned_buckets(
             ids[owner] == me
         })
         .collect()
+}
+
+/// A URL of a queue entry or a list of links, canonical when it was pushed: read back with a
+/// parse alone, not the rules' work again (a lease each page, and each link another process
+/// sent), or, text in another form (another build's), canonicalized again.
+pub(super) fn canonical_again(canon: &Canonicalizer, url: &str) -> Option<Canonical> {
+    Canonical::from_stored(url).or_else(|| canon.canonicalize(url).ok())
 }
 
 #[cfg(test)]

@@ -291,15 +291,11 @@ impl Inner {
         if !dropped.is_empty() {
             tracing::debug!("{} buckets to take anew: Redis went back", dropped.len());
         }
-        match new_pushed(&self.keys.layout) {
-            Ok(fresh) => {
-                *self
-                    .sent
-                    .pushed
-                    .write()
-                    .unwrap_or_else(PoisonError::into_inner) = fresh
+        for set in [&self.sent.pushed, &self.sent.forwarded] {
+            match new_pushed(&self.keys.layout) {
+                Ok(fresh) => *set.write().unwrap_or_else(PoisonError::into_inner) = fresh,
+                Err(err) => tracing::warn!("{err}"),
             }
-            Err(err) => tracing::warn!("{err}"),
         }
         self.keys.frozen.clear();
         self.sent
@@ -354,7 +350,7 @@ impl Inner {
         self.read_counts().await.map(|(totals, _)| totals)
     }
 
-    /// The crawl's totals, and which buckets have URLs queued or leased.
+    /// The crawl's totals, and which buckets have URLs queued or leased, or links waiting.
     pub(super) async fn read_counts(&self) -> Result<(Totals, Vec<bool>), Error> {
         // The content buckets count the content-seen test's bits and generations.
         let reads: Vec<redis::Cmd> = (0..self.keys.buckets + self.keys.layout.content_buckets)
@@ -379,9 +375,19 @@ impl Inner {
             })
             .collect();
         let answers = self.store.query_each::<Vec<Option<i64>>>(&reads).await?;
+        // Links waiting for their bucket's owner (see `links`), not yet seen-tested.
+        let lists: Vec<redis::Cmd> = (0..self.keys.buckets)
+            .map(|b| {
+                let mut cmd = redis::cmd("LLEN");
+                cmd.arg(format!("{}:links", self.store.tag(b)));
+                cmd
+            })
+            .collect();
+        let waiting = self.store.query_each::<u64>(&lists).await?;
         let mut totals = Totals::default();
         let mut busy = Vec::with_capacity(self.keys.buckets as usize);
-        for answer in answers {
+        for (b, answer) in answers.into_iter().enumerate() {
+            let links = waiting.get(b).copied().unwrap_or(0);
             let v: Vec<u64> = answer
                 .into_iter()
                 .map(|n| u64::try_from(n.unwrap_or(0)).unwrap_or(0))
@@ -404,7 +410,8 @@ impl Inner {
             else {
                 return Err(ErrorKind::Server("unexpected answer to HMGET".into()).into());
             };
-            busy.push(queued > 0 || leased > 0);
+            busy.push(queued > 0 || leased > 0 || links > 0);
+            totals.links += links;
             totals.seen += seen;
             totals.queued += queued;
             totals.leased += leased;
@@ -454,7 +461,7 @@ impl Inner {
     }
 
     /// Whether nothing is queued or leased anywhere: two reads of every bucket, with
-    /// nothing queued or leased and no change between them, prove that at one instant
+    /// nothing queued, leased or waiting in its list of links and no change between them, prove that at one instant
     /// between the two the whole crawl held no work, and none can appear after.
     pub(super) async fn is_over(&self) -> Result<bool, Error> {
         if self.owners.buckets().values().any(|o| o.leases_out() > 0) {
@@ -478,7 +485,7 @@ impl Inner {
             *next = now + *wait;
         }
         let (first, _) = self.read_counts().await?;
-        if first.queued > 0 || first.leased > 0 {
+        if first.queued > 0 || first.leased > 0 || first.links > 0 {
             return Ok(false);
         }
         let second = self.read_totals().await?;

@@ -4,7 +4,9 @@
 -- URLs given back untaken (to the front of their queues), host states, and URLs taken from
 -- the queues of the hosts the owner is about to lease, each in flight under a new token.
 -- It answers the hosts that other processes' links gave work, with their stored states.
--- KEYS: seen, counts, leases, hosts, work, inbox, owner, pages, domains, replies0, replies1.
+-- KEYS: seen, counts, leases, hosts, work, inbox, owner, pages, domains, replies0, replies1,
+-- links (other processes' links to the bucket's hosts, as queue entries, which its owner
+-- reads with LRANGE and sends back in a step of its own: see frontier/links.rs).
 -- ARGV: tag, the seen-test's schedule, request id, pages per host, hosts per domain, pages
 -- per domain (0: no limit), the owner's "id epoch" ('' from a process that does not own
 -- the bucket), the number of link steps, then each step: its number of links and the links
@@ -13,7 +15,9 @@
 -- host has queued, the lease as the leases hash holds it (its host, a space and its entry
 -- as taken: the lease under the token must be this one), and, retried, the retry's entry), the tokens given back (their number, then
 -- each), host states (their number, then host and state each), hosts to take URLs of
--- (their number, then host and how many each), hosts new to the crawl, hosts given up.
+-- (their number, then host and how many each), hosts new to the crawl, hosts given up,
+-- and the links read from the `links` list for this batch with the bucket's count of links
+-- read before (its `links_read`): they are trimmed if that count is still this one.
 -- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
 -- none), 1 when the owner's part was written (0: fenced, the bucket is another's; -1:
 -- none), each step's new links, or, when a budget refused some, -1 minus them and three
@@ -23,11 +27,12 @@
 -- asked, the first token taken (0: none; the next URL's is the next number), then for each
 -- host the number taken, their entries and the URLs left; the number of hosts given work,
 -- then each host and its stored state
--- ('' for none). Sent again with its request id, it answers what the first run did and
+-- ('' for none); the links waiting in `links`. Sent again with its request id, it answers what the first run did and
 -- changes nothing.
 local seen, counts, leases, hosts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local work, inbox, owner_key, pages, domains = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local replies = {KEYS[10], KEYS[11]}
+local links = KEYS[12]
 local request = ARGV[3]
 -- A URL taken is kept in the reply as TAKEN, read back from the leases when the reply is:
 -- the reply is kept minutes, the URL is in the leases already. Its token is the first
@@ -205,6 +210,14 @@ if status == 1 then
   end
   count('hosts', tonumber(ARGV[i]))
   count('given_up_hosts', tonumber(ARGV[i + 1]))
+  -- Links read from the bucket's list, admitted above: trimmed unless they may not be the
+  -- list's first any more (another owner trimmed it since, or Redis went back to a state
+  -- before or after other trims), when they stay, to be read again (seen then).
+  local read = tonumber(ARGV[i + 2])
+  if read > 0 and tonumber(redis.call('HGET', counts, 'links_read') or 0) == tonumber(ARGV[i + 3]) then
+    redis.call('LTRIM', links, int(read), '-1')
+    count('links_read', read)
+  end
   -- Hosts given work by other processes' links (this one's too: its links go the same
   -- way), with their states.
   local given = redis.call('LRANGE', inbox, '0', '-1')
@@ -225,6 +238,7 @@ if status == 1 then
       out[#out + 1] = stored[j] or ''
     end
   end
+  out[#out + 1] = redis.call('LLEN', links)
 end
 out[1], out[2] = bucket_view(counts, write_counts(counts))
 if status == 1 then

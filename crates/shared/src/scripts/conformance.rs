@@ -11,7 +11,9 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
-use super::{ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step};
+use super::{
+    ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step, queue_entry,
+};
 use crate::frontier::batch::{OwnerReply, StepAnswer, add_owner_log, memo_text};
 use crate::frontier::owned::{EndedLease, Log, Owned, leased};
 use crate::seen::Schedule;
@@ -639,7 +641,7 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
             .exec(&mut cons[owner])
             .expect("HSET");
     }
-    for (command, key) in [("SADD", "work"), ("RPUSH", "inbox")] {
+    for (command, key) in [("SADD", "work"), ("RPUSH", "inbox"), ("RPUSH", "links")] {
         redis::cmd(command)
             .arg(format!("{tag}:{key}"))
             .arg("other.example")
@@ -736,4 +738,64 @@ fn an_owners_batch_sent_again_answers_as_it_did() {
         .collect();
     assert!(!urls.is_empty(), "{reply:?}");
     assert!(urls.iter().all(|e| e.contains("https://")), "{urls:?}");
+}
+
+/// An owner's batch trims the links it read from its bucket's list only while the bucket's
+/// count of links read is the one read with them: after another owner's trim, or on a Redis
+/// gone back to a state before or after other trims, the list's head may be links it never
+/// read, and they stay. It answers how many links wait.
+#[test]
+fn an_owners_batch_trims_only_the_links_it_read() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let epoch = own(&mut con, &scripts, BASE).expect("the bucket taken");
+    let holder = format!("{OWNER} {epoch}");
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let list = format!("{TAG}:links");
+    let entries: Vec<String> = (0..5)
+        .map(|i| queue_entry(1, &format!("http://h.example/{i}"), None, None))
+        .collect();
+    redis::cmd("RPUSH")
+        .arg(&list)
+        .arg(&entries)
+        .exec(&mut con)
+        .expect("RPUSH");
+    let mut requests = 0;
+    let mut trim = |con: &mut Connection, read: usize, before: i64| -> Vec<String> {
+        requests += 1;
+        let log = Log {
+            links_read: (read, before),
+            ..Log::default()
+        };
+        let mut call = scripts.batch_call(
+            TAG,
+            schedule.text(0),
+            &format!("t{requests}"),
+            [0; 3],
+            Some(&holder),
+            0,
+        );
+        add_owner_log(&mut call, &log);
+        let answer: Vec<Value> = call.invoke(con, &scripts.library).expect("a batch");
+        let reply = OwnerReply::read(&log, &answer[HEAD..]).expect("an owner's answer");
+        let left: Vec<String> = redis::cmd("LRANGE")
+            .arg(&list)
+            .arg(0)
+            .arg(-1)
+            .query(con)
+            .expect("LRANGE");
+        assert_eq!(reply.links_waiting, left.len() as i64);
+        left
+    };
+    // Read with a count of 0 (none read before): the first two go.
+    assert_eq!(trim(&mut con, 2, 0), entries[2..]);
+    // A read made before that trim, its count stale: nothing goes.
+    assert_eq!(trim(&mut con, 3, 0), entries[2..]);
+    // A read made after it: the next three go.
+    assert_eq!(trim(&mut con, 3, 2), Vec::<String>::new());
+    let read: i64 = redis::cmd("HGET")
+        .arg(format!("{TAG}:counts"))
+        .arg("links_read")
+        .query(&mut con)
+        .expect("HGET");
+    assert_eq!(read, 5);
 }
