@@ -423,6 +423,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lookups_of_a_name_at_once_ask_dns_once_and_share_its_answer() {
+        // Several fetches of a host start together (a seed and links to its host): the
+        // resolver shares the question under way, which the cache alone would not.
+        let names = [("a.test".to_owned(), IpAddr::from([127, 0, 0, 1]))];
+        let dns = testweb::DnsServer::start(names).await.unwrap();
+        // Slow enough that every lookup starts before the first answer comes.
+        dns.delay("a.test", Duration::from_millis(200));
+        dns.delay("gone.test", Duration::from_millis(200));
+        let resolver = Arc::new(asking(&dns));
+        let mut lookups = tokio::task::JoinSet::new();
+        for name in ["a.test", "a.test.", "gone.test"].repeat(20) {
+            let resolver = Arc::clone(&resolver);
+            lookups.spawn(async move { (name, resolver.lookup(name).await) });
+        }
+        while let Some(done) = lookups.join_next().await {
+            match done.unwrap() {
+                ("gone.test", answer) => {
+                    let err = answer.unwrap_err();
+                    assert!(err.to_string().contains("NXDOMAIN"), "{err}");
+                }
+                (name, answer) => {
+                    assert_eq!(answer.unwrap(), [IpAddr::from([127, 0, 0, 1])], "{name}");
+                }
+            }
+        }
+        assert_eq!(dns.questions("a.test"), 1);
+        // NXDOMAIN for A, then perhaps AAAA (IPv4, then IPv6): once each.
+        let gone = dns.questions("gone.test");
+        assert!((1..=2).contains(&gone), "{gone}");
+    }
+
+    #[tokio::test]
     async fn a_slow_name_holds_up_no_other() {
         let names = [("slow.test", 1), ("fast.test", 2)]
             .map(|(name, i)| (name.to_owned(), IpAddr::from([127, 0, 0, i])));

@@ -3,7 +3,7 @@
 //! has one, and counts the questions each name received. What a crawler's resolver is tested
 //! against: how often it asks, and whether a slow name holds up the others.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -24,6 +24,10 @@ struct Zone {
     delays: HashMap<String, Duration>,
     /// Questions received, by name as asked (lower-case, no trailing dot).
     questions: HashMap<String, usize>,
+    /// Every query heard, by its id and its question: a resolver sends a query again when
+    /// its answer is late (hickory after a third of a second, sooner than a loaded machine
+    /// may answer, and from a port of its own each time), and that is not a second question.
+    heard: HashSet<(u16, String, RecordType)>,
     /// The TTL of every answer, seconds.
     ttl: u32,
 }
@@ -67,7 +71,7 @@ impl DnsServer {
     /// # }
     /// ```
     pub async fn start(names: impl IntoIterator<Item = (String, IpAddr)>) -> io::Result<DnsServer> {
-        let socket = Arc::new(UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?);
+        let socket = Arc::new(bind()?);
         let addr = socket.local_addr()?;
         let mut zone = Zone {
             ttl: 300,
@@ -128,7 +132,9 @@ impl DnsServer {
         self.lock().ttl = seconds;
     }
 
-    /// The questions (of any type) received about `name` so far.
+    /// The questions (of any type) received about `name` so far. A query sent again (the
+    /// same id, from any port) counts once: it is answered again, but it is the same
+    /// question.
     ///
     /// # Example
     ///
@@ -174,6 +180,19 @@ impl Drop for DnsServer {
     }
 }
 
+/// A UDP socket on a loopback port, its receive buffer as large as the machine allows: a
+/// crawl of thousands of names asks hundreds at once, and a datagram the default buffer
+/// (some 160 small ones) drops is asked again after the resolver's timeout, counted as a
+/// second question and a lookup seconds late.
+fn bind() -> io::Result<UdpSocket> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
+    // The kernel caps it at its maximum (net.core.rmem_max) without an error.
+    socket.set_recv_buffer_size(16 << 20)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).into())?;
+    UdpSocket::from_std(socket.into())
+}
+
 /// A name as the zone keys it.
 fn normal(name: &str) -> String {
     name.trim_end_matches('.').to_ascii_lowercase()
@@ -213,7 +232,10 @@ fn answer(question: &Message, zone: &Mutex<Zone>) -> (Message, Option<Duration>)
     for query in &question.queries {
         answer.add_query(query.clone());
         let name = normal(&query.name().to_ascii());
-        *zone.questions.entry(name.clone()).or_default() += 1;
+        let query_id = (question.metadata.id, name.clone(), query.query_type());
+        if zone.heard.insert(query_id) {
+            *zone.questions.entry(name.clone()).or_default() += 1;
+        }
         delay = delay.max(zone.delays.get(&name).copied());
         let mut found = false;
         match zone.names.get(&name) {
@@ -238,4 +260,45 @@ fn answer(question: &Message, zone: &Mutex<Zone>) -> (Message, Option<Duration>)
         }
     }
     (answer, delay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hickory_proto::op::Query;
+
+    /// A query for `name`'s A record, with `id`.
+    fn query(name: &str, id: u16) -> Vec<u8> {
+        let mut message = Message::new(id, MessageType::Query, OpCode::Query);
+        message.add_query(Query::query(Name::from_ascii(name).unwrap(), RecordType::A));
+        message.to_vec().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_query_sent_again_is_answered_again_and_counted_once() {
+        let dns = DnsServer::start([("a.test".to_owned(), IpAddr::from([127, 0, 0, 9]))])
+            .await
+            .unwrap();
+        let client = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let mut buf = [0; 512];
+        for id in [7, 7, 8] {
+            client
+                .send_to(&query("a.test.", id), dns.addr())
+                .await
+                .unwrap();
+            let n = client.recv(&mut buf).await.unwrap();
+            let answer = Message::from_vec(&buf[..n]).unwrap();
+            assert_eq!(answer.metadata.id, id);
+            assert_eq!(answer.answers.len(), 1);
+        }
+        assert_eq!(dns.questions("a.test"), 2);
+        // From another port, as a resolver sends a query again: still the same question.
+        let other = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        other
+            .send_to(&query("a.test.", 8), dns.addr())
+            .await
+            .unwrap();
+        other.recv(&mut buf).await.unwrap();
+        assert_eq!(dns.questions("a.test"), 2);
+    }
 }
