@@ -246,29 +246,17 @@ impl Inner {
         );
     }
 
-    /// Notes links as admitted in Redis: this process sends them no more.
-    pub(super) fn note_admitted(&self, links: &[Link]) {
-        let pushed = self
-            .sent
-            .pushed
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
+    /// Notes links as sent, whether admitted in Redis or (`forwarded`) pushed to their
+    /// owners' lists: this process sends them no more.
+    pub(super) fn note_sent(&self, links: &[Link], forwarded: bool) {
+        let set = match forwarded {
+            true => &self.sent.forwarded,
+            false => &self.sent.pushed,
+        };
+        let set = set.read().unwrap_or_else(PoisonError::into_inner);
         for link in links {
             // A filter that cannot grow (memory) only costs round trips: Redis still knows.
-            let _ = pushed.insert(&link.url);
-        }
-        self.not_sending(links);
-    }
-
-    /// Notes links as sent to their owners' lists: this process sends them no more.
-    pub(super) fn note_forwarded(&self, links: &[Link]) {
-        let forwarded = self
-            .sent
-            .forwarded
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        for link in links {
-            let _ = forwarded.insert(&link.url);
+            let _ = set.insert(&link.url);
         }
         self.not_sending(links);
     }
@@ -478,10 +466,9 @@ impl Inner {
                         tokio::spawn(Arc::clone(&self).copy_generation(bucket, index));
                     }
                     for ((step, answer), got) in steps.into_iter().zip(answers) {
-                        match (remember, got.forwarded) {
-                            (true, false) => self.note_admitted(&step.links),
-                            (true, true) => self.note_forwarded(&step.links),
-                            (false, _) => self.not_sending(&step.links),
+                        match remember {
+                            true => self.note_sent(&step.links, got.forwarded),
+                            false => self.not_sending(&step.links),
                         }
                         let _ = answer.send(Ok(got));
                     }
