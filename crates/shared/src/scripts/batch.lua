@@ -68,29 +68,33 @@ if owner ~= '' then
   -- refused, its leases out would all be fetched again.
   if holds(redis.call('GET', owner_key), owner, counts) then status = 1 else status = 0 end
 end
-local steps = {}
+-- The answer, the bucket's view first (filled in last), then the seen-test's generations
+-- (once the steps read it), and its length, counted as it grows: `#out` is a search in Lua
+-- 5.1, and the answer grows by a value or two a page.
+local out = {0, 0, -1, status}
+local n = 4
 local i = 9
 for _ = 1, tonumber(ARGV[8]) do
-  local n = tonumber(ARGV[i])
+  local sent = tonumber(ARGV[i])
   i = i + 1
   local new, by_host, by_domain_hosts, by_domain_pages =
-    admit_links(seen, pages, domains, schedule, i, n, budget)
-  i = i + 2 * n
+    admit_links(seen, pages, domains, schedule, i, sent, budget)
+  i = i + 2 * sent
   -- One number for a step no budget refused (nearly all): each answer's value costs
   -- Redis more than the Lua that makes it (the reply, the kept copy).
   if by_host + by_domain_hosts + by_domain_pages == 0 then
-    steps[#steps + 1] = new
+    n = n + 1
+    out[n] = new
   else
-    steps[#steps + 1] = -1 - new
-    steps[#steps + 1] = by_host
-    steps[#steps + 1] = by_domain_hosts
-    steps[#steps + 1] = by_domain_pages
+    out[n + 1] = -1 - new
+    out[n + 2] = by_host
+    out[n + 3] = by_domain_hosts
+    out[n + 4] = by_domain_pages
+    n = n + 4
   end
 end
 finish(seen, counts, work, inbox, pages)
--- The answer, the bucket's view first (filled in last).
-local out = {0, 0, seen_state and seen_state.count or -1, status}
-for _, v in ipairs(steps) do out[#out + 1] = v end
+if seen_state then out[3] = seen_state.count end
 if status == 1 then
   -- Leases ended.
   local ended = tonumber(ARGV[i])
@@ -103,38 +107,42 @@ if status == 1 then
       if mark == 'r' or mark == 'R' then at = at + 4 else at = at + 3 end
     end
     local held = redis.call('HMGET', leases, unpack(tokens))
-    local gone = {}
+    local gone, g, done = {}, 0, 0
     for j = 1, ended do
       local mark, text = ARGV[i + 1], ARGV[i + 2]
       local retried = mark == 'r' or mark == 'R'
       local entry = retried and ARGV[i + 3]
       if retried then i = i + 4 else i = i + 3 end
-      local lease = held[j]
+      n = n + 1
       -- This lease, or not: a token another URL holds after Redis went back. The same
       -- text, compared whole (Lua's strings are interned: no parsing, no copy).
-      if lease ~= text then lease = nil end
-      local host = nil
-      if lease then
-        gone[#gone + 1] = tokens[j]
-        host = string.sub(lease, 1, string.find(lease, ' ', 1, true) - 1)
+      if held[j] ~= text then
+        out[n] = 0
+      else
+        g = g + 1
+        gone[g] = tokens[j]
+        -- Its host read from the lease only when needed: most leases end done, unasked.
+        local host = nil
+        if retried or mark == 'D' then
+          host = string.sub(text, 1, string.find(text, ' ', 1, true) - 1)
+        end
         if retried then
           append(work, inbox, host, {entry}, true)
           count('queued', 1)
         else
-          count('done', 1)
+          done = done + 1
+        end
+        if mark == 'D' or mark == 'R' then
+          out[n] = redis.call('LLEN', queue_key(host)) + 2
+        else
+          out[n] = 1
         end
       end
-      if not host then
-        out[#out + 1] = 0
-      elseif mark == 'D' or mark == 'R' then
-        out[#out + 1] = redis.call('LLEN', queue_key(host)) + 2
-      else
-        out[#out + 1] = 1
-      end
     end
-    if #gone > 0 then
+    if done > 0 then count('done', done) end
+    if g > 0 then
       redis.call('HDEL', leases, unpack(gone))
-      count('leased', -#gone)
+      count('leased', -g)
     end
   end
   -- URLs given back untaken: first of their queues again, in the order they were taken.
@@ -175,30 +183,45 @@ if status == 1 then
   i = i + 1
   if wanted > 0 then
     local seq = tonumber(redis.call('HGET', counts, 'seq') or 0)
-    local flight = {}
+    local clock = now * 1024
+    local flight, f = {}, 0
+    -- The places of the URLs taken in the answer.
     taken = {}
+    local t = 0
     local took = 0
     -- The first token, once known: the others follow it, one a URL, and are not answered.
-    local first_at = #out + 1
+    n = n + 1
+    local first_at = n
     out[first_at] = 0
     for _ = 1, wanted do
       local host, k = ARGV[i], tonumber(ARGV[i + 1])
       i = i + 2
       local q = queue_key(host)
       local entries = redis.call('LPOP', q, k) or {}
-      out[#out + 1] = #entries
-      for _, entry in ipairs(entries) do
-        seq = math.max(seq + 1, now * 1024)
+      local got = #entries
+      n = n + 1
+      out[n] = got
+      for j = 1, got do
+        local entry = entries[j]
+        seq = seq + 1
+        if seq < clock then seq = clock end
         if first == 0 then first = seq end
-        flight[#flight + 1] = string.format('%d', seq)
-        flight[#flight + 1] = host .. ' ' .. entry
-        out[#out + 1] = entry
-        taken[#out] = true
+        flight[f + 1] = string.format('%d', seq)
+        flight[f + 2] = host .. ' ' .. entry
+        f = f + 2
+        n = n + 1
+        out[n] = entry
+        t = t + 1
+        taken[t] = n
       end
-      took = took + #entries
-      local left = redis.call('LLEN', q)
+      took = took + got
+      -- Fewer than asked: the queue is empty, which a broad crawl's short queues mostly
+      -- are (a command a host taken saved).
+      local left = 0
+      if got == k then left = redis.call('LLEN', q) end
       if left == 0 then redis.call('SREM', work, host) end
-      out[#out + 1] = left
+      n = n + 1
+      out[n] = left
     end
     out[first_at] = first
     if took > 0 then
@@ -229,30 +252,36 @@ if status == 1 then
       names[#names + 1] = host
     end
   end
-  out[#out + 1] = #names
+  n = n + 1
+  out[n] = #names
   if #names > 0 then
     redis.call('DEL', inbox)
     local stored = redis.call('HMGET', hosts, unpack(names))
     for j, host in ipairs(names) do
-      out[#out + 1] = host
-      out[#out + 1] = stored[j] or ''
+      n = n + 1
+      out[n] = host
+      n = n + 1
+      out[n] = stored[j] or ''
     end
   end
-  out[#out + 1] = redis.call('LLEN', links)
+  n = n + 1
+  out[n] = redis.call('LLEN', links)
 end
 out[1], out[2] = bucket_view(counts, write_counts(counts))
 if status == 1 then
   -- Kept with each URL taken as TAKEN and the first token last, put back after.
   local entries = {}
   if taken then
-    for j in pairs(taken) do
-      entries[j] = out[j]
+    for x, j in ipairs(taken) do
+      entries[x] = out[j]
       out[j] = TAKEN
     end
   end
-  out[#out + 1] = first
+  out[n + 1] = first
   keep_reply(replies, request, cmsgpack.pack(out))
-  out[#out] = nil
-  for j, v in pairs(entries) do out[j] = v end
+  out[n + 1] = nil
+  if taken then
+    for x, j in ipairs(taken) do out[j] = entries[x] end
+  end
 end
 return out

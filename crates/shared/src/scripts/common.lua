@@ -167,8 +167,15 @@ local function test_and_set(seen, schedule, p)
       if redis.call('SISMEMBER', slot(st, i, h, fingerprint)) == 1 then return false end
     end
   end
-  if redis.call('SADD', slot(st, newest, h, fingerprint)) == 0 then return false end
-  local fill, g = st.fill + 1, st.gens[newest]
+  -- The newest generation's key looked up here when it is known (a call less a test).
+  local g = st.gens[newest]
+  local key = not g.wide and g.keys and g.keys[h % g.sets]
+  if key then
+    if redis.call('SADD', key, fingerprint) == 0 then return false end
+  elseif redis.call('SADD', slot(st, newest, h, fingerprint)) == 0 then
+    return false
+  end
+  local fill = st.fill + 1
   st.fill = fill
   -- A wide generation's intsets hold 8-byte integers.
   if g.wide then st.added = st.added + 64 else st.added = st.added + st.bits end
@@ -236,8 +243,9 @@ local function admit_links(seen, pages, domains, schedule, i, n, budget)
   if not seen_state then seen_state = load_seen(seen, schedule) end
   local by_domain = budget.domain_hosts > 0 or budget.domain_pages > 0
   local counted = budget.pages > 0 or by_domain
-  local changed = {}
-  local new, refused = 0, {host_budget = 0, domain_hosts = 0, domain_pages = 0}
+  -- Locals, not tables: a step's links are most pages' only Lua.
+  local changed = by_domain and {}
+  local new, by_host, by_hosts, by_pages = 0, 0, 0, 0
   for _ = 1, n do
     if test_and_set(seen, schedule, ARGV[i]) then
       local text = ARGV[i + 1]
@@ -250,22 +258,20 @@ local function admit_links(seen, pages, domains, schedule, i, n, budget)
         p = ctx.pages[host]
         if not p then p = tonumber(redis.call('HGET', pages, host) or 0) end
       end
-      local reason, d = nil, nil
+      local refused, d = false, nil
       if budget.pages > 0 and p >= budget.pages then
-        reason = 'host_budget'
+        by_host, refused = by_host + 1, true
       elseif by_domain then
         local name = string.sub(text, sp + 1, sp2 - 1)
         d = changed[name] or stored_domain(domains, name)
         changed[name] = d
         if budget.domain_hosts > 0 and p == 0 and d[1] >= budget.domain_hosts then
-          reason = 'domain_hosts'
+          by_hosts, refused = by_hosts + 1, true
         elseif budget.domain_pages > 0 and d[2] >= budget.domain_pages then
-          reason = 'domain_pages'
+          by_pages, refused = by_pages + 1, true
         end
       end
-      if reason then
-        refused[reason] = refused[reason] + 1
-      else
+      if not refused then
         if d then
           if p == 0 then d[1] = d[1] + 1 end
           d[2] = d[2] + 1
@@ -277,17 +283,20 @@ local function admit_links(seen, pages, domains, schedule, i, n, budget)
     end
     i = i + 2
   end
-  for name, d in pairs(changed) do
-    redis.call('HSET', domains, name, d[1] .. ' ' .. d[2])
+  if changed then
+    for name, d in pairs(changed) do
+      redis.call('HSET', domains, name, d[1] .. ' ' .. d[2])
+    end
   end
-  local refusals = 0
-  for reason, r in pairs(refused) do
-    if r > 0 then count(reason, r) end
-    refusals = refusals + r
+  local refusals = by_host + by_hosts + by_pages
+  if refusals > 0 then
+    if by_host > 0 then count('host_budget', by_host) end
+    if by_hosts > 0 then count('domain_hosts', by_hosts) end
+    if by_pages > 0 then count('domain_pages', by_pages) end
   end
   if new > 0 then count('queued', new) end
   if new + refusals > 0 then count('seen', new + refusals) end
-  return new, refused.host_budget, refused.domain_hosts, refused.domain_pages
+  return new, by_host, by_hosts, by_pages
 end
 
 -- Appends `entries` to host's queue; a queue that was empty puts its host in the bucket's
