@@ -377,7 +377,7 @@ impl Owned {
     /// What the next batch script writes, taken (but the leases ended: see
     /// [`Ended::lease`]): URLs given back, the states of the hosts changed (times as the
     /// server's clock, `server` ms at `now`), and the URLs to take for hosts ready by `now`
-    /// plus [`TAKE_AHEAD`] with fewer taken than connections free.
+    /// plus [`TAKE_AHEAD`] with at most half as many taken as connections free (and one).
     pub(crate) fn take_log(&mut self, now: Instant, server: i64) -> Log {
         self.logged = Some(now);
         let mut wanted = Vec::new();
@@ -393,9 +393,12 @@ impl Owned {
                 break;
             }
             let h = &self.hosts[host];
-            let want =
-                (h.connections.saturating_sub(h.active) as usize + 1).saturating_sub(h.taken.len());
-            if h.more && want > 0 && !self.asked.contains_key(host) {
+            // Taken up to a URL more than its free connections, but only once at most half
+            // of that is left: a host of many connections topped up by the URL or two each
+            // batch handed out cost Redis a `LPOP` and an `LLEN` a page in a broad crawl.
+            let full = h.connections.saturating_sub(h.active) as usize + 1;
+            let want = full.saturating_sub(h.taken.len());
+            if h.more && h.taken.len() * 2 <= full && !self.asked.contains_key(host) {
                 wanted.push((host.clone(), want));
             }
         }
@@ -776,6 +779,37 @@ mod tests {
             1,
             "the host's state is the log's: {log:?}"
         );
+    }
+
+    #[test]
+    fn a_host_of_many_connections_is_topped_up_at_half_in_one_take() {
+        let politeness = Politeness::builder()
+            .connections_per_host(8)
+            .delay(Duration::ZERO)
+            .build()
+            .unwrap();
+        let mut owned = Owned::new(1, politeness);
+        let now = Instant::now();
+        owned.has_work("a.example", None, now, 1, false);
+        // Idle: its connections and one more.
+        let log = owned.take_log(now, 1);
+        assert_eq!(log.wanted, [("a.example".to_owned(), 9)]);
+        let urls = (1..=9)
+            .map(|i| (i, format!("0 0 https://a.example/{i}")))
+            .collect();
+        owned.taken("a.example", urls, 50);
+        // Fetched one at a time, as a broad crawl's many hosts are: no take while more
+        // than half of the nine is left (each page's was a command or two of Redis)...
+        for token in 1..=4 {
+            assert!(matches!(owned.pick(now), Pick::Lease(t) if t.token == token));
+            assert!(owned.complete(token, Outcome::Success, now).is_some());
+            assert!(owned.take_log(now, 1).wanted.is_empty(), "{token}");
+        }
+        // ...then all that is lacking, in one take.
+        assert!(matches!(owned.pick(now), Pick::Lease(t) if t.token == 5));
+        assert!(owned.complete(5, Outcome::Success, now).is_some());
+        let log = owned.take_log(now, 1);
+        assert_eq!(log.wanted, [("a.example".to_owned(), 5)]);
     }
 
     /// Regression: a bucket being let go to a process that then left (its crawl over, or
