@@ -182,8 +182,8 @@ impl Drop for DnsServer {
 
 /// A UDP socket on a loopback port, its receive buffer as large as the machine allows: a
 /// crawl of thousands of names asks hundreds at once, and a datagram the default buffer
-/// (some 160 small ones) drops is asked again after the resolver's timeout, counted as a
-/// second question and a lookup seconds late.
+/// (some 160 small ones) drops is sent again a third of a second later (hickory's resend),
+/// a lookup late for the machine's sake, not the name's.
 fn bind() -> io::Result<UdpSocket> {
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
     // The kernel caps it at its maximum (net.core.rmem_max) without an error.

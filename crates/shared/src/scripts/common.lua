@@ -288,12 +288,10 @@ local function admit_links(seen, pages, domains, schedule, i, n, budget)
       redis.call('HSET', domains, name, d[1] .. ' ' .. d[2])
     end
   end
+  if by_host > 0 then count('host_budget', by_host) end
+  if by_hosts > 0 then count('domain_hosts', by_hosts) end
+  if by_pages > 0 then count('domain_pages', by_pages) end
   local refusals = by_host + by_hosts + by_pages
-  if refusals > 0 then
-    if by_host > 0 then count('host_budget', by_host) end
-    if by_hosts > 0 then count('domain_hosts', by_hosts) end
-    if by_pages > 0 then count('domain_pages', by_pages) end
-  end
   if new > 0 then count('queued', new) end
   if new + refusals > 0 then count('seen', new + refusals) end
   return new, by_host, by_hosts, by_pages
