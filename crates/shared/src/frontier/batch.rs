@@ -552,27 +552,36 @@ impl Inner {
                 }
             }
         }
+        // Links a copy of a frozen generation knows are seen, and not sent; a step left
+        // with none is not sent either (its answer is all zeros: most completions' steps,
+        // whose links the process had sent before).
+        let sent: Vec<Vec<(&Link, Probes)>> = steps
+            .iter()
+            .map(|(step, _)| {
+                let mut sent = Vec::with_capacity(step.links.len());
+                for link in &step.links {
+                    let mut probes = link.probes;
+                    if self.keys.frozen.holds(bucket, &mut probes) {
+                        tracing::trace!(url = %link.url, "link not sent: a frozen generation holds it");
+                    } else {
+                        sent.push((link, probes));
+                    }
+                }
+                sent
+            })
+            .collect();
+        let sent_steps = sent.iter().filter(|links| !links.is_empty()).count();
         let mut invocation = self.scripts.batch_call(
             &tag,
             self.keys.schedule.text(bucket),
             &self.request_id(),
             self.budgets(),
             owner.as_ref().map(|(owner, _, _)| owner.as_str()),
-            steps.len(),
+            sent_steps,
         );
-        for (step, _) in steps {
-            // Links a copy of a frozen generation knows are seen, and not sent.
-            let mut sent = Vec::with_capacity(step.links.len());
-            for link in &step.links {
-                let mut probes = link.probes;
-                if self.keys.frozen.holds(bucket, &mut probes) {
-                    tracing::trace!(url = %link.url, "link not sent: a frozen generation holds it");
-                } else {
-                    sent.push((link, probes));
-                }
-            }
-            scripts::links_step(&mut invocation, sent.len());
-            for (link, probes) in sent {
+        for links in sent.iter().filter(|links| !links.is_empty()) {
+            scripts::links_step(&mut invocation, links.len());
+            for &(link, probes) in links {
                 scripts::link(
                     &mut invocation,
                     &probes,
@@ -619,7 +628,15 @@ impl Inner {
         self.note_bucket(bucket, view);
         let generations = numbers[BucketView::LEN];
         let status = numbers[BucketView::LEN + 1];
-        let (mut answers, read) = StepAnswer::read(&answer[head..], steps.len()).ok_or_else(bad)?;
+        let (answered, read) = StepAnswer::read(&answer[head..], sent_steps).ok_or_else(bad)?;
+        let mut answered = answered.into_iter();
+        let mut answers: Vec<StepAnswer> = sent
+            .iter()
+            .map(|links| match links.is_empty() {
+                true => StepAnswer::default(),
+                false => answered.next().unwrap_or_default(),
+            })
+            .collect();
         let head = head + read;
         if let Some((_, epoch, log)) = owner {
             let ended = self
@@ -635,11 +652,16 @@ impl Inner {
 
 /// Adds the owner's log to a batch script, after its steps (see `scripts/batch.lua`).
 pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
-    invocation.arg(log.ended.len());
-    for ended in &log.ended {
+    // Nearly every lease ends done, its host's queue unasked: two arguments each, where a
+    // mark would be a third (Redis makes each argument a Lua string).
+    invocation.arg(log.ended.iter().filter(|ended| ended.plain()).count());
+    for ended in log.ended.iter().filter(|ended| ended.plain()) {
+        invocation.arg(ended.token).arg(&ended.held);
+    }
+    invocation.arg(log.ended.iter().filter(|ended| !ended.plain()).count());
+    for ended in log.ended.iter().filter(|ended| !ended.plain()) {
         let mark = match (&ended.retry, ended.gave_up_host) {
-            (None, false) => "d",
-            (None, true) => "D",
+            (None, _) => "D",
             (Some(_), false) => "r",
             (Some(_), true) => "R",
         };
@@ -692,11 +714,22 @@ impl OwnerReply {
             _ => None,
         };
         let mut reply = OwnerReply::default();
-        for _ in &log.ended {
-            // 0: not in flight; else the host's queued URLs plus 2 (1: not asked).
-            reply.ended.push(match number(values.next())? {
-                0 => (false, -1),
-                n => (true, n - 2),
+        // The leases ended done, unasked: those not in flight, by their places among them.
+        let plain = log.ended.iter().filter(|ended| ended.plain()).count();
+        let mut in_flight = vec![true; plain];
+        for _ in 0..number(values.next())? {
+            let place = usize::try_from(number(values.next())?).ok()?;
+            *in_flight.get_mut(place.checked_sub(1)?)? = false;
+        }
+        let mut plain = in_flight.into_iter();
+        for ended in &log.ended {
+            reply.ended.push(match ended.plain() {
+                true => (plain.next()?, -1),
+                // 0: not in flight; else the host's queued URLs plus 2 (1: not asked).
+                false => match number(values.next())? {
+                    0 => (false, -1),
+                    n => (true, n - 2),
+                },
             });
         }
         let mut next = || values.next();

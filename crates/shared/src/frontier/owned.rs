@@ -110,6 +110,14 @@ pub(crate) struct EndedLease {
     pub(crate) gave_up_host: bool,
 }
 
+impl EndedLease {
+    /// Done, its host's queue not asked: how nearly every lease ends, which the batch
+    /// script takes in fewer arguments and answers only when it was not in flight.
+    pub(crate) fn plain(&self) -> bool {
+        self.retry.is_none() && !self.gave_up_host
+    }
+}
+
 /// What became of a lease that ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Ended {

@@ -10,25 +10,28 @@
 -- ARGV: tag, the seen-test's schedule, request id, pages per host, hosts per domain, pages
 -- per domain (0: no limit), the owner's "id epoch" ('' from a process that does not own
 -- the bucket), the number of link steps, then each step: its number of links and the links
--- in pairs (see admit_links); then, from the owner: the leases ended (their number, then
--- each: token, 'd' done or 'r' retried, upper case when the answer is to count the URLs its
--- host has queued, the lease as the leases hash holds it (its host, a space and its entry
--- as taken: the lease under the token must be this one), and, retried, the retry's entry), the tokens given back (their number, then
--- each), host states (their number, then host and state each), hosts to take URLs of
--- (their number, then host and how many each), hosts new to the crawl, hosts given up,
--- and the links read from the `links` list for this batch with the bucket's count of links
--- read before (its `links_read`): they are trimmed if that count is still this one.
--- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations (-1 when it read
--- none), 1 when the owner's part was written (0: fenced, the bucket is another's; -1:
--- none), each step's new links, or, when a budget refused some, -1 minus them and three
--- numbers (links refused by the host's page budget, by its domain's budget of hosts, by its
--- domain's page budget); then, when the owner's part was written: for each lease ended 0 if
--- it was not in flight, else its host's queued URLs plus 2 (1: not asked); when hosts were
--- asked, the first token taken (0: none; the next URL's is the next number), then for each
--- host the number taken, their entries and the URLs left; the number of hosts given work,
--- then each host and its stored state
--- ('' for none); the links waiting in `links`. Sent again with its request id, it answers what the first run did and
--- changes nothing.
+-- in pairs (see admit_links); then, from the owner: the leases ended done whose host's
+-- queue is not asked (their number, then token and lease each: the lease as the leases
+-- hash holds it, its host, a space and its entry as taken, for the lease under the token
+-- must be this one), the other leases ended (their number, then each: token, 'D' done or
+-- 'r' retried, 'R' retried and its host's queue counted, the lease, and, retried, the
+-- retry's entry), the tokens given back (their number, then each), host states (their
+-- number, then host and state each), hosts to take URLs of (their number, then host and
+-- how many each), hosts new to the crawl, hosts given up, and the links read from the
+-- `links` list for this batch with the bucket's count of links read before (its
+-- `links_read`): they are trimmed if that count is still this one.
+-- Answers: the bucket's view (two numbers: see bucket_view), its seen-test's generations
+-- (-1 when it read none), 1 when the owner's part was written (0: fenced, the bucket is
+-- another's; -1: none), each step's new links, or, when a budget refused some, -1 minus
+-- them and three numbers (links refused by the host's page budget, by its domain's budget
+-- of hosts, by its domain's page budget); then, when the owner's part was written: the
+-- number of the leases ended done, unasked, that were not in flight, and their places
+-- among those (from 1); for each other lease ended 0 if it was not in flight, else its
+-- host's queued URLs plus 2 (1: not asked); when hosts were asked, the first token taken
+-- (0: none; the next URL's is the next number), then for each host the number taken,
+-- their entries and the URLs left; the number of hosts given work, then each host and its
+-- stored state ('' for none); the links waiting in `links`. Sent again with its request
+-- id, it answers what the first run did and changes nothing.
 local seen, counts, leases, hosts = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local work, inbox, owner_key, pages, domains = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local replies = {KEYS[10], KEYS[11]}
@@ -96,36 +99,55 @@ end
 finish(seen, counts, work, inbox, pages)
 if seen_state then out[3] = seen_state.count end
 if status == 1 then
-  -- Leases ended.
-  local ended = tonumber(ARGV[i])
+  -- Leases ended: first those done whose host's queue is not asked (nearly all), token and
+  -- lease each, answered by the number of them not in flight and their places; then the
+  -- others, each answered.
+  local plain = tonumber(ARGV[i])
+  local p0 = i + 1
+  i = p0 + 2 * plain
+  local others = tonumber(ARGV[i])
   i = i + 1
-  if ended > 0 then
-    local tokens, at = {}, i
-    for j = 1, ended do
-      tokens[j] = ARGV[at]
-      local mark = ARGV[at + 1]
-      if mark == 'r' or mark == 'R' then at = at + 4 else at = at + 3 end
-    end
+  local tokens = {}
+  for j = 1, plain do tokens[j] = ARGV[p0 + 2 * j - 2] end
+  local at = i
+  for j = 1, others do
+    tokens[plain + j] = ARGV[at]
+    local mark = ARGV[at + 1]
+    if mark == 'r' or mark == 'R' then at = at + 4 else at = at + 3 end
+  end
+  n = n + 1
+  local lost_at = n
+  out[lost_at] = 0
+  if plain + others > 0 then
     local held = redis.call('HMGET', leases, unpack(tokens))
-    local gone, g, done = {}, 0, 0
-    for j = 1, ended do
+    local gone, g = {}, 0
+    local lost = 0
+    for j = 1, plain do
+      -- This lease, or not: a token another URL holds after Redis went back. The same
+      -- text, compared whole (Lua's strings are interned: no parsing, no copy).
+      if held[j] == ARGV[p0 + 2 * j - 1] then
+        g = g + 1
+        gone[g] = tokens[j]
+      else
+        lost = lost + 1
+        n = n + 1
+        out[n] = j
+      end
+    end
+    out[lost_at] = lost
+    local done = plain - lost
+    for j = 1, others do
       local mark, text = ARGV[i + 1], ARGV[i + 2]
       local retried = mark == 'r' or mark == 'R'
       local entry = retried and ARGV[i + 3]
       if retried then i = i + 4 else i = i + 3 end
       n = n + 1
-      -- This lease, or not: a token another URL holds after Redis went back. The same
-      -- text, compared whole (Lua's strings are interned: no parsing, no copy).
-      if held[j] ~= text then
+      if held[plain + j] ~= text then
         out[n] = 0
       else
         g = g + 1
-        gone[g] = tokens[j]
-        -- Its host read from the lease only when needed: most leases end done, unasked.
-        local host = nil
-        if retried or mark == 'D' then
-          host = string.sub(text, 1, string.find(text, ' ', 1, true) - 1)
-        end
+        gone[g] = tokens[plain + j]
+        local host = string.sub(text, 1, string.find(text, ' ', 1, true) - 1)
         if retried then
           append(work, inbox, host, {entry}, true)
           count('queued', 1)

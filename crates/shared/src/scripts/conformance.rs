@@ -217,6 +217,29 @@ fn server_and_scripts() -> (support::RedisServer, Connection, Scripts) {
     (server, con, Scripts::with_clock(Clock::Key, false))
 }
 
+/// The bucket owned on `con` with `urls` URLs of [`HOST`] queued, its inbox read: the store
+/// and the owner's epoch.
+fn owner_with_urls<'a>(
+    con: &'a mut Connection,
+    scripts: &'a Scripts,
+    urls: u32,
+) -> (Redis<'a>, i64) {
+    let epoch = own(con, scripts, BASE).expect("the bucket taken");
+    let mut store = Redis {
+        con,
+        scripts,
+        owned: Owned::new(epoch, frontier::Politeness::default()),
+        schedule: Schedule::new(10_000, 0.001, 1).expect("a schedule"),
+        requests: 0,
+        t0: Instant::now(),
+    };
+    for n in 0..urls {
+        store.push(n).expect("a URL queued");
+    }
+    store.batch(0, true, None, None).expect("a batch");
+    (store, epoch)
+}
+
 fn run_case(con: &mut Connection, scripts: &Scripts, case: &Case) -> Result<(), String> {
     redis::cmd("FLUSHALL")
         .exec(con)
@@ -693,20 +716,8 @@ fn a_call_on_a_cluster_is_refused_while_its_slot_moves_before_it_writes() {
 #[test]
 fn an_owners_batch_sent_again_answers_as_it_did() {
     let (_server, mut con, scripts) = server_and_scripts();
-    let epoch = own(&mut con, &scripts, BASE).expect("the bucket taken");
-    let mut store = Redis {
-        con: &mut con,
-        scripts: &scripts,
-        owned: Owned::new(epoch, frontier::Politeness::default()),
-        schedule: Schedule::new(10_000, 0.001, 1).expect("a schedule"),
-        requests: 0,
-        t0: Instant::now(),
-    };
-    for n in 0..3 {
-        store.push(n).expect("a URL queued");
-    }
-    // The owner's first batch reads the inbox; its second takes the host's URLs.
-    store.batch(0, true, None, None).expect("a batch");
+    // The owner's first batch read the inbox; its second takes the host's URLs.
+    let (mut store, epoch) = owner_with_urls(&mut con, &scripts, 3);
     let now = store.at(0);
     let log = store.owned.take_log(now, BASE as i64);
     assert!(!log.wanted.is_empty(), "URLs to take: {log:?}");
@@ -798,4 +809,70 @@ fn an_owners_batch_trims_only_the_links_it_read() {
         .query(&mut con)
         .expect("HGET");
     assert_eq!(read, 5);
+}
+
+/// Leases ended in one batch, each done or giving its host up, one of them no longer in
+/// flight (Redis went back to a state before it was taken, say): the answer tells which,
+/// in the log's order, however the batch sends them (a lease ended done, unasked, is
+/// answered only when it was not in flight), and only those in flight are counted done.
+#[test]
+fn a_batch_answers_which_leases_it_ended_were_in_flight_in_the_logs_order() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let (store, epoch) = owner_with_urls(&mut con, &scripts, 5);
+    let holder = format!("{OWNER} {epoch}");
+    let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
+    let mut requests = 0;
+    let mut send = |con: &mut Connection, log: &Log| -> OwnerReply {
+        requests += 1;
+        let request = format!("ended{requests}");
+        let mut call =
+            scripts.batch_call(TAG, schedule.text(0), &request, [0; 3], Some(&holder), 0);
+        add_owner_log(&mut call, log);
+        let answer: Vec<Value> = call.invoke(con, &scripts.library).expect("a batch");
+        OwnerReply::read(log, &answer[HEAD..]).expect("an owner's answer")
+    };
+    let log = Log {
+        wanted: vec![(HOST.to_owned(), 4)],
+        ..Log::default()
+    };
+    let taken = send(store.con, &log).taken.remove(0).0;
+    assert_eq!(taken.len(), 4, "{taken:?}");
+    let end = |(token, entry): &(u64, String), gave_up_host: bool| EndedLease {
+        token: *token,
+        held: format!("{HOST} {entry}"),
+        retry: None,
+        gave_up_host,
+    };
+    // The second URL's lease is gone from Redis.
+    redis::cmd("HDEL")
+        .arg(format!("{TAG}:leases"))
+        .arg(taken[1].0)
+        .exec(store.con)
+        .expect("HDEL");
+    let log = Log {
+        ended: vec![
+            end(&taken[0], false),
+            end(&taken[1], false),
+            end(&taken[2], true),
+            end(&taken[3], false),
+        ],
+        ..Log::default()
+    };
+    let reply = send(store.con, &log);
+    // The host has one URL queued, the fifth.
+    assert_eq!(
+        reply.ended,
+        vec![(true, -1), (false, -1), (true, 1), (true, -1)]
+    );
+    let leases: Vec<String> = redis::cmd("HKEYS")
+        .arg(format!("{TAG}:leases"))
+        .query(store.con)
+        .expect("HKEYS");
+    assert!(leases.is_empty(), "{leases:?}");
+    let done: i64 = redis::cmd("HGET")
+        .arg(format!("{TAG}:counts"))
+        .arg("done")
+        .query(store.con)
+        .expect("HGET");
+    assert_eq!(done, 3);
 }
