@@ -12,7 +12,7 @@ the server runs under valgrind and the figure is the instructions it executed: t
 a few parts in ten thousand from run to run, where timings on a shared machine are not.
 
     benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE | --code FILE] [--callgrind]
-        [--state FILE] [--once]
+        [--state FILE] [--once] [--cpu [--alone]]
 
 --library: the function library another capture loaded (a crawl by another build), in place
 of CAPTURE's own: the same calls, run by other scripts. --code: the library's code from a
@@ -22,7 +22,12 @@ after the replay (host states decoded), to compare two replays with `cmp`. --onc
 link sent to its bucket once, the bucket's later sends of it (another process's copy, which
 the seen-test finds seen) dropped from the batches before the replay: what Redis would do if
 the bucket's owner knew the bucket's seen-test (the queues are unchanged, so the replay's
-tokens and leases stay the crawl's). KEEP=1 keeps the
+tokens and leases stay the crawl's). --alone: each command sent on its own, its answer
+awaited before the next (else 500 go in a pipeline): what Redis's event loop costs a
+request, its reads and writes, which a crawl's Redis pays on every request it wakes up for.
+--cpu: Redis's CPU (user and system, `INFO cpu`) a URL done, in place of the table of each
+function's time (whose log costs CPU of its own): to set beside a live crawl's, on a
+machine whose cores the crawlers and the site share. KEEP=1 keeps the
 callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
 names its functions).
 
@@ -181,6 +186,8 @@ def main():
     parser.add_argument('--callgrind', action='store_true')
     parser.add_argument('--state')
     parser.add_argument('--once', action='store_true')
+    parser.add_argument('--cpu', action='store_true')
+    parser.add_argument('--alone', action='store_true')
     opts = parser.parse_args()
     commands = read_capture(opts.capture)
     if opts.once:
@@ -196,7 +203,7 @@ def main():
     server = Server(opts.callgrind)
     con = server.con
     try:
-        if not opts.callgrind:
+        if not opts.callgrind and not opts.cpu:
             # Each call's time, by function (the log's own cost would count as instructions).
             con.config_set('slowlog-max-len', 1000000)
             con.config_set('slowlog-log-slower-than', 0)
@@ -209,12 +216,12 @@ def main():
                 pipe.execute_command('SET', 'replay:now', ms)
                 clock = ms
             pipe.execute_command(args[0].decode(), *args[1:])
-            if i % 500 == 499:
+            if opts.alone or i % 500 == 499:
                 pipe.execute(raise_on_error=False)
         pipe.execute(raise_on_error=False)
         calls = {}
         # Under valgrind the log holds only the calls over its default 10 ms.
-        for entry in [] if opts.callgrind else con.slowlog_get(1000000):
+        for entry in [] if opts.callgrind or opts.cpu else con.slowlog_get(1000000):
             words = entry['command'].split(b' ')
             if words[0].upper() == b'FCALL':
                 name_of = words[1].decode().rsplit('_', 1)[-1]
@@ -229,6 +236,11 @@ def main():
             print('\nfunctions: %d µs' % total)
         done = sum(int(con.hget(k, 'done') or 0) for k in con.scan_iter(match='*:counts'))
         print('URLs done in the replay: %d' % done)
+        if opts.cpu and done:
+            cpu = con.info('cpu')
+            spent = cpu['used_cpu_user'] + cpu['used_cpu_sys']
+            print('Redis CPU a URL done: %.1f µs (%.1f system)'
+                  % (spent * 1e6 / done, cpu['used_cpu_sys'] * 1e6 / done))
         if opts.state:
             write_state(con, opts.state)
     finally:
