@@ -3,8 +3,9 @@
 # redis-server on 127.0.0.1. The site is latency-bound, as the real web is: testweb with 100
 # hosts answering after 20 ms each; every process keeps 16 fetches in flight (config/local.toml,
 # --concurrency 16). Prints a table: wall time, pages/s, speed-up over one process, Redis
-# requests per page (round trips), Redis CPU per page, Redis memory per seen URL at the end,
-# and what the server saw (expected pages fetched, repeated fetches).
+# requests per page (round trips), Redis reads per page (wake-ups of its event loop: the
+# requests that arrived together are one), Redis CPU per page, Redis memory per seen URL at
+# the end, and what the server saw (expected pages fetched, repeated fetches).
 #
 #   benches/shared.sh                       # 100 hosts x 200 pages; 1, 2 and 4 processes
 #   PAGES=50 PROCESSES="1 2" benches/shared.sh
@@ -105,13 +106,17 @@ cpu() {
     for p in "${ports[@]}"; do redis-cli -p "$p" INFO cpu; done | tr -d '\r' |
         awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.3f", s }'
 }
+reads() {
+    for p in "${ports[@]}"; do redis-cli -p "$p" INFO stats; done | tr -d '\r' |
+        awk -F: '/^total_reads_processed:/ { s += $2 } END { print s + 0 }'
+}
 mem() {
     for p in "${ports[@]}"; do redis-cli -p "$p" INFO memory; done | tr -d '\r' |
         awk -F: '/^used_memory:/ { s += $2 } END { print s }'
 }
 
-echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis reads per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 base=
 for n in $PROCESSES; do
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
@@ -135,6 +140,7 @@ for n in $PROCESSES; do
     fi
     mem0=$(mem)
     cpu0=$(cpu)
+    reads0=$(reads)
     start=$(date +%s.%N)
     pids=()
     for i in $(seq "$n"); do
@@ -147,6 +153,7 @@ for n in $PROCESSES; do
     end=$(date +%s.%N)
     if [ "${#monitors[@]}" -gt 0 ]; then kill "${monitors[@]}"; fi
     cpu1=$(cpu)
+    reads1=$(reads)
     mem1=$(mem)
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
     requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)
@@ -164,7 +171,8 @@ for n in $PROCESSES; do
     [ -n "$base" ] || base=$rate
     awk -v n="$n" -v w="$wall" -v r="$rate" -v b="$base" -v q="$requests" -v p="$pages" \
         -v c0="$cpu0" -v c1="$cpu1" -v m0="$mem0" -v m1="$mem1" -v s="$seen" \
+        -v r0="$reads0" -v r1="$reads1" \
         -v f="$fetched" -v e="$expected" -v rep="$repeated" -v shares="$split" 'BEGIN {
-        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f ms | %.1f B | %d of %d | %d | %s |\n",
-            n, w, r, r / b, q / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep, shares }'
+        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f | %.3f ms | %.1f B | %d of %d | %d | %s |\n",
+            n, w, r, r / b, q / p, (r1 - r0) / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep, shares }'
 done

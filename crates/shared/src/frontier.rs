@@ -475,6 +475,7 @@ impl SharedFrontier {
                 policies: Mutex::new(HashSet::new()),
                 sending: Mutex::new(HashSet::new()),
                 completing: Arc::new(AtomicUsize::new(0)),
+                ticks_from: tokio::time::Instant::now(),
             },
         });
         let heartbeat = tokio::spawn(renew(Arc::downgrade(&inner)));

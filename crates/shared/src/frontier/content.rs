@@ -56,7 +56,11 @@ impl Inner {
     /// none waits.
     pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
         let mut sending = self.sent.bodies.sending(bucket);
-        while let Some(bodies) = sending.next(|waiting| waiting.len().min(MAX_BATCH)) {
+        loop {
+            self.tick(batch::TICK).await;
+            let Some(bodies) = sending.next(|waiting| waiting.len().min(MAX_BATCH)) else {
+                break;
+            };
             let tag = self.store.tag(bucket);
             let mut invocation = self.scripts.content.prepare_invoke();
             for key in ["seen", "counts", "replies0", "replies1"] {

@@ -109,6 +109,7 @@ impl Inner {
     /// Reads links from the head of a bucket's list and admits those this process has not
     /// had admitted itself, in a step of the bucket's batch that trims what was read.
     async fn read_links(self: Arc<Self>, bucket: u32) -> Result<(), Error> {
+        self.tick(batch::TICK).await;
         self.check_server();
         let reached = self.reached();
         let tag = self.store.tag(bucket);
