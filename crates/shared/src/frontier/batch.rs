@@ -52,14 +52,15 @@ pub(super) const LINGER: Duration = Duration::from_millis(20);
 /// a process takes to send what its buckets have ready.
 pub(super) const TICK: Duration = Duration::from_millis(2);
 
-/// The first tick of `period`, counted from `from`, after `now`.
+/// The first tick of `period`, counted from `from`, after `now` (from the time into the
+/// current tick, not the count of ticks, which a process's months would overflow).
 fn next_tick(
     from: tokio::time::Instant,
     now: tokio::time::Instant,
     period: Duration,
 ) -> tokio::time::Instant {
-    let ticks = now.saturating_duration_since(from).as_nanos() / period.as_nanos() + 1;
-    from + period * u32::try_from(ticks).unwrap_or(u32::MAX)
+    let into = now.saturating_duration_since(from).as_nanos() % period.as_nanos().max(1);
+    now + period.saturating_sub(Duration::from_nanos(u64::try_from(into).unwrap_or(0)))
 }
 
 impl Inner {
@@ -845,8 +846,12 @@ mod tests {
             next_tick(from, from + LINGER * 5 / 4, LINGER),
             from + 2 * LINGER
         );
-        // A clock read before the ticks start (it cannot be): the first tick.
-        assert_eq!(next_tick(from + TICK, from, TICK), from + 2 * TICK);
+        // A process's hundredth day, past 2^32 ticks of 2 ms, ticks as its first.
+        let day = std::time::Duration::from_secs(86_400);
+        let late = from + 100 * day + TICK / 4;
+        assert_eq!(next_tick(from, late, TICK), from + 100 * day + TICK);
+        // A clock read before the ticks start (it cannot be): a period on.
+        assert_eq!(next_tick(from + TICK, from, TICK), from + TICK);
     }
 
     #[test]

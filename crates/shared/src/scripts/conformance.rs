@@ -811,14 +811,15 @@ fn an_owners_batch_trims_only_the_links_it_read() {
     assert_eq!(read, 5);
 }
 
-/// Leases ended in one batch, each done or giving its host up, one of them no longer in
-/// flight (Redis went back to a state before it was taken, say): the answer tells which,
+/// Leases ended in one batch, done, giving their host up or retried, one of them no longer
+/// in flight (Redis went back to a state before it was taken, say): the answer tells which,
 /// in the log's order, however the batch sends them (a lease ended done, unasked, is
-/// answered only when it was not in flight), and only those in flight are counted done.
+/// answered only when it was not in flight; a retried one takes an argument more), only
+/// those in flight are counted done, and the retried URL is queued again.
 #[test]
 fn a_batch_answers_which_leases_it_ended_were_in_flight_in_the_logs_order() {
     let (_server, mut con, scripts) = server_and_scripts();
-    let (store, epoch) = owner_with_urls(&mut con, &scripts, 5);
+    let (store, epoch) = owner_with_urls(&mut con, &scripts, 6);
     let holder = format!("{OWNER} {epoch}");
     let schedule = Schedule::new(10_000, 0.001, 1).expect("a schedule");
     let mut requests = 0;
@@ -832,16 +833,20 @@ fn a_batch_answers_which_leases_it_ended_were_in_flight_in_the_logs_order() {
         OwnerReply::read(log, &answer[HEAD..]).expect("an owner's answer")
     };
     let log = Log {
-        wanted: vec![(HOST.to_owned(), 4)],
+        wanted: vec![(HOST.to_owned(), 5)],
         ..Log::default()
     };
     let taken = send(store.con, &log).taken.remove(0).0;
-    assert_eq!(taken.len(), 4, "{taken:?}");
+    assert_eq!(taken.len(), 5, "{taken:?}");
     let end = |(token, entry): &(u64, String), gave_up_host: bool| EndedLease {
         token: *token,
         held: format!("{HOST} {entry}"),
         retry: None,
         gave_up_host,
+    };
+    let retried = |taken: &(u64, String)| EndedLease {
+        retry: Some(format!("1{}", &taken.1[1..])),
+        ..end(taken, false)
     };
     // The second URL's lease is gone from Redis.
     redis::cmd("HDEL")
@@ -854,16 +859,26 @@ fn a_batch_answers_which_leases_it_ended_were_in_flight_in_the_logs_order() {
             end(&taken[0], false),
             end(&taken[1], false),
             end(&taken[2], true),
-            end(&taken[3], false),
+            retried(&taken[3]),
+            end(&taken[4], false),
         ],
         ..Log::default()
     };
     let reply = send(store.con, &log);
-    // The host has one URL queued, the fifth.
+    // The host has one URL queued when the third's end asks, the sixth; the retried one
+    // after it.
     assert_eq!(
         reply.ended,
-        vec![(true, -1), (false, -1), (true, 1), (true, -1)]
+        vec![(true, -1), (false, -1), (true, 1), (true, -1), (true, -1)]
     );
+    let queued: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{TAG}:q:{HOST}"))
+        .arg(0)
+        .arg(-1)
+        .query(store.con)
+        .expect("LRANGE");
+    assert_eq!(queued.len(), 2, "{queued:?}");
+    assert_eq!(queued[1], format!("1{}", &taken[3].1[1..]));
     let leases: Vec<String> = redis::cmd("HKEYS")
         .arg(format!("{TAG}:leases"))
         .query(store.con)
