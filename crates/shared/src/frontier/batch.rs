@@ -69,7 +69,7 @@ impl Inner {
     /// which Redis reads in one wake-up of its event loop. A wake-up costs Redis more CPU
     /// than most scripts' instructions on a busy machine: sent at ticks of [`TICK`], the
     /// 100-host crawl's Redis read 1,700 to 2,200 times where it read 2,500 to 3,100, and
-    /// spent 0.89 times the CPU a page (docs/benchmarks.md, 2026-12-06).
+    /// spent 0.93 times the CPU a page (docs/benchmarks.md, 2026-12-06).
     pub(super) async fn tick(&self, period: Duration) {
         let now = tokio::time::Instant::now();
         tokio::time::sleep_until(next_tick(self.sent.ticks_from, now, period)).await;
@@ -688,12 +688,14 @@ impl Inner {
 pub(crate) fn add_owner_log(invocation: &mut scripts::Call<'_>, log: &Log) {
     // Nearly every lease ends done, its host's queue unasked: two arguments each, where a
     // mark would be a third (Redis makes each argument a Lua string).
-    invocation.arg(log.ended.iter().filter(|ended| ended.plain()).count());
-    for ended in log.ended.iter().filter(|ended| ended.plain()) {
+    let (plain, others): (Vec<&EndedLease>, Vec<&EndedLease>) =
+        log.ended.iter().partition(|ended| ended.plain());
+    invocation.arg(plain.len());
+    for ended in plain {
         invocation.arg(ended.token).arg(&ended.held);
     }
-    invocation.arg(log.ended.iter().filter(|ended| !ended.plain()).count());
-    for ended in log.ended.iter().filter(|ended| !ended.plain()) {
+    invocation.arg(others.len());
+    for ended in others {
         let mark = match (&ended.retry, ended.gave_up_host) {
             (None, _) => "D",
             (Some(_), false) => "r",
@@ -749,16 +751,15 @@ impl OwnerReply {
         };
         let mut reply = OwnerReply::default();
         // The leases ended done, unasked: those not in flight, by their places among them.
-        let plain = log.ended.iter().filter(|ended| ended.plain()).count();
-        let mut in_flight = vec![true; plain];
+        let mut in_flight = vec![true; log.ended.iter().filter(|ended| ended.plain()).count()];
         for _ in 0..number(values.next())? {
             let place = usize::try_from(number(values.next())?).ok()?;
             *in_flight.get_mut(place.checked_sub(1)?)? = false;
         }
-        let mut plain = in_flight.into_iter();
+        let mut in_flight = in_flight.into_iter();
         for ended in &log.ended {
             reply.ended.push(match ended.plain() {
-                true => (plain.next()?, -1),
+                true => (in_flight.next()?, -1),
                 // 0: not in flight; else the host's queued URLs plus 2 (1: not asked).
                 false => match number(values.next())? {
                     0 => (false, -1),
