@@ -465,16 +465,17 @@ impl Drop for AddressPermit {
                 local.waits.ended(*address);
             }
             AddressPermit::Shared(remote, address, host, request) => {
-                let (frontier, address, request) = (remote.frontier.clone(), *address, *request);
-                let host = std::mem::take(host);
-                let waits = Arc::clone(&remote.waits);
+                let address = *address;
+                let left = remote.frontier.leave_address(address, host, *request);
+                // The leave is queued: a request waiting here asks now, and its turn goes
+                // after the leave, in the same script or a later one (the place passes on
+                // with no round trip between).
+                remote.waits.ended(address);
                 remote.background.spawn(async move {
                     // Not left: its place expires, and comes back all the same.
-                    if let Err(err) = frontier.leave_address(address, &host, request).await {
+                    if let Err(err) = left.await {
                         tracing::debug!("leaving {address}'s turn: {err}");
                     }
-                    // Once left: a request waiting here asks after it.
-                    waits.ended(address);
                 });
             }
         }

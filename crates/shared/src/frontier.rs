@@ -472,6 +472,7 @@ impl SharedFrontier {
                 requests_sent: AtomicU64::new(0),
                 batches: Groups::default(),
                 bodies: Groups::default(),
+                addresses: Groups::default(),
                 policies: Mutex::new(HashSet::new()),
                 sending: Mutex::new(HashSet::new()),
                 completing: Arc::new(AtomicUsize::new(0)),

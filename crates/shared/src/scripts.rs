@@ -504,11 +504,12 @@ pub(crate) fn links_step(invocation: &mut Call<'_>, links: usize) {
 /// The keys of an address's politeness (`scripts/address.lua`), after its tag.
 pub(crate) const ADDRESS_KEYS: [&str; 3] = ["record", "inflight", "tickets"];
 
-/// A request's leave of the address of tag `tag` (see `scripts/address.lua`): its token out
-/// of the requests in flight, a plain command, where a script cost a call's fixed part.
-pub(crate) fn address_leave(tag: &str, token: &str) -> Cmd {
+/// The leaves of requests that ended at the address of tag `tag` (see
+/// `scripts/address.lua`): their names out of the requests in flight, a plain command, where
+/// a script costs a call's fixed part.
+pub(crate) fn address_leave(tag: &str, names: &[&str]) -> Cmd {
     let mut cmd = redis::cmd("ZREM");
-    cmd.arg(format!("{tag}:inflight")).arg(token);
+    cmd.arg(format!("{tag}:inflight")).arg(names);
     cmd
 }
 

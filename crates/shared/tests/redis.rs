@@ -1228,6 +1228,70 @@ async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end(
     );
 }
 
+/// The address scripts the server has run since `SLOWLOG RESET`, all logged (see
+/// `log_every_command`).
+fn address_scripts(server: &RedisServer) -> usize {
+    let log = server.cli(&["SLOWLOG", "GET", "100000"]);
+    log.lines()
+        .filter(|l| l.trim().ends_with("_address"))
+        .count()
+}
+
+/// Has the server log every command, from now on, in its slow log.
+fn log_every_command(server: &RedisServer) {
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    server.cli(&["CONFIG", "SET", "slowlog-max-len", "100000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+}
+
+/// The turns a process asks at an address at once go in one script, which lets as many go as
+/// the address has connections; a leave goes before any turn asked after it, so a request
+/// waiting for that place takes it at once (the crawler wakes it as soon as the leave is
+/// queued).
+#[tokio::test(flavor = "current_thread")]
+async fn turns_asked_together_are_one_script_and_a_leave_frees_its_place_for_the_next_turn() {
+    use frontier::{AddressLimits, Turn};
+    use shared::AddressRequest;
+
+    let server = RedisServer::start();
+    let frontier = frontier(&server.url(), "together", Duration::from_secs(30)).await;
+    let address = "192.0.2.8".parse().unwrap();
+    let limits = AddressLimits {
+        connections: 3,
+        delay: Duration::ZERO,
+    };
+    let hold = Duration::from_secs(60);
+    let request = |n| AddressRequest {
+        token: n,
+        number: n,
+    };
+    let hosts: Vec<String> = (0..10).map(|n| format!("h{n}.example")).collect();
+    // A turn elsewhere first: the server is given the scripts' library on their first call,
+    // which the first call then makes again.
+    let elsewhere = "192.0.2.9".parse().unwrap();
+    let first = frontier.enter_address(elsewhere, "a.example", request(99), limits, hold);
+    assert_eq!(first.await.unwrap(), Turn::Go);
+    log_every_command(&server);
+    let turns = futures_util::future::join_all(
+        (0..10)
+            .map(|n| frontier.enter_address(address, &hosts[n], request(n as u64), limits, hold)),
+    )
+    .await;
+    assert_eq!(address_scripts(&server), 1, "one script for ten turns");
+    let went: Vec<usize> = (0..10)
+        .filter(|&n| matches!(turns[n], Ok(Turn::Go)))
+        .collect();
+    assert_eq!(went, [0, 1, 2], "the first three, in the order asked");
+    assert!(turns[3..].iter().all(|t| matches!(t, Ok(Turn::Full(_)))));
+    // The leave is queued when asked for: the turn asked next goes after it.
+    let left = frontier.leave_address(address, &hosts[1], request(1));
+    let next = frontier.enter_address(address, "h10.example", request(10), limits, hold);
+    assert_eq!(next.await.unwrap(), Turn::Go, "the place left");
+    left.await.unwrap();
+    let full = frontier.enter_address(address, "h11.example", request(11), limits, hold);
+    assert!(matches!(full.await.unwrap(), Turn::Full(_)));
+}
+
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch
 /// for the claim's whole time (a minute), and every lease of that host, in every other
 /// process, waited for it: a crawl whose other hosts were done stalled for half a minute

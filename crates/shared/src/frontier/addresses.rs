@@ -1,7 +1,11 @@
 //! Politeness per address, for every process of the crawl: a request's turn at the IP
 //! address its connection goes to, by `frontier::AddressRecord`'s rule, run in Redis
 //! (`scripts/address.lua`) on keys of the address's own (so that, on a cluster, addresses
-//! spread over the masters as buckets do).
+//! spread over the masters as buckets do). The turns asked and the requests ended at an
+//! address while its last script is under way go together in its next (`group.rs`): a busy
+//! address costs Redis a script for many requests, not one a request and a command a leave.
+//! Not at the process's ticks, as batches go: a turn waits for no tick (its connection
+//! would, and at a full address every place handed on would lose that wait).
 
 use std::net::IpAddr;
 
@@ -40,7 +44,8 @@ impl AddressRequest {
 impl SharedFrontier {
     /// Asks a turn at `address` for `request`, of `host`, under `limits`, for every process
     /// of the crawl. `hold` is how long it may keep its place at most: a process killed with
-    /// the request out gives it back then.
+    /// the request out gives it back then. The turns and leaves of the process's requests
+    /// at an address that come while its last script is under way go together in one.
     /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends.
     ///
     /// # Example
@@ -72,21 +77,13 @@ impl SharedFrontier {
         if limits.is_unlimited() {
             return Ok(Turn::Go);
         }
-        let tag = self.inner.store.address_tag(address);
-        let mut invocation = self.inner.scripts.address.prepare_invoke();
-        for key in ADDRESS_KEYS {
-            invocation.key(format!("{tag}:{key}"));
-        }
-        invocation
-            .arg(&tag)
-            .arg(host)
-            .arg(request.member(host))
-            .arg(limits.connections)
-            .arg(millis(limits.delay))
-            .arg(millis(hold).max(1))
-            .arg(millis(limits.delay.max(FULL_RETRY)))
-            .arg(millis(TICKET_TTL));
-        let wait: i64 = self.inner.call(&invocation).await?;
+        let call = AddressCall::Enter {
+            host: host.to_owned(),
+            name: request.member(host),
+            limits,
+            hold: millis(hold).max(1),
+        };
+        let wait = self.inner.at_address(address, call).await?;
         let after = |ms: i64| Instant::now() + Duration::from_millis(ms.unsigned_abs());
         Ok(match wait {
             0 => Turn::Go,
@@ -95,19 +92,177 @@ impl SharedFrontier {
         })
     }
 
-    /// A request that [`enter_address`](Self::enter_address) let go has ended.
+    /// A request that [`enter_address`](Self::enter_address) let go has ended. Its leave is
+    /// queued at once, before the future runs: a turn this process asks at the address
+    /// after this call goes to Redis after it (in the same script, or a later one), so a
+    /// request of this process waiting for a place there may ask as soon as this returns.
+    /// The future is answered once the place is free for every process.
     ///
     /// # Example
     ///
     /// See [`enter_address`](Self::enter_address).
-    pub async fn leave_address(
+    pub fn leave_address(
         &self,
         address: IpAddr,
         host: &str,
         request: AddressRequest,
-    ) -> Result<(), Error> {
-        let tag = self.inner.store.address_tag(address);
-        let leave = crate::scripts::address_leave(&tag, &request.member(host));
-        self.inner.store.query::<i64>(&leave).await.map(drop)
+    ) -> impl Future<Output = Result<(), Error>> + Send + 'static {
+        let answered = self
+            .inner
+            .queue_at_address(address, AddressCall::Leave(request.member(host)));
+        async move {
+            group::answer(answered, "a leave of an address")
+                .await
+                .map(drop)
+        }
+    }
+}
+
+/// A request of this process at an address, waiting for the address's next script.
+pub(super) enum AddressCall {
+    /// Asks its turn: its host, its name ([`AddressRequest::member`]), the limits it is held
+    /// to and how long it may hold its place (ms).
+    Enter {
+        host: String,
+        name: String,
+        limits: AddressLimits,
+        hold: i64,
+    },
+    /// Has ended: its name.
+    Leave(String),
+}
+
+impl AddressCall {
+    /// The limits and hold an entering request asks under (one script takes requests of one
+    /// kind only: a process asks all its turns under the same).
+    fn terms(&self) -> Option<(AddressLimits, i64)> {
+        match self {
+            AddressCall::Enter { limits, hold, .. } => Some((*limits, *hold)),
+            AddressCall::Leave(_) => None,
+        }
+    }
+}
+
+/// The most requests one address script takes.
+const MAX_AT_ADDRESS: usize = 256;
+
+/// The requests of one address script: the first waiting, and those after it asking under
+/// the same terms, up to [`MAX_AT_ADDRESS`].
+fn fit(waiting: &[(AddressCall, Reply<i64>)]) -> usize {
+    let mut terms = None;
+    waiting
+        .iter()
+        .take(MAX_AT_ADDRESS)
+        .take_while(|(call, _)| match call.terms() {
+            None => true,
+            Some(these) => *terms.get_or_insert(these) == these,
+        })
+        .count()
+}
+
+impl Inner {
+    /// Adds a request to `address`'s next script, and waits for its answer.
+    async fn at_address(
+        self: &Arc<Self>,
+        address: IpAddr,
+        call: AddressCall,
+    ) -> Result<i64, Error> {
+        let answered = self.queue_at_address(address, call);
+        group::answer(answered, "a turn at an address").await
+    }
+
+    /// Adds a request to `address`'s next script (starting its sending task if none is
+    /// under way): where its answer will come (0 for a leave).
+    fn queue_at_address(
+        self: &Arc<Self>,
+        address: IpAddr,
+        call: AddressCall,
+    ) -> oneshot::Receiver<Result<i64, Error>> {
+        let (answered, start) = self.sent.addresses.wait(address, call);
+        if start {
+            tokio::spawn(Arc::clone(self).flush_address(address));
+        }
+        answered
+    }
+
+    /// Sends the requests waiting at an address, a script at a time, until none waits: the
+    /// ended requests' leaves first, then the turns asked, in the order they came.
+    async fn flush_address(self: Arc<Self>, address: IpAddr) {
+        let mut sending = self.sent.addresses.sending(address);
+        loop {
+            let Some(calls) = sending.next(fit) else {
+                break;
+            };
+            let tag = self.store.address_tag(address);
+            let mut ended = Vec::new();
+            let mut asking = Vec::new();
+            let mut terms = None;
+            for (call, _) in &calls {
+                match call {
+                    AddressCall::Leave(name) => ended.push(name.as_str()),
+                    AddressCall::Enter {
+                        host,
+                        name,
+                        limits,
+                        hold,
+                    } => {
+                        terms = Some((*limits, *hold));
+                        asking.push((host.as_str(), name.as_str()));
+                    }
+                }
+            }
+            let answer: Result<Vec<i64>, Error> = match terms {
+                // Leaves alone: a plain command.
+                None => {
+                    let leave = crate::scripts::address_leave(&tag, &ended);
+                    self.store.query::<i64>(&leave).await.map(|_| Vec::new())
+                }
+                Some((limits, hold)) => {
+                    let mut invocation = self.scripts.address.prepare_invoke();
+                    for key in ADDRESS_KEYS {
+                        invocation.key(format!("{tag}:{key}"));
+                    }
+                    invocation
+                        .arg(&tag)
+                        .arg(limits.connections)
+                        .arg(millis(limits.delay))
+                        .arg(hold)
+                        .arg(millis(limits.delay.max(FULL_RETRY)))
+                        .arg(millis(TICKET_TTL))
+                        .arg(ended.len());
+                    for name in &ended {
+                        invocation.arg(*name);
+                    }
+                    invocation.arg(asking.len());
+                    for (host, _) in &asking {
+                        invocation.arg(*host);
+                    }
+                    for (_, name) in &asking {
+                        invocation.arg(*name);
+                    }
+                    self.call(&invocation).await
+                }
+            };
+            match answer {
+                Ok(waits) if waits.len() == asking.len() => {
+                    let mut waits = waits.into_iter();
+                    for (call, reply) in calls {
+                        let wait = match call {
+                            AddressCall::Leave(_) => 0,
+                            AddressCall::Enter { .. } => waits.next().unwrap_or(0),
+                        };
+                        let _ = reply.send(Ok(wait));
+                    }
+                }
+                other => {
+                    let err = other.err().unwrap_or_else(|| {
+                        ErrorKind::Server("unexpected answer to an address script".into()).into()
+                    });
+                    for (_, reply) in calls {
+                        let _ = reply.send(Err(err.clone()));
+                    }
+                }
+            }
+        }
     }
 }

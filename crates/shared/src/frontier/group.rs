@@ -1,17 +1,19 @@
-//! Group commit by bucket: requests wait for their bucket's next script, and one task per
-//! busy bucket sends them, as many as fit a script, until none waits. Requests that come while
-//! a script is under way go together in the next, and a busy bucket costs one script for
-//! many requests. Batches of completions and links, and content-seen tests, both wait this
-//! way; a batch also waits a moment for more while its process is busy (`batch::LINGER`).
+//! Group commit by bucket (or by address): requests wait for their bucket's next script, and
+//! one task per busy bucket sends them, as many as fit a script, until none waits. Requests
+//! that come while a script is under way go together in the next, and a busy bucket costs
+//! one script for many requests. Batches of completions and links, content-seen tests, and
+//! an address's turns and leaves (keyed by the address) all wait this way; a batch also waits
+//! a moment for more while its process is busy (`batch::LINGER`).
 
 use super::*;
 
 /// Where a request's answer goes.
 pub(super) type Reply<A> = oneshot::Sender<Result<A, Error>>;
 
-/// The requests waiting for each bucket's next script (`R`, answered with an `A`).
-pub(super) struct Groups<R, A> {
-    buckets: Mutex<HashMap<u32, Waiting<R, A>>>,
+/// The requests waiting for each bucket's next script (`R`, answered with an `A`), the
+/// buckets named by a `K`.
+pub(super) struct Groups<R, A, K = u32> {
+    buckets: Mutex<HashMap<K, Waiting<R, A>>>,
 }
 
 /// A bucket's waiting requests, and whether a task is sending them.
@@ -20,7 +22,7 @@ struct Waiting<R, A> {
     sending: bool,
 }
 
-impl<R, A> Default for Groups<R, A> {
+impl<R, A, K> Default for Groups<R, A, K> {
     fn default() -> Self {
         Self {
             buckets: Mutex::new(HashMap::new()),
@@ -28,12 +30,12 @@ impl<R, A> Default for Groups<R, A> {
     }
 }
 
-impl<R, A> Groups<R, A> {
+impl<R, A, K: Copy + Eq + std::hash::Hash> Groups<R, A, K> {
     /// Adds a request to `bucket`'s next script. Answers where its answer will come and
     /// whether the caller must start the bucket's sending task (none is under way).
     pub(super) fn wait(
         &self,
-        bucket: u32,
+        bucket: K,
         request: R,
     ) -> (oneshot::Receiver<Result<A, Error>>, bool) {
         let (reply, answer) = oneshot::channel();
@@ -42,7 +44,7 @@ impl<R, A> Groups<R, A> {
 
     /// Adds a request whose answer goes to `reply`; answers whether the caller must start
     /// the bucket's sending task.
-    pub(super) fn push(&self, bucket: u32, request: R, reply: Reply<A>) -> bool {
+    pub(super) fn push(&self, bucket: K, request: R, reply: Reply<A>) -> bool {
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting = buckets.entry(bucket).or_insert_with(|| Waiting {
             requests: Vec::new(),
@@ -53,7 +55,7 @@ impl<R, A> Groups<R, A> {
     }
 
     /// How many requests wait for `bucket`'s next script, and the sum of `size` over them.
-    pub(super) fn waiting(&self, bucket: u32, size: impl Fn(&R) -> usize) -> (usize, usize) {
+    pub(super) fn waiting(&self, bucket: K, size: impl Fn(&R) -> usize) -> (usize, usize) {
         let buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         buckets.get(&bucket).map_or((0, 0), |w| {
             let total = w.requests.iter().map(|(r, _)| size(r)).sum();
@@ -65,7 +67,7 @@ impl<R, A> Groups<R, A> {
     /// ([`Sending::next`]) until none waits. Should the task end otherwise (a panic), the
     /// requests still waiting are answered with an error and the next request starts a task
     /// anew, rather than waiting for a task that is gone.
-    pub(super) fn sending(&self, bucket: u32) -> Sending<'_, R, A> {
+    pub(super) fn sending(&self, bucket: K) -> Sending<'_, R, A, K> {
         Sending {
             groups: self,
             bucket,
@@ -75,14 +77,14 @@ impl<R, A> Groups<R, A> {
 }
 
 /// A sending task's hold on a bucket's requests (see [`Groups::sending`]).
-pub(super) struct Sending<'g, R, A> {
-    groups: &'g Groups<R, A>,
-    bucket: u32,
+pub(super) struct Sending<'g, R, A, K: Copy + Eq + std::hash::Hash = u32> {
+    groups: &'g Groups<R, A, K>,
+    bucket: K,
     /// None waited at the last look: the bucket was left to the next request.
     done: bool,
 }
 
-impl<R, A> Sending<'_, R, A> {
+impl<R, A, K: Copy + Eq + std::hash::Hash> Sending<'_, R, A, K> {
     /// The next group: the first `fit` of the waiting requests (at least one), or `None` when
     /// none waits, after which the task ends (the next request starts another).
     pub(super) fn next(
@@ -105,7 +107,7 @@ impl<R, A> Sending<'_, R, A> {
     }
 }
 
-impl<R, A> Drop for Sending<'_, R, A> {
+impl<R, A, K: Copy + Eq + std::hash::Hash> Drop for Sending<'_, R, A, K> {
     fn drop(&mut self) {
         if !self.done {
             // Their replies dropped, the waiting requests hear that no script will answer.

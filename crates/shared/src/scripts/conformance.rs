@@ -319,8 +319,54 @@ fn the_batch_script_passes_the_budget_table() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-/// One step of an address's requests, as the address script answers it: 0 to go, or the
-/// wait in ms.
+/// One script of an address's requests at `at` ms: the names of those that ended (they leave
+/// first), then the turns asked, each a host and a name; answers each turn's: 0 to go, or
+/// the wait in ms. Leaves alone go as the process sends them, a plain command.
+fn address_script(
+    con: &mut Connection,
+    scripts: &Scripts,
+    at: u64,
+    ended: &[&str],
+    asking: &[(&str, &str)],
+    limits: frontier::AddressLimits,
+    hold: u64,
+) -> Result<Vec<i64>, String> {
+    redis::cmd("SET")
+        .arg(format!("{TAG}:clock"))
+        .arg(BASE + at)
+        .exec(con)
+        .map_err(|err| err.to_string())?;
+    if asking.is_empty() {
+        return address_leave(TAG, ended)
+            .query::<i64>(con)
+            .map(|_| Vec::new())
+            .map_err(|err| err.to_string());
+    }
+    let mut call = scripts.address.prepare_invoke();
+    for key in ADDRESS_KEYS {
+        call.key(format!("{TAG}:{key}"));
+    }
+    call.arg(TAG)
+        .arg(limits.connections)
+        .arg(limits.delay.as_millis() as u64)
+        .arg(hold)
+        .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
+        .arg(frontier::TICKET_TTL.as_millis() as u64)
+        .arg(ended.len())
+        .arg(ended)
+        .arg(asking.len());
+    for (host, _) in asking {
+        call.arg(*host);
+    }
+    for (_, name) in asking {
+        call.arg(*name);
+    }
+    call.invoke(con, &scripts.library)
+        .map_err(|err| err.to_string())
+}
+
+/// One request's step alone: a leave (`op` "leave") or a turn asked, answered 0 to go or
+/// the wait in ms.
 #[expect(
     clippy::too_many_arguments,
     reason = "the clock, the operation, and one per argument of the script's call"
@@ -335,34 +381,62 @@ fn address_step(
     limits: frontier::AddressLimits,
     hold: u64,
 ) -> Result<i64, String> {
-    redis::cmd("SET")
-        .arg(format!("{TAG}:clock"))
-        .arg(BASE + at)
-        .exec(con)
-        .map_err(|err| err.to_string())?;
     if op == "leave" {
-        return address_leave(TAG, token)
-            .query::<i64>(con)
-            .map(|_| 0)
-            .map_err(|err| err.to_string());
+        return address_script(con, scripts, at, &[token], &[], limits, hold).map(|_| 0);
     }
-    let mut call = scripts.address.prepare_invoke();
-    for key in ADDRESS_KEYS {
-        call.key(format!("{TAG}:{key}"));
+    let answer = address_script(con, scripts, at, &[], &[(host, token)], limits, hold)?;
+    match answer[..] {
+        [wait] => Ok(wait),
+        _ => Err(format!("unexpected answer {answer:?}")),
     }
-    call.arg(TAG).arg(host).arg(token);
-    call.arg(limits.connections)
-        .arg(limits.delay.as_millis() as u64)
-        .arg(hold)
-        .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
-        .arg(frontier::TICKET_TTL.as_millis() as u64);
-    call.invoke(con, &scripts.library)
-        .map_err(|err| err.to_string())
+}
+
+/// Requests gathered for one address script, with the answers `frontier::AddressRecord`
+/// gave them one after another.
+#[derive(Default)]
+struct AddressGroup {
+    at: u64,
+    ended: Vec<String>,
+    asking: Vec<(String, String)>,
+    expected: Vec<i64>,
+}
+
+impl AddressGroup {
+    /// Sends the group in one script; an error names the first answer that differs.
+    fn send(
+        &mut self,
+        con: &mut Connection,
+        scripts: &Scripts,
+        limits: frontier::AddressLimits,
+    ) -> Result<(), String> {
+        if self.ended.is_empty() && self.asking.is_empty() {
+            return Ok(());
+        }
+        let ended: Vec<&str> = self.ended.iter().map(String::as_str).collect();
+        let asking: Vec<(&str, &str)> = self
+            .asking
+            .iter()
+            .map(|(host, name)| (host.as_str(), name.as_str()))
+            .collect();
+        let answer = address_script(con, scripts, self.at, &ended, &asking, limits, HOUR)?;
+        if answer != self.expected {
+            return Err(format!(
+                "limits {limits:?} at {} ms: {} left, {:?} asked, answered {answer:?}, not {:?}",
+                self.at,
+                ended.len(),
+                asking,
+                self.expected
+            ));
+        }
+        *self = AddressGroup::default();
+        Ok(())
+    }
 }
 
 /// The address script and `frontier::AddressRecord` answer every step of many sequences of
 /// requests alike: hosts asking turns at times a few ms apart, some coming back at their
-/// turn, some late, requests leaving, under several limits.
+/// turn, some late, requests leaving, under several limits; and the requests of one instant
+/// in one script (the ended ones first), as a process sends those of one tick, alike too.
 #[test]
 fn the_address_script_follows_the_address_rule() {
     use std::time::{Duration, Instant};
@@ -378,7 +452,8 @@ fn the_address_script_follows_the_address_rule() {
         seed ^= seed << 17;
         seed % n
     };
-    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30)] {
+    let mut grouped = 0;
+    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
         redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
         let limits = AddressLimits {
             connections,
@@ -387,12 +462,24 @@ fn the_address_script_follows_the_address_rule() {
         let mut record = AddressRecord::default();
         let mut in_flight: Vec<String> = Vec::new();
         let (mut at, mut tokens) = (0u64, 0u64);
-        for step in 0..400 {
-            at += random(40);
+        let mut group = AddressGroup::default();
+        for _ in 0..600 {
+            // One in three at the instant of the one before: the same script.
+            let gap = if random(3) == 0 { 0 } else { 1 + random(40) };
+            if gap > 0 {
+                group.send(&mut con, &scripts, limits).unwrap();
+            }
+            at += gap;
+            group.at = at;
             if !in_flight.is_empty() && random(3) == 0 {
+                // A script's leaves come before its turns: a leave after a turn goes in the
+                // next.
+                if !group.asking.is_empty() {
+                    group.send(&mut con, &scripts, limits).unwrap();
+                    group.at = at;
+                }
                 let token = in_flight.swap_remove(random(in_flight.len() as u64) as usize);
-                let host = token.split(' ').next().unwrap_or_default().to_owned();
-                address_step(&mut con, &scripts, at, "leave", &host, &token, limits, HOUR).unwrap();
+                group.ended.push(token);
                 record.leave();
                 continue;
             }
@@ -405,17 +492,18 @@ fn the_address_script_follows_the_address_rule() {
                 Turn::WaitUntil(then) => (then - now).as_millis() as i64,
                 Turn::Full(then) => -((then - now).as_millis() as i64),
             };
-            let answer = address_step(&mut con, &scripts, at, "enter", &host, &token, limits, HOUR);
-            assert_eq!(
-                answer,
-                Ok(expected),
-                "limits {limits:?}, step {step} at {at} ms: {host} asked"
-            );
             if expected == 0 {
-                in_flight.push(token);
+                in_flight.push(token.clone());
             }
+            if !group.asking.is_empty() {
+                grouped += 1;
+            }
+            group.asking.push((host, token));
+            group.expected.push(expected);
         }
+        group.send(&mut con, &scripts, limits).unwrap();
     }
+    assert!(grouped > 200, "{grouped} turns asked with others");
 }
 
 /// How long the address tests' requests may hold their place: longer than any sequence.
