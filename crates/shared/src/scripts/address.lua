@@ -124,7 +124,9 @@ local function turn(host, name)
   return at - now
 end
 for j = 1, asking do
-  if went[j] then answers[j] = 0 else answers[j] = turn(ARGV[h + j], ARGV[h + asking + j]) end
+  -- Gone since if an earlier request here dropped it past its time (as its own script
+  -- run after that one's would have found).
+  if went[j] and (not pruned or tonumber(went[j]) > now) then answers[j] = 0 else answers[j] = turn(ARGV[h + j], ARGV[h + asking + j]) end
 end
 if started > 0 then
   redis.call('ZADD', inflight, unpack(starts))
