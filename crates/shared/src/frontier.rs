@@ -49,7 +49,7 @@ mod sites;
 
 pub use addresses::AddressRequest;
 use batch::*;
-use group::{Groups, Reply};
+use group::{Groups, Reply, Sending};
 use owners::{Counted, Owners, REPOLL, Search};
 use presence::*;
 pub use sites::SitemapMark;
@@ -477,6 +477,7 @@ impl SharedFrontier {
                 sending: Mutex::new(HashSet::new()),
                 completing: Arc::new(AtomicUsize::new(0)),
                 ticks_from: tokio::time::Instant::now(),
+                runtime: tokio::runtime::Handle::current(),
             },
         });
         let heartbeat = tokio::spawn(renew(Arc::downgrade(&inner)));

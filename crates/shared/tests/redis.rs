@@ -1292,6 +1292,153 @@ async fn turns_asked_together_are_one_script_and_a_leave_frees_its_place_for_the
     assert!(matches!(full.await.unwrap(), Turn::Full(_)));
 }
 
+/// The names of the requests an address holds in flight, as Redis has them.
+fn in_flight_at(server: &RedisServer) -> Vec<String> {
+    let key = server.cli(&["KEYS", "*:inflight"]);
+    let key = key.trim();
+    if key.is_empty() {
+        return Vec::new();
+    }
+    let names = server.cli(&["ZRANGE", key, "0", "-1"]);
+    names.lines().map(str::to_owned).collect()
+}
+
+/// An address of one connection, no delay, on a server of its own: its request `n` of
+/// host `h.example` is named `h.example n n`.
+struct OnePlace {
+    server: RedisServer,
+    frontier: SharedFrontier,
+    address: std::net::IpAddr,
+}
+
+impl OnePlace {
+    /// The address, and request 1 of a.example in its place.
+    async fn taken(crawl: &str) -> OnePlace {
+        let server = RedisServer::start();
+        let frontier = frontier(&server.url(), crawl, Duration::from_secs(30)).await;
+        let place = OnePlace {
+            server,
+            frontier,
+            address: "192.0.2.8".parse().unwrap(),
+        };
+        assert_eq!(place.turn("a", 1).await.unwrap(), frontier::Turn::Go);
+        place
+    }
+
+    fn request(n: u64) -> shared::AddressRequest {
+        shared::AddressRequest {
+            token: n,
+            number: n,
+        }
+    }
+
+    /// Request `n` of `host`.example asks its turn.
+    fn turn(
+        &self,
+        host: &str,
+        n: u64,
+    ) -> impl Future<Output = Result<frontier::Turn, shared::Error>> + use<'_> {
+        let limits = frontier::AddressLimits {
+            connections: 1,
+            delay: Duration::ZERO,
+        };
+        let host = format!("{host}.example");
+        let hold = Duration::from_secs(600);
+        async move {
+            let request = Self::request(n);
+            let turn = self
+                .frontier
+                .enter_address(self.address, &host, request, limits, hold);
+            turn.await
+        }
+    }
+
+    /// Request `n` of `host`.example leaves.
+    fn leave(&self, host: &str, n: u64) -> impl Future<Output = Result<(), shared::Error>> + use<> {
+        let host = format!("{host}.example");
+        self.frontier
+            .leave_address(self.address, &host, Self::request(n))
+    }
+}
+
+/// A script refused (by an ACL here; by Redis out of memory past the retries, which refuses a
+/// script that writes, not a plain removal) fails the turns it asked, not the leaves it
+/// carried: they go alone, and their places are free for the next turn, not held until
+/// their hold runs out.
+#[tokio::test(flavor = "current_thread")]
+async fn the_leaves_of_a_refused_address_script_go_alone() {
+    let place = OnePlace::taken("refused").await;
+    place.server.cli(&["ACL", "SETUSER", "default", "-fcall"]);
+    // One script: the leave is queued when asked for, the turn when first run, and the
+    // task that sends them runs on this thread only when both wait.
+    let (left, turn) = tokio::join!(place.leave("a", 1), place.turn("b", 2));
+    let refused = turn.expect_err("Redis refuses the script").to_string();
+    assert!(refused.contains("no permissions"), "{refused}");
+    left.expect("the leave goes alone");
+    assert_eq!(in_flight_at(&place.server), Vec::<String>::new());
+    place.server.cli(&["ACL", "SETUSER", "default", "+fcall"]);
+    let turn = place.turn("b", 3).await.unwrap();
+    assert_eq!(turn, frontier::Turn::Go, "the place is free");
+}
+
+/// A turn whose request was cancelled before its script went is not asked, and one
+/// cancelled while its script was under way gives back the place it was given: neither
+/// holds a place until its hold runs out.
+#[tokio::test(flavor = "current_thread")]
+async fn a_cancelled_turn_holds_no_place_at_its_address() {
+    // The library went to the server with the first script.
+    let place = OnePlace::taken("cancelled").await;
+    place.leave("a", 1).await.unwrap();
+    log_every_command(&place.server);
+    // Queued, then cancelled before its sending task runs: never asked.
+    let mut turn = Box::pin(place.turn("b", 2));
+    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
+    drop(turn);
+    tokio::task::yield_now().await;
+    assert_eq!(
+        address_scripts(&place.server),
+        0,
+        "a cancelled turn is not asked"
+    );
+    // Cancelled while its script is held up in Redis: told to go, it leaves at once.
+    place.server.cli(&["CLIENT", "PAUSE", "60000", "WRITE"]);
+    let mut turn = Box::pin(place.turn("c", 3));
+    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
+    while address_scripts(&place.server) == 0 && !blocked(&place.server) {
+        tokio::task::yield_now().await;
+    }
+    drop(turn);
+    place.server.cli(&["CLIENT", "UNPAUSE"]);
+    let turn = place.turn("d", 4).await.unwrap();
+    assert_eq!(
+        turn,
+        frontier::Turn::Go,
+        "the cancelled turn's place came back"
+    );
+    assert_eq!(in_flight_at(&place.server), ["d.example 4 4"]);
+    let scripts = address_scripts(&place.server);
+    assert_eq!(scripts, 2, "the cancelled turn was asked, then left");
+}
+
+/// A request may end on a thread of its own (its permit dropped there): its leave is sent on
+/// the frontier's runtime.
+#[tokio::test(flavor = "current_thread")]
+async fn a_leave_asked_outside_the_runtime_is_sent() {
+    let place = OnePlace::taken("outside").await;
+    let left = std::thread::scope(|s| s.spawn(|| place.leave("a", 1)).join())
+        .expect("no runtime is needed to ask");
+    left.await.unwrap();
+    assert_eq!(in_flight_at(&place.server), Vec::<String>::new());
+}
+
+/// Whether a client of the server waits (paused by `CLIENT PAUSE`).
+fn blocked(server: &RedisServer) -> bool {
+    server
+        .cli(&["INFO", "clients"])
+        .lines()
+        .any(|line| line.starts_with("blocked_clients:") && !line.ends_with(":0"))
+}
+
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch
 /// for the claim's whole time (a minute), and every lease of that host, in every other
 /// process, waited for it: a crawl whose other hosts were done stalled for half a minute

@@ -46,7 +46,9 @@ impl SharedFrontier {
     /// of the crawl. `hold` is how long it may keep its place at most: a process killed with
     /// the request out gives it back then. The turns and leaves of the process's requests
     /// at an address that come while its last script is under way go together in one.
-    /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends.
+    /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends. A
+    /// turn dropped before its answer (cancelled) holds no place: it is not asked, or the
+    /// place it was given is given back.
     ///
     /// # Example
     ///
@@ -96,7 +98,10 @@ impl SharedFrontier {
     /// queued at once, before the future runs: a turn this process asks at the address
     /// after this call goes to Redis after it (in the same script, or a later one), so a
     /// request of this process waiting for a place there may ask as soon as this returns.
-    /// The future is answered once the place is free for every process.
+    /// The future is answered once the place is free for every process; it need not be
+    /// awaited (it borrows nothing), nor this be called within a runtime (the leave is sent
+    /// on the frontier's).
+    /// Should the script it rides in be refused, the leave goes alone.
     ///
     /// # Example
     ///
@@ -106,7 +111,7 @@ impl SharedFrontier {
         address: IpAddr,
         host: &str,
         request: AddressRequest,
-    ) -> impl Future<Output = Result<(), Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<(), Error>> + Send + use<> {
         let answered = self
             .inner
             .queue_at_address(address, AddressCall::Leave(request.member(host)));
@@ -172,27 +177,35 @@ impl Inner {
     }
 
     /// Adds a request to `address`'s next script (starting its sending task if none is
-    /// under way): where its answer will come (0 for a leave).
+    /// under way, on the frontier's runtime: a leave may be queued outside one): where its
+    /// answer will come (0 for a leave).
     fn queue_at_address(
         self: &Arc<Self>,
         address: IpAddr,
         call: AddressCall,
     ) -> oneshot::Receiver<Result<i64, Error>> {
         let (answered, start) = self.sent.addresses.wait(address, call);
-        if start {
-            tokio::spawn(Arc::clone(self).flush_address(address));
+        if let Some(sending) = start {
+            self.sent
+                .runtime
+                .spawn(Arc::clone(self).flush_address(address, sending));
         }
         answered
     }
 
     /// Sends the requests waiting at an address, a script at a time, until none waits: the
     /// ended requests' leaves first, then the turns asked, in the order they came.
-    async fn flush_address(self: Arc<Self>, address: IpAddr) {
-        let mut sending = self.sent.addresses.sending(address);
+    async fn flush_address(
+        self: Arc<Self>,
+        address: IpAddr,
+        mut sending: Sending<AddressCall, i64, IpAddr>,
+    ) {
         loop {
-            let Some(calls) = sending.next(fit) else {
+            let Some(mut calls) = sending.next(fit) else {
                 break;
             };
+            // A turn no one waits for any more (its request was cancelled) is not asked.
+            calls.retain(|(call, reply)| call.terms().is_none() || !reply.is_closed());
             let tag = self.store.address_tag(address);
             let mut ended = Vec::new();
             let mut asking = Vec::new();
@@ -211,12 +224,11 @@ impl Inner {
                     }
                 }
             }
+            let leave = || crate::scripts::address_leave(&tag, &ended);
             let answer: Result<Vec<i64>, Error> = match terms {
+                None if ended.is_empty() => Ok(Vec::new()),
                 // Leaves alone: a plain command.
-                None => {
-                    let leave = crate::scripts::address_leave(&tag, &ended);
-                    self.store.query::<i64>(&leave).await.map(|_| Vec::new())
-                }
+                None => self.store.query::<i64>(&leave()).await.map(|_| Vec::new()),
                 Some((limits, hold)) => {
                     let mut invocation = self.scripts.address.prepare_invoke();
                     for key in ADDRESS_KEYS {
@@ -243,23 +255,41 @@ impl Inner {
                     self.call(&invocation).await
                 }
             };
-            match answer {
-                Ok(waits) if waits.len() == asking.len() => {
-                    let mut waits = waits.into_iter();
-                    for (call, reply) in calls {
-                        let wait = match call {
-                            AddressCall::Leave(_) => 0,
-                            AddressCall::Enter { .. } => waits.next().unwrap_or(0),
-                        };
-                        let _ = reply.send(Ok(wait));
-                    }
+            let answer = match answer {
+                Ok(waits) if waits.len() == asking.len() => Ok(waits),
+                Ok(_) => {
+                    Err(ErrorKind::Server("unexpected answer to an address script".into()).into())
                 }
-                other => {
-                    let err = other.err().unwrap_or_else(|| {
-                        ErrorKind::Server("unexpected answer to an address script".into()).into()
-                    });
-                    for (_, reply) in calls {
-                        let _ = reply.send(Err(err.clone()));
+                Err(err) => Err(err),
+            };
+            // A script refused (Redis out of memory past the retries refuses scripts that
+            // write, not a plain removal; an ACL may too) or unanswered would leave the
+            // requests that ended holding their places until their hold: they leave alone,
+            // and the turns hear the error.
+            let left = match (&answer, terms, ended.is_empty()) {
+                (Err(_), Some(_), false) => self.store.query::<i64>(&leave()).await.map(drop),
+                (answer, _, _) => answer.as_ref().map(drop).map_err(Clone::clone),
+            };
+            let mut waits = answer.as_ref().map(|waits| waits.iter());
+            for (call, reply) in calls {
+                match call {
+                    AddressCall::Leave(_) => {
+                        let _ = reply.send(left.clone().map(|()| 0));
+                    }
+                    AddressCall::Enter { name, .. } => {
+                        let wait = match &mut waits {
+                            Ok(waits) => Ok(waits.next().copied().unwrap_or(0)),
+                            Err(err) => Err(err.clone()),
+                        };
+                        let went = matches!(wait, Ok(0));
+                        if reply.send(wait).is_err() && went {
+                            // Its request was cancelled while its turn was asked: the place
+                            // it was given is given back, in this task's next script.
+                            let (unheard, _) = oneshot::channel();
+                            let call = AddressCall::Leave(name);
+                            let none = self.sent.addresses.push(address, call, unheard);
+                            debug_assert!(none.is_none());
+                        }
                     }
                 }
             }

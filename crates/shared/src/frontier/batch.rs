@@ -39,6 +39,9 @@ pub(super) struct Sent {
     pub(super) completing: Arc<AtomicUsize>,
     /// Where the process's ticks are counted from (see [`Inner::tick`]).
     pub(super) ticks_from: tokio::time::Instant,
+    /// The runtime the frontier was made in, where a leave's sending task runs when its
+    /// request ends outside one (dropped on a thread of its own, say).
+    pub(super) runtime: tokio::runtime::Handle,
 }
 
 /// How long at most a busy process's batch waits for more steps before it goes (at the
@@ -434,14 +437,18 @@ impl Inner {
         step: Step,
     ) -> Result<StepAnswer, Error> {
         let (answered, start) = self.sent.batches.wait(bucket, step);
-        if start {
-            tokio::spawn(Arc::clone(&self).flush(bucket));
+        if let Some(sending) = start {
+            tokio::spawn(Arc::clone(&self).flush(bucket, sending));
         }
         group::answer(answered, "a batch").await
     }
 
     /// Sends the waiting steps of a bucket, batch after batch, until none waits.
-    pub(super) async fn flush(self: Arc<Self>, bucket: u32) {
+    pub(super) async fn flush(
+        self: Arc<Self>,
+        bucket: u32,
+        mut sending: Sending<Step, StepAnswer>,
+    ) {
         let fit = |waiting: &[(Step, Reply<StepAnswer>)]| {
             let mut links = 0;
             let mut take = 0;
@@ -454,7 +461,6 @@ impl Inner {
             }
             take
         };
-        let mut sending = self.sent.batches.sending(bucket);
         loop {
             let (steps, links) = self.sent.batches.waiting(bucket, |step| step.links.len());
             if lingers(self.sent.completing.load(Ordering::Relaxed), steps, links) {
@@ -491,7 +497,9 @@ impl Inner {
                     .collect();
                 if !links.is_empty() {
                     let (unheard, _) = oneshot::channel();
-                    self.sent.batches.push(bucket, Step::links(links), unheard);
+                    // This task sends the bucket's steps: none is to start.
+                    let none = self.sent.batches.push(bucket, Step::links(links), unheard);
+                    debug_assert!(none.is_none());
                 }
             }
             match result {

@@ -44,8 +44,8 @@ impl SharedFrontier {
             return Ok(true);
         }
         let (answered, start) = inner.sent.bodies.wait(bucket, probes);
-        if start {
-            tokio::spawn(Arc::clone(inner).flush_bodies(bucket));
+        if let Some(sending) = start {
+            tokio::spawn(Arc::clone(inner).flush_bodies(bucket, sending));
         }
         group::answer(answered, "a content-seen test").await
     }
@@ -54,8 +54,11 @@ impl SharedFrontier {
 impl Inner {
     /// Sends the bodies waiting for a bucket's content-seen test, a script at a time, until
     /// none waits.
-    pub(super) async fn flush_bodies(self: Arc<Self>, bucket: u32) {
-        let mut sending = self.sent.bodies.sending(bucket);
+    pub(super) async fn flush_bodies(
+        self: Arc<Self>,
+        bucket: u32,
+        mut sending: Sending<Probes, bool>,
+    ) {
         loop {
             self.tick(batch::TICK).await;
             let Some(bodies) = sending.next(|waiting| waiting.len().min(MAX_BATCH)) else {

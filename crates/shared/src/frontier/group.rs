@@ -10,11 +10,17 @@ use super::*;
 /// Where a request's answer goes.
 pub(super) type Reply<A> = oneshot::Sender<Result<A, Error>>;
 
+/// Where a request's answer comes.
+pub(super) type Answer<A> = oneshot::Receiver<Result<A, Error>>;
+
 /// The requests waiting for each bucket's next script (`R`, answered with an `A`), the
 /// buckets named by a `K`.
 pub(super) struct Groups<R, A, K = u32> {
-    buckets: Mutex<HashMap<K, Waiting<R, A>>>,
+    buckets: Arc<Buckets<R, A, K>>,
 }
+
+/// Each bucket's waiting requests, shared with the sending tasks' holds.
+type Buckets<R, A, K> = Mutex<HashMap<K, Waiting<R, A>>>;
 
 /// A bucket's waiting requests, and whether a task is sending them.
 struct Waiting<R, A> {
@@ -25,33 +31,35 @@ struct Waiting<R, A> {
 impl<R, A, K> Default for Groups<R, A, K> {
     fn default() -> Self {
         Self {
-            buckets: Mutex::new(HashMap::new()),
+            buckets: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 }
 
 impl<R, A, K: Copy + Eq + std::hash::Hash> Groups<R, A, K> {
-    /// Adds a request to `bucket`'s next script. Answers where its answer will come and
-    /// whether the caller must start the bucket's sending task (none is under way).
-    pub(super) fn wait(
-        &self,
-        bucket: K,
-        request: R,
-    ) -> (oneshot::Receiver<Result<A, Error>>, bool) {
+    /// Adds a request to `bucket`'s next script. Answers where its answer will come and,
+    /// when no task is sending the bucket's requests, the hold on them of the task the
+    /// caller must start.
+    pub(super) fn wait(&self, bucket: K, request: R) -> (Answer<A>, Option<Sending<R, A, K>>) {
         let (reply, answer) = oneshot::channel();
         (answer, self.push(bucket, request, reply))
     }
 
-    /// Adds a request whose answer goes to `reply`; answers whether the caller must start
-    /// the bucket's sending task.
-    pub(super) fn push(&self, bucket: K, request: R, reply: Reply<A>) -> bool {
+    /// Adds a request whose answer goes to `reply`; answers the hold of the task the caller
+    /// must start, if none is under way (see [`Sending`]).
+    pub(super) fn push(&self, bucket: K, request: R, reply: Reply<A>) -> Option<Sending<R, A, K>> {
         let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting = buckets.entry(bucket).or_insert_with(|| Waiting {
             requests: Vec::new(),
             sending: false,
         });
         waiting.requests.push((request, reply));
-        !std::mem::replace(&mut waiting.sending, true)
+        let start = !std::mem::replace(&mut waiting.sending, true);
+        start.then(|| Sending {
+            buckets: Arc::clone(&self.buckets),
+            bucket,
+            done: false,
+        })
     }
 
     /// How many requests wait for `bucket`'s next script, and the sum of `size` over them.
@@ -62,40 +70,28 @@ impl<R, A, K: Copy + Eq + std::hash::Hash> Groups<R, A, K> {
             (w.requests.len(), total)
         })
     }
-
-    /// The sending task's hold on `bucket`: it takes the waiting requests group by group
-    /// ([`Sending::next`]) until none waits. Should the task end otherwise (a panic), the
-    /// requests still waiting are answered with an error and the next request starts a task
-    /// anew, rather than waiting for a task that is gone.
-    pub(super) fn sending(&self, bucket: K) -> Sending<'_, R, A, K> {
-        Sending {
-            groups: self,
-            bucket,
-            done: false,
-        }
-    }
 }
 
-/// A sending task's hold on a bucket's requests (see [`Groups::sending`]).
-pub(super) struct Sending<'g, R, A, K: Copy + Eq + std::hash::Hash = u32> {
-    groups: &'g Groups<R, A, K>,
+/// A sending task's hold on a bucket's requests: it takes them group by group
+/// ([`Sending::next`]) until none waits. Made with the request that starts the task, before
+/// the task is spawned: should the task end otherwise (a panic, or dropped unrun when its
+/// runtime shuts down), the requests still waiting are answered with an error and the next
+/// request starts a task anew, rather than waiting for a task that is gone.
+pub(super) struct Sending<R, A, K: Copy + Eq + std::hash::Hash = u32> {
+    buckets: Arc<Buckets<R, A, K>>,
     bucket: K,
     /// None waited at the last look: the bucket was left to the next request.
     done: bool,
 }
 
-impl<R, A, K: Copy + Eq + std::hash::Hash> Sending<'_, R, A, K> {
+impl<R, A, K: Copy + Eq + std::hash::Hash> Sending<R, A, K> {
     /// The next group: the first `fit` of the waiting requests (at least one), or `None` when
     /// none waits, after which the task ends (the next request starts another).
     pub(super) fn next(
         &mut self,
         fit: impl FnOnce(&[(R, Reply<A>)]) -> usize,
     ) -> Option<Vec<(R, Reply<A>)>> {
-        let mut buckets = self
-            .groups
-            .buckets
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut buckets = self.buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let waiting = buckets.get_mut(&self.bucket);
         let Some(waiting) = waiting.filter(|w| !w.requests.is_empty()) else {
             buckets.remove(&self.bucket);
@@ -107,12 +103,11 @@ impl<R, A, K: Copy + Eq + std::hash::Hash> Sending<'_, R, A, K> {
     }
 }
 
-impl<R, A, K: Copy + Eq + std::hash::Hash> Drop for Sending<'_, R, A, K> {
+impl<R, A, K: Copy + Eq + std::hash::Hash> Drop for Sending<R, A, K> {
     fn drop(&mut self) {
         if !self.done {
             // Their replies dropped, the waiting requests hear that no script will answer.
-            self.groups
-                .buckets
+            self.buckets
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&self.bucket);
@@ -137,13 +132,12 @@ mod tests {
     #[test]
     fn one_task_sends_a_bucket_until_none_waits_then_the_next_request_starts_another() {
         let groups: Groups<u32, u32> = Groups::default();
-        let (_a, start) = groups.wait(1, 10);
-        assert!(start);
+        let (_a, sending) = groups.wait(1, 10);
+        let mut sending = sending.expect("the first request starts a task");
         let (_b, start) = groups.wait(1, 11);
-        assert!(!start, "a task is under way for the bucket");
+        assert!(start.is_none(), "a task is under way for the bucket");
         let (_other, start) = groups.wait(2, 20);
-        assert!(start, "buckets are sent apart");
-        let mut sending = groups.sending(1);
+        assert!(start.is_some(), "buckets are sent apart");
         let group: Vec<u32> = sending
             .next(|w| w.len())
             .unwrap()
@@ -154,21 +148,23 @@ mod tests {
         assert!(sending.next(|w| w.len()).is_none());
         drop(sending);
         let (_c, start) = groups.wait(1, 12);
-        assert!(start);
+        assert!(start.is_some());
     }
 
     #[test]
     fn a_sending_task_gone_early_fails_the_waiting_requests_and_lets_the_next_start_anew() {
         let groups: Groups<u32, u32> = Groups::default();
         let (mut first, start) = groups.wait(3, 1);
-        assert!(start);
-        // The task ends (a panic, say) before it takes the request.
-        drop(groups.sending(3));
+        // The task ends (a panic, or dropped unrun) before it takes the request.
+        drop(start.expect("the first request starts a task"));
         assert!(matches!(
             first.try_recv(),
             Err(oneshot::error::TryRecvError::Closed)
         ));
         let (_next, start) = groups.wait(3, 2);
-        assert!(start, "a request after it starts a task of its own");
+        assert!(
+            start.is_some(),
+            "a request after it starts a task of its own"
+        );
     }
 }

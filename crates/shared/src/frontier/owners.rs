@@ -328,8 +328,8 @@ impl Inner {
     pub(super) fn nudge(self: &Arc<Self>, bucket: u32) {
         let (unheard, _) = oneshot::channel();
         let step = Step::links(Vec::new());
-        if self.sent.batches.push(bucket, step, unheard) {
-            tokio::spawn(Arc::clone(self).flush(bucket));
+        if let Some(sending) = self.sent.batches.push(bucket, step, unheard) {
+            tokio::spawn(Arc::clone(self).flush(bucket, sending));
         }
     }
 

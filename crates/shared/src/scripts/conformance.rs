@@ -319,6 +319,28 @@ fn the_batch_script_passes_the_budget_table() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
+/// What an address script's requests ask under: their address's tag, limits, how long
+/// each may hold its place and a ticket is kept (ms).
+#[derive(Clone, Copy)]
+struct AddressTerms {
+    tag: &'static str,
+    limits: frontier::AddressLimits,
+    hold: u64,
+    ticket_ttl: u64,
+}
+
+impl AddressTerms {
+    /// Under `limits` at [`TAG`], held `hold` ms, tickets kept as a crawl keeps them.
+    fn new(limits: frontier::AddressLimits, hold: u64) -> Self {
+        AddressTerms {
+            tag: TAG,
+            limits,
+            hold,
+            ticket_ttl: frontier::TICKET_TTL.as_millis() as u64,
+        }
+    }
+}
+
 /// One script of an address's requests at `at` ms: the names of those that ended (they leave
 /// first), then the turns asked, each a host and a name; answers each turn's: 0 to go, or
 /// the wait in ms. Leaves alone go as the process sends them, a plain command.
@@ -328,30 +350,30 @@ fn address_script(
     at: u64,
     ended: &[&str],
     asking: &[(&str, &str)],
-    limits: frontier::AddressLimits,
-    hold: u64,
+    terms: &AddressTerms,
 ) -> Result<Vec<i64>, String> {
+    let (tag, limits) = (terms.tag, terms.limits);
     redis::cmd("SET")
-        .arg(format!("{TAG}:clock"))
+        .arg(format!("{tag}:clock"))
         .arg(BASE + at)
         .exec(con)
         .map_err(|err| err.to_string())?;
     if asking.is_empty() {
-        return address_leave(TAG, ended)
+        return address_leave(tag, ended)
             .query::<i64>(con)
             .map(|_| Vec::new())
             .map_err(|err| err.to_string());
     }
     let mut call = scripts.address.prepare_invoke();
     for key in ADDRESS_KEYS {
-        call.key(format!("{TAG}:{key}"));
+        call.key(format!("{tag}:{key}"));
     }
-    call.arg(TAG)
+    call.arg(tag)
         .arg(limits.connections)
         .arg(limits.delay.as_millis() as u64)
-        .arg(hold)
+        .arg(terms.hold)
         .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
-        .arg(frontier::TICKET_TTL.as_millis() as u64)
+        .arg(terms.ticket_ttl)
         .arg(ended.len())
         .arg(ended)
         .arg(asking.len());
@@ -382,9 +404,11 @@ fn address_step(
     hold: u64,
 ) -> Result<i64, String> {
     if op == "leave" {
-        return address_script(con, scripts, at, &[token], &[], limits, hold).map(|_| 0);
+        let terms = AddressTerms::new(limits, hold);
+        return address_script(con, scripts, at, &[token], &[], &terms).map(|_| 0);
     }
-    let answer = address_script(con, scripts, at, &[], &[(host, token)], limits, hold)?;
+    let terms = AddressTerms::new(limits, hold);
+    let answer = address_script(con, scripts, at, &[], &[(host, token)], &terms)?;
     match answer[..] {
         [wait] => Ok(wait),
         _ => Err(format!("unexpected answer {answer:?}")),
@@ -418,7 +442,8 @@ impl AddressGroup {
             .iter()
             .map(|(host, name)| (host.as_str(), name.as_str()))
             .collect();
-        let answer = address_script(con, scripts, self.at, &ended, &asking, limits, HOUR)?;
+        let terms = AddressTerms::new(limits, HOUR);
+        let answer = address_script(con, scripts, self.at, &ended, &asking, &terms)?;
         if answer != self.expected {
             return Err(format!(
                 "limits {limits:?} at {} ms: {} left, {:?} asked, answered {answer:?}, not {:?}",
@@ -504,6 +529,167 @@ fn the_address_script_follows_the_address_rule() {
         group.send(&mut con, &scripts, limits).unwrap();
     }
     assert!(grouped > 200, "{grouped} turns asked with others");
+}
+
+/// An address's requests of one instant in one script are answered as scripts of their own,
+/// one after another, would answer them (the ended ones' leave first): with holds and tickets
+/// short enough that requests past their hold are dropped and tickets past their time go,
+/// and with whole scripts sent again (their answer lost), at once or later. Two addresses
+/// of one server take the same sequences, one grouped and one request by request; their
+/// answers and what they hold (requests in flight, tickets, record) must agree throughout.
+#[test]
+fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
+    use frontier::AddressLimits;
+
+    let (_server, mut con, scripts) = server_and_scripts();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let state = |con: &mut Connection, tag: &str| -> Vec<Vec<String>> {
+        let mut held = Vec::new();
+        for key in ["inflight", "tickets"] {
+            let members: Vec<String> = redis::cmd("ZRANGE")
+                .arg(format!("{tag}:{key}"))
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES")
+                .query(con)
+                .unwrap();
+            held.push(members);
+        }
+        let record: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(format!("{tag}:record"))
+            .arg("last")
+            .arg("free")
+            .query(con)
+            .unwrap();
+        held.push(record.into_iter().map(Option::unwrap_or_default).collect());
+        held
+    };
+    // Their keys live on: the sequences' times are the scripts' clock, not the server's.
+    let persist = |con: &mut Connection, tag: &str| {
+        for key in ADDRESS_KEYS {
+            redis::cmd("PERSIST")
+                .arg(format!("{tag}:{key}"))
+                .exec(con)
+                .unwrap();
+        }
+    };
+    let (mut resent, mut pruned, mut expired) = (0, 0, 0);
+    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
+        redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
+        let limits = AddressLimits {
+            connections,
+            delay: Duration::from_millis(delay),
+        };
+        let grouped = AddressTerms {
+            tag: "{grouped}",
+            limits,
+            hold: 60,
+            ticket_ttl: 150 + delay,
+        };
+        let alone = AddressTerms {
+            tag: "{alone}",
+            ..grouped
+        };
+        let mut in_flight: Vec<String> = Vec::new();
+        let mut at = 0u64;
+        for call in 0..300 {
+            let mut ended: Vec<String> = Vec::new();
+            while !in_flight.is_empty() && random(3) == 0 {
+                ended.push(in_flight.swap_remove(random(in_flight.len() as u64) as usize));
+            }
+            let asking: Vec<(String, String)> = (0..random(6))
+                .map(|n| {
+                    let host = format!("h{}", random(5));
+                    let name = format!("{host} {call} {n}");
+                    (host, name)
+                })
+                .collect();
+            if ended.is_empty() && asking.is_empty() {
+                continue;
+            }
+            let ended: Vec<&str> = ended.iter().map(String::as_str).collect();
+            let asking: Vec<(&str, &str)> = asking
+                .iter()
+                .map(|(host, name)| (host.as_str(), name.as_str()))
+                .collect();
+            // Sent once, and one in four sent again: at once, or some ms later.
+            let mut sendings = vec![at];
+            if random(4) == 0 {
+                sendings.push(at + random(3) * random(80));
+                resent += 1;
+            }
+            for &instant in &sendings {
+                let before = state(&mut con, grouped.tag);
+                let answers =
+                    address_script(&mut con, &scripts, instant, &ended, &asking, &grouped).unwrap();
+                let mut one_by_one = Vec::new();
+                if !ended.is_empty() {
+                    address_script(&mut con, &scripts, instant, &ended, &[], &alone).unwrap();
+                }
+                for &request in &asking {
+                    let answer =
+                        address_script(&mut con, &scripts, instant, &[], &[request], &alone)
+                            .unwrap();
+                    one_by_one.extend(answer);
+                }
+                let context =
+                    format!("limits {limits:?} at {instant} ms: {ended:?} left, {asking:?} asked");
+                assert_eq!(answers, one_by_one, "{context}");
+                let after = state(&mut con, grouped.tag);
+                assert_eq!(after, state(&mut con, alone.tag), "{context}");
+                let names = |held: &[Vec<String>]| -> Vec<String> {
+                    held[0].iter().step_by(2).cloned().collect()
+                };
+                let still = names(&after);
+                pruned += names(&before)
+                    .iter()
+                    .filter(|n| !still.contains(n) && !ended.contains(&n.as_str()))
+                    .count();
+                let tickets = |held: &[Vec<String>]| held[1].len() / 2;
+                if tickets(&after) < tickets(&before) && answers.iter().all(|&a| a != 0) {
+                    expired += 1;
+                }
+                persist(&mut con, grouped.tag);
+                persist(&mut con, alone.tag);
+            }
+            for (&(_, name), &answer) in
+                asking
+                    .iter()
+                    .zip(&held_in_flight(&mut con, grouped.tag, &asking))
+            {
+                if answer && !in_flight.iter().any(|n| n == name) {
+                    in_flight.push(name.to_owned());
+                }
+            }
+            at = sendings.last().copied().unwrap_or(at) + random(40);
+        }
+    }
+    assert!(resent > 200, "{resent} scripts sent again");
+    assert!(pruned > 20, "{pruned} requests dropped past their hold");
+    assert!(
+        expired > 5,
+        "{expired} scripts dropped tickets past their time"
+    );
+}
+
+/// Which of `asking` the address `tag` holds in flight now.
+fn held_in_flight(con: &mut Connection, tag: &str, asking: &[(&str, &str)]) -> Vec<bool> {
+    let names: Vec<&str> = asking.iter().map(|(_, name)| *name).collect();
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let scores: Vec<Option<f64>> = redis::cmd("ZMSCORE")
+        .arg(format!("{tag}:inflight"))
+        .arg(&names)
+        .query(con)
+        .unwrap();
+    scores.into_iter().map(|s| s.is_some()).collect()
 }
 
 /// How long the address tests' requests may hold their place: longer than any sequence.
