@@ -17,6 +17,11 @@
 #   RTT_MS=4 benches/shared.sh              # Redis 4 ms away (round trip): the crawlers reach
 #                                           # it through benches/delay_proxy.py
 #   CRAWLER_ARGS="--content-seen false" benches/shared.sh   # more flags for every crawler
+#   ADDRESSES=100 HOSTS=1000 benches/shared.sh   # the hosts by name over 100 loopback
+#                                           # addresses (testweb's DNS server, one port): with
+#                                           # CRAWLER_ARGS="--address-connections 8
+#                                           # --address-delay 20ms", a broad crawl held to
+#                                           # its servers
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
 #                                           # CPU and memory are the sums over the masters
@@ -38,6 +43,7 @@ CONFIG=${CONFIG:-config/local.toml}
 PROCESSES=${PROCESSES:-1 2 4}
 RTT_MS=${RTT_MS:-0}
 CLUSTER=${CLUSTER:-0}
+ADDRESSES=${ADDRESSES:-0}
 if [ "$CLUSTER" != 0 ] && [ "$RTT_MS" != 0 ]; then
     # The proxy reaches one node; a cluster's clients go to each node itself.
     echo "benches/shared.sh: RTT_MS and CLUSTER do not go together" >&2
@@ -122,10 +128,20 @@ for n in $PROCESSES; do
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
     # There before the server writes it: the wait below reads it at once.
     : >"$work/seeds"
+    by_name=()
+    if [ "$ADDRESSES" != 0 ]; then
+        rm -f "$work/dns"
+        by_name=(--addresses "$ADDRESSES" --dns-out "$work/dns")
+    fi
     "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
-        --plain-links --port 0 >"$work/seeds" 2>"$work/server" &
+        --plain-links --port 0 "${by_name[@]}" >"$work/seeds" 2>"$work/server" &
     server=$!
     until [ "$(wc -l <"$work/seeds")" -ge "$HOSTS" ]; do sleep 0.05; done
+    dns=()
+    if [ "$ADDRESSES" != 0 ]; then
+        until [ -s "$work/dns" ]; do sleep 0.05; done
+        dns=(--dns-server "$(cat "$work/dns")")
+    fi
     monitors=()
     if [ -n "${MONITOR:-}" ]; then
         k=0
@@ -146,7 +162,7 @@ for n in $PROCESSES; do
     for i in $(seq "$n"); do
         "${CRAWLER_BIN:-$bin/crawler}" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
             --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
-            --output "$work/records.$i" "${crawler_args[@]}" 2>"$work/stderr.$i" &
+            --output "$work/records.$i" "${dns[@]}" "${crawler_args[@]}" 2>"$work/stderr.$i" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid"; done

@@ -104,6 +104,12 @@ impl Link {
     }
 }
 
+/// The groups addresses' politeness keys go to on a cluster, spread over its masters as
+/// buckets are (on a single server, one: every address's requests of a process can then go
+/// in one script; an address asked a turn at a time cost a script of its own, 176,000
+/// instructions, docs/benchmarks.md 2026-12-06).
+pub(crate) const ADDRESS_GROUPS: u32 = 16;
+
 /// The connection to the Redis server (or cluster) that holds a crawl, and the crawl's name.
 ///
 /// # Example
@@ -455,10 +461,26 @@ impl Store {
             });
     }
 
-    /// The hash tag of an IP address's keys (politeness per address): its own, so that on a
-    /// cluster addresses spread over the masters.
-    pub(crate) fn address_tag(&self, address: std::net::IpAddr) -> String {
-        format!("{{{}:a:{address}}}", self.name)
+    /// The group of an IP address's politeness (see [`ADDRESS_GROUPS`]): one script of a
+    /// process carries the requests of many addresses of one group.
+    pub(crate) fn address_group(&self, address: std::net::IpAddr) -> u32 {
+        if !self.is_cluster() {
+            return 0;
+        }
+        // FNV-1a of its octets: the same group in every process.
+        let octets = match address {
+            std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+            std::net::IpAddr::V6(v6) => v6.octets(),
+        };
+        let hash = octets.iter().fold(0x811c_9dc5_u32, |h, &b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+        hash % ADDRESS_GROUPS
+    }
+
+    /// The hash tag of an address group's keys.
+    pub(crate) fn address_tag(&self, group: u32) -> String {
+        format!("{{{}:a:{group}}}", self.name)
     }
 
     /// Sends a command, retrying while the server is unreachable or full.

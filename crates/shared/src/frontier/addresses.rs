@@ -1,18 +1,19 @@
 //! Politeness per address, for every process of the crawl: a request's turn at the IP
 //! address its connection goes to, by `frontier::AddressRecord`'s rule, run in Redis
-//! (`scripts/address.lua`) on keys of the address's own (so that, on a cluster, addresses
-//! spread over the masters as buckets do). The turns asked and the requests ended at an
-//! address while its last script is under way go together in its next (`group.rs`): a busy
-//! address costs Redis a script for many requests, not one a request and a command a leave.
-//! Not at the process's ticks, as batches go: a turn waits for no tick (its connection
-//! would, and at a full address every place handed on would lose that wait).
+//! (`scripts/address.lua`) on keys of the address's own, tagged with its group (one on a
+//! single server; on a cluster, spread over the masters as buckets are: see
+//! `Store::address_group`). The turns asked and the requests ended at any address of a
+//! group while the group's last script is under way go together in its next (`group.rs`):
+//! busy addresses cost Redis a script for many requests, not one a request and a command a
+//! leave, and so do many addresses asked a turn at a time each. Not at the process's ticks,
+//! as batches go: a turn waits for no tick (its connection would, and at a full address
+//! every place handed on would lose that wait).
 
 use std::net::IpAddr;
 
 use frontier::{AddressLimits, FULL_RETRY, TICKET_TTL, Turn};
 
 use super::*;
-use crate::scripts::ADDRESS_KEYS;
 
 /// Names a request among those in flight at an address, for every process of the crawl:
 /// the token of its lease (unique to one lease with its host: another bucket's lease may
@@ -79,7 +80,7 @@ impl SharedFrontier {
         if limits.is_unlimited() {
             return Ok(Turn::Go);
         }
-        let call = AddressCall::Enter {
+        let call = Ask::Enter {
             host: host.to_owned(),
             name: request.member(host),
             limits,
@@ -114,7 +115,7 @@ impl SharedFrontier {
     ) -> impl Future<Output = Result<(), Error>> + Send + use<> {
         let answered = self
             .inner
-            .queue_at_address(address, AddressCall::Leave(request.member(host)));
+            .queue_at_address(address, Ask::Leave(request.member(host)));
         async move {
             group::answer(answered, "a leave of an address")
                 .await
@@ -123,17 +124,25 @@ impl SharedFrontier {
     }
 }
 
-/// A request of this process at an address, waiting for the address's next script.
-pub(super) enum AddressCall {
-    /// Asks its turn: its host, its name ([`AddressRequest::member`]), the limits it is held
-    /// to and how long it may hold its place (ms).
+/// A request of this process at an address, waiting for its address group's next script.
+pub(super) struct AddressCall {
+    /// The address its connection goes to.
+    address: IpAddr,
+    /// What it asks.
+    ask: Ask,
+}
+
+/// What a request at an address asks.
+enum Ask {
+    /// Its turn: its host, its name ([`AddressRequest::member`]), the limits it is held to
+    /// and how long it may hold its place (ms).
     Enter {
         host: String,
         name: String,
         limits: AddressLimits,
         hold: i64,
     },
-    /// Has ended: its name.
+    /// To leave, having ended: its name.
     Leave(String),
 }
 
@@ -141,9 +150,9 @@ impl AddressCall {
     /// The limits and hold an entering request asks under (one script takes requests of one
     /// kind only: a process asks all its turns under the same).
     fn terms(&self) -> Option<(AddressLimits, i64)> {
-        match self {
-            AddressCall::Enter { limits, hold, .. } => Some((*limits, *hold)),
-            AddressCall::Leave(_) => None,
+        match &self.ask {
+            Ask::Enter { limits, hold, .. } => Some((*limits, *hold)),
+            Ask::Leave(_) => None,
         }
     }
 }
@@ -165,74 +174,113 @@ fn fit(waiting: &[(AddressCall, Reply<i64>)]) -> usize {
         .count()
 }
 
+/// The requests of one script at one address: the places (in the script's requests) of
+/// those that ended and of those asking.
+struct AtAddress {
+    address: IpAddr,
+    ended: Vec<usize>,
+    asking: Vec<usize>,
+}
+
+/// The script's requests by address, in the order each address first comes.
+fn by_address(calls: &[(AddressCall, Reply<i64>)]) -> Vec<AtAddress> {
+    let mut addresses: Vec<AtAddress> = Vec::new();
+    for (i, (call, _)) in calls.iter().enumerate() {
+        let at = match addresses.iter().position(|a| a.address == call.address) {
+            Some(at) => at,
+            None => {
+                addresses.push(AtAddress {
+                    address: call.address,
+                    ended: Vec::new(),
+                    asking: Vec::new(),
+                });
+                addresses.len() - 1
+            }
+        };
+        match call.ask {
+            Ask::Enter { .. } => addresses[at].asking.push(i),
+            Ask::Leave(_) => addresses[at].ended.push(i),
+        }
+    }
+    addresses
+}
+
 impl Inner {
-    /// Adds a request to `address`'s next script, and waits for its answer.
-    async fn at_address(
-        self: &Arc<Self>,
-        address: IpAddr,
-        call: AddressCall,
-    ) -> Result<i64, Error> {
+    /// Adds a request to its address group's next script, and waits for its answer.
+    async fn at_address(self: &Arc<Self>, address: IpAddr, call: Ask) -> Result<i64, Error> {
         let answered = self.queue_at_address(address, call);
         group::answer(answered, "a turn at an address").await
     }
 
-    /// Adds a request to `address`'s next script (starting its sending task if none is
-    /// under way, on the frontier's runtime: a leave may be queued outside one): where its
-    /// answer will come (0 for a leave).
+    /// Adds a request to its address group's next script (starting the group's sending
+    /// task if none is under way, on the frontier's runtime: a leave may be queued outside
+    /// one): where its answer will come (0 for a leave).
     fn queue_at_address(
         self: &Arc<Self>,
         address: IpAddr,
-        call: AddressCall,
+        ask: Ask,
     ) -> oneshot::Receiver<Result<i64, Error>> {
-        let (answered, start) = self.sent.addresses.wait(address, call);
+        let group = self.store.address_group(address);
+        let (answered, start) = self
+            .sent
+            .addresses
+            .wait(group, AddressCall { address, ask });
         if let Some(sending) = start {
             self.sent
                 .runtime
-                .spawn(Arc::clone(self).flush_address(address, sending));
+                .spawn(Arc::clone(self).flush_addresses(group, sending));
         }
         answered
     }
 
-    /// Sends the requests waiting at an address, a script at a time, until none waits: the
-    /// ended requests' leaves first, then the turns asked, in the order they came.
-    async fn flush_address(
+    /// Sends the requests waiting in an address group, a script at a time, until none
+    /// waits: at each address, the ended requests' leaves first, then the turns asked, in
+    /// the order they came.
+    async fn flush_addresses(
         self: Arc<Self>,
-        address: IpAddr,
-        mut sending: Sending<AddressCall, i64, IpAddr>,
+        group: u32,
+        mut sending: Sending<AddressCall, i64, u32>,
     ) {
+        let tag = self.store.address_tag(group);
         loop {
             let Some(mut calls) = sending.next(fit) else {
                 break;
             };
             // A turn no one waits for any more (its request was cancelled) is not asked.
             calls.retain(|(call, reply)| call.terms().is_none() || !reply.is_closed());
-            let tag = self.store.address_tag(address);
-            let mut ended = Vec::new();
-            let mut asking = Vec::new();
-            let mut terms = None;
-            for (call, _) in &calls {
-                match call {
-                    AddressCall::Leave(name) => ended.push(name.as_str()),
-                    AddressCall::Enter {
-                        host,
-                        name,
-                        limits,
-                        hold,
-                    } => {
-                        terms = Some((*limits, *hold));
-                        asking.push((host.as_str(), name.as_str()));
-                    }
-                }
-            }
-            let leave = || crate::scripts::address_leave(&tag, &ended);
+            let addresses = by_address(&calls);
+            let name = |i: usize| match &calls[i].0.ask {
+                Ask::Enter { name, .. } | Ask::Leave(name) => name.as_str(),
+            };
+            let texts: Vec<String> = addresses.iter().map(|a| a.address.to_string()).collect();
+            // Leaves alone, one plain command an address.
+            let leaves = || -> Vec<redis::Cmd> {
+                addresses
+                    .iter()
+                    .zip(&texts)
+                    .filter(|(a, _)| !a.ended.is_empty())
+                    .map(|(a, text)| {
+                        let names: Vec<&str> = a.ended.iter().map(|&i| name(i)).collect();
+                        crate::scripts::address_leave(&tag, text, &names)
+                    })
+                    .collect()
+            };
+            let terms = calls.iter().find_map(|(call, _)| call.terms());
+            let asked = addresses.iter().map(|a| a.asking.len()).sum::<usize>();
+            let any_ended = addresses.iter().any(|a| !a.ended.is_empty());
             let answer: Result<Vec<i64>, Error> = match terms {
-                None if ended.is_empty() => Ok(Vec::new()),
-                // Leaves alone: a plain command.
-                None => self.store.query::<i64>(&leave()).await.map(|_| Vec::new()),
+                None if !any_ended => Ok(Vec::new()),
+                None => self
+                    .store
+                    .query_each::<i64>(&leaves())
+                    .await
+                    .map(|_| Vec::new()),
                 Some((limits, hold)) => {
                     let mut invocation = self.scripts.address.prepare_invoke();
-                    for key in ADDRESS_KEYS {
-                        invocation.key(format!("{tag}:{key}"));
+                    for text in &texts {
+                        for key in crate::scripts::address_keys(&tag, text) {
+                            invocation.key(key);
+                        }
                     }
                     invocation
                         .arg(&tag)
@@ -240,23 +288,27 @@ impl Inner {
                         .arg(millis(limits.delay))
                         .arg(hold)
                         .arg(millis(limits.delay.max(FULL_RETRY)))
-                        .arg(millis(TICKET_TTL))
-                        .arg(ended.len());
-                    for name in &ended {
-                        invocation.arg(*name);
-                    }
-                    invocation.arg(asking.len());
-                    for (host, _) in &asking {
-                        invocation.arg(*host);
-                    }
-                    for (_, name) in &asking {
-                        invocation.arg(*name);
+                        .arg(millis(TICKET_TTL));
+                    for at in &addresses {
+                        invocation.arg(at.ended.len());
+                        for &i in &at.ended {
+                            invocation.arg(name(i));
+                        }
+                        invocation.arg(at.asking.len());
+                        for &i in &at.asking {
+                            if let Ask::Enter { host, .. } = &calls[i].0.ask {
+                                invocation.arg(host.as_str());
+                            }
+                        }
+                        for &i in &at.asking {
+                            invocation.arg(name(i));
+                        }
                     }
                     self.call(&invocation).await
                 }
             };
             let answer = match answer {
-                Ok(waits) if waits.len() == asking.len() => Ok(waits),
+                Ok(waits) if waits.len() == asked => Ok(waits),
                 Ok(_) => {
                     Err(ErrorKind::Server("unexpected answer to an address script".into()).into())
                 }
@@ -266,28 +318,39 @@ impl Inner {
             // write, not a plain removal; an ACL may too) or unanswered would leave the
             // requests that ended holding their places until their hold: they leave alone,
             // and the turns hear the error.
-            let left = match (&answer, terms, ended.is_empty()) {
-                (Err(_), Some(_), false) => self.store.query::<i64>(&leave()).await.map(drop),
+            let left = match (&answer, terms, any_ended) {
+                (Err(_), Some(_), true) => self.store.query_each::<i64>(&leaves()).await.map(drop),
                 (answer, _, _) => answer.as_ref().map(drop).map_err(Clone::clone),
             };
-            let mut waits = answer.as_ref().map(|waits| waits.iter());
-            for (call, reply) in calls {
-                match call {
-                    AddressCall::Leave(_) => {
+            // Each turn's answer, by its place among the script's requests.
+            let mut waits: Vec<Option<i64>> = vec![None; calls.len()];
+            if let Ok(answer) = &answer {
+                let places = addresses.iter().flat_map(|a| a.asking.iter().copied());
+                for (place, &wait) in places.zip(answer) {
+                    waits[place] = Some(wait);
+                }
+            }
+            for ((call, reply), wait) in calls.into_iter().zip(waits) {
+                let AddressCall { address, ask } = call;
+                match ask {
+                    Ask::Leave(_) => {
                         let _ = reply.send(left.clone().map(|()| 0));
                     }
-                    AddressCall::Enter { name, .. } => {
-                        let wait = match &mut waits {
-                            Ok(waits) => Ok(waits.next().copied().unwrap_or(0)),
-                            Err(err) => Err(err.clone()),
+                    Ask::Enter { name, .. } => {
+                        let wait = match (&answer, wait) {
+                            (Ok(_), wait) => Ok(wait.unwrap_or(0)),
+                            (Err(err), _) => Err(err.clone()),
                         };
                         let went = matches!(wait, Ok(0));
                         if reply.send(wait).is_err() && went {
                             // Its request was cancelled while its turn was asked: the place
                             // it was given is given back, in this task's next script.
                             let (unheard, _) = oneshot::channel();
-                            let call = AddressCall::Leave(name);
-                            let none = self.sent.addresses.push(address, call, unheard);
+                            let call = AddressCall {
+                                address,
+                                ask: Ask::Leave(name),
+                            };
+                            let none = self.sent.addresses.push(group, call, unheard);
                             debug_assert!(none.is_none());
                         }
                     }

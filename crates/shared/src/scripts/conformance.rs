@@ -12,7 +12,7 @@ use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
 use super::{
-    ADDRESS_KEYS, Clock, HostState, Scripts, address_leave, link, links_step, queue_entry,
+    Clock, HostState, Scripts, address_keys, address_leave, link, links_step, queue_entry,
 };
 use crate::frontier::batch::{OwnerReply, StepAnswer, add_owner_log, memo_text};
 use crate::frontier::owned::{EndedLease, Log, Owned, leased};
@@ -341,15 +341,21 @@ impl AddressTerms {
     }
 }
 
-/// One script of an address's requests at `at` ms: the names of those that ended (they leave
-/// first), then the turns asked, each a host and a name; answers each turn's: 0 to go, or
-/// the wait in ms. Leaves alone go as the process sends them, a plain command.
-fn address_script(
+/// The address the conformance tests' requests go to, but where they say otherwise.
+const ADDRESS: &str = "192.0.2.1";
+
+/// One address's requests in a script: the names of those that ended, then the turns asked,
+/// each a host and a name.
+type AddressBlock<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
+/// One script of the requests at some addresses at `at` ms, address after address (at each,
+/// those that ended leave first); answers each turn's: 0 to go, or the wait in ms. Leaves
+/// alone go as the process sends them, a plain command an address.
+fn addresses_script(
     con: &mut Connection,
     scripts: &Scripts,
     at: u64,
-    ended: &[&str],
-    asking: &[(&str, &str)],
+    blocks: &[AddressBlock<'_>],
     terms: &AddressTerms,
 ) -> Result<Vec<i64>, String> {
     let (tag, limits) = (terms.tag, terms.limits);
@@ -358,33 +364,49 @@ fn address_script(
         .arg(BASE + at)
         .exec(con)
         .map_err(|err| err.to_string())?;
-    if asking.is_empty() {
-        return address_leave(tag, ended)
-            .query::<i64>(con)
-            .map(|_| Vec::new())
-            .map_err(|err| err.to_string());
+    if blocks.iter().all(|(_, _, asking)| asking.is_empty()) {
+        for (address, ended, _) in blocks {
+            address_leave(tag, address, ended)
+                .query::<i64>(con)
+                .map_err(|err| err.to_string())?;
+        }
+        return Ok(Vec::new());
     }
     let mut call = scripts.address.prepare_invoke();
-    for key in ADDRESS_KEYS {
-        call.key(format!("{tag}:{key}"));
+    for (address, _, _) in blocks {
+        for key in address_keys(tag, address) {
+            call.key(key);
+        }
     }
     call.arg(tag)
         .arg(limits.connections)
         .arg(limits.delay.as_millis() as u64)
         .arg(terms.hold)
         .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
-        .arg(terms.ticket_ttl)
-        .arg(ended.len())
-        .arg(ended)
-        .arg(asking.len());
-    for (host, _) in asking {
-        call.arg(*host);
-    }
-    for (_, name) in asking {
-        call.arg(*name);
+        .arg(terms.ticket_ttl);
+    for (_, ended, asking) in blocks {
+        call.arg(ended.len()).arg(*ended).arg(asking.len());
+        for (host, _) in *asking {
+            call.arg(*host);
+        }
+        for (_, name) in *asking {
+            call.arg(*name);
+        }
     }
     call.invoke(con, &scripts.library)
         .map_err(|err| err.to_string())
+}
+
+/// One script of [`ADDRESS`]'s requests at `at` ms (see [`addresses_script`]).
+fn address_script(
+    con: &mut Connection,
+    scripts: &Scripts,
+    at: u64,
+    ended: &[&str],
+    asking: &[(&str, &str)],
+    terms: &AddressTerms,
+) -> Result<Vec<i64>, String> {
+    addresses_script(con, scripts, at, &[(ADDRESS, ended, asking)], terms)
 }
 
 /// One request's step alone: a leave (`op` "leave") or a turn asked, answered 0 to go or
@@ -531,17 +553,22 @@ fn the_address_script_follows_the_address_rule() {
     assert!(grouped > 200, "{grouped} turns asked with others");
 }
 
-/// An address's requests of one instant in one script are answered as scripts of their own,
-/// one after another, would answer them (the ended ones' leave first): with holds and tickets
-/// short enough that requests past their hold are dropped and tickets past their time go,
-/// and with whole scripts sent again (their answer lost), at once or later. Two addresses
-/// of one server take the same sequences, one grouped and one request by request; their
-/// answers and what they hold (requests in flight, tickets, record) must agree throughout.
+/// The requests of one instant at several addresses in one script are answered as scripts
+/// of their own, one after another, would answer them (at each address, the ended ones'
+/// leave first): with holds and tickets short enough that requests past their hold are
+/// dropped and tickets past their time go, and with whole scripts sent again (their answer
+/// lost), at once or later. Two groups of one server take the same sequences at the same
+/// addresses, one in scripts of many requests (made as on a cluster) and one request by
+/// request; their answers and what each address holds (requests in flight, tickets,
+/// record) must agree throughout.
 #[test]
-fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
+fn requests_grouped_in_one_script_are_answered_as_one_by_one() {
     use frontier::AddressLimits;
 
+    const ADDRESSES: [&str; 3] = [ADDRESS, "192.0.2.2", "2001:db8::7"];
     let (_server, mut con, scripts) = server_and_scripts();
+    // The grouped calls as a cluster's are made: one key more, declared only.
+    let on_cluster = Scripts::with_clock(Clock::Key, true);
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut random = |n: u64| {
         seed ^= seed << 13;
@@ -549,11 +576,12 @@ fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
         seed ^= seed << 17;
         seed % n
     };
-    let state = |con: &mut Connection, tag: &str| -> Vec<Vec<String>> {
+    // What an address holds: its requests in flight, its tickets, its record.
+    let state = |con: &mut Connection, tag: &str, address: &str| -> Vec<Vec<String>> {
         let mut held = Vec::new();
         for key in ["inflight", "tickets"] {
             let members: Vec<String> = redis::cmd("ZRANGE")
-                .arg(format!("{tag}:{key}"))
+                .arg(format!("{tag}:{address}:{key}"))
                 .arg(0)
                 .arg(-1)
                 .arg("WITHSCORES")
@@ -562,7 +590,7 @@ fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
             held.push(members);
         }
         let record: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(format!("{tag}:record"))
+            .arg(format!("{tag}:{address}:record"))
             .arg("last")
             .arg("free")
             .query(con)
@@ -571,15 +599,12 @@ fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
         held
     };
     // Their keys live on: the sequences' times are the scripts' clock, not the server's.
-    let persist = |con: &mut Connection, tag: &str| {
-        for key in ADDRESS_KEYS {
-            redis::cmd("PERSIST")
-                .arg(format!("{tag}:{key}"))
-                .exec(con)
-                .unwrap();
+    let persist = |con: &mut Connection, tag: &str, address: &str| {
+        for key in address_keys(tag, address) {
+            redis::cmd("PERSIST").arg(key).exec(con).unwrap();
         }
     };
-    let (mut resent, mut pruned, mut expired) = (0, 0, 0);
+    let (mut resent, mut pruned, mut expired, mut together) = (0, 0, 0, 0);
     for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
         redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
         let limits = AddressLimits {
@@ -596,27 +621,47 @@ fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
             tag: "{alone}",
             ..grouped
         };
-        let mut in_flight: Vec<String> = Vec::new();
+        let mut in_flight: Vec<Vec<String>> = vec![Vec::new(); ADDRESSES.len()];
         let mut at = 0u64;
-        for call in 0..300 {
-            let mut ended: Vec<String> = Vec::new();
-            while !in_flight.is_empty() && random(3) == 0 {
-                ended.push(in_flight.swap_remove(random(in_flight.len() as u64) as usize));
+        for call in 0..150 {
+            // Each address's requests: those that ended, and the turns asked.
+            let mut requests: Vec<Requests<'_>> = Vec::new();
+            for (k, address) in ADDRESSES.into_iter().enumerate() {
+                let mut ended: Vec<String> = Vec::new();
+                while !in_flight[k].is_empty() && random(3) == 0 {
+                    let i = random(in_flight[k].len() as u64) as usize;
+                    ended.push(in_flight[k].swap_remove(i));
+                }
+                let asking: Vec<(String, String)> = (0..random(5))
+                    .map(|n| {
+                        let host = format!("h{}", random(5));
+                        let name = format!("{host} {call} {n}");
+                        (host, name)
+                    })
+                    .collect();
+                if !ended.is_empty() || !asking.is_empty() {
+                    requests.push((address, ended, asking));
+                }
             }
-            let asking: Vec<(String, String)> = (0..random(6))
-                .map(|n| {
-                    let host = format!("h{}", random(5));
-                    let name = format!("{host} {call} {n}");
-                    (host, name)
-                })
-                .collect();
-            if ended.is_empty() && asking.is_empty() {
+            if requests.is_empty() {
                 continue;
             }
-            let ended: Vec<&str> = ended.iter().map(String::as_str).collect();
-            let asking: Vec<(&str, &str)> = asking
+            together += usize::from(requests.len() > 1);
+            let ended: Vec<Vec<&str>> = requests
                 .iter()
-                .map(|(host, name)| (host.as_str(), name.as_str()))
+                .map(|(_, ended, _)| ended.iter().map(String::as_str).collect())
+                .collect();
+            let asking: Vec<Vec<(&str, &str)>> = requests
+                .iter()
+                .map(|(_, _, asking)| {
+                    let pairs = asking.iter().map(|(h, n)| (h.as_str(), n.as_str()));
+                    pairs.collect()
+                })
+                .collect();
+            let blocks: Vec<AddressBlock<'_>> = requests
+                .iter()
+                .enumerate()
+                .map(|(i, (address, _, _))| (*address, &ended[i][..], &asking[i][..]))
                 .collect();
             // Sent once, and one in four sent again: at once, or some ms later.
             let mut sendings = vec![at];
@@ -625,67 +670,87 @@ fn an_addresss_requests_grouped_are_answered_as_one_by_one() {
                 resent += 1;
             }
             for &instant in &sendings {
-                let before = state(&mut con, grouped.tag);
+                let before: Vec<_> = blocks
+                    .iter()
+                    .map(|(address, _, _)| state(&mut con, grouped.tag, address))
+                    .collect();
                 let answers =
-                    address_script(&mut con, &scripts, instant, &ended, &asking, &grouped).unwrap();
+                    addresses_script(&mut con, &on_cluster, instant, &blocks, &grouped).unwrap();
                 let mut one_by_one = Vec::new();
-                if !ended.is_empty() {
-                    address_script(&mut con, &scripts, instant, &ended, &[], &alone).unwrap();
+                for &(address, ended, asking) in &blocks {
+                    if !ended.is_empty() {
+                        let leave = [(address, ended, &[][..])];
+                        addresses_script(&mut con, &scripts, instant, &leave, &alone).unwrap();
+                    }
+                    for request in asking {
+                        let turn = [(address, &[][..], std::slice::from_ref(request))];
+                        let answer =
+                            addresses_script(&mut con, &scripts, instant, &turn, &alone).unwrap();
+                        one_by_one.extend(answer);
+                    }
                 }
-                for &request in &asking {
-                    let answer =
-                        address_script(&mut con, &scripts, instant, &[], &[request], &alone)
-                            .unwrap();
-                    one_by_one.extend(answer);
-                }
-                let context =
-                    format!("limits {limits:?} at {instant} ms: {ended:?} left, {asking:?} asked");
+                let context = format!("limits {limits:?} at {instant} ms: {blocks:?}");
                 assert_eq!(answers, one_by_one, "{context}");
-                let after = state(&mut con, grouped.tag);
-                assert_eq!(after, state(&mut con, alone.tag), "{context}");
                 let names = |held: &[Vec<String>]| -> Vec<String> {
                     held[0].iter().step_by(2).cloned().collect()
                 };
-                let still = names(&after);
-                pruned += names(&before)
-                    .iter()
-                    .filter(|n| !still.contains(n) && !ended.contains(&n.as_str()))
-                    .count();
                 let tickets = |held: &[Vec<String>]| held[1].len() / 2;
-                if tickets(&after) < tickets(&before) && answers.iter().all(|&a| a != 0) {
-                    expired += 1;
+                for (i, &(address, ended, _)) in blocks.iter().enumerate() {
+                    let after = state(&mut con, grouped.tag, address);
+                    assert_eq!(after, state(&mut con, alone.tag, address), "{context}");
+                    let still = names(&after);
+                    pruned += names(&before[i])
+                        .iter()
+                        .filter(|n| !still.contains(n) && !ended.contains(&n.as_str()))
+                        .count();
+                    if tickets(&after) < tickets(&before[i]) && answers.iter().all(|&a| a != 0) {
+                        expired += 1;
+                    }
+                    persist(&mut con, grouped.tag, address);
+                    persist(&mut con, alone.tag, address);
                 }
-                persist(&mut con, grouped.tag);
-                persist(&mut con, alone.tag);
             }
-            for (&(_, name), &answer) in
-                asking
-                    .iter()
-                    .zip(&held_in_flight(&mut con, grouped.tag, &asking))
-            {
-                if answer && !in_flight.iter().any(|n| n == name) {
-                    in_flight.push(name.to_owned());
+            for &(address, _, asking) in &blocks {
+                let k = ADDRESSES.iter().position(|a| *a == address).unwrap();
+                let held = held_in_flight(&mut con, grouped.tag, address, asking);
+                for (&(_, name), held) in asking.iter().zip(held) {
+                    if held && !in_flight[k].iter().any(|n| n == name) {
+                        in_flight[k].push(name.to_owned());
+                    }
                 }
             }
             at = sendings.last().copied().unwrap_or(at) + random(40);
         }
     }
-    assert!(resent > 200, "{resent} scripts sent again");
-    assert!(pruned > 20, "{pruned} requests dropped past their hold");
+    assert!(resent > 100, "{resent} scripts sent again");
+    assert!(
+        together > 300,
+        "{together} scripts at more than one address"
+    );
+    assert!(pruned > 100, "{pruned} requests dropped past their hold");
     assert!(
         expired > 5,
         "{expired} scripts dropped tickets past their time"
     );
 }
 
-/// Which of `asking` the address `tag` holds in flight now.
-fn held_in_flight(con: &mut Connection, tag: &str, asking: &[(&str, &str)]) -> Vec<bool> {
+/// An address's requests of a sequence: the names of those that ended, and the turns asked
+/// (host and name).
+type Requests<'a> = (&'a str, Vec<String>, Vec<(String, String)>);
+
+/// Which of `asking` `address`, of the group of tag `tag`, holds in flight now.
+fn held_in_flight(
+    con: &mut Connection,
+    tag: &str,
+    address: &str,
+    asking: &[(&str, &str)],
+) -> Vec<bool> {
     let names: Vec<&str> = asking.iter().map(|(_, name)| *name).collect();
     if names.is_empty() {
         return Vec::new();
     }
     let scores: Vec<Option<f64>> = redis::cmd("ZMSCORE")
-        .arg(format!("{tag}:inflight"))
+        .arg(format!("{tag}:{address}:inflight"))
         .arg(&names)
         .query(con)
         .unwrap();
@@ -706,7 +771,7 @@ fn an_addresss_keys_outlive_their_last_write_and_a_request_past_its_hold_gives_w
     let (_server, mut con, scripts) = server_and_scripts();
     let ttl = |con: &mut Connection, key: &str| -> i64 {
         redis::cmd("PTTL")
-            .arg(format!("{TAG}:{key}"))
+            .arg(format!("{TAG}:{ADDRESS}:{key}"))
             .query(con)
             .unwrap()
     };
@@ -729,7 +794,7 @@ fn an_addresss_keys_outlive_their_last_write_and_a_request_past_its_hold_gives_w
     // The first request never left (its process died): past its hold, it gives way.
     assert_eq!(step(&mut con, 2_000, "enter", "b", "b 3", 1), 0);
     let in_flight: Vec<String> = redis::cmd("ZRANGE")
-        .arg(format!("{TAG}:inflight"))
+        .arg(format!("{TAG}:{ADDRESS}:inflight"))
         .arg(0)
         .arg(-1)
         .query(&mut con)
