@@ -1382,8 +1382,9 @@ async fn the_leaves_of_a_refused_address_script_go_alone() {
 }
 
 /// A turn whose request was cancelled before its script went is not asked, and one
-/// cancelled while its script was under way gives back the place it was given: neither
-/// holds a place until its hold runs out.
+/// cancelled while its script was under way, or once answered but before its caller read
+/// the answer, gives back the place it was given: none holds a place until its hold runs
+/// out.
 #[tokio::test(flavor = "current_thread")]
 async fn a_cancelled_turn_holds_no_place_at_its_address() {
     // The library went to the server with the first script.
@@ -1418,6 +1419,26 @@ async fn a_cancelled_turn_holds_no_place_at_its_address() {
     assert_eq!(in_flight_at(&place.server), ["d.example 4 4"]);
     let scripts = address_scripts(&place.server);
     assert_eq!(scripts, 2, "the cancelled turn was asked, then left");
+    // Cancelled once its answer came, before its caller read it: it leaves too.
+    place.leave("d", 4).await.unwrap();
+    log_every_command(&place.server);
+    let mut turn = Box::pin(place.turn("e", 5));
+    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
+    while address_scripts(&place.server) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // The sending task reads the answer and sends it on.
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    drop(turn);
+    let turn = place.turn("f", 6).await.unwrap();
+    assert_eq!(
+        turn,
+        frontier::Turn::Go,
+        "the place of the turn answered came back"
+    );
+    assert_eq!(in_flight_at(&place.server), ["f.example 6 6"]);
 }
 
 /// A request may end on a thread of its own (its permit dropped there): its leave is sent on
@@ -1483,13 +1504,16 @@ async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_no
     assert!(!claims(&b, "http://h.example:82").await, "heard of 7 s ago");
     // Present as last heard now: asked again (a waiting process asks every few tens of ms),
     // the claim is the one request, not the claim and when its holder was heard from.
-    // (Three tries: a heartbeat's requests may fall between two counts; without the note,
-    // every try costs two.)
+    // (Up to ten tries: a heartbeat's requests may fall between two counts, on a loaded
+    // machine in three tries running; without the note, every try costs two.)
     let mut costs = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..10 {
         let before = b.store().requests();
         assert!(!claims(&b, "http://h.example:82").await);
         costs.push(b.store().requests() - before);
+        if costs.contains(&1) {
+            break;
+        }
     }
     assert!(costs.contains(&1), "requests a claim cost: {costs:?}");
     assert!(

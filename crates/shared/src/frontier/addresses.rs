@@ -86,7 +86,13 @@ impl SharedFrontier {
             limits,
             hold: millis(hold).max(1),
         };
-        let wait = self.inner.at_address(address, call).await?;
+        let asked = Asked {
+            inner: Arc::clone(&self.inner),
+            address,
+            name: request.member(host),
+            answer: Some(self.inner.queue_at_address(address, call)),
+        };
+        let wait = asked.answer().await?;
         let after = |ms: i64| Instant::now() + Duration::from_millis(ms.unsigned_abs());
         Ok(match wait {
             0 => Turn::Go,
@@ -205,13 +211,44 @@ fn by_address(calls: &[(AddressCall, Reply<i64>)]) -> Vec<AtAddress> {
     addresses
 }
 
-impl Inner {
-    /// Adds a request to its address group's next script, and waits for its answer.
-    async fn at_address(self: &Arc<Self>, address: IpAddr, call: Ask) -> Result<i64, Error> {
-        let answered = self.queue_at_address(address, call);
-        group::answer(answered, "a turn at an address").await
-    }
+/// A turn asked, until its answer reaches its caller: dropped before (its request
+/// cancelled), it gives back the place it was given, if it was. (A turn cancelled before its
+/// answer is sent is the sending task's to give back: see [`Inner::flush_addresses`].)
+struct Asked {
+    inner: Arc<Inner>,
+    address: IpAddr,
+    name: String,
+    answer: Option<oneshot::Receiver<Result<i64, Error>>>,
+}
 
+impl Asked {
+    /// The turn's answer: 0 to go, else the wait in ms (negative: the address is full).
+    async fn answer(mut self) -> Result<i64, Error> {
+        let Some(answer) = self.answer.as_mut() else {
+            return Err(ErrorKind::Server("a turn at an address was answered twice".into()).into());
+        };
+        let got = answer.await;
+        self.answer = None;
+        got.unwrap_or_else(|_| {
+            Err(ErrorKind::Server("a turn at an address was dropped unanswered".into()).into())
+        })
+    }
+}
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        let Some(mut answer) = self.answer.take() else {
+            return;
+        };
+        answer.close();
+        if let Ok(Ok(0)) = answer.try_recv() {
+            let leave = Ask::Leave(std::mem::take(&mut self.name));
+            drop(self.inner.queue_at_address(self.address, leave));
+        }
+    }
+}
+
+impl Inner {
     /// Adds a request to its address group's next script (starting the group's sending
     /// task if none is under way, on the frontier's runtime: a leave may be queued outside
     /// one): where its answer will come (0 for a leave).
@@ -254,14 +291,17 @@ impl Inner {
             };
             let texts: Vec<String> = addresses.iter().map(|a| a.address.to_string()).collect();
             // Leaves alone, one plain command an address.
-            let leaves = || -> Vec<redis::Cmd> {
+            // With `asked`, the turns' names too: those of a script that may have run.
+            let leaves = |asked: bool| -> Vec<redis::Cmd> {
                 addresses
                     .iter()
                     .zip(&texts)
-                    .filter(|(a, _)| !a.ended.is_empty())
-                    .map(|(a, text)| {
-                        let names: Vec<&str> = a.ended.iter().map(|&i| name(i)).collect();
-                        crate::scripts::address_leave(&tag, text, &names)
+                    .filter_map(|(a, text)| {
+                        let asked = a.asking.iter().filter(|_| asked);
+                        let names: Vec<&str> =
+                            a.ended.iter().chain(asked).map(|&i| name(i)).collect();
+                        let leave = crate::scripts::address_leave(&tag, text, &names);
+                        (!names.is_empty()).then_some(leave)
                     })
                     .collect()
             };
@@ -272,7 +312,7 @@ impl Inner {
                 None if !any_ended => Ok(Vec::new()),
                 None => self
                     .store
-                    .query_each::<i64>(&leaves())
+                    .query_each::<i64>(&leaves(false))
                     .await
                     .map(|_| Vec::new()),
                 Some((limits, hold)) => {
@@ -315,12 +355,14 @@ impl Inner {
                 Err(err) => Err(err),
             };
             // A script refused (Redis out of memory past the retries refuses scripts that
-            // write, not a plain removal; an ACL may too) or unanswered would leave the
-            // requests that ended holding their places until their hold: they leave alone,
-            // and the turns hear the error.
-            let left = match (&answer, terms, any_ended) {
-                (Err(_), Some(_), true) => self.store.query_each::<i64>(&leaves()).await.map(drop),
-                (answer, _, _) => answer.as_ref().map(drop).map_err(Clone::clone),
+            // write, not a plain removal; an ACL may too) or unanswered (it may have run)
+            // would leave the requests that ended, and the turns it let go, holding their
+            // places until their hold: they leave alone (a name not held is no matter), and
+            // the turns hear the error (their requests go without a place: see the crawler's
+            // `Lease::enter_address`).
+            let left = match (&answer, terms) {
+                (Err(_), Some(_)) => self.store.query_each::<i64>(&leaves(true)).await.map(drop),
+                (answer, _) => answer.as_ref().map(drop).map_err(Clone::clone),
             };
             // Each turn's answer, by its place among the script's requests.
             let mut waits: Vec<Option<i64>> = vec![None; calls.len()];
