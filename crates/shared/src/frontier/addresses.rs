@@ -90,7 +90,8 @@ impl SharedFrontier {
             inner: Arc::clone(&self.inner),
             address,
             name: request.member(host),
-            answer: Some(self.inner.queue_at_address(address, call)),
+            answer: self.inner.queue_at_address(address, call),
+            read: false,
         };
         let wait = asked.answer().await?;
         let after = |ms: i64| Instant::now() + Duration::from_millis(ms.unsigned_abs());
@@ -218,17 +219,16 @@ struct Asked {
     inner: Arc<Inner>,
     address: IpAddr,
     name: String,
-    answer: Option<oneshot::Receiver<Result<i64, Error>>>,
+    answer: oneshot::Receiver<Result<i64, Error>>,
+    /// Its caller has the answer.
+    read: bool,
 }
 
 impl Asked {
     /// The turn's answer: 0 to go, else the wait in ms (negative: the address is full).
     async fn answer(mut self) -> Result<i64, Error> {
-        let Some(answer) = self.answer.as_mut() else {
-            return Err(ErrorKind::Server("a turn at an address was answered twice".into()).into());
-        };
-        let got = answer.await;
-        self.answer = None;
+        let got = (&mut self.answer).await;
+        self.read = true;
         got.unwrap_or_else(|_| {
             Err(ErrorKind::Server("a turn at an address was dropped unanswered".into()).into())
         })
@@ -237,11 +237,11 @@ impl Asked {
 
 impl Drop for Asked {
     fn drop(&mut self) {
-        let Some(mut answer) = self.answer.take() else {
+        if self.read {
             return;
-        };
-        answer.close();
-        if let Ok(Ok(0)) = answer.try_recv() {
+        }
+        self.answer.close();
+        if let Ok(Ok(0)) = self.answer.try_recv() {
             let leave = Ask::Leave(std::mem::take(&mut self.name));
             drop(self.inner.queue_at_address(self.address, leave));
         }
