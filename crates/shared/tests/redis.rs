@@ -1403,12 +1403,11 @@ async fn a_cancelled_turn_holds_no_place_at_its_address() {
     );
     // Cancelled while its script is held up in Redis: told to go, it leaves at once.
     place.server.cli(&["CLIENT", "PAUSE", "60000", "WRITE"]);
-    let mut turn = Box::pin(place.turn("c", 3));
-    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
-    while address_scripts(&place.server) == 0 && !blocked(&place.server) {
-        tokio::task::yield_now().await;
-    }
-    drop(turn);
+    let turn = place.turn("c", 3);
+    asked_until(turn, || {
+        address_scripts(&place.server) > 0 || blocked(&place.server)
+    })
+    .await;
     place.server.cli(&["CLIENT", "UNPAUSE"]);
     let turn = place.turn("d", 4).await.unwrap();
     assert_eq!(
@@ -1422,16 +1421,17 @@ async fn a_cancelled_turn_holds_no_place_at_its_address() {
     // Cancelled once its answer came, before its caller read it: it leaves too.
     place.leave("d", 4).await.unwrap();
     log_every_command(&place.server);
-    let mut turn = Box::pin(place.turn("e", 5));
-    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
-    while address_scripts(&place.server) == 0 {
-        tokio::task::yield_now().await;
-    }
-    // The sending task reads the answer and sends it on.
-    for _ in 0..100 {
-        tokio::task::yield_now().await;
-    }
-    drop(turn);
+    let turn = place.turn("e", 5);
+    // Then the sending task reads the answer and sends it on.
+    let mut yields = 0;
+    asked_until(turn, || {
+        if yields == 0 && address_scripts(&place.server) == 0 {
+            return false;
+        }
+        yields += 1;
+        yields > 100
+    })
+    .await;
     let turn = place.turn("f", 6).await.unwrap();
     assert_eq!(
         turn,
@@ -1439,6 +1439,16 @@ async fn a_cancelled_turn_holds_no_place_at_its_address() {
         "the place of the turn answered came back"
     );
     assert_eq!(in_flight_at(&place.server), ["f.example 6 6"]);
+}
+
+/// Asks `turn` (runs it once: its request queued), lets the frontier's tasks run until
+/// `done`, then cancels it unread.
+async fn asked_until<F: Future>(turn: F, mut done: impl FnMut() -> bool) {
+    let mut turn = Box::pin(turn);
+    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
+    while !done() {
+        tokio::task::yield_now().await;
+    }
 }
 
 /// A request may end on a thread of its own (its permit dropped there): its leave is sent on

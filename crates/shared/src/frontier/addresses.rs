@@ -80,16 +80,17 @@ impl SharedFrontier {
         if limits.is_unlimited() {
             return Ok(Turn::Go);
         }
+        let name = request.member(host);
         let call = Ask::Enter {
             host: host.to_owned(),
-            name: request.member(host),
+            name: name.clone(),
             limits,
             hold: millis(hold).max(1),
         };
         let asked = Asked {
             inner: Arc::clone(&self.inner),
             address,
-            name: request.member(host),
+            name,
             answer: self.inner.queue_at_address(address, call),
             read: false,
         };
@@ -227,11 +228,9 @@ struct Asked {
 impl Asked {
     /// The turn's answer: 0 to go, else the wait in ms (negative: the address is full).
     async fn answer(mut self) -> Result<i64, Error> {
-        let got = (&mut self.answer).await;
+        let got = group::answer(&mut self.answer, "a turn at an address").await;
         self.read = true;
-        got.unwrap_or_else(|_| {
-            Err(ErrorKind::Server("a turn at an address was dropped unanswered".into()).into())
-        })
+        got
     }
 }
 

@@ -115,9 +115,10 @@ impl<R, A, K: Copy + Eq + std::hash::Hash> Drop for Sending<R, A, K> {
     }
 }
 
-/// The answer of a request whose reply was dropped: its script's task ended without one.
+/// A request's answer (the receiver, or a borrow of it), an error if its reply was dropped:
+/// its script's task ended without one.
 pub(super) async fn answer<A>(
-    answer: oneshot::Receiver<Result<A, Error>>,
+    answer: impl Future<Output = Result<Result<A, Error>, oneshot::error::RecvError>>,
     what: &str,
 ) -> Result<A, Error> {
     answer

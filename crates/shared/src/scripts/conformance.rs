@@ -480,6 +480,16 @@ impl AddressGroup {
     }
 }
 
+/// Numbers below `n`, from `seed` on (xorshift): the same sequence on every run.
+fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
 /// The address script and `frontier::AddressRecord` answer every step of many sequences of
 /// requests alike: hosts asking turns at times a few ms apart, some coming back at their
 /// turn, some late, requests leaving, under several limits; and the requests of one instant
@@ -492,13 +502,7 @@ fn the_address_script_follows_the_address_rule() {
 
     let (_server, mut con, scripts) = server_and_scripts();
     let t0 = Instant::now();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut random = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut random = xorshift(0x2545_f491_4f6c_dd1d);
     let mut grouped = 0;
     for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
         redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
@@ -569,13 +573,7 @@ fn requests_grouped_in_one_script_are_answered_as_one_by_one() {
     let (_server, mut con, scripts) = server_and_scripts();
     // The grouped calls as a cluster's are made: one key more, declared only.
     let on_cluster = Scripts::with_clock(Clock::Key, true);
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut random = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
     // What an address holds: its requests in flight, its tickets, its record.
     let state = |con: &mut Connection, tag: &str, address: &str| -> Vec<Vec<String>> {
         let mut held = Vec::new();
