@@ -303,10 +303,21 @@ fn given_back(stderr: &str) -> u64 {
         .sum()
 }
 
+/// The Redis requests the processes sent, as their summaries (their `stderr`) say.
+fn redis_requests(stderr: &str) -> u64 {
+    const SAID: &str = "this process sent ";
+    stderr
+        .lines()
+        .filter_map(|line| Some(line.split_once(SAID)?.1.split(' ').next()?.replace(',', "")))
+        .map(|n| n.parse::<u64>().unwrap())
+        .sum()
+}
+
 /// Regression: at an address whose connections bind, the leases of the tasks beyond its
 /// lines (three tasks a fetch, 16 places in line a connection) went back to Redis and came
-/// again, about twice a page, each a script; they wait parked in their process now, and
-/// every page is fetched once.
+/// again, about twice a page, each a script; they wait parked in their process now (or, at
+/// an address another process holds, held off in this one's memory), and every page is
+/// fetched once.
 #[test]
 fn leases_beyond_a_full_address_lines_wait_parked_rather_than_go_back() {
     let redis = RedisServer::start();
@@ -323,13 +334,15 @@ fn leases_beyond_a_full_address_lines_wait_parked_rather_than_go_back() {
     );
     assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
     let pages = counts.len() as u64;
-    // The summaries, which the count is read from, are there.
+    // The summaries, which the counts are read from, are there.
     assert_eq!(stderr.matches("this process sent").count(), 2, "{stderr}");
-    let given_back = given_back(&stderr);
-    eprintln!("given back: {given_back} for {pages} pages");
+    let (given_back, requests) = (given_back(&stderr), redis_requests(&stderr));
+    eprintln!("given back: {given_back}, Redis requests: {requests}, for {pages} pages");
+    // 3.8 a page on 2026-12-06 (a small crawl: heartbeats and polls weigh); a script a
+    // turn, or a lease back through Redis a turn, would add two or more.
     assert!(
-        given_back <= pages / 10,
-        "{given_back} leases given back for {pages} pages"
+        requests <= 5 * pages,
+        "{requests} Redis requests for {pages} pages"
     );
 }
 

@@ -63,11 +63,8 @@ pub(crate) struct Remote {
     landed: Arc<Notify>,
     /// The requests waiting in place at full addresses.
     waits: Arc<AddressWaits>,
-    /// The number of this process's next request at an address (see
-    /// [`shared::AddressRequest`]).
-    requests: AtomicU64,
-    /// Leases given back to wait for their address's turn (see [`Lease::abandon_for_turn`]):
-    /// each a script in Redis, for the summary.
+    /// Leases given back to wait for their address's turn (see [`Lease::abandon_for_turn`]),
+    /// for the summary.
     given_back: AtomicU64,
     /// Leases whose address's line was full, kept here rather than given back (see
     /// [`Lease::park`]), in the order they came, by address.
@@ -265,23 +262,14 @@ impl Lease {
                 Turn::Go => Ok(AddressPermit::Local(Arc::clone(local), address)),
                 wait => Err(wait),
             },
-            Lease::Shared(lease, remote) => {
+            Lease::Shared(_, remote) => {
                 let (limits, hold) = remote.addresses;
-                let request = shared::AddressRequest {
-                    token: lease.token(),
-                    number: remote.requests.fetch_add(1, Ordering::Relaxed),
-                };
                 match remote
                     .frontier
-                    .enter_address(address, host, request, limits, hold)
+                    .enter_address(address, host, limits, hold)
                     .await
                 {
-                    Ok(Turn::Go) => Ok(AddressPermit::Shared(
-                        Arc::clone(remote),
-                        address,
-                        host.to_owned(),
-                        request,
-                    )),
+                    Ok(Turn::Go) => Ok(AddressPermit::Shared(Arc::clone(remote), address)),
                     Ok(Turn::WaitUntil(at)) => Err(Turn::WaitUntil(crawl_clock(at))),
                     Ok(Turn::Full(at)) => Err(Turn::Full(crawl_clock(at))),
                     Err(err) => {
@@ -453,7 +441,7 @@ pub(crate) enum AddressPermit {
     /// No limit to hold (none set, or its keeper could not be asked).
     Unlimited,
     Local(Arc<Local>, IpAddr),
-    Shared(Arc<Remote>, IpAddr, String, shared::AddressRequest),
+    Shared(Arc<Remote>, IpAddr),
 }
 
 impl Drop for AddressPermit {
@@ -464,19 +452,11 @@ impl Drop for AddressPermit {
                 local.addresses.leave(*address, now());
                 local.waits.ended(*address);
             }
-            AddressPermit::Shared(remote, address, host, request) => {
-                let address = *address;
-                let left = remote.frontier.leave_address(address, host, *request);
-                // The leave is queued: a request waiting here asks now, and its turn goes
-                // after the leave, in the same script or a later one (the place passes on
-                // with no round trip between).
-                remote.waits.ended(address);
-                remote.background.spawn(async move {
-                    // Not left: its place expires, and comes back all the same.
-                    if let Err(err) = left.await {
-                        tracing::debug!("leaving {address}'s turn: {err}");
-                    }
-                });
+            AddressPermit::Shared(remote, address) => {
+                remote.frontier.leave_address(*address);
+                // A request waiting here asks now: this process holds the address still, or
+                // asks Redis for it.
+                remote.waits.ended(*address);
             }
         }
     }
@@ -732,7 +712,6 @@ impl Backend {
             sending: Arc::new(Semaphore::new(workers.max(1))),
             landed: Arc::new(Notify::new()),
             waits: Arc::new(AddressWaits::new(workers)),
-            requests: AtomicU64::new(0),
             given_back: AtomicU64::new(0),
             parked: std::sync::Mutex::default(),
         }))

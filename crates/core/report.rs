@@ -442,8 +442,8 @@ fn whole_crawl(s: &mut String, shared: &crate::snapshot::Shared, pages: u64) {
     if shared.given_back > 0 {
         let _ = writeln!(
             s,
-            "  this process gave back {} to wait for their address's turn (a Redis script \
-             each; see the guide's limits per address)",
+            "  this process gave back {} to wait for their address's turn (held off in its \
+             memory; see the guide's limits per address)",
             plural(shared.given_back, "lease", "leases")
         );
     }

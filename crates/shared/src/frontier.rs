@@ -15,7 +15,7 @@
 //!   delays, sitemaps);
 //! * `content.rs`: the content-seen test, bodies read grouped by bucket;
 //! * `group.rs`: group commit by bucket, for batches and content tests;
-//! * `addresses.rs`: politeness per address, a request's turn at its server.
+//! * `addresses.rs`: politeness per address: one process at a time holds a server.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -47,7 +47,7 @@ mod owners;
 pub(crate) mod presence;
 mod sites;
 
-pub use addresses::AddressRequest;
+pub use addresses::{TERM_LEAST, TERM_STARTS, address_term};
 use batch::*;
 use group::{Groups, Reply, Sending};
 use owners::{Counted, Owners, REPOLL, Search};
@@ -106,8 +106,7 @@ pub struct SharedLease {
 }
 
 impl SharedLease {
-    /// The token that names this lease in Redis (and its request at its address: see
-    /// [`SharedFrontier::enter_address`]).
+    /// The token that names this lease in Redis.
     ///
     /// # Example
     ///
@@ -348,6 +347,8 @@ struct Inner {
     owners: Owners,
     /// What this process sends: batches, links sent and being sent, content tests.
     sent: Sent,
+    /// The addresses this process holds or asks for (politeness per address).
+    holds: addresses::Holds,
 }
 
 impl Drop for Inner {
@@ -465,6 +466,7 @@ impl SharedFrontier {
                 noted: Mutex::new(HashMap::new()),
             },
             owners: Owners::default(),
+            holds: addresses::Holds::default(),
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),

@@ -501,22 +501,9 @@ pub(crate) fn links_step(invocation: &mut Call<'_>, links: usize) {
     invocation.arg(links);
 }
 
-/// The keys of an address's politeness (`scripts/address.lua`), after its group's tag and
-/// the address.
-pub(crate) const ADDRESS_KEYS: [&str; 3] = ["record", "inflight", "tickets"];
-
-/// The keys of `address`'s politeness, in its group of tag `tag`, in the script's order.
-pub(crate) fn address_keys(tag: &str, address: &str) -> [String; 3] {
-    ADDRESS_KEYS.map(|key| format!("{tag}:{address}:{key}"))
-}
-
-/// The leaves of requests that ended at `address`, of the group of tag `tag` (see
-/// `scripts/address.lua`): their names out of the requests in flight, a plain command, where
-/// a script costs a call's fixed part.
-pub(crate) fn address_leave(tag: &str, address: &str, names: &[&str]) -> Cmd {
-    let mut cmd = redis::cmd("ZREM");
-    cmd.arg(format!("{tag}:{address}:inflight")).arg(names);
-    cmd
+/// The key of `address`'s politeness (`scripts/address.lua`), in its group of tag `tag`.
+pub(crate) fn address_key(tag: &str, address: std::net::IpAddr) -> String {
+    format!("{tag}:{address}")
 }
 
 /// Adds a link to a batch entry: its seen-test probes, then one text the script reads only

@@ -1196,38 +1196,6 @@ async fn a_memo_comes_back_with_its_lease_through_retries_and_expiry() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lease_back_at_an_address_is_another_request_its_old_leave_cannot_end() {
-    use frontier::{AddressLimits, Turn};
-    use shared::AddressRequest;
-
-    let server = RedisServer::start();
-    let frontier = frontier(&server.url(), "again", Duration::from_secs(30)).await;
-    let address = "192.0.2.7".parse().unwrap();
-    let limits = AddressLimits {
-        connections: 2,
-        delay: Duration::ZERO,
-    };
-    let hold = Duration::from_secs(60);
-    let request = |token, number| AddressRequest { token, number };
-    let (first, again, other) = (request(7, 1), request(7, 2), request(8, 3));
-    let turn = |request| frontier.enter_address(address, "a.example", request, limits, hold);
-    assert_eq!(turn(first).await.unwrap(), Turn::Go);
-    // The same lease asks again before its first request's leave has landed: both hold a
-    // connection, and the leave ends the first alone.
-    assert_eq!(turn(again).await.unwrap(), Turn::Go);
-    assert!(matches!(turn(other).await.unwrap(), Turn::Full(_)));
-    frontier
-        .leave_address(address, "a.example", first)
-        .await
-        .unwrap();
-    assert_eq!(turn(other).await.unwrap(), Turn::Go, "one left, one place");
-    assert!(
-        matches!(turn(request(9, 4)).await.unwrap(), Turn::Full(_)),
-        "the lease's second request still holds its connection"
-    );
-}
-
 /// The address scripts the server has run since `SLOWLOG RESET`, all logged (see
 /// `log_every_command`).
 fn address_scripts(server: &RedisServer) -> usize {
@@ -1244,37 +1212,30 @@ fn log_every_command(server: &RedisServer) {
     server.cli(&["SLOWLOG", "RESET"]);
 }
 
-/// The turns a process asks at an address at once go in one script, which lets as many go as
-/// the address has connections; a leave goes before any turn asked after it, so a request
-/// waiting for that place takes it at once (the crawler wakes it as soon as the leave is
-/// queued).
+/// A process holding an address answers its requests' turns there in its memory, by the
+/// embedded frontier's rule: the turns asked at once cost one script (the address asked
+/// for), those after it none; a leave frees its place at once.
 #[tokio::test(flavor = "current_thread")]
-async fn turns_asked_together_are_one_script_and_a_leave_frees_its_place_for_the_next_turn() {
+async fn a_process_holding_an_address_answers_its_turns_in_memory() {
     use frontier::{AddressLimits, Turn};
-    use shared::AddressRequest;
 
     let server = RedisServer::start();
-    let frontier = frontier(&server.url(), "together", Duration::from_secs(30)).await;
+    let frontier = frontier(&server.url(), "held", Duration::from_secs(30)).await;
     let address = "192.0.2.8".parse().unwrap();
     let limits = AddressLimits {
         connections: 3,
         delay: Duration::ZERO,
     };
     let hold = Duration::from_secs(60);
-    let request = |n| AddressRequest {
-        token: n,
-        number: n,
-    };
-    let hosts: Vec<String> = (0..10).map(|n| format!("h{n}.example")).collect();
+    let hosts: Vec<String> = (0..12).map(|n| format!("h{n}.example")).collect();
     // A turn elsewhere first: the server is given the scripts' library on their first call,
     // which the first call then makes again.
     let elsewhere = "192.0.2.9".parse().unwrap();
-    let first = frontier.enter_address(elsewhere, "a.example", request(99), limits, hold);
+    let first = frontier.enter_address(elsewhere, "a.example", limits, hold);
     assert_eq!(first.await.unwrap(), Turn::Go);
     log_every_command(&server);
     let turns = futures_util::future::join_all(
-        (0..10)
-            .map(|n| frontier.enter_address(address, &hosts[n], request(n as u64), limits, hold)),
+        (0..10).map(|n| frontier.enter_address(address, &hosts[n], limits, hold)),
     )
     .await;
     assert_eq!(address_scripts(&server), 1, "one script for ten turns");
@@ -1283,191 +1244,50 @@ async fn turns_asked_together_are_one_script_and_a_leave_frees_its_place_for_the
         .collect();
     assert_eq!(went, [0, 1, 2], "the first three, in the order asked");
     assert!(turns[3..].iter().all(|t| matches!(t, Ok(Turn::Full(_)))));
-    // The leave is queued when asked for: the turn asked next goes after it.
-    let left = frontier.leave_address(address, &hosts[1], request(1));
-    let next = frontier.enter_address(address, "h10.example", request(10), limits, hold);
+    frontier.leave_address(address);
+    let next = frontier.enter_address(address, &hosts[10], limits, hold);
     assert_eq!(next.await.unwrap(), Turn::Go, "the place left");
-    left.await.unwrap();
-    let full = frontier.enter_address(address, "h11.example", request(11), limits, hold);
+    let full = frontier.enter_address(address, &hosts[11], limits, hold);
     assert!(matches!(full.await.unwrap(), Turn::Full(_)));
+    assert_eq!(address_scripts(&server), 1, "held: none asked of Redis");
 }
 
-/// The names of the requests an address holds in flight, as Redis has them.
-fn in_flight_at(server: &RedisServer) -> Vec<String> {
-    let key = server.cli(&["KEYS", "*:inflight"]);
-    let key = key.trim();
-    if key.is_empty() {
-        return Vec::new();
-    }
-    let names = server.cli(&["ZRANGE", key, "0", "-1"]);
-    names.lines().map(str::to_owned).collect()
-}
+/// An address one process holds is another's a while later: that one's requests wait
+/// (not in line, as at a full address: the address may be the first's for a term), and ask
+/// Redis once for all of them, whatever they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
+    use frontier::{AddressLimits, Turn};
 
-/// An address of one connection, no delay, on a server of its own: its request `n` of
-/// host `h.example` is named `h.example n n`.
-struct OnePlace {
-    server: RedisServer,
-    frontier: SharedFrontier,
-    address: std::net::IpAddr,
-}
-
-impl OnePlace {
-    /// The address, and request 1 of a.example in its place.
-    async fn taken(crawl: &str) -> OnePlace {
-        let server = RedisServer::start();
-        let frontier = frontier(&server.url(), crawl, Duration::from_secs(30)).await;
-        let place = OnePlace {
-            server,
-            frontier,
-            address: "192.0.2.8".parse().unwrap(),
-        };
-        assert_eq!(place.turn("a", 1).await.unwrap(), frontier::Turn::Go);
-        place
-    }
-
-    fn request(n: u64) -> shared::AddressRequest {
-        shared::AddressRequest {
-            token: n,
-            number: n,
+    let server = RedisServer::start();
+    let a = frontier(&server.url(), "two", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "two", Duration::from_secs(30)).await;
+    let address = "192.0.2.10".parse().unwrap();
+    let limits = AddressLimits {
+        connections: 2,
+        delay: Duration::from_millis(50),
+    };
+    let hold = Duration::from_secs(60);
+    assert_eq!(
+        a.enter_address(address, "a.example", limits, hold)
+            .await
+            .unwrap(),
+        Turn::Go
+    );
+    log_every_command(&server);
+    let asked = std::time::Instant::now();
+    for host in ["b.example", "c.example", "b.example"] {
+        match b.enter_address(address, host, limits, hold).await.unwrap() {
+            Turn::WaitUntil(at) => {
+                let wait = at - asked;
+                // Counted from the answer: the round trip on.
+                let most = shared::address_term(limits) / 4 + Duration::from_millis(100);
+                assert!(wait <= most, "{wait:?}: a quarter of a term at most");
+            }
+            other => panic!("held by another, {host} went: {other:?}"),
         }
     }
-
-    /// Request `n` of `host`.example asks its turn.
-    fn turn(
-        &self,
-        host: &str,
-        n: u64,
-    ) -> impl Future<Output = Result<frontier::Turn, shared::Error>> + use<'_> {
-        let limits = frontier::AddressLimits {
-            connections: 1,
-            delay: Duration::ZERO,
-        };
-        let host = format!("{host}.example");
-        let hold = Duration::from_secs(600);
-        async move {
-            let request = Self::request(n);
-            let turn = self
-                .frontier
-                .enter_address(self.address, &host, request, limits, hold);
-            turn.await
-        }
-    }
-
-    /// Request `n` of `host`.example leaves.
-    fn leave(&self, host: &str, n: u64) -> impl Future<Output = Result<(), shared::Error>> + use<> {
-        let host = format!("{host}.example");
-        self.frontier
-            .leave_address(self.address, &host, Self::request(n))
-    }
-}
-
-/// A script refused (by an ACL here; by Redis out of memory past the retries, which refuses a
-/// script that writes, not a plain removal) fails the turns it asked, not the leaves it
-/// carried: they go alone, and their places are free for the next turn, not held until
-/// their hold runs out.
-#[tokio::test(flavor = "current_thread")]
-async fn the_leaves_of_a_refused_address_script_go_alone() {
-    let place = OnePlace::taken("refused").await;
-    place.server.cli(&["ACL", "SETUSER", "default", "-fcall"]);
-    // One script: the leave is queued when asked for, the turn when first run, and the
-    // task that sends them runs on this thread only when both wait.
-    let (left, turn) = tokio::join!(place.leave("a", 1), place.turn("b", 2));
-    let refused = turn.expect_err("Redis refuses the script").to_string();
-    assert!(refused.contains("no permissions"), "{refused}");
-    left.expect("the leave goes alone");
-    assert_eq!(in_flight_at(&place.server), Vec::<String>::new());
-    place.server.cli(&["ACL", "SETUSER", "default", "+fcall"]);
-    let turn = place.turn("b", 3).await.unwrap();
-    assert_eq!(turn, frontier::Turn::Go, "the place is free");
-}
-
-/// A turn whose request was cancelled before its script went is not asked, and one
-/// cancelled while its script was under way, or once answered but before its caller read
-/// the answer, gives back the place it was given: none holds a place until its hold runs
-/// out.
-#[tokio::test(flavor = "current_thread")]
-async fn a_cancelled_turn_holds_no_place_at_its_address() {
-    // The library went to the server with the first script.
-    let place = OnePlace::taken("cancelled").await;
-    place.leave("a", 1).await.unwrap();
-    log_every_command(&place.server);
-    // Queued, then cancelled before its sending task runs: never asked.
-    let mut turn = Box::pin(place.turn("b", 2));
-    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
-    drop(turn);
-    tokio::task::yield_now().await;
-    assert_eq!(
-        address_scripts(&place.server),
-        0,
-        "a cancelled turn is not asked"
-    );
-    // Cancelled while its script is held up in Redis: told to go, it leaves at once.
-    place.server.cli(&["CLIENT", "PAUSE", "60000", "WRITE"]);
-    let turn = place.turn("c", 3);
-    asked_until(turn, || {
-        address_scripts(&place.server) > 0 || blocked(&place.server)
-    })
-    .await;
-    place.server.cli(&["CLIENT", "UNPAUSE"]);
-    let turn = place.turn("d", 4).await.unwrap();
-    assert_eq!(
-        turn,
-        frontier::Turn::Go,
-        "the cancelled turn's place came back"
-    );
-    assert_eq!(in_flight_at(&place.server), ["d.example 4 4"]);
-    let scripts = address_scripts(&place.server);
-    assert_eq!(scripts, 2, "the cancelled turn was asked, then left");
-    // Cancelled once its answer came, before its caller read it: it leaves too.
-    place.leave("d", 4).await.unwrap();
-    log_every_command(&place.server);
-    let turn = place.turn("e", 5);
-    // Then the sending task reads the answer and sends it on.
-    let mut yields = 0;
-    asked_until(turn, || {
-        if yields == 0 && address_scripts(&place.server) == 0 {
-            return false;
-        }
-        yields += 1;
-        yields > 100
-    })
-    .await;
-    let turn = place.turn("f", 6).await.unwrap();
-    assert_eq!(
-        turn,
-        frontier::Turn::Go,
-        "the place of the turn answered came back"
-    );
-    assert_eq!(in_flight_at(&place.server), ["f.example 6 6"]);
-}
-
-/// Asks `turn` (runs it once: its request queued), lets the frontier's tasks run until
-/// `done`, then cancels it unread.
-async fn asked_until<F: Future>(turn: F, mut done: impl FnMut() -> bool) {
-    let mut turn = Box::pin(turn);
-    assert!(futures_util::FutureExt::now_or_never(&mut turn).is_none());
-    while !done() {
-        tokio::task::yield_now().await;
-    }
-}
-
-/// A request may end on a thread of its own (its permit dropped there): its leave is sent on
-/// the frontier's runtime.
-#[tokio::test(flavor = "current_thread")]
-async fn a_leave_asked_outside_the_runtime_is_sent() {
-    let place = OnePlace::taken("outside").await;
-    let left = std::thread::scope(|s| s.spawn(|| place.leave("a", 1)).join())
-        .expect("no runtime is needed to ask");
-    left.await.unwrap();
-    assert_eq!(in_flight_at(&place.server), Vec::<String>::new());
-}
-
-/// Whether a client of the server waits (paused by `CLIENT PAUSE`).
-fn blocked(server: &RedisServer) -> bool {
-    server
-        .cli(&["INFO", "clients"])
-        .lines()
-        .any(|line| line.starts_with("blocked_clients:") && !line.ends_with(":0"))
+    assert_eq!(address_scripts(&server), 1, "asked once");
 }
 
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch

@@ -1,55 +1,103 @@
-//! Politeness per address, for every process of the crawl: a request's turn at the IP
-//! address its connection goes to, by `frontier::AddressRecord`'s rule, run in Redis
-//! (`scripts/address.lua`) on keys of the address's own, tagged with its group (one on a
-//! single server; on a cluster, spread over the masters as buckets are: see
-//! `Store::address_group`). The turns asked and the requests ended at any address of a
-//! group while the group's last script is under way go together in its next (`group.rs`):
-//! busy addresses cost Redis a script for many requests, not one a request and a command a
-//! leave, and so do many addresses asked a turn at a time each. Not at the process's ticks,
-//! as batches go: a turn waits for no tick (its connection would, and at a full address
-//! every place handed on would lose that wait).
+//! Politeness per address, for every process of the crawl: one process at a time holds an
+//! IP address, for a term, and runs `frontier::AddressRecord`'s rule for it in its memory,
+//! as the embedded frontier does: a request's turn and its leave cost Redis nothing, and the
+//! starts one process makes at an address are spaced by its own clock. Redis
+//! (`scripts/address.lua`) only passes an address from one process to the next: a process
+//! that finds it held waits for the holder's term to end (its requests there wait as at a
+//! full address); the holder, once another has asked and its term is over, starts no more
+//! requests there, gives the address back when its requests have ended, and says when it
+//! started its last, so that the next holder starts a delay after it. A keeper task renews
+//! the terms of the addresses in use and gives back those left idle. The asks of a group's
+//! addresses (one group on a single server, see `Store::address_group`) go together in one
+//! script, as other requests do (`group.rs`).
+//!
+//! Where every request asked Redis its turn, a crawl of 1,000 names on 100 addresses cost
+//! Redis 0.15 ms of CPU a page and spaced 5% of its starts at an address closer than the
+//! delay, answers reaching their workers late (docs/benchmarks.md, 2026-12-06).
 
 use std::net::IpAddr;
 
-use frontier::{AddressLimits, FULL_RETRY, TICKET_TTL, Turn};
+use frontier::{AddressLimits, AddressRecord, Turn};
+use tokio::sync::watch;
 
+use super::group::Answer;
 use super::*;
 
-/// Names a request among those in flight at an address, for every process of the crawl:
-/// the token of its lease (unique to one lease with its host: another bucket's lease may
-/// have the same token), and a number its process gives each of its requests. A lease that
-/// left an address and came back is then another request there: its leave, sent in the
-/// background, cannot land after its new turn and take that away.
+/// How long a process holds an address at least once another asks for it: its term, at
+/// least this, or [`TERM_STARTS`] delays. Redis hears of an address once a term or so,
+/// whatever the pages; the processes that share an address take it in turns of about this.
+pub const TERM_LEAST: Duration = Duration::from_secs(1);
+
+/// The starts a term holds at least, at an address whose delay is long.
+pub const TERM_STARTS: u32 = 8;
+
+/// How long a process holds an address before it passes to another that asked, under
+/// `limits`.
 ///
 /// # Example
 ///
 /// ```
-/// let request = shared::AddressRequest { token: 7, number: 1 };
-/// assert_ne!(request, shared::AddressRequest { token: 7, number: 2 });
+/// use std::time::Duration;
+/// use frontier::AddressLimits;
+///
+/// let slow = AddressLimits { connections: 1, delay: Duration::from_secs(2) };
+/// assert_eq!(shared::address_term(slow), Duration::from_secs(16));
+/// assert_eq!(shared::address_term(AddressLimits::default()), shared::TERM_LEAST);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct AddressRequest {
-    /// Its lease's token ([`SharedLease::token`]).
-    pub token: u64,
-    /// Its process's number for it: one no other request of the same lease has.
-    pub number: u64,
+pub fn address_term(limits: AddressLimits) -> Duration {
+    (limits.delay * TERM_STARTS).max(TERM_LEAST)
 }
 
-impl AddressRequest {
-    /// The request as the address's requests in flight hold it.
-    fn member(&self, host: &str) -> String {
-        format!("{host} {} {}", self.token, self.number)
+/// The addresses this process holds, asks for, or found held by another.
+#[derive(Default)]
+pub(super) struct Holds {
+    addresses: Mutex<HashMap<IpAddr, Address>>,
+    /// The keeper task was started (with the first turn asked).
+    keeper: AtomicBool,
+}
+
+/// One address, as this process knows it.
+#[derive(Default)]
+struct Address {
+    /// This process's requests there, by the embedded frontier's rule; kept while any is
+    /// out.
+    record: AddressRecord,
+    /// The limits and the hold its requests asked under (a process asks all under the same).
+    terms: Terms,
+    /// Until when this process may start requests there: it holds the address.
+    held_until: Option<Instant>,
+    /// Its last term (another asked): given back once `held_until` has passed and its
+    /// requests there have ended.
+    last_term: bool,
+    /// When a turn was last asked there: an address unused for half a term is given back.
+    used: Option<Instant>,
+    /// Another process holds it: ask again then.
+    elsewhere_until: Option<Instant>,
+    /// An ask of Redis is under way: its answer comes on this.
+    asking: Option<watch::Receiver<Option<Result<(), Error>>>>,
+}
+
+/// The limits an address's requests are held to, and how long a request may hold it
+/// (a holder killed with requests out loses the address after its term and this).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Terms {
+    limits: AddressLimits,
+    hold: Duration,
+}
+
+impl Terms {
+    fn term(&self) -> Duration {
+        address_term(self.limits)
     }
 }
 
 impl SharedFrontier {
-    /// Asks a turn at `address` for `request`, of `host`, under `limits`, for every process
-    /// of the crawl. `hold` is how long it may keep its place at most: a process killed with
-    /// the request out gives it back then. The turns and leaves of the process's requests
-    /// at an address that come while its last script is under way go together in one.
-    /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends. A
-    /// turn dropped before its answer (cancelled) holds no place: it is not asked, or the
-    /// place it was given is given back.
+    /// Asks a turn at `address` for a request of `host`, under `limits`, for every process
+    /// of the crawl: by `frontier::AddressRecord`'s rule, in this process's memory, while it
+    /// holds the address; else the address is asked of Redis, or, held by another process,
+    /// [`Turn::Full`] until that one's term ends. `hold` is how long a request may be out at
+    /// most: a process killed while it holds the address keeps it that long past its term.
+    /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends.
     ///
     /// # Example
     ///
@@ -57,15 +105,13 @@ impl SharedFrontier {
     /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
     /// use std::time::Duration;
     /// use frontier::{AddressLimits, Turn};
-    /// use shared::AddressRequest;
     ///
     /// let limits = AddressLimits { connections: 2, delay: Duration::from_millis(100) };
     /// let server = "192.0.2.7".parse().unwrap();
-    /// let request = AddressRequest { token: 7, number: 1 };
     /// let hold = Duration::from_secs(60);
-    /// if frontier.enter_address(server, "a.example", request, limits, hold).await? == Turn::Go {
+    /// if frontier.enter_address(server, "a.example", limits, hold).await? == Turn::Go {
     ///     // ... the request ...
-    ///     frontier.leave_address(server, "a.example", request).await?;
+    ///     frontier.leave_address(server);
     /// }
     /// # Ok(()) }
     /// ```
@@ -73,194 +119,248 @@ impl SharedFrontier {
         &self,
         address: IpAddr,
         host: &str,
-        request: AddressRequest,
         limits: AddressLimits,
         hold: Duration,
     ) -> Result<Turn, Error> {
         if limits.is_unlimited() {
             return Ok(Turn::Go);
         }
-        let name = request.member(host);
-        let call = Ask::Enter {
-            host: host.to_owned(),
-            name: name.clone(),
-            limits,
-            hold: millis(hold).max(1),
-        };
-        let asked = Asked {
-            inner: Arc::clone(&self.inner),
-            address,
-            name,
-            answer: self.inner.queue_at_address(address, call),
-            read: false,
-        };
-        let wait = asked.answer().await?;
-        let after = |ms: i64| Instant::now() + Duration::from_millis(ms.unsigned_abs());
-        Ok(match wait {
-            0 => Turn::Go,
-            full if full < 0 => Turn::Full(after(full)),
-            ms => Turn::WaitUntil(after(ms)),
-        })
+        let terms = Terms { limits, hold };
+        let inner = &self.inner;
+        if !inner.holds.keeper.swap(true, Ordering::Relaxed) {
+            inner
+                .sent
+                .runtime
+                .spawn(keep(Arc::downgrade(inner), terms.term() / KEEPER_TICKS));
+        }
+        loop {
+            let mut asked = {
+                let mut addresses = inner.holds.lock();
+                let at = addresses.entry(address).or_default();
+                let now = Instant::now();
+                at.terms = terms;
+                at.used = Some(now);
+                if let Some(turn) = at.turn(host, now) {
+                    return Ok(turn);
+                }
+                match &at.asking {
+                    Some(asking) => asking.clone(),
+                    None => inner.ask_hold(address, at),
+                }
+            };
+            // The ask's task ends with its answer applied (or fails, and says so).
+            if asked.changed().await.is_ok()
+                && let Some(Err(err)) = &*asked.borrow()
+            {
+                return Err(err.clone());
+            }
+        }
     }
 
-    /// A request that [`enter_address`](Self::enter_address) let go has ended. Its leave is
-    /// queued at once, before the future runs: a turn this process asks at the address
-    /// after this call goes to Redis after it (in the same script, or a later one), so a
-    /// request of this process waiting for a place there may ask as soon as this returns.
-    /// The future is answered once the place is free for every process; it need not be
-    /// awaited (it borrows nothing), nor this be called within a runtime (the leave is sent
-    /// on the frontier's).
-    /// Should the script it rides in be refused, the leave goes alone.
+    /// A request that [`enter_address`](Self::enter_address) let go has ended. When its
+    /// process's term there is over and this was its last request out, the address is given
+    /// back to the process waiting for it (in the background, on the frontier's runtime).
     ///
     /// # Example
     ///
     /// See [`enter_address`](Self::enter_address).
-    pub fn leave_address(
-        &self,
-        address: IpAddr,
-        host: &str,
-        request: AddressRequest,
-    ) -> impl Future<Output = Result<(), Error>> + Send + use<> {
-        let answered = self
-            .inner
-            .queue_at_address(address, Ask::Leave(request.member(host)));
-        async move {
-            group::answer(answered, "a leave of an address")
-                .await
-                .map(drop)
+    pub fn leave_address(&self, address: IpAddr) {
+        let mut addresses = self.inner.holds.lock();
+        let Some(at) = addresses.get_mut(&address) else {
+            return;
+        };
+        at.record.leave();
+        if at.due_back(Instant::now()) {
+            self.inner.give_back(&mut addresses, address);
         }
     }
 }
 
-/// A request of this process at an address, waiting for its address group's next script.
-pub(super) struct AddressCall {
-    /// The address its connection goes to.
+impl Holds {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Address>> {
+        self.addresses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Address {
+    /// A request's turn, when this process need not ask Redis: held, by the record's rule;
+    /// held by another, or its term here ending, not before the address may be asked again
+    /// (a quarter of a term: as Redis answers a process that finds another holding it). (Not [`Turn::Full`]: a request that waits in its
+    /// process's line holds a worker, and the address may be another's for a term.)
+    fn turn(&mut self, host: &str, now: Instant) -> Option<Turn> {
+        let limits = self.terms.limits;
+        match self.held_until {
+            Some(until) if now < until => return Some(self.record.enter(host, now, limits)),
+            Some(until) if self.last_term => {
+                return Some(Turn::WaitUntil(until.max(now) + self.terms.term() / 4));
+            }
+            _ => {}
+        }
+        self.elsewhere_until
+            .filter(|until| now < *until)
+            .map(Turn::WaitUntil)
+    }
+
+    /// Whether the address is to be given back now: its last term over and its requests
+    /// ended.
+    fn due_back(&self, now: Instant) -> bool {
+        self.last_term
+            && self.record.in_flight == 0
+            && self.held_until.is_some_and(|until| now >= until)
+    }
+
+    /// What Redis answered an ask for the address, sent at `sent`: 1 (held: the term's ms,
+    /// the ms before its first start may go), 2 (its last term: the ms to its end), or 0
+    /// (held by another: the ms before asking again).
+    fn heard(&mut self, sent: Instant, answer: [i64; 3]) {
+        let now = Instant::now();
+        let ms = |ms: i64| Duration::from_millis(ms.max(0).unsigned_abs());
+        let delay = self.terms.limits.delay;
+        match answer {
+            [1, term, first] => {
+                // Redis's term began after the ask was sent: it ends no sooner than this.
+                self.held_until = Some(sent + ms(term));
+                self.last_term = false;
+                self.elsewhere_until = None;
+                if first > 0 {
+                    // The last start of the process before it, as this one's record counts:
+                    // its first start comes a delay after.
+                    let last = (now + ms(first)).checked_sub(delay).unwrap_or(now);
+                    self.record.last_start = self.record.last_start.max(Some(last));
+                }
+            }
+            [2, left, _] => {
+                // Its last start a delay before its term's end at the latest, so that the
+                // next holder, asking then, may start at once.
+                let end = (sent + ms(left)).checked_sub(delay).unwrap_or(sent);
+                self.held_until = Some(self.held_until.map_or(end, |until| until.min(end)));
+                self.last_term = true;
+            }
+            [_, wait, _] => {
+                self.held_until = None;
+                self.last_term = false;
+                self.elsewhere_until = Some(now + ms(wait).max(Duration::from_millis(1)));
+            }
+        }
+    }
+}
+
+/// An ask of an address group's next script.
+pub(super) struct HoldCall {
     address: IpAddr,
-    /// What it asks.
+    terms: Terms,
     ask: Ask,
 }
 
-/// What a request at an address asks.
 enum Ask {
-    /// Its turn: its host, its name ([`AddressRequest::member`]), the limits it is held to
-    /// and how long it may hold its place (ms).
-    Enter {
-        host: String,
-        name: String,
-        limits: AddressLimits,
-        hold: i64,
-    },
-    /// To leave, having ended: its name.
-    Leave(String),
+    /// To hold the address (take it, or keep it another term).
+    Hold,
+    /// To give it back: the ms since this process's last start there (-1: none).
+    GiveBack(i64),
 }
 
-impl AddressCall {
-    /// The limits and hold an entering request asks under (one script takes requests of one
-    /// kind only: a process asks all its turns under the same).
-    fn terms(&self) -> Option<(AddressLimits, i64)> {
-        match &self.ask {
-            Ask::Enter { limits, hold, .. } => Some((*limits, *hold)),
-            Ask::Leave(_) => None,
-        }
-    }
-}
+/// The most asks one address script takes.
+const MAX_ASKS: usize = 256;
 
-/// The most requests one address script takes.
-const MAX_AT_ADDRESS: usize = 256;
-
-/// The requests of one address script: the first waiting, and those after it asking under
-/// the same terms, up to [`MAX_AT_ADDRESS`].
-fn fit(waiting: &[(AddressCall, Reply<i64>)]) -> usize {
-    let mut terms = None;
+/// The asks of one address script: the first waiting, and those after it under the same
+/// terms, up to [`MAX_ASKS`].
+fn fit(waiting: &[(HoldCall, Reply<[i64; 3]>)]) -> usize {
+    let first = waiting.first().map(|(call, _)| call.terms);
     waiting
         .iter()
-        .take(MAX_AT_ADDRESS)
-        .take_while(|(call, _)| match call.terms() {
-            None => true,
-            Some(these) => *terms.get_or_insert(these) == these,
-        })
+        .take(MAX_ASKS)
+        .take_while(|(call, _)| Some(call.terms) == first)
         .count()
 }
 
-/// The requests of one script at one address: the places (in the script's requests) of
-/// those that ended and of those asking.
-struct AtAddress {
-    address: IpAddr,
-    ended: Vec<usize>,
-    asking: Vec<usize>,
-}
-
-/// The script's requests by address, in the order each address first comes.
-fn by_address(calls: &[(AddressCall, Reply<i64>)]) -> Vec<AtAddress> {
-    let mut addresses: Vec<AtAddress> = Vec::new();
-    for (i, (call, _)) in calls.iter().enumerate() {
-        let at = match addresses.iter().position(|a| a.address == call.address) {
-            Some(at) => at,
-            None => {
-                addresses.push(AtAddress {
-                    address: call.address,
-                    ended: Vec::new(),
-                    asking: Vec::new(),
-                });
-                addresses.len() - 1
-            }
-        };
-        match call.ask {
-            Ask::Enter { .. } => addresses[at].asking.push(i),
-            Ask::Leave(_) => addresses[at].ended.push(i),
-        }
-    }
-    addresses
-}
-
-/// A turn asked, until its answer reaches its caller: dropped before (its request
-/// cancelled), it gives back the place it was given, if it was. (A turn cancelled before its
-/// answer is sent is the sending task's to give back: see [`Inner::flush_addresses`].)
-struct Asked {
-    inner: Arc<Inner>,
-    address: IpAddr,
-    name: String,
-    answer: oneshot::Receiver<Result<i64, Error>>,
-    /// Its caller has the answer.
-    read: bool,
-}
-
-impl Asked {
-    /// The turn's answer: 0 to go, else the wait in ms (negative: the address is full).
-    async fn answer(mut self) -> Result<i64, Error> {
-        let got = group::answer(&mut self.answer, "a turn at an address").await;
-        self.read = true;
-        got
-    }
-}
-
-impl Drop for Asked {
-    fn drop(&mut self) {
-        if self.read {
-            return;
-        }
-        self.answer.close();
-        if let Ok(Ok(0)) = self.answer.try_recv() {
-            let leave = Ask::Leave(std::mem::take(&mut self.name));
-            drop(self.inner.queue_at_address(self.address, leave));
-        }
-    }
-}
-
 impl Inner {
-    /// Adds a request to its address group's next script (starting the group's sending
-    /// task if none is under way, on the frontier's runtime: a leave may be queued outside
-    /// one): where its answer will come (0 for a leave).
-    fn queue_at_address(
+    /// Asks Redis for `address` (`at`, under the holds' lock): the ask's answer is applied
+    /// to the address by a task of its own, which then drops the sender of the receiver
+    /// answered (and of `at.asking`).
+    fn ask_hold(
         self: &Arc<Self>,
         address: IpAddr,
-        ask: Ask,
-    ) -> oneshot::Receiver<Result<i64, Error>> {
+        at: &mut Address,
+    ) -> watch::Receiver<Option<Result<(), Error>>> {
+        let (tell, asked) = watch::channel(None);
+        at.asking = Some(asked.clone());
+        let sent = Instant::now();
+        let answer = self.queue_hold(address, at.terms, Ask::Hold);
+        let inner = Arc::clone(self);
+        self.sent.runtime.spawn(async move {
+            let answer = group::answer(answer, "an ask for an address").await;
+            let mut addresses = inner.holds.lock();
+            let at = addresses.entry(address).or_default();
+            at.asking = None;
+            let told = match answer {
+                Ok(answer) => {
+                    at.heard(sent, answer);
+                    if at.last_term {
+                        inner.give_back_when_due(address, at);
+                    }
+                    Ok(())
+                }
+                Err(err) => Err(err),
+            };
+            drop(addresses);
+            let _ = tell.send(Some(told));
+        });
+        asked
+    }
+
+    /// Gives `address` back at its last term's end, unless a request then still out gives
+    /// it back as it leaves.
+    fn give_back_when_due(self: &Arc<Self>, address: IpAddr, at: &Address) {
+        let Some(until) = at.held_until else {
+            return;
+        };
+        let weak = Arc::downgrade(self);
+        self.sent.runtime.spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            if let Some(inner) = weak.upgrade() {
+                let mut addresses = inner.holds.lock();
+                if addresses
+                    .get(&address)
+                    .is_some_and(|at| at.due_back(Instant::now()))
+                {
+                    inner.give_back(&mut addresses, address);
+                }
+            }
+        });
+    }
+
+    /// Gives `address` back to Redis, saying when this process last started a request
+    /// there, and forgets it.
+    fn give_back(self: &Arc<Self>, addresses: &mut HashMap<IpAddr, Address>, address: IpAddr) {
+        let Some(at) = addresses.remove(&address) else {
+            return;
+        };
+        let ago = at.record.last_start.map_or(-1, |last| {
+            // Rounded up: the next holder waits a moment more, never less.
+            let ago = Instant::now().saturating_duration_since(last);
+            millis(ago + Duration::from_micros(999))
+        });
+        let answer = self.queue_hold(address, at.terms, Ask::GiveBack(ago));
+        self.sent.runtime.spawn(async move {
+            // Not given back: it goes back at its term's end and its hold's.
+            if let Err(err) = group::answer(answer, "an address given back").await {
+                tracing::debug!("giving {address} back: {err}");
+            }
+        });
+    }
+
+    /// Adds an ask to its address group's next script (starting the group's sending task
+    /// if none is under way).
+    fn queue_hold(self: &Arc<Self>, address: IpAddr, terms: Terms, ask: Ask) -> Answer<[i64; 3]> {
         let group = self.store.address_group(address);
-        let (answered, start) = self
-            .sent
-            .addresses
-            .wait(group, AddressCall { address, ask });
+        let call = HoldCall {
+            address,
+            terms,
+            ask,
+        };
+        let (answered, start) = self.sent.addresses.wait(group, call);
         if let Some(sending) = start {
             self.sent
                 .runtime
@@ -269,133 +369,115 @@ impl Inner {
         answered
     }
 
-    /// Sends the requests waiting in an address group, a script at a time, until none
-    /// waits: at each address, the ended requests' leaves first, then the turns asked, in
-    /// the order they came.
+    /// Sends the asks waiting in an address group, a script at a time, until none waits.
     async fn flush_addresses(
         self: Arc<Self>,
         group: u32,
-        mut sending: Sending<AddressCall, i64, u32>,
+        mut sending: Sending<HoldCall, [i64; 3], u32>,
     ) {
         let tag = self.store.address_tag(group);
-        loop {
-            let Some(mut calls) = sending.next(fit) else {
-                break;
-            };
-            // A turn no one waits for any more (its request was cancelled) is not asked.
-            calls.retain(|(call, reply)| call.terms().is_none() || !reply.is_closed());
-            let addresses = by_address(&calls);
-            let name = |i: usize| match &calls[i].0.ask {
-                Ask::Enter { name, .. } | Ask::Leave(name) => name.as_str(),
-            };
-            let texts: Vec<String> = addresses.iter().map(|a| a.address.to_string()).collect();
-            // Leaves alone, one plain command an address.
-            // With `asked`, the turns' names too: those of a script that may have run.
-            let leaves = |asked: bool| -> Vec<redis::Cmd> {
-                addresses
-                    .iter()
-                    .zip(&texts)
-                    .filter_map(|(a, text)| {
-                        let asked = a.asking.iter().filter(|_| asked);
-                        let names: Vec<&str> =
-                            a.ended.iter().chain(asked).map(|&i| name(i)).collect();
-                        let leave = crate::scripts::address_leave(&tag, text, &names);
-                        (!names.is_empty()).then_some(leave)
-                    })
-                    .collect()
-            };
-            let terms = calls.iter().find_map(|(call, _)| call.terms());
-            let asked = addresses.iter().map(|a| a.asking.len()).sum::<usize>();
-            let any_ended = addresses.iter().any(|a| !a.ended.is_empty());
-            let answer: Result<Vec<i64>, Error> = match terms {
-                None if !any_ended => Ok(Vec::new()),
-                None => self
-                    .store
-                    .query_each::<i64>(&leaves(false))
-                    .await
-                    .map(|_| Vec::new()),
-                Some((limits, hold)) => {
-                    let mut invocation = self.scripts.address.prepare_invoke();
-                    for text in &texts {
-                        for key in crate::scripts::address_keys(&tag, text) {
-                            invocation.key(key);
-                        }
+        while let Some(calls) = sending.next(fit) {
+            let terms = calls[0].0.terms;
+            let mut invocation = self.scripts.address.prepare_invoke();
+            for (call, _) in &calls {
+                invocation.key(crate::scripts::address_key(&tag, call.address));
+            }
+            invocation
+                .arg(&tag)
+                .arg(&self.id)
+                .arg(millis(terms.term()))
+                .arg(millis(terms.limits.delay))
+                .arg(millis(terms.hold))
+                .arg(calls.len());
+            let mut holds = 0;
+            for (call, _) in &calls {
+                match call.ask {
+                    Ask::Hold => {
+                        invocation.arg("h");
+                        holds += 1;
                     }
-                    invocation
-                        .arg(&tag)
-                        .arg(limits.connections)
-                        .arg(millis(limits.delay))
-                        .arg(hold)
-                        .arg(millis(limits.delay.max(FULL_RETRY)))
-                        .arg(millis(TICKET_TTL));
-                    for at in &addresses {
-                        invocation.arg(at.ended.len());
-                        for &i in &at.ended {
-                            invocation.arg(name(i));
-                        }
-                        invocation.arg(at.asking.len());
-                        for &i in &at.asking {
-                            if let Ask::Enter { host, .. } = &calls[i].0.ask {
-                                invocation.arg(host.as_str());
-                            }
-                        }
-                        for &i in &at.asking {
-                            invocation.arg(name(i));
-                        }
+                    Ask::GiveBack(ago) => {
+                        invocation.arg(ago);
                     }
-                    self.call(&invocation).await
                 }
-            };
-            let answer = match answer {
-                Ok(waits) if waits.len() == asked => Ok(waits),
+            }
+            let answer: Result<Vec<i64>, Error> = match self.call::<Vec<i64>>(&invocation).await {
+                Ok(answer) if answer.len() == 3 * holds => Ok(answer),
                 Ok(_) => {
                     Err(ErrorKind::Server("unexpected answer to an address script".into()).into())
                 }
                 Err(err) => Err(err),
             };
-            // A script refused (Redis out of memory past the retries refuses scripts that
-            // write, not a plain removal; an ACL may too) or unanswered (it may have run)
-            // would leave the requests that ended, and the turns it let go, holding their
-            // places until their hold: they leave alone (a name not held is no matter), and
-            // the turns hear the error (their requests go without a place: see the crawler's
-            // `Lease::enter_address`).
-            let left = match (&answer, terms) {
-                (Err(_), Some(_)) => self.store.query_each::<i64>(&leaves(true)).await.map(drop),
-                (answer, _) => answer.as_ref().map(drop).map_err(Clone::clone),
-            };
-            // Each turn's answer, by its place among the script's requests.
-            let mut waits: Vec<Option<i64>> = vec![None; calls.len()];
-            if let Ok(answer) = &answer {
-                let places = addresses.iter().flat_map(|a| a.asking.iter().copied());
-                for (place, &wait) in places.zip(answer) {
-                    waits[place] = Some(wait);
+            let mut answers = answer.as_deref().unwrap_or(&[]).chunks_exact(3);
+            for (call, reply) in calls {
+                let told = match (&answer, call.ask) {
+                    (Err(err), _) => Err(err.clone()),
+                    (Ok(_), Ask::GiveBack(_)) => Ok([0; 3]),
+                    (Ok(_), Ask::Hold) => {
+                        let three = answers.next().unwrap_or(&[0, 0, 0]);
+                        Ok([three[0], three[1], three[2]])
+                    }
+                };
+                let _ = reply.send(told);
+            }
+        }
+    }
+}
+
+/// How many times a term the keeper looks at a process's addresses.
+const KEEPER_TICKS: u32 = 8;
+
+/// The keeper of a process's addresses, [`KEEPER_TICKS`] times a term: renews the terms of
+/// those it holds and uses when half of their term is left, gives back those no turn was
+/// asked at for a tick with no request out (another process may have hosts there: measured,
+/// a holder whose hosts ran out kept an address idle for a second while another waited),
+/// and forgets those held by others that no request waits for. Ends with the frontier.
+async fn keep(inner: std::sync::Weak<Inner>, period: Duration) {
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let mut addresses = inner.holds.lock();
+        let mut idle = Vec::new();
+        let mut renew = Vec::new();
+        for (&address, at) in addresses.iter() {
+            if at.asking.is_some() {
+                continue;
+            }
+            let term = at.terms.term();
+            let used = at.used.is_some_and(|used| now < used + period);
+            match at.held_until {
+                Some(_) if at.due_back(now) => idle.push(address),
+                Some(_) if at.last_term => {}
+                Some(until) if used || at.record.in_flight > 0 => {
+                    if until < now + term / 2 {
+                        renew.push(address);
+                    }
+                }
+                Some(_) => idle.push(address),
+                None => {
+                    let waited = at.elsewhere_until.is_none_or(|until| until <= now);
+                    if waited && !used && at.record.in_flight == 0 {
+                        idle.push(address);
+                    }
                 }
             }
-            for ((call, reply), wait) in calls.into_iter().zip(waits) {
-                let AddressCall { address, ask } = call;
-                match ask {
-                    Ask::Leave(_) => {
-                        let _ = reply.send(left.clone().map(|()| 0));
-                    }
-                    Ask::Enter { name, .. } => {
-                        let wait = match (&answer, wait) {
-                            (Ok(_), wait) => Ok(wait.unwrap_or(0)),
-                            (Err(err), _) => Err(err.clone()),
-                        };
-                        let went = matches!(wait, Ok(0));
-                        if reply.send(wait).is_err() && went {
-                            // Its request was cancelled while its turn was asked: the place
-                            // it was given is given back, in this task's next script.
-                            let (unheard, _) = oneshot::channel();
-                            let call = AddressCall {
-                                address,
-                                ask: Ask::Leave(name),
-                            };
-                            let none = self.sent.addresses.push(group, call, unheard);
-                            debug_assert!(none.is_none());
-                        }
-                    }
-                }
+        }
+        for address in idle {
+            if addresses
+                .get(&address)
+                .is_some_and(|at| at.held_until.is_some())
+            {
+                inner.give_back(&mut addresses, address);
+            } else {
+                addresses.remove(&address);
+            }
+        }
+        for address in renew {
+            if let Some(at) = addresses.get_mut(&address) {
+                drop(inner.ask_hold(address, at));
             }
         }
     }

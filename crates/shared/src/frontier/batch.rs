@@ -29,8 +29,8 @@ pub(super) struct Sent {
     pub(super) batches: Groups<Step, StepAnswer>,
     /// Each bucket's next content-seen test.
     pub(super) bodies: Groups<Probes, bool>,
-    /// Each address group's next turns and leaves (see `Store::address_group`).
-    pub(super) addresses: Groups<super::addresses::AddressCall, i64>,
+    /// Each address group's next asks (see `Store::address_group`).
+    pub(super) addresses: Groups<super::addresses::HoldCall, [i64; 3]>,
     /// Links sent (or waiting to go with their page's completion) and not yet answered:
     /// the pages in flight link to one another, and one of them sends each.
     pub(super) sending: Mutex<HashSet<String>>,

@@ -1,7 +1,7 @@
 //! The owner's rule and the batch script together against the host policy's conformance
 //! table (`frontier::conformance`), on a real `redis-server`, its clock set to each step's
-//! time; the page budgets' table against the batch script; the address script against
-//! `frontier::AddressRecord`.
+//! time; the page budgets' table against the batch script; the address script's passing of
+//! an address from process to process.
 
 use std::time::{Duration, Instant};
 
@@ -11,9 +11,7 @@ use frontier::conformance::{
 use frontier::{Fate, Outcome};
 use redis::{Connection, Value};
 
-use super::{
-    Clock, HostState, Scripts, address_keys, address_leave, link, links_step, queue_entry,
-};
+use super::{Clock, HostState, Scripts, link, links_step, queue_entry};
 use crate::frontier::batch::{OwnerReply, StepAnswer, add_owner_log, memo_text};
 use crate::frontier::owned::{EndedLease, Log, Owned, leased};
 use crate::seen::Schedule;
@@ -319,495 +317,128 @@ fn the_batch_script_passes_the_budget_table() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-/// What an address script's requests ask under: their address's tag, limits, how long
-/// each may hold its place and a ticket is kept (ms).
-#[derive(Clone, Copy)]
-struct AddressTerms {
-    tag: &'static str,
-    limits: frontier::AddressLimits,
-    hold: u64,
-    ticket_ttl: u64,
+/// Two processes asking for an address ([`hold`]).
+const P1: &str = "p1";
+const P2: &str = "p2";
+
+/// The term, the delay and the hold every ask of [`hold`] is made under (ms).
+const TERM: u64 = 1_000;
+const DELAY: u64 = 20;
+const GRACE: u64 = 5_000;
+
+/// The address every hold test asks for, and its key.
+fn address_key() -> String {
+    super::address_key(TAG, "192.0.2.1".parse().unwrap())
 }
 
-impl AddressTerms {
-    /// Under `limits` at [`TAG`], held `hold` ms, tickets kept as a crawl keeps them.
-    fn new(limits: frontier::AddressLimits, hold: u64) -> Self {
-        AddressTerms {
-            tag: TAG,
-            limits,
-            hold,
-            ticket_ttl: frontier::TICKET_TTL.as_millis() as u64,
-        }
-    }
-}
-
-/// The address the conformance tests' requests go to, but where they say otherwise.
-const ADDRESS: &str = "192.0.2.1";
-
-/// One address's requests in a script: the names of those that ended, then the turns asked,
-/// each a host and a name.
-type AddressBlock<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
-
-/// One script of the requests at some addresses at `at` ms, address after address (at each,
-/// those that ended leave first); answers each turn's: 0 to go, or the wait in ms. Leaves
-/// alone go as the process sends them, a plain command an address.
-fn addresses_script(
+/// One address script at `at` ms, of process `me`, with one ask: `h` to hold the address, or
+/// the ms since its last start to give it back; the answer (three numbers for a hold).
+fn hold(
     con: &mut Connection,
     scripts: &Scripts,
     at: u64,
-    blocks: &[AddressBlock<'_>],
-    terms: &AddressTerms,
+    me: &str,
+    ask: &str,
 ) -> Result<Vec<i64>, String> {
-    let (tag, limits) = (terms.tag, terms.limits);
-    redis::cmd("SET")
-        .arg(format!("{tag}:clock"))
-        .arg(BASE + at)
-        .exec(con)
-        .map_err(|err| err.to_string())?;
-    if blocks.iter().all(|(_, _, asking)| asking.is_empty()) {
-        for (address, ended, _) in blocks {
-            address_leave(tag, address, ended)
-                .query::<i64>(con)
-                .map_err(|err| err.to_string())?;
-        }
-        return Ok(Vec::new());
-    }
+    set_clock(con, BASE + at)?;
     let mut call = scripts.address.prepare_invoke();
-    for (address, _, _) in blocks {
-        for key in address_keys(tag, address) {
-            call.key(key);
-        }
-    }
-    call.arg(tag)
-        .arg(limits.connections)
-        .arg(limits.delay.as_millis() as u64)
-        .arg(terms.hold)
-        .arg(limits.delay.max(frontier::FULL_RETRY).as_millis() as u64)
-        .arg(terms.ticket_ttl);
-    for (_, ended, asking) in blocks {
-        call.arg(ended.len()).arg(*ended).arg(asking.len());
-        for (host, _) in *asking {
-            call.arg(*host);
-        }
-        for (_, name) in *asking {
-            call.arg(*name);
-        }
-    }
+    call.key(address_key());
+    call.arg(TAG)
+        .arg(me)
+        .arg(TERM)
+        .arg(DELAY)
+        .arg(GRACE)
+        .arg(1)
+        .arg(ask);
     call.invoke(con, &scripts.library)
         .map_err(|err| err.to_string())
 }
 
-/// One script of [`ADDRESS`]'s requests at `at` ms (see [`addresses_script`]).
-fn address_script(
-    con: &mut Connection,
-    scripts: &Scripts,
-    at: u64,
-    ended: &[&str],
-    asking: &[(&str, &str)],
-    terms: &AddressTerms,
-) -> Result<Vec<i64>, String> {
-    addresses_script(con, scripts, at, &[(ADDRESS, ended, asking)], terms)
-}
-
-/// One request's step alone: a leave (`op` "leave") or a turn asked, answered 0 to go or
-/// the wait in ms.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the clock, the operation, and one per argument of the script's call"
-)]
-fn address_step(
-    con: &mut Connection,
-    scripts: &Scripts,
-    at: u64,
-    op: &str,
-    host: &str,
-    token: &str,
-    limits: frontier::AddressLimits,
-    hold: u64,
-) -> Result<i64, String> {
-    if op == "leave" {
-        let terms = AddressTerms::new(limits, hold);
-        return address_script(con, scripts, at, &[token], &[], &terms).map(|_| 0);
-    }
-    let terms = AddressTerms::new(limits, hold);
-    let answer = address_script(con, scripts, at, &[], &[(host, token)], &terms)?;
-    match answer[..] {
-        [wait] => Ok(wait),
-        _ => Err(format!("unexpected answer {answer:?}")),
-    }
-}
-
-/// Requests gathered for one address script, with the answers `frontier::AddressRecord`
-/// gave them one after another.
-#[derive(Default)]
-struct AddressGroup {
-    at: u64,
-    ended: Vec<String>,
-    asking: Vec<(String, String)>,
-    expected: Vec<i64>,
-}
-
-impl AddressGroup {
-    /// Sends the group in one script; an error names the first answer that differs.
-    fn send(
-        &mut self,
-        con: &mut Connection,
-        scripts: &Scripts,
-        limits: frontier::AddressLimits,
-    ) -> Result<(), String> {
-        if self.ended.is_empty() && self.asking.is_empty() {
-            return Ok(());
-        }
-        let ended: Vec<&str> = self.ended.iter().map(String::as_str).collect();
-        let asking: Vec<(&str, &str)> = self
-            .asking
-            .iter()
-            .map(|(host, name)| (host.as_str(), name.as_str()))
-            .collect();
-        let terms = AddressTerms::new(limits, HOUR);
-        let answer = address_script(con, scripts, self.at, &ended, &asking, &terms)?;
-        if answer != self.expected {
-            return Err(format!(
-                "limits {limits:?} at {} ms: {} left, {:?} asked, answered {answer:?}, not {:?}",
-                self.at,
-                ended.len(),
-                asking,
-                self.expected
-            ));
-        }
-        *self = AddressGroup::default();
-        Ok(())
-    }
-}
-
-/// Numbers below `n`, from `seed` on (xorshift): the same sequence on every run.
-fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
-    move |n| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    }
-}
-
-/// The address script and `frontier::AddressRecord` answer every step of many sequences of
-/// requests alike: hosts asking turns at times a few ms apart, some coming back at their
-/// turn, some late, requests leaving, under several limits; and the requests of one instant
-/// in one script (the ended ones first), as a process sends those of one tick, alike too.
+/// One process at a time holds an address: another is told to ask again (at a quarter of a
+/// term at most), the holder keeps it a term at least and is then told its last term; given
+/// back, the address goes to the process that waited, whose first start comes a delay after
+/// the holder's last; the one that gave it back does not take it again while the other
+/// waits.
 #[test]
-fn the_address_script_follows_the_address_rule() {
-    use std::time::{Duration, Instant};
-
-    use frontier::{AddressLimits, AddressRecord, Turn};
-
+fn an_address_passes_from_process_to_process_a_delay_after_the_last_start() {
     let (_server, mut con, scripts) = server_and_scripts();
-    let t0 = Instant::now();
-    let mut random = xorshift(0x2545_f491_4f6c_dd1d);
-    let mut grouped = 0;
-    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
-        redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
-        let limits = AddressLimits {
-            connections,
-            delay: Duration::from_millis(delay),
-        };
-        let mut record = AddressRecord::default();
-        let mut in_flight: Vec<String> = Vec::new();
-        let (mut at, mut tokens) = (0u64, 0u64);
-        let mut group = AddressGroup::default();
-        for _ in 0..600 {
-            // One in three at the instant of the one before: the same script.
-            let gap = if random(3) == 0 { 0 } else { 1 + random(40) };
-            if gap > 0 {
-                group.send(&mut con, &scripts, limits).unwrap();
-            }
-            at += gap;
-            group.at = at;
-            if !in_flight.is_empty() && random(3) == 0 {
-                // A script's leaves come before its turns: a leave after a turn goes in the
-                // next.
-                if !group.asking.is_empty() {
-                    group.send(&mut con, &scripts, limits).unwrap();
-                    group.at = at;
-                }
-                let token = in_flight.swap_remove(random(in_flight.len() as u64) as usize);
-                group.ended.push(token);
-                record.leave();
-                continue;
-            }
-            let host = format!("h{}", random(6));
-            tokens += 1;
-            let token = format!("{host} {tokens}");
-            let now = t0 + Duration::from_millis(at);
-            let expected = match record.enter(&host, now, limits) {
-                Turn::Go => 0,
-                Turn::WaitUntil(then) => (then - now).as_millis() as i64,
-                Turn::Full(then) => -((then - now).as_millis() as i64),
-            };
-            if expected == 0 {
-                in_flight.push(token.clone());
-            }
-            if !group.asking.is_empty() {
-                grouped += 1;
-            }
-            group.asking.push((host, token));
-            group.expected.push(expected);
-        }
-        group.send(&mut con, &scripts, limits).unwrap();
-    }
-    assert!(grouped > 200, "{grouped} turns asked with others");
-}
-
-/// The requests of one instant at several addresses in one script are answered as scripts
-/// of their own, one after another, would answer them (at each address, the ended ones'
-/// leave first): with holds and tickets short enough that requests past their hold are
-/// dropped and tickets past their time go, and with whole scripts sent again (their answer
-/// lost), at once or later. Two groups of one server take the same sequences at the same
-/// addresses, one in scripts of many requests (made as on a cluster) and one request by
-/// request; their answers and what each address holds (requests in flight, tickets,
-/// record) must agree throughout.
-#[test]
-fn requests_grouped_in_one_script_are_answered_as_one_by_one() {
-    use frontier::AddressLimits;
-
-    const ADDRESSES: [&str; 3] = [ADDRESS, "192.0.2.2", "2001:db8::7"];
-    let (_server, mut con, scripts) = server_and_scripts();
-    // The grouped calls as a cluster's are made: one key more, declared only.
-    let on_cluster = Scripts::with_clock(Clock::Key, true);
-    let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
-    // What an address holds: its requests in flight, its tickets, its record.
-    let state = |con: &mut Connection, tag: &str, address: &str| -> Vec<Vec<String>> {
-        let mut held = Vec::new();
-        for key in ["inflight", "tickets"] {
-            let members: Vec<String> = redis::cmd("ZRANGE")
-                .arg(format!("{tag}:{address}:{key}"))
-                .arg(0)
-                .arg(-1)
-                .arg("WITHSCORES")
-                .query(con)
-                .unwrap();
-            held.push(members);
-        }
-        let record: Vec<Option<String>> = redis::cmd("HMGET")
-            .arg(format!("{tag}:{address}:record"))
-            .arg("last")
-            .arg("free")
-            .query(con)
-            .unwrap();
-        held.push(record.into_iter().map(Option::unwrap_or_default).collect());
-        held
-    };
-    // Their keys live on: the sequences' times are the scripts' clock, not the server's.
-    let persist = |con: &mut Connection, tag: &str, address: &str| {
-        for key in address_keys(tag, address) {
-            redis::cmd("PERSIST").arg(key).exec(con).unwrap();
-        }
-    };
-    let (mut resent, mut pruned, mut expired, mut together) = (0, 0, 0, 0);
-    for (connections, delay) in [(2, 100), (0, 50), (3, 0), (1, 30), (8, 20)] {
-        redis::cmd("FLUSHALL").exec(&mut con).expect("FLUSHALL");
-        let limits = AddressLimits {
-            connections,
-            delay: Duration::from_millis(delay),
-        };
-        let grouped = AddressTerms {
-            tag: "{grouped}",
-            limits,
-            hold: 60,
-            ticket_ttl: 150 + delay,
-        };
-        let alone = AddressTerms {
-            tag: "{alone}",
-            ..grouped
-        };
-        let mut in_flight: Vec<Vec<String>> = vec![Vec::new(); ADDRESSES.len()];
-        let mut at = 0u64;
-        for call in 0..150 {
-            // Each address's requests: those that ended, and the turns asked.
-            let mut requests: Vec<Requests<'_>> = Vec::new();
-            for (k, address) in ADDRESSES.into_iter().enumerate() {
-                let mut ended: Vec<String> = Vec::new();
-                while !in_flight[k].is_empty() && random(3) == 0 {
-                    let i = random(in_flight[k].len() as u64) as usize;
-                    ended.push(in_flight[k].swap_remove(i));
-                }
-                let asking: Vec<(String, String)> = (0..random(5))
-                    .map(|n| {
-                        let host = format!("h{}", random(5));
-                        let name = format!("{host} {call} {n}");
-                        (host, name)
-                    })
-                    .collect();
-                if !ended.is_empty() || !asking.is_empty() {
-                    requests.push((address, ended, asking));
-                }
-            }
-            if requests.is_empty() {
-                continue;
-            }
-            together += usize::from(requests.len() > 1);
-            let ended: Vec<Vec<&str>> = requests
-                .iter()
-                .map(|(_, ended, _)| ended.iter().map(String::as_str).collect())
-                .collect();
-            let asking: Vec<Vec<(&str, &str)>> = requests
-                .iter()
-                .map(|(_, _, asking)| {
-                    let pairs = asking.iter().map(|(h, n)| (h.as_str(), n.as_str()));
-                    pairs.collect()
-                })
-                .collect();
-            let blocks: Vec<AddressBlock<'_>> = requests
-                .iter()
-                .enumerate()
-                .map(|(i, (address, _, _))| (*address, &ended[i][..], &asking[i][..]))
-                .collect();
-            // Sent once, and one in four sent again: at once, or some ms later.
-            let mut sendings = vec![at];
-            if random(4) == 0 {
-                sendings.push(at + random(3) * random(80));
-                resent += 1;
-            }
-            for &instant in &sendings {
-                let before: Vec<_> = blocks
-                    .iter()
-                    .map(|(address, _, _)| state(&mut con, grouped.tag, address))
-                    .collect();
-                let answers =
-                    addresses_script(&mut con, &on_cluster, instant, &blocks, &grouped).unwrap();
-                let mut one_by_one = Vec::new();
-                for &(address, ended, asking) in &blocks {
-                    if !ended.is_empty() {
-                        let leave = [(address, ended, &[][..])];
-                        addresses_script(&mut con, &scripts, instant, &leave, &alone).unwrap();
-                    }
-                    for request in asking {
-                        let turn = [(address, &[][..], std::slice::from_ref(request))];
-                        let answer =
-                            addresses_script(&mut con, &scripts, instant, &turn, &alone).unwrap();
-                        one_by_one.extend(answer);
-                    }
-                }
-                let context = format!("limits {limits:?} at {instant} ms: {blocks:?}");
-                assert_eq!(answers, one_by_one, "{context}");
-                let names = |held: &[Vec<String>]| -> Vec<String> {
-                    held[0].iter().step_by(2).cloned().collect()
-                };
-                let tickets = |held: &[Vec<String>]| held[1].len() / 2;
-                for (i, &(address, ended, _)) in blocks.iter().enumerate() {
-                    let after = state(&mut con, grouped.tag, address);
-                    assert_eq!(after, state(&mut con, alone.tag, address), "{context}");
-                    let still = names(&after);
-                    pruned += names(&before[i])
-                        .iter()
-                        .filter(|n| !still.contains(n) && !ended.contains(&n.as_str()))
-                        .count();
-                    if tickets(&after) < tickets(&before[i]) && answers.iter().all(|&a| a != 0) {
-                        expired += 1;
-                    }
-                    persist(&mut con, grouped.tag, address);
-                    persist(&mut con, alone.tag, address);
-                }
-            }
-            for &(address, _, asking) in &blocks {
-                let k = ADDRESSES.iter().position(|a| *a == address).unwrap();
-                let held = held_in_flight(&mut con, grouped.tag, address, asking);
-                for (&(_, name), held) in asking.iter().zip(held) {
-                    if held && !in_flight[k].iter().any(|n| n == name) {
-                        in_flight[k].push(name.to_owned());
-                    }
-                }
-            }
-            at = sendings.last().copied().unwrap_or(at) + random(40);
-        }
-    }
-    assert!(resent > 100, "{resent} scripts sent again");
-    assert!(
-        together > 300,
-        "{together} scripts at more than one address"
+    let mut ask = |at, me, what: &str| hold(&mut con, &scripts, at, me, what).unwrap();
+    assert_eq!(ask(0, P1, "h"), [1, 1_000, 0], "free: taken");
+    assert_eq!(ask(100, P2, "h"), [0, 250, 0], "held: ask again");
+    // Within its first term the holder keeps it, though another waits.
+    assert_eq!(ask(500, P1, "h"), [1, 1_000, 0], "renewed till 1,500");
+    assert_eq!(
+        ask(900, P2, "h"),
+        [0, 250, 0],
+        "a quarter of a term at most"
     );
-    assert!(pruned > 100, "{pruned} requests dropped past their hold");
-    assert!(
-        expired > 5,
-        "{expired} scripts dropped tickets past their time"
+    assert_eq!(
+        ask(1_200, P1, "h"),
+        [2, 300, 0],
+        "its last term: another waits"
+    );
+    assert_eq!(
+        ask(1_300, P2, "h"),
+        [0, 200, 0],
+        "at its term's end at the latest"
+    );
+    // Given back at 1,450, its last start 10 ms before.
+    assert!(ask(1_450, P1, "10").is_empty());
+    assert_eq!(ask(1_450, P1, "h"), [0, 20, 0], "the waiting one's turn");
+    assert_eq!(ask(1_450, P2, "h"), [1, 1_000, 10], "a delay after 1,440");
+    assert_eq!(ask(1_500, P1, "h"), [0, 250, 0], "held by the other now");
+}
+
+/// A holder that never gives the address back (killed) keeps it its term and a request's
+/// hold after: its requests may be out till then. Without another waiting, a holder past its
+/// term keeps it on asking.
+#[test]
+fn an_address_a_killed_holder_kept_is_taken_after_its_term_and_hold() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let mut ask = |at, me, what: &str| hold(&mut con, &scripts, at, me, what).unwrap();
+    assert_eq!(ask(0, P1, "h"), [1, 1_000, 0]);
+    assert_eq!(
+        ask(1_100, P1, "h"),
+        [1, 1_000, 0],
+        "no one waits: kept past its term"
+    );
+    assert_eq!(
+        ask(2_200, P2, "h"),
+        [0, 20, 0],
+        "past its term, its requests may be out"
+    );
+    assert_eq!(ask(7_050, P2, "h"), [0, 20, 0], "its hold not over");
+    assert_eq!(
+        ask(7_100, P2, "h"),
+        [1, 1_000, 0],
+        "over: its last start long ago"
+    );
+    assert_eq!(
+        ask(7_200, P1, "h"),
+        [0, 250, 0],
+        "back, the killed one waits"
     );
 }
 
-/// An address's requests of a sequence: the names of those that ended, and the turns asked
-/// (host and name).
-type Requests<'a> = (&'a str, Vec<String>, Vec<(String, String)>);
-
-/// Which of `asking` `address`, of the group of tag `tag`, holds in flight now.
-fn held_in_flight(
-    con: &mut Connection,
-    tag: &str,
-    address: &str,
-    asking: &[(&str, &str)],
-) -> Vec<bool> {
-    let names: Vec<&str> = asking.iter().map(|(_, name)| *name).collect();
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let scores: Vec<Option<f64>> = redis::cmd("ZMSCORE")
-        .arg(format!("{tag}:{address}:inflight"))
-        .arg(&names)
-        .query(con)
-        .unwrap();
-    scores.into_iter().map(|s| s.is_some()).collect()
-}
-
-/// How long the address tests' requests may hold their place: longer than any sequence.
-const HOUR: u64 = 3_600_000;
-
-/// An address's keys live as long as their last write says (a key only read keeps its
-/// time), and a request past its hold gives its place back when the address is full.
+/// A process that gives back an address it no longer holds (its term and hold over, the
+/// address taken by another) changes nothing; an address's key goes with its last write's
+/// time to live.
 #[test]
-fn an_addresss_keys_outlive_their_last_write_and_a_request_past_its_hold_gives_way() {
-    use std::time::Duration;
-
-    use frontier::AddressLimits;
-
+fn a_late_give_back_changes_nothing_and_the_key_expires() {
     let (_server, mut con, scripts) = server_and_scripts();
-    let ttl = |con: &mut Connection, key: &str| -> i64 {
-        redis::cmd("PTTL")
-            .arg(format!("{TAG}:{ADDRESS}:{key}"))
-            .query(con)
-            .unwrap()
-    };
-    let hold = 1_000;
-    let most = (hold + frontier::TICKET_TTL.as_millis() as u64 + 100) as i64;
-    let delay = Duration::from_millis(100);
-    let step = |con: &mut Connection, at, op, host: &str, token: &str, connections| {
-        let limits = AddressLimits { connections, delay };
-        address_step(con, &scripts, at, op, host, token, limits, hold).unwrap()
-    };
-    // One connection: a request goes, its keys with their time to live.
-    assert_eq!(step(&mut con, 0, "enter", "a", "a 1", 1), 0);
-    for key in ["record", "inflight"] {
-        let left = ttl(&mut con, key);
-        assert!(left > most - 1_000 && left <= most, "{key}: {left} ms");
-    }
-    // Full: another waits (no ticket: it asks again), told so.
-    assert_eq!(step(&mut con, 10, "enter", "b", "b 2", 1), -100);
-    assert_eq!(ttl(&mut con, "tickets"), -2, "no ticket");
-    // The first request never left (its process died): past its hold, it gives way.
-    assert_eq!(step(&mut con, 2_000, "enter", "b", "b 3", 1), 0);
-    let in_flight: Vec<String> = redis::cmd("ZRANGE")
-        .arg(format!("{TAG}:{ADDRESS}:inflight"))
-        .arg(0)
-        .arg(-1)
+    assert_eq!(hold(&mut con, &scripts, 0, P1, "h").unwrap()[0], 1);
+    assert_eq!(hold(&mut con, &scripts, 6_001, P2, "h").unwrap()[0], 1);
+    assert!(hold(&mut con, &scripts, 6_002, P1, "0").unwrap().is_empty());
+    assert_eq!(
+        hold(&mut con, &scripts, 6_003, P2, "h").unwrap(),
+        [1, 1_000, 0]
+    );
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(address_key())
         .query(&mut con)
         .unwrap();
-    assert_eq!(in_flight, ["b 3"]);
-    // A request that ends leaves with a plain ZREM: the key goes with its last member.
-    assert_eq!(step(&mut con, 2_050, "leave", "b", "b 3", 1), 0);
-    assert_eq!(ttl(&mut con, "inflight"), -2, "the last request left");
-    // No connection limit: a host too soon after the last request takes a ticket, kept with
-    // its time to live, and goes at its instant.
-    assert_eq!(step(&mut con, 2_060, "enter", "c", "c 4", 0), 40);
-    let left = ttl(&mut con, "tickets");
-    assert!(left > most - 1_000 && left <= most, "tickets: {left} ms");
-    assert_eq!(step(&mut con, 2_100, "enter", "c", "c 5", 0), 0);
-    assert_eq!(ttl(&mut con, "tickets"), -2, "its ticket used");
+    let most = (3 * TERM + DELAY + GRACE) as i64;
+    assert!(ttl > most - 1_000 && ttl <= most, "{ttl} ms");
 }
 
 #[test]
