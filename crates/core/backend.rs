@@ -281,6 +281,28 @@ impl Lease {
         }
     }
 
+    /// Until when `address` is another process's (a shared crawl's: see
+    /// `shared::SharedFrontier::address_held_elsewhere`, which may ask Redis once for every
+    /// request of the process there); `None` when a turn may be asked there now.
+    pub(crate) async fn address_held_elsewhere(&self, address: IpAddr) -> Option<Instant> {
+        let Lease::Shared(_, remote) = self else {
+            return None;
+        };
+        let (limits, hold) = remote.addresses;
+        match remote
+            .frontier
+            .address_held_elsewhere(address, limits, hold)
+            .await
+        {
+            Ok(held) => held.map(crawl_clock),
+            // Asked again with the turn, which says what to do then.
+            Err(err) => {
+                tracing::debug!("asking for {address} in the shared crawl: {err}");
+                None
+            }
+        }
+    }
+
     /// Until when this lease, which found its address full (until `at`, [`Turn::Full`]) and
     /// no place to wait in, is given back (see [`FULL_HOLD_OFF`]).
     pub(crate) fn held_off_until(&self, at: Instant) -> Instant {

@@ -1254,7 +1254,8 @@ async fn a_process_holding_an_address_answers_its_turns_in_memory() {
 
 /// An address one process holds is another's a while later: that one's requests wait
 /// (not in line, as at a full address: the address may be the first's for a term), and ask
-/// Redis once for all of them, whatever they are.
+/// Redis once for all of them, whatever they are; asking whether an address is another's
+/// asks Redis only for an address the process has not heard of, which it then holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
     use frontier::{AddressLimits, Turn};
@@ -1288,6 +1289,27 @@ async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
         }
     }
     assert_eq!(address_scripts(&server), 1, "asked once");
+    let elsewhere = b
+        .address_held_elsewhere(address, limits, hold)
+        .await
+        .unwrap();
+    assert!(elsewhere.is_some(), "held by a, as b heard");
+    let here = a
+        .address_held_elsewhere(address, limits, hold)
+        .await
+        .unwrap();
+    assert_eq!(here, None, "a holds it");
+    assert_eq!(address_scripts(&server), 1, "nothing more asked");
+    let free = "192.0.2.11".parse().unwrap();
+    let asked = b.address_held_elsewhere(free, limits, hold).await.unwrap();
+    assert_eq!(asked, None, "a free address taken");
+    assert_eq!(address_scripts(&server), 2, "asked for");
+    let turn = b
+        .enter_address(free, "d.example", limits, hold)
+        .await
+        .unwrap();
+    assert_eq!(turn, Turn::Go, "held: its turn in memory");
+    assert_eq!(address_scripts(&server), 2);
 }
 
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch

@@ -126,35 +126,51 @@ impl SharedFrontier {
             return Ok(Turn::Go);
         }
         let terms = Terms { limits, hold };
-        let inner = &self.inner;
-        if !inner.holds.keeper.swap(true, Ordering::Relaxed) {
-            inner
-                .sent
-                .runtime
-                .spawn(keep(Arc::downgrade(inner), terms.term() / KEEPER_TICKS));
-        }
-        loop {
-            let mut asked = {
-                let mut addresses = inner.holds.lock();
-                let at = addresses.entry(address).or_default();
-                let now = Instant::now();
-                at.terms = terms;
+        self.inner
+            .with_address(address, terms, |at, now| {
                 at.used = Some(now);
-                if let Some(turn) = at.turn(host, now) {
-                    return Ok(turn);
-                }
-                match &at.asking {
-                    Some(asking) => asking.clone(),
-                    None => inner.ask_hold(address, at),
-                }
-            };
-            // The ask's task ends with its answer applied (or fails, and says so).
-            if asked.changed().await.is_ok()
-                && let Some(Err(err)) = &*asked.borrow()
-            {
-                return Err(err.clone());
-            }
+                at.turn(host, now)
+            })
+            .await
+    }
+
+    /// Until when `address` is another process's: a request there would wait till then (see
+    /// [`enter_address`](Self::enter_address), whose terms these are). `None` when this
+    /// process holds it, having asked Redis for it if it had to: a request may take its turn
+    /// there. Asked before a request whose turn will be asked after other work (reading
+    /// robots.txt's state, say), so that the work is not done for nothing.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// use std::time::Duration;
+    /// use frontier::AddressLimits;
+    ///
+    /// let limits = AddressLimits { connections: 2, delay: Duration::from_millis(100) };
+    /// let server = "192.0.2.7".parse().unwrap();
+    /// let hold = Duration::from_secs(60);
+    /// if let Some(until) = frontier.address_held_elsewhere(server, limits, hold).await? {
+    ///     println!("another process's till {until:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn address_held_elsewhere(
+        &self,
+        address: IpAddr,
+        limits: AddressLimits,
+        hold: Duration,
+    ) -> Result<Option<Instant>, Error> {
+        if limits.is_unlimited() {
+            return Ok(None);
         }
+        let terms = Terms { limits, hold };
+        self.inner
+            .with_address(address, terms, |at, now| match at.held_until {
+                Some(until) if now < until => Some(None),
+                _ => at.turn("", now).map(|turn| turn.wait()),
+            })
+            .await
     }
 
     /// A request that [`enter_address`](Self::enter_address) let go has ended. When its
@@ -276,6 +292,47 @@ fn fit(waiting: &[(HoldCall, Reply<[i64; 3]>)]) -> usize {
 }
 
 impl Inner {
+    /// What `answer` makes of `address` (held under `terms`) once this process knows whether
+    /// it holds it: `answer` is asked under the holds' lock; `None` while Redis must be
+    /// asked, which is done (once for all the callers waiting), and `answer` asked again.
+    async fn with_address<R>(
+        self: &Arc<Self>,
+        address: IpAddr,
+        terms: Terms,
+        mut answer: impl FnMut(&mut Address, Instant) -> Option<R>,
+    ) -> Result<R, Error> {
+        if !self.holds.keeper.swap(true, Ordering::Relaxed) {
+            self.sent
+                .runtime
+                .spawn(keep(Arc::downgrade(self), terms.term() / KEEPER_TICKS));
+        }
+        loop {
+            let mut asked = {
+                let mut addresses = self.holds.lock();
+                let at = addresses.entry(address).or_default();
+                at.terms = terms;
+                if let Some(answered) = answer(at, Instant::now()) {
+                    return Ok(answered);
+                }
+                match &at.asking {
+                    Some(asking) => asking.clone(),
+                    None => self.ask_hold(address, at),
+                }
+            };
+            // The ask's task ends with its answer applied (or says why not).
+            let _ = asked.changed().await;
+            match &*asked.borrow() {
+                Some(Ok(())) => {}
+                Some(Err(err)) => return Err(err.clone()),
+                // Its task gone unanswered (its runtime shut down).
+                None => {
+                    let gone = "an ask for an address was dropped unanswered";
+                    return Err(ErrorKind::Server(gone.into()).into());
+                }
+            }
+        }
+    }
+
     /// Asks Redis for `address` (`at`, under the holds' lock): the ask's answer is applied
     /// to the address by a task of its own, which then drops the sender of the receiver
     /// answered (and of `at.asking`).

@@ -10,7 +10,8 @@
 -- start. Times go to and from the processes as spans (ms
 -- from Redis's instant): two machines' clocks are never compared.
 -- KEYS: one hash an address (fields: by (the holder), until (its term's end), since (when
--- it took the address), last (the last start given back), prev (the last holder), and
+-- it took the address), last (the last start given back), prev (the last holder), final
+-- (the end of a term the holder was told is its last), and
 -- `w:PROCESS` for each process that asked while another held it: when it last asked),
 -- tagged with the addresses' group.
 -- ARGV: tag, the process, the term (ms), the delay between two starts (ms), how long a
@@ -35,7 +36,7 @@ local answers = {}
 for k = 1, tonumber(ARGV[6]) do
   local key, ask = KEYS[k], ARGV[6 + k]
   local f = redis.call('HGETALL', key)
-  local by, till, since, last, prev = nil, 0, 0, nil, nil
+  local by, till, since, last, prev, final = nil, 0, 0, nil, nil, nil
   -- Another process asked lately; asks too old to count.
   local waiting, stale = false, {}
   for i = 1, #f, 2 do
@@ -45,6 +46,7 @@ for k = 1, tonumber(ARGV[6]) do
     elseif field == 'since' then since = tonumber(value)
     elseif field == 'last' then last = tonumber(value)
     elseif field == 'prev' then prev = value
+    elseif field == 'final' then final = tonumber(value)
     elseif tonumber(value) <= fresh then stale[#stale + 1] = field
     elseif field ~= 'w:' .. me then waiting = true
     end
@@ -57,10 +59,17 @@ for k = 1, tonumber(ARGV[6]) do
       redis.call('HSET', key, 'w:' .. me, now_text)
       redis.call('PEXPIRE', key, ttl)
       answers[#answers + 1] = 0
-      -- Asked again at its term's end, or sooner: a holder left idle gives it back early.
-      answers[#answers + 1] = till > now and math.min(till - now, ask_again) or drain_retry
+      -- Asked again at its term's end, or sooner (a holder left idle gives it back early)
+      -- but when that term is the holder's last: it gives the address back by its end.
+      local wait = drain_retry
+      if till > now and final == till then wait = till - now
+      elseif till > now then wait = math.min(till - now, ask_again)
+      end
+      answers[#answers + 1] = wait
       answers[#answers + 1] = 0
     elseif held and waiting and now - since >= term then
+      -- Its last term: marked by its end (a term renewed since has another).
+      if final ~= till then redis.call('HSET', key, 'final', int(till)) end
       answers[#answers + 1] = 2
       answers[#answers + 1] = till - now
       answers[#answers + 1] = 0

@@ -378,9 +378,9 @@ fn an_address_passes_from_process_to_process_a_delay_after_the_last_start() {
         "its last term: another waits"
     );
     assert_eq!(
-        ask(1_300, P2, "h"),
-        [0, 200, 0],
-        "at its term's end at the latest"
+        ask(1_210, P2, "h"),
+        [0, 290, 0],
+        "at its last term's end (not a quarter of a term)"
     );
     // Given back at 1,450, its last start 10 ms before.
     assert!(ask(1_450, P1, "10").is_empty());
