@@ -24,9 +24,11 @@ use super::group::Answer;
 use super::*;
 
 /// How long a process holds an address at least once another asks for it: its term, at
-/// least this, or [`TERM_STARTS`] delays. Redis hears of an address once a term or so,
+/// least this, or [`TERM_STARTS`] delays. Redis hears of an address a few times a term,
 /// whatever the pages; the processes that share an address take it in turns of about this.
-pub const TERM_LEAST: Duration = Duration::from_secs(1);
+/// Measured on a broad crawl of two processes (docs/benchmarks.md, 2026-12-06): a second
+/// made them 0.8 times as fast as one, a quarter 0.9, 100 ms no faster and dearer.
+pub const TERM_LEAST: Duration = Duration::from_millis(250);
 
 /// The starts a term holds at least, at an address whose delay is long.
 pub const TERM_STARTS: u32 = 8;
