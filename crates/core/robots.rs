@@ -351,10 +351,6 @@ impl RobotsCache {
         };
         let host = url.host_str().unwrap_or_default();
         let deadline = crate::backend::now() + CLAIM;
-        // The turn is taken before the claim: a lease whose address's turn comes later goes
-        // back in line without claiming and releasing the file (two scripts each time it
-        // comes). Unused if another fetches the file meanwhile: a start at the address lost.
-        let mut held = None;
         while crate::backend::now() < deadline {
             match shared.robots(key, host).await {
                 Ok(Some((age, text))) => {
@@ -375,11 +371,18 @@ impl RobotsCache {
                     break;
                 }
             }
-            if held.is_none() {
-                held = Some(take_turn().await?);
-            }
             match shared.claim_robots(key, host, CLAIM).await {
                 Ok(true) => {
+                    let held = match take_turn().await {
+                        Ok(held) => held,
+                        Err(gave_back) => {
+                            // Another process (or a lease of this one) fetches it instead.
+                            if let Err(err) = shared.release_robots(key, host).await {
+                                tracing::debug!("releasing the robots.txt of {key}: {err}");
+                            }
+                            return Err(gave_back);
+                        }
+                    };
                     let fetched = self.fetch(fetcher, guard, url).await;
                     drop(held);
                     let stored = match &fetched.2 {
@@ -399,10 +402,7 @@ impl RobotsCache {
                 }
             }
         }
-        let _held = match held {
-            Some(held) => held,
-            None => take_turn().await?,
-        };
+        let _held = take_turn().await?;
         here(self.fetch(fetcher, guard, url).await)
     }
 

@@ -1312,6 +1312,42 @@ async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
     assert_eq!(address_scripts(&server), 2);
 }
 
+/// Redis restarted from an older snapshot, where another process held an address this one
+/// holds now: this one asks again rather than go on answering turns from its memory (both
+/// would start requests there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_held_before_redis_went_back_is_asked_for_again() {
+    use frontier::{AddressLimits, Turn};
+
+    let mut server = RedisServer::start();
+    let a = frontier(&server.url(), "back", Duration::from_secs(30)).await;
+    let b = frontier(&server.url(), "back", Duration::from_secs(30)).await;
+    let address: std::net::IpAddr = "192.0.2.12".parse().unwrap();
+    let limits = AddressLimits {
+        connections: 2,
+        delay: Duration::ZERO,
+    };
+    let hold = Duration::from_secs(60);
+    let turn = b.enter_address(address, "b.example", limits, hold).await;
+    assert_eq!(turn.unwrap(), Turn::Go);
+    server.cli(&["SAVE"]);
+    // b gone, its hold with it: a takes the address.
+    drop(b);
+    let keys = server.cli(&["KEYS", "{back:a:*}:192.0.2.12"]);
+    server.cli(&["DEL", keys.trim()]);
+    let turn = a.enter_address(address, "a.example", limits, hold).await;
+    assert_eq!(turn.unwrap(), Turn::Go);
+    server.crash_and_restart();
+    // Any request of a finds the server another one.
+    let elsewhere = "192.0.2.13".parse().unwrap();
+    let _ = a.enter_address(elsewhere, "c.example", limits, hold).await;
+    let turn = a.enter_address(address, "a.example", limits, hold).await;
+    assert!(
+        matches!(turn, Ok(Turn::WaitUntil(_))),
+        "b holds it in the snapshot: {turn:?}"
+    );
+}
+
 /// Regression: a process killed while it fetched a robots.txt held its claim on the fetch
 /// for the claim's whole time (a minute), and every lease of that host, in every other
 /// process, waited for it: a crawl whose other hosts were done stalled for half a minute

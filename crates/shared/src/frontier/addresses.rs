@@ -77,6 +77,8 @@ struct Address {
     elsewhere_until: Option<Instant>,
     /// An ask of Redis is under way: its answer comes on this.
     asking: Option<watch::Receiver<Option<Result<(), Error>>>>,
+    /// The Redis server it was last heard of from (`Store::server_changes`).
+    server: u64,
 }
 
 /// The limits an address's requests are held to, and how long a request may hold it
@@ -169,7 +171,11 @@ impl SharedFrontier {
         let terms = Terms { limits, hold };
         self.inner
             .with_address(address, terms, |at, now| match at.held_until {
-                Some(until) if now < until => Some(None),
+                Some(until) if now < until => {
+                    // Its turn comes next: not given back as unused meanwhile.
+                    at.used = Some(now);
+                    Some(None)
+                }
                 _ => at.turn("", now).map(|turn| turn.wait()),
             })
             .await
@@ -219,6 +225,18 @@ impl Address {
         self.elsewhere_until
             .filter(|until| now < *until)
             .map(Turn::WaitUntil)
+    }
+
+    /// Forgets what the address's last answer said when Redis has become another server
+    /// since (restarted from an older snapshot, a replica promoted): the one there now may
+    /// hold another process as its holder, or none, and is asked again.
+    fn forget_if_moved(&mut self, server: u64) {
+        if self.server != server {
+            self.server = server;
+            self.held_until = None;
+            self.last_term = false;
+            self.elsewhere_until = None;
+        }
     }
 
     /// Whether the address is to be given back now: its last term over and its requests
@@ -313,6 +331,7 @@ impl Inner {
                 let mut addresses = self.holds.lock();
                 let at = addresses.entry(address).or_default();
                 at.terms = terms;
+                at.forget_if_moved(self.store.server_changes());
                 if let Some(answered) = answer(at, Instant::now()) {
                     return Ok(answered);
                 }

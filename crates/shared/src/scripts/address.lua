@@ -23,10 +23,15 @@
 -- (another holds it).
 local me, term, delay = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
--- How soon a process asks again for an address whose holder is giving it back.
-local drain_retry = math.max(1, math.min(math.max(delay, 10), math.floor(term / 8)))
 -- How long at most a process waits before asking again for an address another holds.
 local ask_again = math.max(1, math.floor(term / 4))
+-- How soon a process asks again for an address whose holder is giving it back (its term
+-- over at `till`, its requests still out): soon at first, then less often, half the time
+-- it has waited, up to `ask_again` (a slow request would have it asked every few ms).
+local function drain_retry(till)
+  local soon = math.max(delay, 10)
+  return math.max(1, math.min(ask_again, math.max(soon, math.floor((now - till) / 2))))
+end
 local now_text = int(now)
 -- An ask older than this is of a process that no longer waits.
 local fresh = now - 2 * term
@@ -61,7 +66,7 @@ for k = 1, tonumber(ARGV[6]) do
       answers[#answers + 1] = 0
       -- Asked again at its term's end, or sooner (a holder left idle gives it back early)
       -- but when that term is the holder's last: it gives the address back by its end.
-      local wait = drain_retry
+      local wait = drain_retry(till)
       if till > now and final == till then wait = till - now
       elseif till > now then wait = math.min(till - now, ask_again)
       end
@@ -74,19 +79,20 @@ for k = 1, tonumber(ARGV[6]) do
       answers[#answers + 1] = till - now
       answers[#answers + 1] = 0
     elseif held then
-      -- Kept another term: renewed by its keeper while in use.
+      -- Kept another term: renewed by its keeper while in use. Its first start as when it
+      -- took the address: a take sent again after its answer was lost is answered so.
       redis.call('HSET', key, 'until', int(now + term))
       redis.call('PEXPIRE', key, ttl)
       answers[#answers + 1] = 1
       answers[#answers + 1] = term
-      answers[#answers + 1] = 0
+      answers[#answers + 1] = last and math.max(0, last + delay - now) or 0
     elseif waiting and prev == me then
       -- Free, given back by this process while another waited: that one's turn. (Should it
       -- never come, its ask goes stale, and this process takes the address back then.)
       redis.call('HSET', key, 'w:' .. me, now_text)
       redis.call('PEXPIRE', key, ttl)
       answers[#answers + 1] = 0
-      answers[#answers + 1] = drain_retry
+      answers[#answers + 1] = drain_retry(till)
       answers[#answers + 1] = 0
     else
       -- A holder that never gave it back started its last request before its term's end.
@@ -95,7 +101,12 @@ for k = 1, tonumber(ARGV[6]) do
       if last then first = math.max(0, last + delay - now) end
       stale[#stale + 1] = 'w:' .. me
       redis.call('HDEL', key, unpack(stale))
-      redis.call('HSET', key, 'by', me, 'until', int(now + term), 'since', now_text, 'prev', me)
+      local fields = {'by', me, 'until', int(now + term), 'since', now_text, 'prev', me}
+      if last then
+        fields[#fields + 1] = 'last'
+        fields[#fields + 1] = int(last)
+      end
+      redis.call('HSET', key, unpack(fields))
       redis.call('PEXPIRE', key, ttl)
       answers[#answers + 1] = 1
       answers[#answers + 1] = term

@@ -386,6 +386,12 @@ fn an_address_passes_from_process_to_process_a_delay_after_the_last_start() {
     assert!(ask(1_450, P1, "10").is_empty());
     assert_eq!(ask(1_450, P1, "h"), [0, 20, 0], "the waiting one's turn");
     assert_eq!(ask(1_450, P2, "h"), [1, 1_000, 10], "a delay after 1,440");
+    let again = ask(1_450, P2, "h");
+    assert_eq!(
+        again,
+        [1, 1_000, 10],
+        "sent again, its answer lost: the same wait"
+    );
     assert_eq!(ask(1_500, P1, "h"), [0, 250, 0], "held by the other now");
 }
 
@@ -404,10 +410,15 @@ fn an_address_a_killed_holder_kept_is_taken_after_its_term_and_hold() {
     );
     assert_eq!(
         ask(2_200, P2, "h"),
-        [0, 20, 0],
-        "past its term, its requests may be out"
+        [0, 50, 0],
+        "past its term, its requests may be out: asked again in half the time since"
     );
-    assert_eq!(ask(7_050, P2, "h"), [0, 20, 0], "its hold not over");
+    let later = ask(7_050, P2, "h");
+    assert_eq!(
+        later,
+        [0, 250, 0],
+        "its hold not over: a quarter of a term at most"
+    );
     assert_eq!(
         ask(7_100, P2, "h"),
         [1, 1_000, 0],
