@@ -79,10 +79,12 @@ struct Address {
     asking: Option<watch::Receiver<Option<Result<(), Error>>>>,
     /// The Redis server it was last heard of from (`Store::server_changes`).
     server: u64,
+    /// When Redis was last asked for it.
+    asked: Option<Instant>,
 }
 
-/// The limits an address's requests are held to, and how long a request may hold it
-/// (a holder killed with requests out loses the address after its term and this).
+/// The limits an address's requests are held to, and how long a request may be out (a
+/// holder keeps the address past its term that long at most).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Terms {
     limits: AddressLimits,
@@ -99,8 +101,9 @@ impl SharedFrontier {
     /// Asks a turn at `address` for a request of `host`, under `limits`, for every process
     /// of the crawl: by `frontier::AddressRecord`'s rule, in this process's memory, while it
     /// holds the address; else the address is asked of Redis, or, held by another process,
-    /// [`Turn::Full`] until that one's term ends. `hold` is how long a request may be out at
-    /// most: a process killed while it holds the address keeps it that long past its term.
+    /// [`Turn::WaitUntil`] this process may ask again. `hold` is how long a request may be
+    /// out at most: a holder whose requests are out keeps the address past its term that
+    /// long at most, one killed four terms after it was last heard from.
     /// On [`Turn::Go`], [`leave_address`](Self::leave_address) when the request ends.
     ///
     /// # Example
@@ -365,6 +368,7 @@ impl Inner {
         let (tell, asked) = watch::channel(None);
         at.asking = Some(asked.clone());
         let sent = Instant::now();
+        at.asked = Some(sent);
         let answer = self.queue_hold(address, at.terms, Ask::Hold);
         let inner = Arc::clone(self);
         self.sent.runtime.spawn(async move {
@@ -506,7 +510,8 @@ impl Inner {
 const KEEPER_TICKS: u32 = 8;
 
 /// The keeper of a process's addresses, [`KEEPER_TICKS`] times a term: renews the terms of
-/// those it holds and uses when half of their term is left, gives back those no turn was
+/// those it holds and uses when half of their term is left (and, in a last term, asks while
+/// requests are out, so that Redis hears from it), gives back those no turn was
 /// asked at for a tick with no request out (another process may have hosts there: measured,
 /// a holder whose hosts ran out kept an address idle for a second while another waited),
 /// and forgets those held by others that no request waits for. Ends with the frontier.
@@ -528,7 +533,14 @@ async fn keep(inner: std::sync::Weak<Inner>, period: Duration) {
             let used = at.used.is_some_and(|used| now < used + period);
             match at.held_until {
                 Some(_) if at.due_back(now) => idle.push(address),
-                Some(_) if at.last_term => {}
+                // Heard from while its requests there are out past its term: a holder
+                // silent for four terms counts as gone (killed) in Redis.
+                Some(_) if at.last_term => {
+                    let quiet = at.asked.is_none_or(|asked| now >= asked + term / 2);
+                    if at.record.in_flight > 0 && quiet {
+                        renew.push(address);
+                    }
+                }
                 Some(until) if used || at.record.in_flight > 0 => {
                     if until < now + term / 2 {
                         renew.push(address);

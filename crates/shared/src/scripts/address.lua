@@ -4,25 +4,30 @@
 -- spaced by its own clock. Redis only passes an address from one process to the next: when
 -- another asks, the holder keeps it to the end of a term of at least `term` ms, starting its
 -- last request a delay before that end, and gives it back when its requests there have
--- ended, saying when it started its last; the next holder starts a delay after that. A
--- process killed while it holds an address loses it a request's hold after its term's end
--- (its requests may be out till then), and the next holder counts that end as the last
--- start. Times go to and from the processes as spans (ms
--- from Redis's instant): two machines' clocks are never compared.
+-- ended, saying when it started its last; the next holder starts a delay after that. Past
+-- its term's end, a holder keeps the address while its requests there are out and it is
+-- heard from (its keeper asks while they are), a request's hold at most: a process killed
+-- while it holds an address loses it four terms after it was last heard from (its requests
+-- died with it), and the next holder counts the term's end as the last start. Times go to
+-- and from the processes as spans (ms from Redis's instant): two machines' clocks are never
+-- compared.
 -- KEYS: one hash an address (fields: by (the holder), until (its term's end), since (when
--- it took the address), last (the last start given back), prev (the last holder), final
--- (the end of a term the holder was told is its last), and
--- `w:PROCESS` for each process that asked while another held it: when it last asked),
+-- it took the address), seen (when the holder last asked), last (the last start given
+-- back), prev (the last holder), final (the end of a term the holder was told is its last),
+-- and `w:PROCESS` for each process that asked while another held it: when it last asked),
 -- tagged with the addresses' group.
 -- ARGV: tag, the process, the term (ms), the delay between two starts (ms), how long a
--- request may be out (ms), the number of addresses, then for each key its ask: `h` to hold it (take it, or keep it), or, to give it
--- back, the ms since the process's last start there (`-1`: none).
+-- request may be out (ms), the number of addresses, then for each key its ask: `h` to hold
+-- it (take it, or keep it), or, to give it back, the ms since the process's last start
+-- there (`-1`: none).
 -- Answers, three numbers for each `h`: 1, the term's ms, then the ms before its first start
 -- may go (held: the process holds it); 2, the ms to its term's end, 0 (its last term:
 -- another waits; give it back when its requests end); or 0, the ms before asking again, 0
 -- (another holds it).
 local me, term, delay = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
+-- How long a holder past its term's end may go unheard from before it counts as gone.
+local silent = 4 * term
 -- How long at most a process waits before asking again for an address another holds.
 local ask_again = math.max(1, math.floor(term / 4))
 -- How soon a process asks again for an address whose holder is giving it back (its term
@@ -41,7 +46,7 @@ local answers = {}
 for k = 1, tonumber(ARGV[6]) do
   local key, ask = KEYS[k], ARGV[6 + k]
   local f = redis.call('HGETALL', key)
-  local by, till, since, last, prev, final = nil, 0, 0, nil, nil, nil
+  local by, till, since, seen, last, prev, final = nil, 0, 0, nil, nil, nil, nil
   -- Another process asked lately; asks too old to count.
   local waiting, stale = false, {}
   for i = 1, #f, 2 do
@@ -49,6 +54,7 @@ for k = 1, tonumber(ARGV[6]) do
     if field == 'by' then by = value
     elseif field == 'until' then till = tonumber(value)
     elseif field == 'since' then since = tonumber(value)
+    elseif field == 'seen' then seen = tonumber(value)
     elseif field == 'last' then last = tonumber(value)
     elseif field == 'prev' then prev = value
     elseif field == 'final' then final = tonumber(value)
@@ -57,8 +63,10 @@ for k = 1, tonumber(ARGV[6]) do
     end
   end
   -- Past its term, a holder's requests may still be out: it gives the address back when
-  -- they have ended, or loses it a hold later.
-  local held = by and now < till + grace
+  -- they have ended, or loses it when no longer heard from, or a hold later.
+  local held = by and (now < till or (now < till + grace and now < (seen or since) + silent))
+  -- The holder asking is heard from.
+  if by == me and ask == 'h' then redis.call('HSET', key, 'seen', now_text) end
   if ask == 'h' then
     if held and by ~= me then
       redis.call('HSET', key, 'w:' .. me, now_text)
@@ -101,7 +109,8 @@ for k = 1, tonumber(ARGV[6]) do
       if last then first = math.max(0, last + delay - now) end
       stale[#stale + 1] = 'w:' .. me
       redis.call('HDEL', key, unpack(stale))
-      local fields = {'by', me, 'until', int(now + term), 'since', now_text, 'prev', me}
+      local fields = {'by', me, 'until', int(now + term), 'since', now_text, 'seen', now_text,
+        'prev', me}
       if last then
         fields[#fields + 1] = 'last'
         fields[#fields + 1] = int(last)

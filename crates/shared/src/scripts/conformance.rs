@@ -395,40 +395,55 @@ fn an_address_passes_from_process_to_process_a_delay_after_the_last_start() {
     assert_eq!(ask(1_500, P1, "h"), [0, 250, 0], "held by the other now");
 }
 
-/// A holder that never gives the address back (killed) keeps it its term and a request's
-/// hold after: its requests may be out till then. Without another waiting, a holder past its
-/// term keeps it on asking.
+/// A holder that never gives the address back (killed) keeps it past its term while it
+/// was heard from in the last four terms (its requests may be out), and no longer: its
+/// requests died with it. Without another waiting, a holder past its term keeps it on asking.
 #[test]
-fn an_address_a_killed_holder_kept_is_taken_after_its_term_and_hold() {
+fn an_address_a_killed_holder_kept_is_taken_four_terms_after_it_was_heard_from() {
     let (_server, mut con, scripts) = server_and_scripts();
     let mut ask = |at, me, what: &str| hold(&mut con, &scripts, at, me, what).unwrap();
     assert_eq!(ask(0, P1, "h"), [1, 1_000, 0]);
+    let kept = ask(1_100, P1, "h");
+    assert_eq!(kept, [1, 1_000, 0], "no one waits: kept past its term");
+    let out = ask(2_200, P2, "h");
     assert_eq!(
-        ask(1_100, P1, "h"),
-        [1, 1_000, 0],
-        "no one waits: kept past its term"
-    );
-    assert_eq!(
-        ask(2_200, P2, "h"),
+        out,
         [0, 50, 0],
-        "past its term, its requests may be out: asked again in half the time since"
+        "past its term, asked again in half the time since"
     );
-    let later = ask(7_050, P2, "h");
+    let later = ask(5_050, P2, "h");
     assert_eq!(
         later,
         [0, 250, 0],
-        "its hold not over: a quarter of a term at most"
+        "heard from at 1,100: a quarter of a term at most"
     );
+    let gone = ask(5_100, P2, "h");
+    assert_eq!(gone, [1, 1_000, 0], "not heard from for four terms: gone");
     assert_eq!(
-        ask(7_100, P2, "h"),
-        [1, 1_000, 0],
-        "over: its last start long ago"
-    );
-    assert_eq!(
-        ask(7_200, P1, "h"),
+        ask(5_200, P1, "h"),
         [0, 250, 0],
         "back, the killed one waits"
     );
+}
+
+/// A holder in its last term, heard from while its requests are out, keeps the address past
+/// its term's end a request's hold at most.
+#[test]
+fn an_address_a_holder_heard_from_keeps_a_hold_past_its_term_at_most() {
+    let (_server, mut con, scripts) = server_and_scripts();
+    let mut ask = |at, me, what: &str| hold(&mut con, &scripts, at, me, what).unwrap();
+    assert_eq!(ask(0, P1, "h"), [1, 1_000, 0]);
+    assert_eq!(ask(100, P2, "h")[0], 0);
+    for at in [1_000, 2_500, 4_000, 5_000] {
+        assert_eq!(
+            ask(at, P1, "h"),
+            [2, 1_000 - at as i64, 0],
+            "its last term, at {at}"
+        );
+        assert_eq!(ask(at + 1, P2, "h")[0], 0, "still out at {at}");
+    }
+    assert_eq!(ask(5_999, P2, "h")[0], 0, "within its hold");
+    assert_eq!(ask(6_000, P2, "h"), [1, 1_000, 0], "its hold over");
 }
 
 /// A process that gives back an address it no longer holds (its term and hold over, the
