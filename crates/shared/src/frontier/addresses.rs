@@ -179,7 +179,7 @@ impl SharedFrontier {
                     at.used = Some(now);
                     Some(None)
                 }
-                _ => at.turn("", now).map(|turn| turn.wait()),
+                _ => at.not_before(now).map(Some),
             })
             .await
     }
@@ -213,21 +213,24 @@ impl Holds {
 
 impl Address {
     /// A request's turn, when this process need not ask Redis: held, by the record's rule;
-    /// held by another, or its term here ending, not before the address may be asked again
-    /// (a quarter of a term: as Redis answers a process that finds another holding it). (Not [`Turn::Full`]: a request that waits in its
-    /// process's line holds a worker, and the address may be another's for a term.)
+    /// else, see [`not_before`](Self::not_before).
     fn turn(&mut self, host: &str, now: Instant) -> Option<Turn> {
-        let limits = self.terms.limits;
-        match self.held_until {
-            Some(until) if now < until => return Some(self.record.enter(host, now, limits)),
-            Some(until) if self.last_term => {
-                return Some(Turn::WaitUntil(until.max(now) + self.terms.term() / 4));
-            }
-            _ => {}
+        if self.held_until.is_some_and(|until| now < until) {
+            return Some(self.record.enter(host, now, self.terms.limits));
         }
-        self.elsewhere_until
-            .filter(|until| now < *until)
-            .map(Turn::WaitUntil)
+        self.not_before(now).map(Turn::WaitUntil)
+    }
+
+    /// When a request of this process, which does not hold the address now, may ask again:
+    /// held by another, or its own term here ending (a quarter of a term on, as Redis
+    /// answers a process that finds another holding it); `None` when Redis is to be asked.
+    /// (A wait, not [`Turn::Full`]: a request that waits in its process's line holds a
+    /// worker, and the address may be another's for a term.)
+    fn not_before(&self, now: Instant) -> Option<Instant> {
+        match self.held_until {
+            Some(until) if self.last_term => Some(until.max(now) + self.terms.term() / 4),
+            _ => self.elsewhere_until.filter(|until| now < *until),
+        }
     }
 
     /// Forgets what the address's last answer said when Redis has become another server
