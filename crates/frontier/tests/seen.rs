@@ -78,19 +78,26 @@ fn expected_wrongly_dropped_matches_what_happens() {
 }
 
 /// The filter and its key survive a round trip through bytes, as a checkpoint needs.
+///
+/// The set's key is random, so at the default rate (one in a million) one of the 5,000 URLs
+/// may now and then be wrongly taken for seen as it goes in: the restored set must count what
+/// the original admitted, not 5,000.
 #[test]
 fn a_restored_set_remembers_everything() {
     let urls = urls(5_000);
     let seen = SeenSet::builder().initial_capacity(1_000).build().unwrap();
+    let mut admitted = 0;
     for url in &urls {
-        seen.insert(url).unwrap();
+        admitted += u64::from(seen.insert(url).unwrap());
     }
+    assert!(admitted >= 4_990, "{admitted} of 5,000 admitted");
+    assert_eq!(seen.stats().urls, admitted);
     let bytes = seen.filter().to_bytes();
     let restored =
         SeenSet::from_filter(bloom::AtomicScalableBloomFilter::from_bytes(&bytes).unwrap());
     assert!(urls.iter().all(|u| restored.contains(u)));
     assert!(urls.iter().all(|u| !restored.insert(u).unwrap()));
-    assert_eq!(restored.stats().urls, 5_000);
+    assert_eq!(restored.stats().urls, admitted);
     assert_eq!(restored.filter().key(), seen.filter().key());
 }
 
