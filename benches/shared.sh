@@ -23,6 +23,8 @@
 #                                           # --address-delay 20ms", a broad crawl held to
 #                                           # its servers
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
+#   COMMANDSTATS=stats benches/shared.sh    # Redis's INFO commandstats of each run (calls and
+#                                           # CPU by command), in stats.N for N processes
 #   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
 #                                           # CPU and memory are the sums over the masters
 #   RECORDS=dir benches/shared.sh           # keeps each run's records and stderr, in dir/N for
@@ -154,6 +156,9 @@ for n in $PROCESSES; do
             await_file "$out" 50
         done
     fi
+    if [ -n "${COMMANDSTATS:-}" ]; then
+        for p in "${ports[@]}"; do redis-cli -p "$p" CONFIG RESETSTAT >/dev/null; done
+    fi
     mem0=$(mem)
     cpu0=$(cpu)
     reads0=$(reads)
@@ -170,6 +175,10 @@ for n in $PROCESSES; do
     if [ "${#monitors[@]}" -gt 0 ]; then kill "${monitors[@]}"; fi
     cpu1=$(cpu)
     reads1=$(reads)
+    if [ -n "${COMMANDSTATS:-}" ]; then
+        for p in "${ports[@]}"; do redis-cli -p "$p" INFO commandstats; done | tr -d '\r' |
+            grep '^cmdstat_' >"$COMMANDSTATS.$n"
+    fi
     mem1=$(mem)
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
     requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)

@@ -281,25 +281,37 @@ impl Lease {
         }
     }
 
-    /// Until when `address` is another process's (a shared crawl's: see
-    /// `shared::SharedFrontier::address_held_elsewhere`, which may ask Redis once for every
-    /// request of the process there); `None` when a turn may be asked there now.
-    pub(crate) async fn address_held_elsewhere(&self, address: IpAddr) -> Option<Instant> {
-        let Lease::Shared(_, remote) = self else {
-            return None;
-        };
-        let (limits, hold) = remote.addresses;
-        match remote
-            .frontier
-            .address_held_elsewhere(address, limits, hold)
-            .await
-        {
-            Ok(held) => held.map(crawl_clock),
-            // Asked again with the turn, which says what to do then.
-            Err(err) => {
-                tracing::debug!("asking for {address} in the shared crawl: {err}");
-                None
+    /// Until when this lease's request at `address` would wait for its turn, without taking
+    /// one (see `frontier::AddressRecord::book`: a wait keeps its turn for the host, as a
+    /// turn asked does); `None` when a turn may be asked there now (or the address is full:
+    /// [`enter_address`] says what to do then). In a shared crawl, the address is asked of
+    /// Redis once for every request of the process there if this one does not hold it.
+    ///
+    /// [`enter_address`]: Lease::enter_address
+    pub(crate) async fn book_address(&self, address: IpAddr) -> Option<Instant> {
+        let host = self.url().host_key();
+        let turn = match self {
+            Lease::Local(_, local) => local.addresses.book(address, host, now()),
+            Lease::Shared(_, remote) => {
+                let (limits, hold) = remote.addresses;
+                match remote
+                    .frontier
+                    .book_address(address, host, limits, hold)
+                    .await
+                {
+                    Ok(Turn::WaitUntil(at)) => Turn::WaitUntil(crawl_clock(at)),
+                    Ok(_) => Turn::Go,
+                    // Asked again with the turn, which says what to do then.
+                    Err(err) => {
+                        tracing::debug!("asking for {address} in the shared crawl: {err}");
+                        Turn::Go
+                    }
+                }
             }
+        };
+        match turn {
+            Turn::WaitUntil(at) => Some(at),
+            Turn::Go | Turn::Full(_) => None,
         }
     }
 

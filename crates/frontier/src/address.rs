@@ -165,6 +165,41 @@ pub struct AddressRecord {
 impl AddressRecord {
     /// Asks a turn for a request of `host` at `now`.
     pub fn enter(&mut self, host: &str, now: Instant, limits: AddressLimits) -> Turn {
+        self.ask(host, now, limits, true)
+    }
+
+    /// Books `host`'s turn as [`enter`](Self::enter) would give it, without starting a
+    /// request: [`Turn::Go`] when it may start now, the turn then kept for the host (others
+    /// asking meanwhile wait a delay), until it enters; else `enter`'s answer, a
+    /// [`Turn::WaitUntil`] keeping its turn as `enter` does. Asked before work that a
+    /// request's turn follows (reading robots.txt, say), so that a request whose turn is far
+    /// off goes back before the work, and one whose turn is now still has it after.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{AddressLimits, AddressRecord, Turn};
+    ///
+    /// let limits = AddressLimits { connections: 0, delay: Duration::from_millis(100) };
+    /// let mut address = AddressRecord::default();
+    /// let t0 = Instant::now();
+    /// assert_eq!(address.book("a.example", t0, limits), Turn::Go);
+    /// assert_eq!(address.in_flight, 0);
+    /// // a's turn is kept for it: b's is a delay on, and c's after.
+    /// let b = t0 + Duration::from_millis(100);
+    /// assert_eq!(address.book("b.example", t0, limits), Turn::WaitUntil(b));
+    /// let c = b + Duration::from_millis(100);
+    /// assert_eq!(address.enter("c.example", t0, limits), Turn::WaitUntil(c));
+    /// assert_eq!(address.enter("a.example", t0, limits), Turn::Go);
+    /// assert_eq!(address.enter("b.example", b, limits), Turn::Go);
+    /// ```
+    pub fn book(&mut self, host: &str, now: Instant, limits: AddressLimits) -> Turn {
+        self.ask(host, now, limits, false)
+    }
+
+    /// [`enter`](Self::enter), or with `start` false [`book`](Self::book).
+    fn ask(&mut self, host: &str, now: Instant, limits: AddressLimits, start: bool) -> Turn {
         self.forget_old_tickets(now);
         let ticket = self.tickets.get(host).copied();
         if let Some(at) = ticket
@@ -183,6 +218,7 @@ impl AddressRecord {
         if ticket.is_some() {
             // Its turn, kept for it; a moment later when the host before it was late.
             return match spaced_at {
+                None if !start => Turn::Go,
                 None => {
                     self.tickets.remove(host);
                     self.start(now)
@@ -197,6 +233,10 @@ impl AddressRecord {
         let free = self.next_free.map_or(now, |free| free.max(now));
         if free <= now && spaced {
             self.next_free = Some(now + limits.delay);
+            if !start {
+                self.tickets.insert(host.to_owned(), now);
+                return Turn::Go;
+            }
             return self.start(now);
         }
         // The first instant no one holds, at least a delay after the last start.
@@ -291,6 +331,36 @@ impl AddressGate {
             .entry(address)
             .or_default()
             .enter(host, now, self.limits)
+    }
+
+    /// What a request of `host` at `address` would be answered, without starting it (see
+    /// [`AddressRecord::book`]).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use frontier::{AddressGate, AddressLimits, Turn};
+    ///
+    /// let gate = AddressGate::new(AddressLimits { connections: 0, delay: Duration::from_secs(1) });
+    /// let server = "192.0.2.7".parse().unwrap();
+    /// let now = Instant::now();
+    /// assert_eq!(gate.book(server, "a.example", now), Turn::Go);
+    /// assert_eq!(gate.enter(server, "a.example", now), Turn::Go);
+    /// assert!(matches!(gate.book(server, "b.example", now), Turn::WaitUntil(_)));
+    /// ```
+    pub fn book(&self, address: IpAddr, host: &str, now: Instant) -> Turn {
+        if self.limits.is_unlimited() {
+            return Turn::Go;
+        }
+        let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        let record = records.entry(address).or_default();
+        let turn = record.book(host, now, self.limits);
+        // Nothing kept for a request that may go: the map keeps only addresses in use.
+        if record.idle(now, self.limits) {
+            records.remove(&address);
+        }
+        turn
     }
 
     /// A request at `address` that [`Turn::Go`] started has ended; an address left with
@@ -423,6 +493,44 @@ mod tests {
         assert!(address.tickets.is_empty());
     }
 
+    /// Booking a turn before entering changes nothing of what entering answers: a request
+    /// that may go is not started (its turn kept), one that must wait has the turn `enter`
+    /// would give it.
+    #[test]
+    fn a_booked_turn_is_the_turn_entering_gives() {
+        let limits = AddressLimits {
+            connections: 2,
+            delay: 100 * MS,
+        };
+        let t0 = Instant::now();
+        let (mut booked, mut entered) = (AddressRecord::default(), AddressRecord::default());
+        // Hosts asking at 30 ms steps, some twice, with requests leaving now and then.
+        for step in 0..40u32 {
+            let now = t0 + 30 * MS * step;
+            let host = ["a", "b", "c", "a", "d"][step as usize % 5];
+            let (in_flight, last_start) = (booked.in_flight, booked.last_start);
+            let turn = booked.book(host, now, limits);
+            if turn == Turn::Go {
+                assert_eq!(booked.in_flight, in_flight, "step {step}: nothing started");
+                assert_eq!(booked.last_start, last_start, "step {step}");
+                // Kept for it: another host waits.
+                let mut other = booked.clone();
+                assert!(other.enter("z", now, limits) != Turn::Go, "step {step}");
+            }
+            let answer = entered.enter(host, now, limits);
+            match answer {
+                Turn::Go => assert_eq!(turn, Turn::Go, "step {step}"),
+                wait => assert_eq!(turn, wait, "step {step}"),
+            }
+            assert_eq!(booked.enter(host, now, limits), answer, "step {step}");
+            assert_eq!(booked, entered, "step {step}");
+            if step % 3 == 2 {
+                booked.leave();
+                entered.leave();
+            }
+        }
+    }
+
     #[test]
     fn the_gate_keeps_only_busy_addresses() {
         let gate = AddressGate::new(AddressLimits {
@@ -432,6 +540,7 @@ mod tests {
         let t0 = Instant::now();
         for i in 0..100u8 {
             let ip = IpAddr::from([192, 0, 2, i]);
+            assert_eq!(gate.book(ip, "h", t0), Turn::Go);
             assert_eq!(gate.enter(ip, "h", t0), Turn::Go);
             gate.leave(ip, t0 + 20 * MS);
         }

@@ -479,6 +479,7 @@ impl SharedFrontier {
                 sending: Mutex::new(HashSet::new()),
                 completing: Arc::new(AtomicUsize::new(0)),
                 ticks_from: tokio::time::Instant::now(),
+                paced_at: AtomicU64::new(0),
                 runtime: tokio::runtime::Handle::current(),
             },
         });
@@ -922,6 +923,10 @@ impl SharedFrontier {
             true => earliest.unwrap_or(now + REPOLL).clamp(soon, now + REPOLL),
             false => soon,
         };
+        if wanting.is_empty() && earliest.is_some() {
+            // Its hosts have URLs, not their turns yet.
+            inner.note_paced();
+        }
         Ok(Next::WaitUntil(until))
     }
 
@@ -1072,6 +1077,9 @@ impl SharedFrontier {
         inner.not_sending(&links);
         let now = Instant::now();
         let until = (wait > Duration::ZERO).then(|| now + wait);
+        if until.is_some() {
+            inner.note_paced();
+        }
         // In memory only: the URL stays in flight in Redis under its token, first of its
         // host's again in this process's memory.
         let mut buckets = inner.owners.buckets();

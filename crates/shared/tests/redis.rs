@@ -1260,8 +1260,8 @@ async fn a_process_holding_an_address_answers_its_turns_in_memory() {
 
 /// An address one process holds is another's a while later: that one's requests wait
 /// (not in line, as at a full address: the address may be the first's for a term), and ask
-/// Redis once for all of them, whatever they are; asking whether an address is another's
-/// asks Redis only for an address the process has not heard of, which it then holds.
+/// Redis once for all of them, whatever they are; booking a turn asks Redis only for an
+/// address the process has not heard of, which it then holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
     use frontier::{AddressLimits, Turn};
@@ -1298,19 +1298,28 @@ async fn an_address_another_process_holds_makes_this_ones_requests_wait() {
     }
     assert_eq!(address_scripts(&server), 1, "asked once");
     let elsewhere = b
-        .address_held_elsewhere(address, limits, hold)
+        .book_address(address, "b.example", limits, hold)
         .await
         .unwrap();
-    assert!(elsewhere.is_some(), "held by a, as b heard");
-    let here = a
-        .address_held_elsewhere(address, limits, hold)
+    assert!(
+        matches!(elsewhere, Turn::WaitUntil(_)),
+        "held by a, as b heard"
+    );
+    // a holds it: a turn a delay after its request's start, kept for the host booking it.
+    let booked = a
+        .book_address(address, "e.example", limits, hold)
         .await
         .unwrap();
-    assert_eq!(here, None, "a holds it");
+    assert!(matches!(booked, Turn::WaitUntil(_)), "{booked:?}");
+    let entered = a
+        .enter_address(address, "e.example", limits, hold)
+        .await
+        .unwrap();
+    assert_eq!(entered, booked, "the turn booked");
     assert_eq!(address_scripts(&server), 1, "nothing more asked");
     let free = "192.0.2.11".parse().unwrap();
-    let asked = b.address_held_elsewhere(free, limits, hold).await.unwrap();
-    assert_eq!(asked, None, "a free address taken");
+    let asked = b.book_address(free, "d.example", limits, hold).await;
+    assert_eq!(asked.unwrap(), Turn::Go, "a free address taken");
     assert_eq!(address_scripts(&server), 2, "asked for");
     let turn = b
         .enter_address(free, "d.example", limits, hold)

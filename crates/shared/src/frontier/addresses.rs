@@ -136,50 +136,49 @@ impl SharedFrontier {
         self.inner
             .with_address(address, terms, |at, now| {
                 at.used = Some(now);
-                at.turn(host, now)
+                at.turn(host, now, true)
             })
             .await
     }
 
-    /// Until when `address` is another process's: a request there would wait till then (see
-    /// [`enter_address`](Self::enter_address), whose terms these are). `None` when this
-    /// process holds it, having asked Redis for it if it had to: a request may take its turn
-    /// there. Asked before a request whose turn will be asked after other work (reading
-    /// robots.txt's state, say), so that the work is not done for nothing.
+    /// What [`enter_address`](Self::enter_address) would answer a request of `host`, without
+    /// starting it: `frontier::AddressRecord::book`'s answer while this process holds the
+    /// address ([`Turn::Go`] takes nothing: enter it when the request goes), else until when
+    /// another process holds it, having asked Redis for it if it had to. Asked before a
+    /// request whose turn follows other work (reading robots.txt's state, say), so that a
+    /// request whose turn is far off goes back before the work, not after it.
     ///
     /// # Example
     ///
     /// ```no_run
     /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
     /// use std::time::Duration;
-    /// use frontier::AddressLimits;
+    /// use frontier::{AddressLimits, Turn};
     ///
     /// let limits = AddressLimits { connections: 2, delay: Duration::from_millis(100) };
     /// let server = "192.0.2.7".parse().unwrap();
     /// let hold = Duration::from_secs(60);
-    /// if let Some(until) = frontier.address_held_elsewhere(server, limits, hold).await? {
-    ///     println!("another process's till {until:?}");
+    /// if let Turn::WaitUntil(at) = frontier.book_address(server, "a.example", limits, hold).await? {
+    ///     println!("its turn is at {at:?}: come back then");
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn address_held_elsewhere(
+    pub async fn book_address(
         &self,
         address: IpAddr,
+        host: &str,
         limits: AddressLimits,
         hold: Duration,
-    ) -> Result<Option<Instant>, Error> {
+    ) -> Result<Turn, Error> {
         if limits.is_unlimited() {
-            return Ok(None);
+            return Ok(Turn::Go);
         }
         let terms = Terms { limits, hold };
         self.inner
-            .with_address(address, terms, |at, now| match at.held_until {
-                Some(until) if now < until => {
-                    // Its turn comes next: not given back as unused meanwhile.
-                    at.used = Some(now);
-                    Some(None)
-                }
-                _ => at.not_before(now).map(Some),
+            .with_address(address, terms, |at, now| {
+                // Its turn comes next: not given back as unused meanwhile.
+                at.used = Some(now);
+                at.turn(host, now, false)
             })
             .await
     }
@@ -212,11 +211,15 @@ impl Holds {
 }
 
 impl Address {
-    /// A request's turn, when this process need not ask Redis: held, by the record's rule;
-    /// else, see [`not_before`](Self::not_before).
-    fn turn(&mut self, host: &str, now: Instant) -> Option<Turn> {
+    /// A request's turn, when this process need not ask Redis: held, by the record's rule
+    /// (entered if `start`, else booked); else, see [`not_before`](Self::not_before).
+    fn turn(&mut self, host: &str, now: Instant, start: bool) -> Option<Turn> {
         if self.held_until.is_some_and(|until| now < until) {
-            return Some(self.record.enter(host, now, self.terms.limits));
+            let limits = self.terms.limits;
+            return Some(match start {
+                true => self.record.enter(host, now, limits),
+                false => self.record.book(host, now, limits),
+            });
         }
         self.not_before(now).map(Turn::WaitUntil)
     }
