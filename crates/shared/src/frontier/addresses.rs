@@ -71,7 +71,8 @@ struct Address {
     /// Its last term (another asked): given back once `held_until` has passed and its
     /// requests there have ended.
     last_term: bool,
-    /// When a turn was last asked there: an address unused for half a term is given back.
+    /// When a turn was last asked there: an address unused for a tick of the keeper is
+    /// given back.
     used: Option<Instant>,
     /// Another process holds it: ask again then.
     elsewhere_until: Option<Instant>,
