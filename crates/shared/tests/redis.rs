@@ -1439,6 +1439,26 @@ async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_no
         .await
         .unwrap();
     assert!(claims(&a, "http://h.example").await, "let go");
+    // The file stored lets go of the claim, in one request (up to ten tries, as above: a
+    // heartbeat may fall between two counts).
+    let mut costs = Vec::new();
+    for _ in 0..10 {
+        let before = a.store().requests();
+        a.put_robots("http://h.example", "h.example", b"allow")
+            .await
+            .unwrap();
+        costs.push(a.store().requests() - before);
+        if costs.contains(&1) {
+            break;
+        }
+    }
+    assert!(costs.contains(&1), "requests a store cost: {costs:?}");
+    let stored = b.robots("http://h.example", "h.example").await.unwrap();
+    assert_eq!(stored.map(|(_, text)| text), Some(b"allow".to_vec()));
+    assert!(
+        claims(&b, "http://h.example").await,
+        "let go as it was stored"
+    );
 }
 
 /// A page's links to a bucket another process owns go to that bucket's list (a plain

@@ -127,10 +127,11 @@ impl SharedFrontier {
         let robots = self.inner.robots_key(host);
         let mut value = format!("{at} ").into_bytes();
         value.extend_from_slice(text);
-        let mut set = redis::cmd("HSET");
-        set.arg(&robots).arg(key).arg(value);
-        self.inner.store.query::<i64>(&set).await?;
-        self.inner.release_robots(&format!("{robots}:{key}")).await
+        let claim = format!("{robots}:{key}");
+        let mut invocation = self.inner.scripts.release_robots.prepare_invoke();
+        invocation.key(&claim).key(&robots);
+        invocation.arg(&self.inner.id).arg(key).arg(value);
+        self.inner.store.eval::<i64>(&invocation).await.map(drop)
     }
 
     /// Lets go of the claim on a robots.txt without storing anything (its fetch had no
