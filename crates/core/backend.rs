@@ -290,28 +290,24 @@ impl Lease {
     /// [`enter_address`]: Lease::enter_address
     pub(crate) async fn book_address(&self, address: IpAddr) -> Option<Instant> {
         let host = self.url().host_key();
-        let turn = match self {
-            Lease::Local(_, local) => local.addresses.book(address, host, now()),
+        match self {
+            Lease::Local(_, local) => match local.addresses.book(address, host, now()) {
+                Turn::WaitUntil(at) => Some(at),
+                Turn::Go | Turn::Full(_) => None,
+            },
             Lease::Shared(_, remote) => {
                 let (limits, hold) = remote.addresses;
-                match remote
-                    .frontier
-                    .book_address(address, host, limits, hold)
-                    .await
-                {
-                    Ok(Turn::WaitUntil(at)) => Turn::WaitUntil(crawl_clock(at)),
-                    Ok(_) => Turn::Go,
+                let booked = remote.frontier.book_address(address, host, limits, hold);
+                match booked.await {
+                    Ok(Turn::WaitUntil(at)) => Some(crawl_clock(at)),
+                    Ok(Turn::Go | Turn::Full(_)) => None,
                     // Asked again with the turn, which says what to do then.
                     Err(err) => {
                         tracing::debug!("asking for {address} in the shared crawl: {err}");
-                        Turn::Go
+                        None
                     }
                 }
             }
-        };
-        match turn {
-            Turn::WaitUntil(at) => Some(at),
-            Turn::Go | Turn::Full(_) => None,
         }
     }
 
