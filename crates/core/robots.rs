@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use shared::RobotsRead;
 use texting_robots::Robot;
 use tokio::sync::OnceCell;
 use url::Url;
@@ -352,8 +353,10 @@ impl RobotsCache {
         let host = url.host_str().unwrap_or_default();
         let deadline = crate::backend::now() + CLAIM;
         while crate::backend::now() < deadline {
-            match shared.robots(key, host).await {
-                Ok(Some((age, text))) => {
+            // The file as stored, or the claim on its fetch, in one request; one stored too
+            // long ago (or unreadable) is claimed anew.
+            let claimed = match shared.robots_or_claim(key, host, CLAIM).await {
+                Ok(RobotsRead::Stored(age, text)) => {
                     if let Some((rules, bytes)) = self.decode(&text) {
                         let ttl = match rules {
                             Rules::Unreachable(_) => self.unreachable_ttl,
@@ -364,14 +367,16 @@ impl RobotsCache {
                             return Ok((rules, bytes, now.checked_sub(age).unwrap_or(now), false));
                         }
                     }
+                    shared.claim_robots(key, host, CLAIM).await
                 }
-                Ok(None) => {}
+                Ok(RobotsRead::Claimed) => Ok(true),
+                Ok(RobotsRead::Elsewhere) => Ok(false),
                 Err(err) => {
                     tracing::debug!("robots.txt of {key} from the shared crawl: {err}");
                     break;
                 }
-            }
-            match shared.claim_robots(key, host, CLAIM).await {
+            };
+            match claimed {
                 Ok(true) => {
                     let held = match take_turn().await {
                         Ok(held) => held,

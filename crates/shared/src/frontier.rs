@@ -52,7 +52,7 @@ use batch::*;
 use group::{Groups, Reply, Sending};
 use owners::{Counted, Owners, REPOLL, Search};
 use presence::*;
-pub use sites::SitemapMark;
+pub use sites::{RobotsRead, SitemapMark};
 
 /// URLs in a chunk of a list several processes share (see [`SharedFrontier::push_shared`]):
 /// a claim and a word that it is done, two round trips, for some 60 ms of queuing.

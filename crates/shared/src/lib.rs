@@ -67,8 +67,8 @@ mod store;
 
 pub use error::{Error, ErrorKind};
 pub use frontier::{
-    Listed, Next, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark, TERM_LEAST,
-    TERM_STARTS, Totals, address_term,
+    Listed, Next, RobotsRead, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark,
+    TERM_LEAST, TERM_STARTS, Totals, address_term,
 };
 pub use store::{Layout, Store, Stored};
 

@@ -18,6 +18,24 @@ pub enum SitemapMark {
     OverCap,
 }
 
+/// What [`SharedFrontier::robots_or_claim`] found of a robots.txt.
+///
+/// # Example
+///
+/// See [`SharedFrontier::robots_or_claim`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RobotsRead {
+    /// A process stored it ([`SharedFrontier::put_robots`]): how long ago, and its text.
+    /// Nothing was claimed: one too old to trust is claimed with
+    /// [`SharedFrontier::claim_robots`].
+    Stored(Duration, Vec<u8>),
+    /// Not stored, and this process holds the claim on its fetch now: fetch it, then
+    /// [`SharedFrontier::put_robots`] (or [`SharedFrontier::release_robots`]).
+    Claimed,
+    /// Not stored, and another process fetches it: what it stores comes in a moment.
+    Elsewhere,
+}
+
 impl SharedFrontier {
     /// Makes `url`, a seed's redirect target, a seed of the scope: its host (or domain) joins
     /// this process's scope, and the crawl's list of redirect targets, which processes that
@@ -66,13 +84,62 @@ impl SharedFrontier {
         let mut cmd = redis::cmd("HGET");
         cmd.arg(self.inner.robots_key(host)).arg(key);
         let stored: Option<Vec<u8>> = self.inner.store.query(&cmd).await?;
-        Ok(stored.and_then(|s| {
-            // Bytes, as sent: a file need not be UTF-8.
-            let space = s.iter().position(|&b| b == b' ')?;
-            let at: u64 = std::str::from_utf8(&s[..space]).ok()?.parse().ok()?;
-            let age = Duration::from_millis(crate::store::unix_millis().saturating_sub(at));
-            Some((age, s[space + 1..].to_vec()))
-        }))
+        Ok(stored.as_deref().and_then(stored_robots))
+    }
+
+    /// What [`robots`](Self::robots) answers, or, when no process stored the file, what
+    /// [`claim_robots`](Self::claim_robots) answers, in one request: a host's first visit
+    /// read the file's state and then claimed its fetch, two requests of every host.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # async fn f(frontier: shared::SharedFrontier) -> Result<(), shared::Error> {
+    /// use shared::RobotsRead;
+    ///
+    /// let key = "https://example.com";
+    /// let minute = std::time::Duration::from_secs(60);
+    /// match frontier.robots_or_claim(key, "example.com", minute).await? {
+    ///     RobotsRead::Stored(age, text) => println!("stored {age:?} ago: {} bytes", text.len()),
+    ///     RobotsRead::Claimed => {
+    ///         // Fetch it, then:
+    ///         frontier.put_robots(key, "example.com", b"allow").await?;
+    ///     }
+    ///     RobotsRead::Elsewhere => println!("another process fetches it"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn robots_or_claim(
+        &self,
+        key: &str,
+        host: &str,
+        ttl: Duration,
+    ) -> Result<RobotsRead, Error> {
+        let inner = &self.inner;
+        inner.be_present().await?;
+        let robots = inner.robots_key(host);
+        let claim = format!("{robots}:{key}");
+        let holder = match inner
+            .claim_robots(&claim, ttl, None, Some((&robots, key)))
+            .await?
+        {
+            Claim::Stored(text) => {
+                return match stored_robots(&text) {
+                    Some((age, text)) => Ok(RobotsRead::Stored(age, text)),
+                    // Not a stored file (written by something else): claimed as if none.
+                    None => Ok(match self.claim_robots(key, host, ttl).await? {
+                        true => RobotsRead::Claimed,
+                        false => RobotsRead::Elsewhere,
+                    }),
+                };
+            }
+            Claim::Held => return Ok(RobotsRead::Claimed),
+            Claim::Holder(holder) => holder,
+        };
+        Ok(match inner.claim_from(&claim, ttl, &holder).await? {
+            true => RobotsRead::Claimed,
+            false => RobotsRead::Elsewhere,
+        })
     }
 
     /// Claims the fetch of a robots.txt for `ttl`: true for the one process that is to fetch
@@ -87,33 +154,13 @@ impl SharedFrontier {
     /// See [`SharedFrontier::robots`].
     pub async fn claim_robots(&self, key: &str, host: &str, ttl: Duration) -> Result<bool, Error> {
         let inner = &self.inner;
-        // Present before it claims: a claim is never of a process no other has heard of.
-        if !inner.presence.is_present(&inner.id) {
-            inner.present().await?;
-        }
+        inner.be_present().await?;
         let claim = format!("{}:{key}", inner.robots_key(host));
-        let holder = match inner.claim_robots(&claim, ttl, None).await? {
-            None => return Ok(true),
-            Some(holder) => holder,
-        };
-        // Present as last heard: it fetches, and this process waits.
-        if inner.presence.is_present(&holder) {
-            return Ok(false);
+        match inner.claim_robots(&claim, ttl, None, None).await? {
+            Claim::Holder(holder) => inner.claim_from(&claim, ttl, &holder).await,
+            // (A file is answered only when asked with the hash of files.)
+            Claim::Held | Claim::Stored(_) => Ok(true),
         }
-        let gone_after = PRESENT_FOR * 2;
-        if let Some(ago) = inner.heard_ago(&holder).await?
-            && ago < gone_after
-        {
-            // Not asked again while it would still be present: a waiting process asks for
-            // the claim every few tens of ms, and a holder heard from a few seconds ago (not
-            // in the heartbeat's last list) cost a call each time.
-            inner.presence.note_present(&holder, gone_after - ago);
-            return Ok(false);
-        }
-        Ok(inner
-            .claim_robots(&claim, ttl, Some(&holder))
-            .await?
-            .is_none())
     }
 
     /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
@@ -262,31 +309,94 @@ impl SharedFrontier {
     }
 }
 
+/// A robots.txt as [`SharedFrontier::put_robots`] stored it (its stamp, a space, its text):
+/// how long ago, by this machine's clock, and its text; None for bytes that are not one.
+fn stored_robots(stored: &[u8]) -> Option<(Duration, Vec<u8>)> {
+    // Bytes, as sent: a file need not be UTF-8.
+    let space = stored.iter().position(|&b| b == b' ')?;
+    let at: u64 = std::str::from_utf8(&stored[..space]).ok()?.parse().ok()?;
+    let age = Duration::from_millis(crate::store::unix_millis().saturating_sub(at));
+    Some((age, stored[space + 1..].to_vec()))
+}
+
+/// What `scripts/claim_robots.lua` answered.
+enum Claim {
+    /// This process holds the claim.
+    Held,
+    /// Another process holds it: its id.
+    Holder(String),
+    /// The file is stored (asked with the hash of files): its stored bytes.
+    Stored(Vec<u8>),
+}
+
 impl Inner {
+    /// Says this process is present if it has not yet: a claim is never of a process no
+    /// other has heard of.
+    async fn be_present(&self) -> Result<(), Error> {
+        if !self.presence.is_present(&self.id) {
+            self.present().await?;
+        }
+        Ok(())
+    }
+
     /// Claims a robots.txt's fetch (see [`SharedFrontier::claim_robots`]), taking it over
-    /// from `gone` if that process holds it: None when this process holds it now, else the
-    /// holder's id.
+    /// from `gone` if that process holds it; with `stored` (the hash of the bucket's files
+    /// and the file's field), answers the file instead when it is stored there.
     async fn claim_robots(
         &self,
         claim: &str,
         ttl: Duration,
         gone: Option<&str>,
-    ) -> Result<Option<String>, Error> {
+        stored: Option<(&str, &str)>,
+    ) -> Result<Claim, Error> {
         // A claim already this process's is its own: a claim sent again after its answer was
         // lost must not take this process for another and wait for itself.
         let mut invocation = self.scripts.claim_robots.prepare_invoke();
         invocation.key(claim);
-        invocation.arg(&self.id).arg(millis(ttl).max(1));
-        if let Some(gone) = gone {
-            invocation.arg(gone);
+        invocation
+            .arg(&self.id)
+            .arg(millis(ttl).max(1))
+            .arg(gone.unwrap_or(""));
+        if let Some((robots, field)) = stored {
+            invocation.key(robots).arg(field);
         }
         match self.store.eval(&invocation).await? {
-            redis::Value::Int(1) => Ok(None),
-            redis::Value::BulkString(holder) => Ok(Some(String::from_utf8_lossy(&holder).into())),
+            redis::Value::Int(1) => Ok(Claim::Held),
+            redis::Value::BulkString(holder) => {
+                Ok(Claim::Holder(String::from_utf8_lossy(&holder).into()))
+            }
+            redis::Value::Array(file) if stored.is_some() => match file.as_slice() {
+                [redis::Value::BulkString(text)] => Ok(Claim::Stored(text.clone())),
+                _ => Err(ErrorKind::Server("unexpected answer to a claim".into()).into()),
+            },
             other => {
                 Err(ErrorKind::Server(format!("unexpected answer to a claim: {other:?}")).into())
             }
         }
+    }
+
+    /// Whether this process claims a robots.txt's fetch that process `holder` holds: not
+    /// while the holder is present (it fetches, and this process waits); taken over from
+    /// one not heard from for twice [`PRESENT_FOR`] (it died holding it).
+    async fn claim_from(&self, claim: &str, ttl: Duration, holder: &str) -> Result<bool, Error> {
+        // Present as last heard: it fetches, and this process waits.
+        if self.presence.is_present(holder) {
+            return Ok(false);
+        }
+        let gone_after = PRESENT_FOR * 2;
+        if let Some(ago) = self.heard_ago(holder).await?
+            && ago < gone_after
+        {
+            // Not asked again while it would still be present: a waiting process asks for
+            // the claim every few tens of ms, and a holder heard from a few seconds ago (not
+            // in the heartbeat's last list) cost a call each time.
+            self.presence.note_present(holder, gone_after - ago);
+            return Ok(false);
+        }
+        Ok(matches!(
+            self.claim_robots(claim, ttl, Some(holder), None).await?,
+            Claim::Held
+        ))
     }
 
     /// Lets go of a robots.txt's claim if it is still this process's.
