@@ -357,13 +357,20 @@ impl Owned {
             return false;
         };
         h.active = h.active.saturating_sub(1);
-        // Not written for this: Redis's state (the start, or what was before it) keeps its
-        // host at least as far off, and the turn of its address is the address's own.
-        if let Some(until) = until.filter(|&t| t > now) {
-            h.record
-                .give_back_start(&out.started, delay_with(&politeness, h.delay));
-            let next = h.record.next_allowed.map_or(until, |t| t.max(until));
-            h.record.next_allowed = Some(next);
+        match until.filter(|&t| t > now) {
+            // Its request never went out (it waits for its address's turn): not written,
+            // as Redis's state (its start, or what was before it) keeps the host at least
+            // as far off, and the address's turn is the address's own.
+            Some(until) => {
+                h.record
+                    .give_back_start(&out.started, delay_with(&politeness, h.delay));
+                let next = h.record.next_allowed.map_or(until, |t| t.max(until));
+                h.record.next_allowed = Some(next);
+            }
+            // Its request may have gone out (a crawl stopped mid-fetch): its start is kept,
+            // and written, as the URL may go back to its queue (the bucket handed over)
+            // with no lease left out for a next owner to reap the host by.
+            None => h.dirty = true,
         }
         // Still in flight in Redis under its token: it goes back to the others' front.
         h.taken.push_front((token, out.entry));
@@ -794,8 +801,8 @@ mod tests {
         );
     }
 
-    /// A host's state goes to Redis with its leases' ends, not with their starts nor when
-    /// one goes back for its address's turn: a broad crawl held to its servers wrote 4.6
+    /// A host's state goes to Redis with its leases' ends (and an abandon's), not with
+    /// their starts nor when one goes back for its address's turn: a broad crawl held to its servers wrote 4.6
     /// host states a page where it fetched one (docs/benchmarks.md, 2026-12-07). A next
     /// owner loses nothing by it: a host with a lease out when it takes the bucket over is
     /// reaped, its next start a delay from the take-over.
@@ -820,7 +827,11 @@ mod tests {
         );
         let turn = now + Duration::from_secs(1);
         assert!(owned.give_back(taken.token, now, Some(turn)));
-        assert_eq!(owned.take_log(now, 1).states, vec![], "a give-back is not");
+        assert_eq!(
+            owned.take_log(now, 1).states,
+            vec![],
+            "a give-back for a turn is not"
+        );
         let Pick::Lease(taken) = owned.pick(turn) else {
             panic!("the lease again, at its address's turn");
         };
@@ -831,6 +842,18 @@ mod tests {
         let (mut read, mut delay) = (HostRecord::default(), None);
         states[0].1.apply(&mut read, &mut delay, turn, 1_001);
         assert_eq!(read.last_start, Some(turn));
+        // A lease given back with no turn to wait for (its crawl stopped, its request
+        // perhaps out) keeps its start, and writes it: its URL may go back to its queue with
+        // no lease out to reap the host by.
+        let later = turn + Duration::from_secs(2);
+        let Pick::Lease(taken) = owned.pick(later) else {
+            panic!("the second URL");
+        };
+        assert!(owned.give_back(taken.token, later, None));
+        let states = owned.take_log(later, 2_001).states;
+        assert_eq!(states.len(), 1, "an abandon is written");
+        states[0].1.apply(&mut read, &mut delay, later, 2_001);
+        assert_eq!(read.last_start, Some(later));
     }
 
     #[test]
