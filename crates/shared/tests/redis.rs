@@ -67,26 +67,30 @@ async fn frontier_of(
     lease_time: Duration,
     layout: Layout,
 ) -> SharedFrontier {
-    frontier_with(url, name, lease_time, layout, 4).await
+    frontier_with(url, name, lease_time, layout, per_host(4, Duration::ZERO)).await
 }
 
-/// A process of the crawl `name`, with `connections` per host.
+/// Politeness of `connections` per host and `delay` between a host's starts.
+fn per_host(connections: u32, delay: Duration) -> Politeness {
+    Politeness::builder()
+        .delay(delay)
+        .connections_per_host(connections)
+        .build()
+        .unwrap()
+}
+
+/// A process of the crawl `name`, held to `polite`.
 async fn frontier_with(
     url: &str,
     name: &str,
     lease_time: Duration,
     layout: Layout,
-    connections: u32,
+    polite: Politeness,
 ) -> SharedFrontier {
     let store = Store::connect(url, name).await.expect("redis answers");
     let crawl = store.create(layout, "test settings", &[]).await.unwrap();
     let scope = ScopeRules::builder()
         .mode(frontier::ScopeMode::AnyHost)
-        .build()
-        .unwrap();
-    let polite = Politeness::builder()
-        .delay(Duration::ZERO)
-        .connections_per_host(connections)
         .build()
         .unwrap();
     SharedFrontier::new(
@@ -386,7 +390,7 @@ async fn an_owner_takes_urls_for_a_hosts_free_connections_and_hands_them_out_fro
         "idle",
         Duration::from_secs(30),
         Layout::default(),
-        connections,
+        per_host(connections, Duration::ZERO),
     )
     .await;
     let canon = Canonicalizer::new();
@@ -1459,6 +1463,54 @@ async fn a_robots_claim_of_a_process_gone_is_taken_over_and_a_present_ones_is_no
         claims(&b, "http://h.example").await,
         "let go as it was stored"
     );
+}
+
+/// Regression (the review of 98a816e, whose bucket owners wrote a host's state only when a
+/// lease ended): a process stopping mid-fetch gives its fetch back and hands its buckets
+/// over, the URL going back to its queue; the fetch's start must reach Redis with its
+/// host's state, or the next owner, finding no lease out to reap the host by, leases it at
+/// once, less than its delay after that start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_given_back_as_its_process_stops_keeps_its_hosts_delay_for_the_next() {
+    let server = RedisServer::start();
+    let delay = Duration::from_secs(3);
+    let url = server.url();
+    let process = || {
+        frontier_with(
+            &url,
+            "stops",
+            Duration::from_secs(30),
+            Layout::default(),
+            per_host(1, delay),
+        )
+    };
+    let first = process().await;
+    first.push_seeds(urls(200)).await.unwrap();
+    let lease = next_lease(&first).await;
+    let host = lease.url().host_key().to_owned();
+    let started = std::time::Instant::now();
+    // Its request out, the process quits at once: the fetch goes back unfinished.
+    first.abandon(lease).await.unwrap();
+    first.hand_over().await.unwrap();
+    drop(first);
+    let second = process().await;
+    loop {
+        match second.next().await.unwrap() {
+            Next::Lease(lease) if lease.url().host_key() == host => {
+                // Half the delay: the lease was picked a moment before `started`; without
+                // the start in Redis it comes as soon as the bucket is taken over.
+                let after = started.elapsed();
+                assert!(
+                    after >= delay / 2,
+                    "its host leased again {after:?} after its start"
+                );
+                break;
+            }
+            Next::Lease(other) => second.abandon(other).await.unwrap(),
+            Next::WaitUntil(at) => tokio::time::sleep_until(at.into()).await,
+            other => panic!("URLs are queued: {other:?}"),
+        }
+    }
 }
 
 /// A host's first visit read its robots.txt's state from Redis and then claimed the file's
