@@ -31,6 +31,12 @@ machine whose cores the crawlers and the site share. KEEP=1 keeps the
 callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
 names its functions).
 
+--batches: no replay: what the capture's batch scripts carried (their steps of links, the
+leases they ended, the host states, takes and links read of their owners' logs), a page
+done and in all, and how many carried each mix of them. --dump-library FILE: no replay:
+the capture's function library, written to FILE, to edit (a `return` inserted at a step of
+a script, say: what the script costs up to there) and replay with --code.
+
 Needs redis-server, and the `redis` Python package; valgrind for --callgrind.
 """
 import argparse
@@ -134,6 +140,64 @@ def library_of(commands):
     sys.exit('the capture loads no function library')
 
 
+def batch_contents(commands):
+    """What each batch script of the capture carried, as a dict of counts: link steps,
+    links, leases ended, URLs given back, host states, hosts taken from, links read (see
+    batch.lua's ARGV: the tag, 7 fields, the steps, then, from the bucket's owner, its
+    log)."""
+    out = []
+    for _, args in commands:
+        if args[0].upper() != b'FCALL' or not args[1].endswith(b'_batch'):
+            continue
+        argv = args[3 + int(args[2]):]
+        steps, i, links = int(argv[7]), 8, 0
+        for _ in range(steps):
+            n = int(argv[i])
+            links += n
+            i += 1 + 2 * n
+        got = {'steps': steps, 'links': links}
+        if argv[6]:
+            plain = int(argv[i])
+            i += 1 + 2 * plain
+            others = int(argv[i])
+            i += 1
+            for _ in range(others):
+                i += 4 if argv[i + 1] in (b'r', b'R') else 3
+            back = int(argv[i])
+            i += 1 + back
+            states = int(argv[i])
+            i += 1 + 2 * states
+            taken = int(argv[i])
+            i += 1 + 2 * taken
+            got.update(ended=plain + others, back=back, states=states, taken=taken,
+                       read=int(argv[i + 2]))
+        out.append(got)
+    return out
+
+
+def print_batches(commands):
+    """Prints what the capture's batch scripts carried (see --batches)."""
+    batches = batch_contents(commands)
+    fields = ['steps', 'links', 'ended', 'back', 'states', 'taken', 'read']
+    totals = {f: sum(b.get(f, 0) for b in batches) for f in fields}
+    pages = totals['ended'] or 1
+    print('batch scripts: %d (%.2f a lease ended)\n' % (len(batches), len(batches) / pages))
+    print('| carried | in all | a lease ended |')
+    print('|---|---|---|')
+    for f in fields:
+        print('| %s | %d | %.2f |' % (f, totals[f], totals[f] / pages))
+    mixes = {}
+    for b in batches:
+        mix = ' '.join(f for f in fields[1:] if b.get(f)) or '(nothing)'
+        if 'ended' not in b:
+            mix = "another's: " + mix
+        mixes[mix] = mixes.get(mix, 0) + 1
+    print('\n| scripts | carrying |')
+    print('|---|---|')
+    for mix, n in sorted(mixes.items(), key=lambda kv: -kv[1])[:12]:
+        print('| %d | %s |' % (n, mix))
+
+
 def replayable(code, name):
     """The library under the captured one's name, its clock read from a key the replay sets
     before each call."""
@@ -188,8 +252,17 @@ def main():
     parser.add_argument('--once', action='store_true')
     parser.add_argument('--cpu', action='store_true')
     parser.add_argument('--alone', action='store_true')
+    parser.add_argument('--batches', action='store_true')
+    parser.add_argument('--dump-library')
     opts = parser.parse_args()
     commands = read_capture(opts.capture)
+    if opts.batches:
+        print_batches(commands)
+        return
+    if opts.dump_library:
+        with open(opts.dump_library, 'w', encoding='latin-1') as f:
+            f.write(library_of(commands))
+        return
     if opts.once:
         commands = sent_once(commands)
     captured = library_of(commands)
