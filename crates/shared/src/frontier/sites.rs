@@ -119,24 +119,18 @@ impl SharedFrontier {
         inner.be_present().await?;
         let robots = inner.robots_key(host);
         let claim = format!("{robots}:{key}");
-        let holder = match inner
+        let answer = match inner
             .claim_robots(&claim, ttl, None, Some((&robots, key)))
             .await?
         {
-            Claim::Stored(text) => {
-                return match stored_robots(&text) {
-                    Some((age, text)) => Ok(RobotsRead::Stored(age, text)),
-                    // Not a stored file (written by something else): claimed as if none.
-                    None => Ok(match self.claim_robots(key, host, ttl).await? {
-                        true => RobotsRead::Claimed,
-                        false => RobotsRead::Elsewhere,
-                    }),
-                };
-            }
-            Claim::Held => return Ok(RobotsRead::Claimed),
-            Claim::Holder(holder) => holder,
+            Claim::Stored(text) => match stored_robots(&text) {
+                Some((age, text)) => return Ok(RobotsRead::Stored(age, text)),
+                // Not a stored file (written by something else): claimed as if none.
+                None => inner.claim_robots(&claim, ttl, None, None).await?,
+            },
+            answer => answer,
         };
-        Ok(match inner.claim_from(&claim, ttl, &holder).await? {
+        Ok(match inner.claimed(&claim, ttl, answer).await? {
             true => RobotsRead::Claimed,
             false => RobotsRead::Elsewhere,
         })
@@ -156,11 +150,8 @@ impl SharedFrontier {
         let inner = &self.inner;
         inner.be_present().await?;
         let claim = format!("{}:{key}", inner.robots_key(host));
-        match inner.claim_robots(&claim, ttl, None, None).await? {
-            Claim::Holder(holder) => inner.claim_from(&claim, ttl, &holder).await,
-            // (A file is answered only when asked with the hash of files.)
-            Claim::Held | Claim::Stored(_) => Ok(true),
-        }
+        let answer = inner.claim_robots(&claim, ttl, None, None).await?;
+        inner.claimed(&claim, ttl, answer).await
     }
 
     /// Stores what a robots.txt said (see [`SharedFrontier::robots`]), stamped with this
@@ -375,10 +366,17 @@ impl Inner {
         }
     }
 
-    /// Whether this process claims a robots.txt's fetch that process `holder` holds: not
-    /// while the holder is present (it fetches, and this process waits); taken over from
-    /// one not heard from for twice [`PRESENT_FOR`] (it died holding it).
-    async fn claim_from(&self, claim: &str, ttl: Duration, holder: &str) -> Result<bool, Error> {
+    /// Whether this process holds a robots.txt's claim, `answer` being what its claim was
+    /// answered: held by this process; or, by another, not while that one is present (it
+    /// fetches, and this process waits), and taken over from one not heard from for twice
+    /// [`PRESENT_FOR`] (it died holding it).
+    async fn claimed(&self, claim: &str, ttl: Duration, answer: Claim) -> Result<bool, Error> {
+        let holder = match answer {
+            Claim::Holder(holder) => holder,
+            // (A file is answered only to a claim asked with the hash of files.)
+            Claim::Held | Claim::Stored(_) => return Ok(true),
+        };
+        let holder = holder.as_str();
         // Present as last heard: it fetches, and this process waits.
         if self.presence.is_present(holder) {
             return Ok(false);
