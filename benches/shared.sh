@@ -28,7 +28,9 @@
 #   CLUSTER=3 benches/shared.sh             # a Redis Cluster of 3 masters (no replicas): Redis
 #                                           # CPU and memory are the sums over the masters
 #   RECORDS=dir benches/shared.sh           # keeps each run's records and stderr, in dir/N for
-#                                           # N processes (fetched_at: when each began and ended)
+#                                           # N processes (fetched_at: when each began and ended);
+#                                           # benches/records_report.py tells the spacing at each
+#                                           # address and each process's pace from them
 #   MONITOR=run.txt PROCESSES=2 benches/shared.sh   # records what the crawlers sent (MONITOR),
 #                                           # for benches/redis_replay.py; with CLUSTER=N, each
 #                                           # master's in run.txt.1 to run.txt.N
