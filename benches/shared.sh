@@ -21,7 +21,9 @@
 #                                           # addresses (testweb's DNS server, one port): with
 #                                           # CRAWLER_ARGS="--address-connections 8
 #                                           # --address-delay 20ms", a broad crawl held to
-#                                           # its servers
+#                                           # its servers; NAMES_BY_ADDRESS=1 names them
+#                                           # hI.aJ.test (J: the address), a domain a server,
+#                                           # for CRAWLER_ARGS="--buckets-by domain"
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #   COMMANDSTATS=stats benches/shared.sh    # Redis's INFO commandstats of each run (calls and
 #                                           # CPU by command), in stats.N for N processes
@@ -136,6 +138,9 @@ for n in $PROCESSES; do
     if [ "$ADDRESSES" != 0 ]; then
         rm -f "$work/dns"
         by_name=(--addresses "$ADDRESSES" --dns-out "$work/dns")
+        if [ "${NAMES_BY_ADDRESS:-0}" != 0 ]; then
+            by_name+=(--names-by-address)
+        fi
     fi
     "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
         --plain-links --port 0 "${by_name[@]}" >"$work/seeds" 2>"$work/server" &

@@ -1444,3 +1444,43 @@ fn refused_at_start(redis: &str) -> String {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     stderr
 }
+
+/// `--buckets-by domain` lays a crawl's hosts out by registrable domain when it is created
+/// (the layout stored with it), here names grouped by server in domains (`h3.a3.test` at
+/// the fourth address), held to limits per address: every page fetched once, and no address
+/// ever has more in flight than its limit.
+#[test]
+fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
+    let redis = RedisServer::start();
+    let site = Site::start(SiteConfig {
+        hosts: 16,
+        addresses: 4,
+        pages_per_host: 4,
+        names_by_address: true,
+        ..SiteConfig::default()
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let outs = record_files(tmp.path(), 2);
+    let mut flags = address_limited_to(&site, 2, "10ms");
+    flags.extend(["--buckets-by".into(), "domain".into()]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
+    assert_eq!(
+        redis.cli(&["HGET", "crawl:meta", "buckets_by"]).trim(),
+        "domain"
+    );
+    let counts = recorded(&outs);
+    assert_eq!(
+        counts.keys().cloned().collect::<BTreeSet<_>>(),
+        site.web.expected_pages()
+    );
+    assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
+    assert!(
+        counts.keys().all(|url| url.contains(".a")),
+        "names by address"
+    );
+    for address in 0..4 {
+        let most = site.web.max_in_flight_at_address(address);
+        assert!(most <= 2, "{most} in flight at address {address}");
+    }
+}

@@ -329,9 +329,23 @@ pub(crate) struct Redis {
     /// store's default (`shared::Store::default_buckets`).
     #[serde(with = "auto")]
     pub(crate) buckets: Option<u32>,
+    /// What puts hosts in one bucket (one process schedules a bucket's hosts), fixed when the
+    /// crawl is created.
+    pub(crate) buckets_by: BucketsBy,
     /// URLs the shared seen-test holds before it first grows, fixed when the crawl is
     /// created.
     pub(crate) seen_initial_capacity: u64,
+}
+
+/// What a shared crawl's hosts are hashed into buckets by, as written in the file.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum BucketsBy {
+    /// Each host by its name.
+    #[default]
+    Host,
+    /// Each host by its registrable domain: a domain's hosts in one process.
+    Domain,
 }
 
 impl Default for Redis {
@@ -341,6 +355,7 @@ impl Default for Redis {
             crawl_name: "crawl".to_owned(),
             lease_time: Duration::from_secs(30),
             buckets: None,
+            buckets_by: BucketsBy::Host,
             seen_initial_capacity: 65_536,
         }
     }

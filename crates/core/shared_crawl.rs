@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::Cli;
-use crate::config::{self, Config};
+use crate::config::{self, BucketsBy, Config};
 use crate::exit::EXIT_FINISHED;
 use crate::output;
 
@@ -50,7 +50,10 @@ pub(crate) async fn join_shared(
                 buckets: r.buckets.unwrap_or_else(|| store.default_buckets()),
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
-                by_domain: config.crawl.per_domain_hosts > 0 || config.crawl.per_domain_pages > 0,
+                // A budget per domain is counted in the domain's bucket.
+                by_domain: r.buckets_by == BucketsBy::Domain
+                    || config.crawl.per_domain_hosts > 0
+                    || config.crawl.per_domain_pages > 0,
                 ..shared::Layout::default()
             };
             let stored = config

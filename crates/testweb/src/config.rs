@@ -91,6 +91,11 @@ pub struct SiteConfig {
     /// that one registrable domain, linking to its siblings: a spam farm's shape, which a
     /// budget of hosts per domain stops.
     pub domain: String,
+    /// Served by name, name each host after its address too: host `i` is
+    /// `h{i}.a{i % addresses}.{domain}`, so that the names a server answers for share a
+    /// registrable domain (`a3.test`), as a site's subdomains often share its servers.
+    /// Default: false.
+    pub names_by_address: bool,
     /// Per-host features: host `i` uses `host_configs[i]`, or [`HostConfig::default`] (no
     /// robots.txt, no latency, no special pages) when the list is shorter. Default: empty.
     pub host_configs: Vec<HostConfig>,
@@ -122,6 +127,7 @@ impl Default for SiteConfig {
             port: 0,
             addresses: 0,
             domain: "test".to_owned(),
+            names_by_address: false,
             host_configs: Vec::new(),
             generation: 0,
             changed_fraction: 0.0,

@@ -632,7 +632,7 @@ impl Testweb {
             .map(|h| {
                 let (ip, _) = self.site.addresses[self.site.hosts[h].address];
                 (
-                    format!("h{h}.{}", self.site.config.domain),
+                    format!("h{h}.{}", site::host_domain(&self.site.config, h)),
                     std::net::IpAddr::V4(ip),
                 )
             })

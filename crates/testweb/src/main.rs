@@ -52,6 +52,10 @@ struct Args {
     /// host is a subdomain of one registrable domain (a spam farm).
     #[arg(long, default_value = "test")]
     domain: String,
+    /// With --addresses, name the hosts h{i}.a{i % N}.DOMAIN: the names of one address share
+    /// a registrable domain (a{i % N}.DOMAIN), as a site's subdomains often share its servers.
+    #[arg(long)]
+    names_by_address: bool,
     /// With --addresses, write where each name lives to this file, one NAME:PORT:ADDRESS a
     /// line, as the crawler's --resolve takes it.
     #[arg(long, value_name = "FILE")]
@@ -167,6 +171,7 @@ async fn serve(args: Args) -> std::io::Result<()> {
         port: args.port,
         addresses: args.addresses,
         domain: args.domain.clone(),
+        names_by_address: args.names_by_address,
         host_configs,
         generation: args.generation,
         changed_fraction: args.changed,

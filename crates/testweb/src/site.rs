@@ -353,7 +353,7 @@ impl Site {
                 ];
                 (format!("http://127.0.0.1:{port}"), alt)
             } else {
-                let domain = &config.domain;
+                let domain = &host_domain(&config, h);
                 let upper = domain.to_ascii_uppercase();
                 let alt = [
                     format!("HTTP://H{h}.{upper}:{port}"),
@@ -985,6 +985,15 @@ impl Site {
             start = 0;
         }
         Bytes::from(out)
+    }
+}
+
+/// The domain host `h` of a site served by name is named under: the site's, or with
+/// `names_by_address` its address's under it (`a3.test`).
+pub(crate) fn host_domain(config: &SiteConfig, h: usize) -> String {
+    match config.names_by_address {
+        true => format!("a{}.{}", h % config.addresses.max(1), config.domain),
+        false => config.domain.clone(),
     }
 }
 
