@@ -23,7 +23,7 @@
 #                                           # --address-delay 20ms", a broad crawl held to
 #                                           # its servers; NAMES_BY_ADDRESS=1 names them
 #                                           # hI.aJ.test (J: the address), a domain a server,
-#                                           # for CRAWLER_ARGS="--buckets-by domain"
+#                                           # for CRAWLER_ARGS="--redis-buckets-by domain"
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #   COMMANDSTATS=stats benches/shared.sh    # Redis's INFO commandstats of each run (calls and
 #                                           # CPU by command), in stats.N for N processes

@@ -1445,7 +1445,7 @@ fn refused_at_start(redis: &str) -> String {
     stderr
 }
 
-/// `--buckets-by domain` lays a crawl's hosts out by registrable domain when it is created
+/// `--redis-buckets-by domain` lays a crawl's hosts out by registrable domain when it is created
 /// (the layout stored with it), here names grouped by server in domains (`h3.a3.test` at
 /// the fourth address), held to limits per address: every page fetched once, and no address
 /// ever has more in flight than its limit.
@@ -1462,7 +1462,7 @@ fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
     let tmp = tempfile::tempdir().unwrap();
     let outs = record_files(tmp.path(), 2);
     let mut flags = address_limited_to(&site, 2, "10ms");
-    flags.extend(["--buckets-by".into(), "domain".into()]);
+    flags.extend(["--redis-buckets-by".into(), "domain".into()]);
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
     assert_eq!(
@@ -1475,10 +1475,20 @@ fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
         site.web.expected_pages()
     );
     assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
-    assert!(
-        counts.keys().all(|url| url.contains(".a")),
-        "names by address"
-    );
+    // Host I at address I % 4, named after it: h5.a1.test.
+    for url in counts.keys() {
+        let host = url
+            .split("//")
+            .nth(1)
+            .and_then(|rest| rest.split(':').next());
+        let labels: Vec<&str> = host.unwrap_or_default().split('.').collect();
+        let host: usize = labels[0][1..].parse().unwrap();
+        assert_eq!(
+            labels[1..],
+            [format!("a{}", host % 4).as_str(), "test"],
+            "{url}"
+        );
+    }
     for address in 0..4 {
         let most = site.web.max_in_flight_at_address(address);
         assert!(most <= 2, "{most} in flight at address {address}");

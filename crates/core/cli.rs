@@ -314,7 +314,7 @@ pub struct Cli {
     /// [redis.buckets_by] What hosts are hashed into buckets by (when the crawl is created):
     /// a bucket's hosts are scheduled by one process.
     #[arg(long, value_name = "BY", help_heading = "Several processes")]
-    buckets_by: Option<config::BucketsBy>,
+    redis_buckets_by: Option<config::BucketsBy>,
     /// [redis.seen_initial_capacity] URLs the shared seen-test holds before it first grows
     /// (when the crawl is created).
     #[arg(long, value_name = "N", help_heading = "Several processes")]
@@ -436,7 +436,7 @@ impl Cli {
         if let Some(n) = self.redis_buckets {
             c.redis.buckets = Some(n);
         }
-        set(&mut c.redis.buckets_by, &self.buckets_by);
+        set(&mut c.redis.buckets_by, &self.redis_buckets_by);
         set(
             &mut c.redis.seen_initial_capacity,
             &self.redis_seen_initial_capacity,

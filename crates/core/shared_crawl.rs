@@ -63,6 +63,14 @@ pub(crate) async fn join_shared(
             store.create(layout, &settings, seeds).await?
         }
     };
+    if r.buckets_by == BucketsBy::Domain && !stored.layout.by_domain {
+        // The layout is the crawl's, fixed when it was created: this process follows it.
+        eprintln!(
+            "crawler: the crawl {:?} on {shown} was created with its hosts bucketed by host: \
+             --redis-buckets-by domain (redis.buckets_by) counts only when a crawl is created",
+            r.crawl_name
+        );
+    }
     if stored.removing {
         bail!(
             "the crawl {:?} on {shown} is being removed (or a removal was cut short): run \

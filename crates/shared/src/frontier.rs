@@ -402,8 +402,9 @@ impl SharedFrontier {
         if scope.per_domain_budget() != (None, None) && !layout.by_domain {
             return Err(ErrorKind::BadLayout(
                 "the crawl keeps hosts by host, not by domain, so it cannot count pages and \
-                 hosts per domain: it was created without crawl.per_domain_hosts or \
-                 crawl.per_domain_pages; start another under a new crawl name to use them"
+                 hosts per domain: it was created without crawl.per_domain_hosts, \
+                 crawl.per_domain_pages or redis.buckets_by = \"domain\"; start another under \
+                 a new crawl name to use them"
                     .into(),
             )
             .into());
@@ -1268,8 +1269,9 @@ impl Inner {
 
     fn bucket_of(&self, host: &str) -> u32 {
         let mut sip = SipHasher13::new_with_key(&self.keys.sip_key);
-        // A crawl with domain budgets keeps a domain's hosts in one bucket, whose script
-        // then counts the domain's hosts and pages in one atomic step.
+        // A crawl by domain keeps a domain's hosts in one bucket: its script then counts
+        // the domain's hosts and pages in one atomic step, and one process holds the
+        // servers that only the domain's names share.
         let key = match self.keys.layout.by_domain {
             true => frontier::registrable_domain_of(host),
             false => host,

@@ -93,8 +93,9 @@ pub struct SiteConfig {
     pub domain: String,
     /// Served by name, name each host after its address too: host `i` is
     /// `h{i}.a{i % addresses}.{domain}`, so that the names a server answers for share a
-    /// registrable domain (`a3.test`), as a site's subdomains often share its servers.
-    /// Default: false.
+    /// registrable domain (`a3.test`), as a site's subdomains often share its servers (under
+    /// a domain that is a public suffix itself, as `test` is: under `farm.test` every name is
+    /// in that one domain). Default: false.
     pub names_by_address: bool,
     /// Per-host features: host `i` uses `host_configs[i]`, or [`HostConfig::default`] (no
     /// robots.txt, no latency, no special pages) when the list is shorter. Default: empty.

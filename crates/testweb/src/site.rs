@@ -422,6 +422,11 @@ impl Site {
         if config.hosts == 0 {
             return Err(invalid("hosts must be at least 1".into()));
         }
+        if config.names_by_address && config.addresses == 0 {
+            return Err(invalid(
+                "names_by_address needs hosts served by name (addresses)".into(),
+            ));
+        }
         if config.pages_per_host == 0 {
             return Err(invalid("pages_per_host must be at least 1".into()));
         }

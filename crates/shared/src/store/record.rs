@@ -88,9 +88,9 @@ pub struct Layout {
     /// no page can pick URLs that collide in it.
     pub key: [u8; 16],
     /// Hosts go to buckets by their registrable domain rather than by host, so that one
-    /// script counts a domain's hosts and pages (the domain budgets need it). Default:
-    /// false, which spreads the hosts of one large domain (a blog platform's) over the
-    /// buckets.
+    /// script counts a domain's hosts and pages (the domain budgets need it), and a domain's
+    /// hosts are one process's (so are the servers only its names share). Default: false,
+    /// which spreads the hosts of one large domain (a blog platform's) over the buckets.
     pub by_domain: bool,
     /// Buckets of their own for the content-seen test ([`crate::SharedFrontier::seen_body`]),
     /// its bodies' digests hashed into them: tagged after the hosts' buckets, they hold no
