@@ -4,8 +4,9 @@
 # hosts answering after 20 ms each; every process keeps 16 fetches in flight (config/local.toml,
 # --concurrency 16). Prints a table: wall time, pages/s, speed-up over one process, Redis
 # requests per page (round trips), Redis reads per page (wake-ups of its event loop: the
-# requests that arrived together are one), Redis CPU per page, Redis memory per seen URL at
-# the end, and what the server saw (expected pages fetched, repeated fetches).
+# requests that arrived together are one), Redis CPU per page, the crawlers' own CPU per page
+# (user and system, all processes), Redis memory per seen URL at the end, and what the server
+# saw (expected pages fetched, repeated fetches).
 #
 #   benches/shared.sh                       # 100 hosts x 200 pages; 1, 2 and 4 processes
 #   PAGES=50 PROCESSES="1 2" benches/shared.sh
@@ -127,9 +128,11 @@ mem() {
         awk -F: '/^used_memory:/ { s += $2 } END { print s }'
 }
 
-echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis reads per page | Redis CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis reads per page | Redis CPU per page | crawlers' CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 base=
+# bash's `time` of each crawler: user and system seconds.
+TIMEFORMAT='%U %S'
 for n in $PROCESSES; do
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
     # There before the server writes it: the wait below reads it at once.
@@ -172,9 +175,11 @@ for n in $PROCESSES; do
     start=$(date +%s.%N)
     pids=()
     for i in $(seq "$n"); do
-        "${CRAWLER_BIN:-$bin/crawler}" --config "$CONFIG" --redis "redis://127.0.0.1:$reach" \
-            --seeds-file "$work/seeds" --concurrency "$CONCURRENCY" --progress off \
-            --output "$work/records.$i" "${dns[@]}" "${crawler_args[@]}" 2>"$work/stderr.$i" &
+        # Each crawler's own CPU (user and system, bash's `time`), in cpu.N.
+        { time "${CRAWLER_BIN:-$bin/crawler}" --config "$CONFIG" \
+            --redis "redis://127.0.0.1:$reach" --seeds-file "$work/seeds" \
+            --concurrency "$CONCURRENCY" --progress off --output "$work/records.$i" \
+            "${dns[@]}" "${crawler_args[@]}" 2>"$work/stderr.$i"; } 2>"$work/cpu.$i" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid"; done
@@ -190,6 +195,7 @@ for n in $PROCESSES; do
     seen=$(sed -n 's/.*URLs done, \([0-9,]*\) seen.*/\1/p' "$work/stderr.1" | tr -d ,)
     requests=$(cat "$work"/stderr.* | sed -n 's/.*this process sent \([0-9,]*\) Redis requests.*/\1/p' | tr -d , | paste -sd+ | bc)
     pages=$(cat "$work"/records.* | wc -l)
+    crawlers=$(cat "$work"/cpu.* | awk '{ s += $1 + $2 } END { printf "%.3f", s }')
     # How evenly the processes shared the crawl.
     split=$(for i in $(seq "$n"); do wc -l <"$work/records.$i"; done | paste -sd/)
     if [ -n "${RECORDS:-}" ]; then
@@ -203,8 +209,9 @@ for n in $PROCESSES; do
     [ -n "$base" ] || base=$rate
     awk -v n="$n" -v w="$wall" -v r="$rate" -v b="$base" -v q="$requests" -v p="$pages" \
         -v c0="$cpu0" -v c1="$cpu1" -v m0="$mem0" -v m1="$mem1" -v s="$seen" \
-        -v r0="$reads0" -v r1="$reads1" \
+        -v r0="$reads0" -v r1="$reads1" -v k="$crawlers" \
         -v f="$fetched" -v e="$expected" -v rep="$repeated" -v shares="$split" 'BEGIN {
-        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f | %.3f ms | %.1f B | %d of %d | %d | %s |\n",
-            n, w, r, r / b, q / p, (r1 - r0) / p, (c1 - c0) * 1000 / p, (m1 - m0) / s, f, e, rep, shares }'
+        printf "| %d | %.1f s | %.0f | %.2fx | %.2f | %.3f | %.3f ms | %.3f ms | %.1f B | %d of %d | %d | %s |\n",
+            n, w, r, r / b, q / p, (r1 - r0) / p, (c1 - c0) * 1000 / p, k * 1000 / p, (m1 - m0) / s,
+            f, e, rep, shares }'
 done

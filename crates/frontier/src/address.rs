@@ -12,7 +12,8 @@
 //! asked, one delay apart, rather than all coming back at once and all but one being sent
 //! away again. A host that comes back at its ticket starts then, or, when the host before
 //! it was late and started less than a delay ago, a delay after that one (its ticket moved
-//! to then). While the address is at its connection limit, a host is told so
+//! to then; of several back late at once, each a delay after the one moved before it, and
+//! hosts asking anew after them). While the address is at its connection limit, a host is told so
 //! ([`Turn::Full`]): to ask again when one of the address's requests ends, or a delay later
 //! (at least [`FULL_RETRY`]) at the latest, its ticket kept. A caller that waits in place
 //! for a request of its own to end then takes the freed connection at once, where one that
@@ -160,6 +161,10 @@ pub struct AddressRecord {
     pub next_free: Option<Instant>,
     /// The hosts waiting for a turn, and when it is.
     pub tickets: HashMap<String, Instant>,
+    /// The last start from which a ticket was last moved (its host came back after the host
+    /// before it started late), and the turn it was moved to: the next ticket moved from
+    /// the same start goes a delay after it.
+    pub moved: Option<(Instant, Instant)>,
 }
 
 impl AddressRecord {
@@ -223,7 +228,22 @@ impl AddressRecord {
                     self.tickets.remove(host);
                     self.start(now)
                 }
-                Some(at) => {
+                Some(spaced) => {
+                    // Hosts that all come back late take turns a delay apart, not the same
+                    // instant, at which all but one would be sent away again, each start
+                    // costing as many wake-ups as hosts waited (at a delay near the timer's
+                    // tick, where most come back late, a sixth of a shared crawl's own CPU:
+                    // docs/benchmarks.md, 2026-12-07).
+                    let at = match (self.moved, self.last_start) {
+                        (Some((from, to)), Some(last)) if from == last => to + limits.delay,
+                        _ => spaced,
+                    };
+                    if let Some(last) = self.last_start {
+                        self.moved = Some((last, at));
+                    }
+                    // Newcomers after them.
+                    let after = at + limits.delay;
+                    self.next_free = Some(self.next_free.map_or(after, |free| free.max(after)));
                     self.tickets.insert(host.to_owned(), at);
                     Turn::WaitUntil(at)
                 }
@@ -460,6 +480,36 @@ mod tests {
             Turn::WaitUntil(late + 305 * MS)
         );
         assert_eq!(address.enter("e", late + 305 * MS, limits), Turn::Go);
+    }
+
+    #[test]
+    fn hosts_all_back_late_at_once_are_given_turns_a_delay_apart() {
+        let (mut address, limits, t0) = delayed();
+        assert_eq!(address.enter("a", t0, limits), Turn::Go);
+        let hosts = ["b", "c", "d", "e", "f"];
+        for host in hosts {
+            assert!(matches!(
+                address.enter(host, t0, limits),
+                Turn::WaitUntil(_)
+            ));
+        }
+        // All back long after their turns, at once: one starts, each other its own turn.
+        let late = t0 + 2000 * MS;
+        assert_eq!(address.enter("b", late, limits), Turn::Go);
+        let mut turns = Vec::new();
+        for host in &hosts[1..] {
+            turns.push(address.enter(host, late, limits).wait().expect("waits"));
+        }
+        let expected: Vec<Instant> = (1..5).map(|i| late + i * 100 * MS).collect();
+        assert_eq!(turns, expected);
+        // A newcomer after them; each back at its turn starts then.
+        assert_eq!(
+            address.enter("g", late, limits),
+            Turn::WaitUntil(late + 500 * MS)
+        );
+        for (host, at) in hosts[1..].iter().zip(expected) {
+            assert_eq!(address.enter(host, at, limits), Turn::Go, "{host}");
+        }
     }
 
     #[test]
