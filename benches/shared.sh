@@ -131,9 +131,12 @@ mem() {
 echo "| processes | wall | pages/s | speed-up | Redis requests per page | Redis reads per page | Redis CPU per page | crawlers' CPU per page | Redis bytes per seen URL | expected pages fetched | repeated fetches | records by process |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 base=
-# bash's `time` of each crawler: user and system seconds.
+# bash's `time` of each crawler: user and system seconds, with a decimal point for awk.
 TIMEFORMAT='%U %S'
+export LC_NUMERIC=C
 for n in $PROCESSES; do
+    # A run of fewer processes after one of more reads only its own.
+    rm -f "$work"/cpu.* "$work"/records.* "$work"/stderr.*
     for p in "${ports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
     # There before the server writes it: the wait below reads it at once.
     : >"$work/seeds"

@@ -13,11 +13,11 @@
 //! away again. A host that comes back at its ticket starts then, or, when the host before
 //! it was late and started less than a delay ago, a delay after that one (its ticket moved
 //! to then; of several back late at once, each a delay after the one moved before it, and
-//! hosts asking anew after them). While the address is at its connection limit, a host is told so
-//! ([`Turn::Full`]): to ask again when one of the address's requests ends, or a delay later
-//! (at least [`FULL_RETRY`]) at the latest, its ticket kept. A caller that waits in place
-//! for a request of its own to end then takes the freed connection at once, where one that
-//! came back at the later instant would leave it idle till then.
+//! hosts asking anew after them). While the address is at its connection limit, a host is
+//! told so ([`Turn::Full`]): to ask again when one of the address's requests ends, or a
+//! delay later (at least [`FULL_RETRY`]) at the latest, its ticket kept. A caller that waits
+//! in place for a request of its own to end then takes the freed connection at once, where
+//! one that came back at the later instant would leave it idle till then.
 //!
 //! The rule is [`AddressRecord`]'s; [`AddressGate`] keeps one per address for a process.
 //! The shared frontier of `crates/shared` runs the same rule inside Redis, so that processes
@@ -232,15 +232,13 @@ impl AddressRecord {
                     // Hosts that all come back late take turns a delay apart, not the same
                     // instant, at which all but one would be sent away again, each start
                     // costing as many wake-ups as hosts waited (at a delay near the timer's
-                    // tick, where most come back late, a sixth of a shared crawl's own CPU:
-                    // docs/benchmarks.md, 2026-12-07).
-                    let at = match (self.moved, self.last_start) {
-                        (Some((from, to)), Some(last)) if from == last => to + limits.delay,
+                    // tick, where most come back late, a sixth to a quarter of a shared
+                    // crawl's own CPU: docs/benchmarks.md, 2026-12-07, morning).
+                    let at = match self.moved {
+                        Some((from, to)) if Some(from) == self.last_start => to + limits.delay,
                         _ => spaced,
                     };
-                    if let Some(last) = self.last_start {
-                        self.moved = Some((last, at));
-                    }
+                    self.moved = self.last_start.map(|last| (last, at));
                     // Newcomers after them.
                     let after = at + limits.delay;
                     self.next_free = Some(self.next_free.map_or(after, |free| free.max(after)));
