@@ -12,7 +12,7 @@ the server runs under valgrind and the figure is the instructions it executed: t
 a few parts in ten thousand from run to run, where timings on a shared machine are not.
 
     benches/redis_replay.py CAPTURE [--library OTHER_CAPTURE | --code FILE] [--callgrind]
-        [--state FILE] [--once] [--cpu [--alone]]
+        [--state FILE] [--once] [--merge] [--cpu [--alone]]
 
 --library: the function library another capture loaded (a crawl by another build), in place
 of CAPTURE's own: the same calls, run by other scripts. --code: the library's code from a
@@ -30,6 +30,11 @@ function's time (whose log costs CPU of its own): to set beside a live crawl's, 
 machine whose cores the crawlers and the site share. KEEP=1 keeps the
 callgrind profile (for callgrind_annotate; a redis-server built with symbols first in PATH
 names its functions).
+
+--merge: the batch scripts and content tests one client sent in one write (next to each
+other in the capture) replayed as one call of a function that runs each in turn: what
+Redis would spend if a process sent one script a tick for all its buckets (on one server:
+a cluster's keys of several buckets cannot meet in one script).
 
 --batches: no replay: what the capture's batch scripts carried (their steps of links, the
 leases they ended, the host states, takes and links read of their owners' logs), a page
@@ -78,9 +83,10 @@ def arguments(text):
     return out
 
 
-def read_capture(path):
+def read_capture(path, with_clients=False):
     """The clients' commands in order, each with the ms its script read from `TIME` (the
-    timestamp of the `TIME` the script ran, or its own for a command that ran none)."""
+    timestamp of the `TIME` the script ran, or its own for a command that ran none), and
+    with `with_clients` the client that sent it."""
     commands = []
     with open(path, encoding='latin-1') as f:
         for line in f:
@@ -90,12 +96,14 @@ def read_capture(path):
             ms = int(m.group(1)) * 1000 + int(m.group(2)) // 1000
             if m.group(4) == 'lua':
                 if m.group(5) == '"TIME"' and commands and commands[-1][2]:
-                    commands[-1] = (ms, commands[-1][1], False)
+                    commands[-1] = (ms, commands[-1][1], False, commands[-1][3])
                 continue
             args = arguments(m.group(5))
             if args and args[0].upper() not in SKIPPED:
-                commands.append((ms, args, True))
-    return [(ms, args) for ms, args, _ in commands]
+                commands.append((ms, args, True, m.group(4)))
+    if with_clients:
+        return [(ms, args, client) for ms, args, _, client in commands]
+    return [(ms, args) for ms, args, _, _ in commands]
 
 
 def sent_once(commands):
@@ -130,6 +138,89 @@ def sent_once(commands):
         out.append((ms, list(args[:3 + keys]) + kept + list(argv[i:])))
     print('links sent again, dropped: %d' % dropped)
     return out
+
+
+MERGED = ('batch', 'content')
+
+
+def merged(commands):
+    """The commands with each run of batch scripts and content tests one client sent next
+    to each other made one call of `many` (see --merge and merging_library): its keys all
+    theirs, its arguments how many calls, then each call's function, its numbers of keys
+    and arguments, its clock (the ms it read, which its tokens grow with: the capture's
+    later calls end leases by them), and its arguments."""
+    out, run, runs, calls = [], [], 0, 0
+
+    def close():
+        nonlocal runs, calls
+        if len(run) == 1:
+            out.append((run[0][0], run[0][1]))
+        elif run:
+            keys, argv = [], [str(len(run)).encode()]
+            for ms, args, _ in run:
+                n = int(args[2])
+                fn = args[1].decode().rsplit('_', 1)[-1]
+                argv += [fn.encode(), str(n).encode(), str(len(args) - 3 - n).encode(),
+                         str(ms).encode()]
+                keys += args[3:3 + n]
+                argv += args[3 + n:]
+            name = run[0][1][1].decode().rsplit('_', 1)[0] + '_many'
+            out.append((run[0][0], [b'FCALL', name.encode(), str(len(keys)).encode()]
+                        + keys + argv))
+            runs += 1
+            calls += len(run)
+        run.clear()
+
+    for ms, args, client in commands:
+        fn = args[1].decode('latin-1').rsplit('_', 1)[-1] if len(args) > 1 else ''
+        if args[0].upper() == b'FCALL' and fn in MERGED:
+            if run and run[-1][2] != client:
+                close()
+            run.append((ms, args, client))
+            continue
+        close()
+        out.append((ms, args))
+    close()
+    print('calls merged: %d into %d' % (calls, runs))
+    return out
+
+
+def merging_library(code):
+    """The library with the merged functions' bodies kept as locals, and `many`, which
+    runs each call of a merged run in turn, on its own clock (see merged)."""
+    prefix = re.search(r"register_function\('(pc_[0-9a-f]+)_batch'", code).group(1)
+    clock = "now = tonumber(redis.call('GET', 'replay:now'))\n"
+    if code.count(clock) != 1:
+        sys.exit('the library reads its clock in a way this replay does not know')
+    code = code.replace(clock, "now = forced_now or tonumber(redis.call('GET', 'replay:now'))\n")
+    code = code.replace('local KEYS, ARGV, tag, now\n', 'local KEYS, ARGV, tag, now, forced_now\n', 1)
+    for fn in MERGED:
+        head = "library.register_function('%s_%s', function(keys, args)" % (prefix, fn)
+        start = code.index(head)
+        end = code.index('library.register_function(', start + len(head))
+        body = code[start + len(head):end]
+        close = body.rindex('end)')
+        code = (code[:start] + 'local %s_body = function(keys, args)' % fn + body[:close]
+                + "end\nlibrary.register_function('%s_%s', %s_body)\n" % (prefix, fn, fn)
+                + body[close + 4:] + code[end:])
+    bodies = ', '.join('%s = %s_body' % (fn, fn) for fn in MERGED)
+    return code + '''
+library.register_function('%s_many', function(keys, args)
+  local bodies = {%s}
+  local out, k, a = {}, 1, 2
+  for c = 1, tonumber(args[1]) do
+    local fn, nk, na = args[a], tonumber(args[a + 1]), tonumber(args[a + 2])
+    forced_now = tonumber(args[a + 3])
+    a = a + 4
+    local ks, as = {}, {}
+    for j = 1, nk do ks[j] = keys[k]; k = k + 1 end
+    for j = 1, na do as[j] = args[a]; a = a + 1 end
+    out[c] = bodies[fn](ks, as)
+  end
+  forced_now = nil
+  return out
+end)
+''' % (prefix, bodies)
 
 
 def library_of(commands):
@@ -254,6 +345,7 @@ def main():
     parser.add_argument('--alone', action='store_true')
     parser.add_argument('--batches', action='store_true')
     parser.add_argument('--dump-library')
+    parser.add_argument('--merge', action='store_true')
     opts = parser.parse_args()
     commands = read_capture(opts.capture)
     if opts.batches:
@@ -272,6 +364,11 @@ def main():
         with open(opts.code, encoding='latin-1') as f:
             code = f.read()
     code = replayable(code, name)
+    if opts.merge:
+        if opts.once:
+            sys.exit('--merge and --once do not go together')
+        commands = merged(read_capture(opts.capture, with_clients=True))
+        code = merging_library(code)
 
     server = Server(opts.callgrind)
     con = server.con
