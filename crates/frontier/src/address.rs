@@ -20,8 +20,9 @@
 //! one that came back at the later instant would leave it idle till then.
 //!
 //! The rule is [`AddressRecord`]'s; [`AddressGate`] keeps one per address for a process.
-//! The shared frontier of `crates/shared` runs the same rule inside Redis, so that processes
-//! sharing a crawl hold the limits together.
+//! The shared frontier of `crates/shared` runs the same rule in the memory of the one
+//! process that holds an address at a time (Redis passes the address between them), so that
+//! processes sharing a crawl hold the limits together.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
