@@ -865,6 +865,19 @@ impl SharedFrontier {
             if n > 0 {
                 numbers.rotate_left(start % n);
             }
+            // The bucket whose next host has waited longest first (ties in turn): taken in
+            // turn alone, a bucket after empty ones had their turns too, and one holding a
+            // server's names as many as one of a single host (hosts bucketed by domain, a
+            // few domains a bucket): some servers were left one request at a time while
+            // others' lines were full (docs/benchmarks.md, 2026-12-07, late morning).
+            let first = numbers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, bucket)| Some((buckets.get(bucket)?.next_place(now)?, i)))
+                .min();
+            if let Some((_, i)) = first {
+                numbers[..=i].rotate_right(1);
+            }
             let mut picked = None;
             for bucket in numbers {
                 let owned = buckets.get_mut(&bucket).expect("listed");

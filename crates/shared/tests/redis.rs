@@ -424,6 +424,54 @@ async fn an_owner_takes_urls_for_a_hosts_free_connections_and_hands_them_out_fro
     assert_eq!(totals.done, u64::from(connections));
 }
 
+/// Regression: a process took its buckets in turn, one lease each, whatever their hosts: a
+/// bucket after empty ones had their turns as well, and one of two hosts the turn of one.
+/// Bucketed by domain, the servers of the buckets with more turns had their lines full while
+/// others had one request at a time (the limits per address crawl three times as long as
+/// the embedded frontier's). Leases go to the host that waited longest, whatever its bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_go_to_the_host_that_waited_longest_whatever_its_bucket() {
+    let server = RedisServer::start();
+    let frontier = frontier_with(
+        &server.url(),
+        "fair",
+        Duration::from_secs(30),
+        Layout::default(),
+        per_host(64, Duration::ZERO),
+    )
+    .await;
+    // Six hosts in sixteen buckets: some buckets empty, maybe two hosts in one.
+    let (hosts, each) = (6, 40);
+    let canon = Canonicalizer::new();
+    let seeds: Vec<Canonical> = (0..hosts * each)
+        .map(|i| {
+            canon
+                .canonicalize(&format!("http://h{}.example/{i}", i % hosts))
+                .unwrap()
+        })
+        .collect();
+    frontier.push_seeds(seeds).await.unwrap();
+    let mut leases = vec![next_lease(&frontier).await];
+    // Every host's URLs in memory first, so that each lease may go to any host.
+    while frontier.buffered() < hosts * each - 1 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for _ in 1..10 * hosts {
+        match frontier.next().await.unwrap() {
+            Next::Lease(lease) => leases.push(lease),
+            other => panic!("every host has URLs and free connections: {other:?}"),
+        }
+    }
+    let mut by_host = std::collections::BTreeMap::<String, usize>::new();
+    for lease in &leases {
+        *by_host
+            .entry(lease.url().host_key().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(by_host.len(), hosts, "{by_host:?}");
+    assert!(by_host.values().all(|&n| n == 10), "{by_host:?}");
+}
+
 /// Regression: a process letting buckets go to one that joined, while it still had leases
 /// of them out, kept letting them go after the other left: busy, leasing nothing, and its
 /// crawl never ended (`domain_budgets_hold_across_processes` hung in CI).

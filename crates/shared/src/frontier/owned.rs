@@ -246,6 +246,24 @@ impl Owned {
         self.forget_if_idle(host);
     }
 
+    /// When the host [`pick`](Self::pick) would lease at `now` became ready (its place),
+    /// if one would: the process leases first from the bucket whose host has waited
+    /// longest, as the embedded frontier does from its hosts.
+    pub(crate) fn next_place(&self, now: Instant) -> Option<Place> {
+        if self.letting_go {
+            return None;
+        }
+        for (at, host) in &self.ready {
+            if at.is_some_and(|at| at > now) {
+                return None;
+            }
+            if self.hosts.get(host).is_some_and(|h| !h.taken.is_empty()) {
+                return Some(*at);
+            }
+        }
+        None
+    }
+
     /// The next lease at `now`, if a host is ready and has a URL taken from Redis.
     pub(crate) fn pick(&mut self, now: Instant) -> Pick {
         if self.letting_go {
@@ -571,7 +589,7 @@ impl Owned {
 
 /// When a host may have its next lease: None for at once (never started, or given up:
 /// its URLs go out to be recorded), which sorts first.
-type Place = Option<Instant>;
+pub(crate) type Place = Option<Instant>;
 
 /// A host's delay: its own as stored, or the crawl's.
 fn delay_with(politeness: &Politeness, own: Option<Duration>) -> Duration {
