@@ -865,11 +865,12 @@ impl SharedFrontier {
             if n > 0 {
                 numbers.rotate_left(start % n);
             }
-            // The bucket whose next host has waited longest first (ties in turn): taken in
-            // turn alone, a bucket after empty ones had their turns too, and one holding a
-            // server's names as many as one of a single host (hosts bucketed by domain, a
-            // few domains a bucket): some servers were left one request at a time while
-            // others' lines were full (docs/benchmarks.md, 2026-12-07, late morning).
+            // First the bucket whose next host's turn (its place: its next start allowed)
+            // came first, ties in turn: each host has its turn whatever its bucket, as the
+            // embedded frontier's earliest ready host has. Taken a bucket at a time, a bucket
+            // after empty ones had their turns too, and one of several servers' names the
+            // turns of one: hosts bucketed by domain, some servers had one request at a time
+            // while others' lines were full (docs/benchmarks.md, 2026-12-07, late morning).
             let first = numbers
                 .iter()
                 .enumerate()

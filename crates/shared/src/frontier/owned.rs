@@ -246,22 +246,30 @@ impl Owned {
         self.forget_if_idle(host);
     }
 
-    /// When the host [`pick`](Self::pick) would lease at `now` became ready (its place),
-    /// if one would: the process leases first from the bucket whose host has waited
-    /// longest, as the embedded frontier does from its hosts.
+    /// The place (its next start allowed) of the host [`pick`](Self::pick) would lease at
+    /// `now`, if it would: what `SharedFrontier::next` orders the buckets by.
     pub(crate) fn next_place(&self, now: Instant) -> Option<Place> {
         if self.letting_go {
             return None;
         }
+        self.first_ready(now).ok().map(|(at, _)| at)
+    }
+
+    /// The first host in `ready` at `now` with a URL taken, and its place; else when to
+    /// look again (the next place, or `now` while hosts wait for their URLs), if ever.
+    fn first_ready(&self, now: Instant) -> Result<(Place, &String), Option<Instant>> {
+        let mut waiting_for_urls = false;
         for (at, host) in &self.ready {
-            if at.is_some_and(|at| at > now) {
-                return None;
+            if let Some(at) = at.filter(|&at| at > now) {
+                return Err(Some(if waiting_for_urls { now } else { at }));
             }
             if self.hosts.get(host).is_some_and(|h| !h.taken.is_empty()) {
-                return Some(*at);
+                return Ok((*at, host));
             }
+            // Its URLs are on their way (see `take_log`).
+            waiting_for_urls = true;
         }
-        None
+        Err(waiting_for_urls.then_some(now))
     }
 
     /// The next lease at `now`, if a host is ready and has a URL taken from Redis.
@@ -269,62 +277,41 @@ impl Owned {
         if self.letting_go {
             return Pick::Nothing;
         }
-        let mut waiting_for_urls = false;
-        let mut cursor = None::<(Place, String)>;
-        loop {
-            let next = match &cursor {
-                None => self.ready.iter().next().cloned(),
-                Some(after) => self
-                    .ready
-                    .range((
-                        std::ops::Bound::Excluded(after.clone()),
-                        std::ops::Bound::Unbounded,
-                    ))
-                    .next()
-                    .cloned(),
-            };
-            let Some((at, host)) = next else {
-                break;
-            };
-            if let Some(at) = at.filter(|&at| at > now) {
-                return Pick::WaitUntil(if waiting_for_urls { now } else { at });
-            }
-            let h = self.hosts.get_mut(&host).expect("a ready host is known");
-            let Some((token, entry)) = h.taken.pop_front() else {
-                // Its URLs are on their way (see `take_log`).
-                waiting_for_urls = true;
-                cursor = Some((at, host));
-                continue;
-            };
-            let attempts = entry_attempts(&entry) + 1;
-            let d = delay_with(&self.politeness, h.delay);
-            let started = h.record.start(now, d, attempts);
-            h.active += 1;
-            // Not written for the start: a host with a lease out is reaped by a next owner
-            // (its start waits a delay from the take-over), and the lease's end writes it.
-            let given_up = started.given_up;
-            self.out.insert(
-                token,
-                Out {
-                    host: host.clone(),
-                    entry: entry.clone(),
-                    started,
-                },
-            );
-            self.reschedule(&host);
-            return Pick::Lease(Taken {
-                token,
-                host,
-                entry,
-                attempts,
-                given_up,
-            });
-        }
-        if waiting_for_urls {
-            Pick::WaitUntil(now)
-        } else {
-            Pick::Nothing
-        }
+        let host = match self.first_ready(now) {
+            Ok((_, host)) => host.clone(),
+            Err(Some(at)) => return Pick::WaitUntil(at),
+            Err(None) => return Pick::Nothing,
+        };
+        // Found with a URL taken just now, under the same borrow of `self`.
+        let Some(h) = self.hosts.get_mut(&host) else {
+            return Pick::Nothing;
+        };
+        let Some((token, entry)) = h.taken.pop_front() else {
+            return Pick::Nothing;
+        };
+        let attempts = entry_attempts(&entry) + 1;
+        let d = delay_with(&self.politeness, h.delay);
+        let started = h.record.start(now, d, attempts);
+        h.active += 1;
+        // Not written for the start: a host with a lease out is reaped by a next owner
+        // (its start waits a delay from the take-over), and the lease's end writes it.
+        let given_up = started.given_up;
+        self.out.insert(
+            token,
+            Out {
+                host: host.clone(),
+                entry: entry.clone(),
+                started,
+            },
+        );
+        self.reschedule(&host);
+        Pick::Lease(Taken {
+            token,
+            host,
+            entry,
+            attempts,
+            given_up,
+        })
     }
 
     /// Ends lease `token` with its fetch's outcome at `now`: None if this bucket did not
