@@ -9,6 +9,9 @@
 #   benches/shared_faults.sh
 #   HOSTS=400 ADDRESSES=10 PAGES=50 benches/shared_faults.sh
 #   CRAWLER_ARGS="--address-connections 0 --address-delay 0" benches/shared_faults.sh
+#   NAMES_BY_ADDRESS=1 CRAWLER_ARGS="--address-connections 4 --address-delay 10ms
+#       --redis-buckets-by domain" benches/shared_faults.sh   # a server's names in one
+#                                           # domain (hI.aJ.test), its hosts in one bucket
 #
 # Needs redis-server and redis-cli (tests/setup.sh installs them), python3.
 set -euo pipefail
@@ -17,6 +20,8 @@ cd "$(dirname "$0")/.."
 HOSTS=${HOSTS:-200}
 PAGES=${PAGES:-50}
 ADDRESSES=${ADDRESSES:-20}
+names_by_address=()
+[ -n "${NAMES_BY_ADDRESS:-}" ] && names_by_address=(--names-by-address)
 read -r -a crawler_args <<<"${CRAWLER_ARGS:---address-connections 4 --address-delay 10ms}"
 for tool in redis-server redis-cli python3; do
     command -v "$tool" >/dev/null || {
@@ -55,7 +60,8 @@ await_records() { # N
 start_redis
 : >"$work/seeds"
 "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms 20 --all-roots --plain-links \
-    --port 0 --addresses "$ADDRESSES" --dns-out "$work/dns" >"$work/seeds" 2>"$work/server" &
+    --port 0 --addresses "$ADDRESSES" "${names_by_address[@]}" --dns-out "$work/dns" \
+    >"$work/seeds" 2>"$work/server" &
 server=$!
 until [ -s "$work/dns" ] && [ "$(wc -l <"$work/seeds")" -ge "$HOSTS" ]; do sleep 0.05; done
 total=$((HOSTS * PAGES))
