@@ -961,6 +961,9 @@ impl SharedFrontier {
         outcome: Outcome,
     ) -> Result<Option<Completion>, Error> {
         let inner = &self.inner;
+        // The request's end, for its host's next start: not the end of the sends below,
+        // which wait for the batches of other buckets (their linger, their round trip).
+        let ended_at = Instant::now();
         let _under_way = Counted::new(&inner.sent.completing);
         // Its worker is free for another lease while this one's completion is sent.
         drop(lease.working.take());
@@ -992,7 +995,7 @@ impl SharedFrontier {
             buckets
                 .get_mut(&lease.bucket)
                 .filter(|owned| owned.epoch == lease.epoch)
-                .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
+                .and_then(|owned| owned.complete(lease.token, outcome, ended_at))
         };
         let step = Step {
             ended: ended.as_ref().map(|e| (lease.epoch, e.lease.clone())),

@@ -40,7 +40,7 @@ pub(super) struct Sent {
     /// Where the process's ticks are counted from (see [`Inner::tick`]).
     pub(super) ticks_from: tokio::time::Instant,
     /// When (ms from `ticks_from`) a worker last found its next URL held by politeness: a
-    /// host's delay, or its address's turn (see [`lingers`]).
+    /// host's delay, or its address's turn (see [`linger`]).
     pub(super) paced_at: AtomicU64,
     /// The runtime the frontier was made in, where a leave's sending task runs when its
     /// request ends outside one (dropped on a thread of its own, say).
@@ -72,7 +72,7 @@ fn next_tick(
 }
 
 impl Inner {
-    /// Notes that a worker found its next URL held by politeness (see [`lingers`]).
+    /// Notes that a worker found its next URL held by politeness (see [`linger`]).
     pub(super) fn note_paced(&self) {
         let ms = self.sent.ticks_from.elapsed().as_millis();
         let ms = u64::try_from(ms).unwrap_or(u64::MAX);
@@ -103,16 +103,34 @@ impl Inner {
 /// nothing.
 pub(super) const LINGER_BUSY: usize = 32;
 
-/// Whether a bucket's next batch waits [`LINGER`] for more steps, with `completing`
+/// How long at most the batch of a process held by politeness waits for more steps (see
+/// [`linger`]): its hosts wait for their turns, not for its answers. A host's next start
+/// counts from its request's end, not from the batches a completion waits for, and its next
+/// URL is taken [`TAKE_AHEAD`](super::owned::TAKE_AHEAD) before its turn: at the defaults
+/// (1,000 hosts a second apart, 100 servers) 100 ms, not 20, cost Redis 0.75 times the CPU a
+/// page and the crawl no time (docs/benchmarks.md, 2026-12-07, late morning).
+pub(super) const LINGER_PACED: Duration = Duration::from_millis(100);
+
+/// How long a bucket's next batch waits for more steps, if it does, with `completing`
 /// completions under way in the process, `paced` if a worker found its next URL held by
-/// politeness within the last `LINGER`, and `steps` of the bucket already waiting, with
-/// `links` links between them: only while the process is busy, or held by its servers'
-/// politeness rather than by what its batches bring (its workers' places free, as each
-/// waits for its completion's answer), and the batch far from full. A broad crawl held to
-/// 20 ms a server sent 5,800 batches for 20,000 pages with two processes where the same
-/// crawl unheld sent 1,100 (docs/benchmarks.md, 2026-12-06): carrying a page or two each.
-fn lingers(completing: usize, paced: bool, steps: usize, links: usize) -> bool {
-    (completing >= LINGER_BUSY || paced) && steps < MAX_STEPS / 2 && links < MAX_BATCH / 2
+/// politeness within the last [`LINGER`], and `steps` of the bucket already waiting, with
+/// `links` links between them: only while the process is busy ([`LINGER`]), or held by its
+/// servers' politeness rather than by what its batches bring ([`LINGER_PACED`]: its workers'
+/// places free, as each waits for its completion's answer), and the batch far from full. A
+/// broad crawl held to 20 ms a server sent 5,800 batches for 20,000 pages with two processes
+/// where the same crawl unheld sent 1,100 (docs/benchmarks.md, 2026-12-06): carrying a page
+/// or two each. A busy crawl not held waits no longer than `LINGER`: 100 ms doubled the
+/// issue's 100-host crawl's time, as its hosts wait for the answers.
+fn linger(completing: usize, paced: bool, steps: usize, links: usize) -> Option<Duration> {
+    if steps >= MAX_STEPS / 2 || links >= MAX_BATCH / 2 {
+        None
+    } else if paced {
+        Some(LINGER_PACED)
+    } else if completing >= LINGER_BUSY {
+        Some(LINGER)
+    } else {
+        None
+    }
 }
 
 /// The most links one batch script takes (a step with more goes alone).
@@ -486,11 +504,8 @@ impl Inner {
         loop {
             let (steps, links) = self.sent.batches.waiting(bucket, |step| step.links.len());
             let completing = self.sent.completing.load(Ordering::Relaxed);
-            if lingers(completing, self.paced(), steps, links) {
-                self.tick(LINGER).await;
-            } else {
-                self.tick(TICK).await;
-            }
+            let period = linger(completing, self.paced(), steps, links).unwrap_or(TICK);
+            self.tick(period).await;
             let Some(steps) = sending.next(fit) else {
                 break;
             };
@@ -839,7 +854,8 @@ impl OwnerReply {
 #[cfg(test)]
 mod tests {
     use super::{
-        LINGER, LINGER_BUSY, MAX_BATCH, MAX_STEPS, TICK, entry_tail, lingers, memo_text, next_tick,
+        LINGER, LINGER_BUSY, LINGER_PACED, MAX_BATCH, MAX_STEPS, TICK, entry_tail, linger,
+        memo_text, next_tick,
     };
     use crate::frontier::owners::Counted;
     use std::sync::Arc;
@@ -849,22 +865,28 @@ mod tests {
     fn a_batch_waits_for_more_only_while_the_process_is_busy_and_the_batch_far_from_full() {
         // A lone completion, or a few, in a crawl not held by politeness: sent at once, as
         // their answers (and the workers' places waiting for them) may be what it waits for.
-        assert!(!lingers(0, false, 0, 0));
-        assert!(!lingers(LINGER_BUSY - 1, false, 3, 10));
-        // Busy, or held by politeness: it waits for more...
-        assert!(lingers(LINGER_BUSY, false, 0, 0));
-        assert!(lingers(1, true, 0, 0));
-        assert!(lingers(
-            10 * LINGER_BUSY,
-            false,
-            MAX_STEPS / 2 - 1,
-            MAX_BATCH / 2 - 1
-        ));
+        assert_eq!(linger(0, false, 0, 0), None);
+        assert_eq!(linger(LINGER_BUSY - 1, false, 3, 10), None);
+        // Busy: it waits a little for more; held by politeness, longer (its hosts wait for
+        // their turns, not for its answers)...
+        assert_eq!(linger(LINGER_BUSY, false, 0, 0), Some(LINGER));
+        assert_eq!(linger(1, true, 0, 0), Some(LINGER_PACED));
+        assert_eq!(linger(10 * LINGER_BUSY, true, 0, 0), Some(LINGER_PACED));
+        assert!(LINGER < LINGER_PACED && LINGER_PACED < crate::frontier::owned::TAKE_AHEAD);
+        assert_eq!(
+            linger(
+                10 * LINGER_BUSY,
+                false,
+                MAX_STEPS / 2 - 1,
+                MAX_BATCH / 2 - 1
+            ),
+            Some(LINGER)
+        );
         // ...unless half a batch waits already, in steps or in links.
-        assert!(!lingers(10 * LINGER_BUSY, false, MAX_STEPS / 2, 0));
-        assert!(!lingers(0, true, MAX_STEPS / 2, 0));
-        assert!(!lingers(10 * LINGER_BUSY, false, 10 * MAX_STEPS, 0));
-        assert!(!lingers(10 * LINGER_BUSY, true, 3, MAX_BATCH / 2));
+        assert_eq!(linger(10 * LINGER_BUSY, false, MAX_STEPS / 2, 0), None);
+        assert_eq!(linger(0, true, MAX_STEPS / 2, 0), None);
+        assert_eq!(linger(10 * LINGER_BUSY, false, 10 * MAX_STEPS, 0), None);
+        assert_eq!(linger(10 * LINGER_BUSY, true, 3, MAX_BATCH / 2), None);
     }
 
     #[test]

@@ -14,7 +14,8 @@ use frontier::{Fate, HostRecord, Outcome, Politeness, Started};
 use crate::scripts::HostState;
 
 /// How far ahead of a host's next start its URLs are taken from Redis: a URL is there when
-/// the host is ready, rather than a round trip after.
+/// the host is ready, rather than a round trip after, though the batch that takes it waits
+/// for more steps (longer than that wait, `batch::LINGER_PACED`, and a round trip).
 pub(crate) const TAKE_AHEAD: Duration = Duration::from_millis(200);
 
 /// What an owned bucket hands a worker.
