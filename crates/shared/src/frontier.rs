@@ -961,12 +961,21 @@ impl SharedFrontier {
         outcome: Outcome,
     ) -> Result<Option<Completion>, Error> {
         let inner = &self.inner;
-        // The request's end, for its host's next start: not the end of the sends below,
-        // which wait for the batches of other buckets (their linger, their round trip).
-        let ended_at = Instant::now();
         let _under_way = Counted::new(&inner.sent.completing);
         // Its worker is free for another lease while this one's completion is sent.
         drop(lease.working.take());
+        // Ended in memory first (the rule is frontier's HostRecord), as the request ended:
+        // its host's connection free and its next start counted from now, not from the end
+        // of the sends below, which wait for the batches of other buckets (their linger,
+        // their round trip). Its end is written by the batch that queues the page's links of
+        // this bucket, never before them; on an error the bucket is given up, this with it.
+        let ended = {
+            let mut buckets = inner.owners.buckets();
+            buckets
+                .get_mut(&lease.bucket)
+                .filter(|owned| owned.epoch == lease.epoch)
+                .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
+        };
         let links = inner.let_go_pending(lease.url.as_str(), true);
         // The links to other buckets first: a process dying between the two scripts leaves
         // the page leased, so it is fetched again, rather than done with links never queued.
@@ -988,15 +997,6 @@ impl SharedFrontier {
             return Err(err);
         }
         let sent = links.len();
-        // Ended in memory (the rule is frontier's HostRecord); its end is written by the
-        // batch that queues the page's links of this bucket, never before them.
-        let ended = {
-            let mut buckets = inner.owners.buckets();
-            buckets
-                .get_mut(&lease.bucket)
-                .filter(|owned| owned.epoch == lease.epoch)
-                .and_then(|owned| owned.complete(lease.token, outcome, ended_at))
-        };
         let step = Step {
             ended: ended.as_ref().map(|e| (lease.epoch, e.lease.clone())),
             ..Step::links(links)

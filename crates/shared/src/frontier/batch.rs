@@ -103,12 +103,12 @@ impl Inner {
 /// nothing.
 pub(super) const LINGER_BUSY: usize = 32;
 
-/// How long at most the batch of a process held by politeness waits for more steps (see
-/// [`linger`]): its hosts wait for their turns, not for its answers. A host's next start
-/// counts from its request's end, not from the batches a completion waits for, and its next
-/// URL is taken [`TAKE_AHEAD`](super::owned::TAKE_AHEAD) before its turn: at the defaults
-/// (1,000 hosts a second apart, 100 servers) 100 ms, not 20, cost Redis 0.75 times the CPU a
-/// page and the crawl no time (docs/benchmarks.md, 2026-12-07, late morning).
+/// How long at most the batch of a process held by politeness waits for more steps while no
+/// links wait to go (see [`linger`]): its hosts wait for their turns, not for its answers,
+/// and a host's lease ends in its owner's memory before its page's links are sent. At the
+/// defaults (1,000 hosts a second apart, 100 servers) it cost Redis 0.8 times the CPU a page
+/// and the crawl no time; waiting so with links too, the held broad crawl found its pages 5%
+/// later (docs/benchmarks.md, 2026-12-07, noon). Below [`TAKE_AHEAD`](super::owned::TAKE_AHEAD).
 pub(super) const LINGER_PACED: Duration = Duration::from_millis(100);
 
 /// How long a bucket's next batch waits for more steps, if it does, with `completing`
@@ -504,8 +504,26 @@ impl Inner {
         loop {
             let (steps, links) = self.sent.batches.waiting(bucket, |step| step.links.len());
             let completing = self.sent.completing.load(Ordering::Relaxed);
-            let period = linger(completing, self.paced(), steps, links).unwrap_or(TICK);
-            self.tick(period).await;
+            // Not while a host of the bucket would reach its turn with no URL: a quiet
+            // bucket's take goes when its host is due (see `nudge`).
+            let by = Instant::now() + LINGER_PACED;
+            let due = (self.owners.buckets().get(&bucket)).is_some_and(|o| o.wants_urls_by(by));
+            match (due, linger(completing, self.paced(), steps, links)) {
+                (true, _) | (false, None) => self.tick(TICK).await,
+                (false, Some(LINGER_PACED)) => {
+                    // A `LINGER` at a time, until links wait to go (see `LINGER_PACED`).
+                    let until = Instant::now() + LINGER_PACED;
+                    loop {
+                        self.tick(LINGER).await;
+                        let (steps, links) =
+                            self.sent.batches.waiting(bucket, |step| step.links.len());
+                        if links > 0 || steps >= MAX_STEPS / 2 || Instant::now() >= until {
+                            break;
+                        }
+                    }
+                }
+                (false, Some(period)) => self.tick(period).await,
+            }
             let Some(steps) = sending.next(fit) else {
                 break;
             };

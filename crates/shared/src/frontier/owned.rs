@@ -256,6 +256,24 @@ impl Owned {
         self.first_ready(now).ok().map(|(at, _)| at)
     }
 
+    /// Whether a host whose turn comes by `by` has no URL taken, nor asked: its bucket's
+    /// next batch, which takes its URLs, is not to wait for more steps.
+    pub(crate) fn wants_urls_by(&self, by: Instant) -> bool {
+        for (at, host) in &self.ready {
+            if at.is_some_and(|at| at > by) {
+                return false;
+            }
+            if self
+                .hosts
+                .get(host)
+                .is_some_and(|h| h.more && h.taken.is_empty() && !self.asked.contains_key(host))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The first host in `ready` at `now` with a URL taken, and its place; else when to
     /// look again (the next place, or `now` while hosts wait for their URLs), if ever.
     fn first_ready(&self, now: Instant) -> Result<(Place, &String), Option<Instant>> {
