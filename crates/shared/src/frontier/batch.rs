@@ -505,12 +505,15 @@ impl Inner {
             let (steps, links) = self.sent.batches.waiting(bucket, |step| step.links.len());
             let completing = self.sent.completing.load(Ordering::Relaxed);
             // Not while a host of the bucket would reach its turn with no URL: a quiet
-            // bucket's take goes when its host is due (see `nudge`).
-            let by = Instant::now() + LINGER_PACED;
-            let due = (self.owners.buckets().get(&bucket)).is_some_and(|o| o.wants_urls_by(by));
-            match (due, linger(completing, self.paced(), steps, links)) {
-                (true, _) | (false, None) => self.tick(TICK).await,
-                (false, Some(LINGER_PACED)) => {
+            // bucket's take goes when its host is due (see `nudge`). Looked at only for a
+            // batch that would wait (the owners' lock and a walk of the bucket's hosts).
+            let wait = linger(completing, self.paced(), steps, links).filter(|_| {
+                let by = Instant::now() + LINGER_PACED;
+                !(self.owners.buckets().get(&bucket)).is_some_and(|o| o.wants_urls_by(by))
+            });
+            match wait {
+                None => self.tick(TICK).await,
+                Some(LINGER_PACED) => {
                     // A `LINGER` at a time, until links wait to go (see `LINGER_PACED`).
                     let until = Instant::now() + LINGER_PACED;
                     loop {
@@ -522,7 +525,7 @@ impl Inner {
                         }
                     }
                 }
-                (false, Some(period)) => self.tick(period).await,
+                Some(period) => self.tick(period).await,
             }
             let Some(steps) = sending.next(fit) else {
                 break;
