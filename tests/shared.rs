@@ -2,7 +2,7 @@
 //! tests on a free loopback port): each page fetched once by one of them, politeness across
 //! them, a process killed with SIGKILL, Redis restarted, Redis unreachable.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -1445,36 +1445,74 @@ fn refused_at_start(redis: &str) -> String {
     stderr
 }
 
-/// `--redis-buckets-by domain` lays a crawl's hosts out by registrable domain when it is created
-/// (the layout stored with it), here names grouped by server in domains (`h3.a3.test` at
-/// the fourth address), held to limits per address: every page fetched once, and no address
-/// ever has more in flight than its limit.
-#[test]
-fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
+/// Two processes crawl testweb's 16 names over 4 addresses (host I at address I % 4, named
+/// `hI.aJ.test` with `names_by_address`), held to 2 connections 10 ms apart an address, with
+/// `more` flags: every page fetched once, no address ever with more in flight than its
+/// limit, and the crawl laid out `by` as its record says. Answers the server and the pages.
+fn crawl_laid_out(
+    names_by_address: bool,
+    more: &[&str],
+    by: &str,
+) -> (RedisServer, BTreeMap<String, usize>) {
     let redis = RedisServer::start();
     let site = Site::start(SiteConfig {
         hosts: 16,
         addresses: 4,
         pages_per_host: 4,
-        names_by_address: true,
+        names_by_address,
         ..SiteConfig::default()
     });
     let tmp = tempfile::tempdir().unwrap();
     let outs = record_files(tmp.path(), 2);
     let mut flags = address_limited_to(&site, 2, "10ms");
-    flags.extend(["--redis-buckets-by".into(), "domain".into()]);
+    flags.extend(more.iter().map(|flag| flag.to_string()));
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     finish_all(start_all(&redis.url(), &site.web.roots(), &outs, &flags));
-    assert_eq!(
-        redis.cli(&["HGET", "crawl:meta", "buckets_by"]).trim(),
-        "domain"
-    );
+    assert_eq!(redis.cli(&["HGET", "crawl:meta", "buckets_by"]).trim(), by);
     let counts = recorded(&outs);
     assert_eq!(
         counts.keys().cloned().collect::<BTreeSet<_>>(),
         site.web.expected_pages()
     );
     assert!(counts.values().all(|&n| n == 1), "a page recorded twice");
+    for address in 0..4 {
+        let most = site.web.max_in_flight_at_address(address);
+        assert!(most <= 2, "{most} in flight at address {address}");
+    }
+    (redis, counts)
+}
+
+/// With limits per address, a crawl places each host in the bucket of its server's address
+/// when it first meets it (by default, as `--redis-buckets-by address` does; the names told
+/// by testweb's DNS server), kept in Redis for every process: the names of one address in
+/// one bucket.
+#[test]
+fn limits_per_address_put_a_servers_names_in_one_bucket() {
+    let (redis, _) = crawl_laid_out(false, &[], "address");
+    // Host I (`hI.test:PORT`) at address I % 4: its place is its address's bucket.
+    let mut bucket_of_address = HashMap::new();
+    let mut placed = 0;
+    for key in redis.cli(&["KEYS", "*:places"]).lines() {
+        let pairs = redis.cli(&["HGETALL", key]);
+        let pairs: Vec<&str> = pairs.lines().collect();
+        for pair in pairs.chunks(2) {
+            let host: usize = pair[0][1..pair[0].find('.').unwrap()].parse().unwrap();
+            let bucket = bucket_of_address
+                .entry(host % 4)
+                .or_insert_with(|| pair[1].to_owned());
+            assert_eq!(*bucket, pair[1], "host {host}: {pairs:?}");
+            placed += 1;
+        }
+    }
+    assert_eq!(placed, 16);
+}
+
+/// `--redis-buckets-by domain` lays a crawl's hosts out by registrable domain when it is created
+/// (the layout stored with it), here names grouped by server in domains (`h3.a3.test` at
+/// the fourth address).
+#[test]
+fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
+    let (_redis, counts) = crawl_laid_out(true, &["--redis-buckets-by", "domain"], "domain");
     // Host I at address I % 4, named after it: h5.a1.test.
     for url in counts.keys() {
         let host = url
@@ -1488,9 +1526,5 @@ fn buckets_by_domain_lay_out_a_crawl_by_registrable_domain() {
             [format!("a{}", host % 4).as_str(), "test"],
             "{url}"
         );
-    }
-    for address in 0..4 {
-        let most = site.web.max_in_flight_at_address(address);
-        assert!(most <= 2, "{most} in flight at address {address}");
     }
 }

@@ -341,11 +341,17 @@ pub(crate) struct Redis {
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum BucketsBy {
-    /// Each host by its name.
+    /// By address when the limits per address are set (`politeness.address_connections` or
+    /// `address_delay`), which a server's names then keep in one process; else by host.
     #[default]
+    Auto,
+    /// Each host by its name.
     Host,
     /// Each host by its registrable domain: a domain's hosts in one process.
     Domain,
+    /// Each host by its server's address, found when the host is first met: a server's
+    /// names in one process.
+    Address,
 }
 
 impl Default for Redis {
@@ -355,7 +361,7 @@ impl Default for Redis {
             crawl_name: "crawl".to_owned(),
             lease_time: Duration::from_secs(30),
             buckets: None,
-            buckets_by: BucketsBy::Host,
+            buckets_by: BucketsBy::Auto,
             seen_initial_capacity: 65_536,
         }
     }
@@ -571,6 +577,17 @@ impl Config {
             }
             if self.redis.seen_initial_capacity == 0 {
                 return bad("redis.seen_initial_capacity", "must be at least 1");
+            }
+            if self.redis.buckets_by == BucketsBy::Address
+                && (self.crawl.per_domain_hosts > 0 || self.crawl.per_domain_pages > 0)
+            {
+                // A domain's count is one script's, in one bucket: its names by address
+                // would be in many.
+                return bad(
+                    "redis.buckets_by",
+                    "\"address\" cannot count crawl.per_domain_hosts or per_domain_pages: \
+                     use \"domain\" (set by default with them)",
+                );
             }
             if self.redis.lease_time < Duration::from_secs(1) {
                 return bad("redis.lease_time", "must be at least 1s");
@@ -1072,6 +1089,13 @@ mod tests {
         config.redis.buckets = Some(0);
         let err = config.validate().unwrap_err().to_string();
         assert!(err.starts_with("redis.buckets"), "{err}");
+        config.redis.buckets = None;
+        config.redis.buckets_by = BucketsBy::Address;
+        config.validate().unwrap();
+        config.crawl.per_domain_pages = 10;
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.starts_with("redis.buckets_by"), "{err}");
+        config.crawl.per_domain_pages = 0;
         // Written out as it was given.
         config.redis.buckets = Some(16);
         let text = toml::to_string(&config).unwrap();

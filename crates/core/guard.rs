@@ -240,6 +240,14 @@ impl Guard {
     }
 }
 
+/// A shared crawl bucketed by address puts a host in the bucket of the address its fetches
+/// connect to, this guard's answer.
+impl shared::Locate for Guard {
+    fn address_of<'a>(&'a self, url: &'a Url) -> shared::Located<'a> {
+        Box::pin(Guard::address_of(self, url))
+    }
+}
+
 /// `scheme://host:port`, the port always written: what a trusted redirect target is trusted
 /// on, and nothing else (not the same host's other scheme).
 fn service(url: &Url) -> String {

@@ -123,11 +123,18 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     // is raised, and the concurrency cut to it if it must be, for this run only (a resumed
     // crawl keeps the setting as given, for a machine where it fits).
     let concurrency = open_files::raise_and_fit(config.fetch.concurrency);
+    let guard = guard_for(
+        runtime,
+        &config,
+        &seeds,
+        &redirects,
+        resolver(runtime, &config)?,
+    );
     let backend = backend_for(
         cli,
         runtime,
         &config,
-        &hosts,
+        (&hosts, &guard),
         (shared, local),
         &scope_seeds,
         state.as_ref(),
@@ -147,13 +154,6 @@ pub(crate) fn start(cli: &Cli, runtime: &tokio::runtime::Runtime) -> Result<Star
     // Resolved once, for the HTTP client and the robots.txt rules, after the state directory
     // saved the setting as given: a resume with another --contact builds it anew.
     config.politeness.user_agent = user_agent;
-    let guard = guard_for(
-        runtime,
-        &config,
-        &seeds,
-        &redirects,
-        resolver(runtime, &config)?,
-    );
     let clients = fetch::clients(&config, Arc::clone(&guard), &hosts, proxy.clone())
         .map_err(|e| anyhow!("{e}"))?;
     // The same, built again to drop their idle connections (see `fetch::Http::shed_idle`).
@@ -500,7 +500,8 @@ fn guard_for(
 
 /// The frontier the crawl runs on: the shared crawl joined (its store and what it holds), or
 /// this process's own from `builder`, resumed from the state directory if asked; sized for
-/// `concurrency` fetches.
+/// `concurrency` fetches. A shared crawl bucketed by address places hosts where the SSRF
+/// guard says their fetches connect.
 #[expect(
     clippy::too_many_arguments,
     reason = "each is a part start-up checked on its own before the frontier is built"
@@ -509,7 +510,7 @@ fn backend_for(
     cli: &Cli,
     runtime: &tokio::runtime::Runtime,
     config: &Config,
-    hosts: &Arc<hosts::HostRules>,
+    (hosts, guard): (&Arc<hosts::HostRules>, &Arc<guard::Guard>),
     frontiers: (
         Option<(shared::Store, shared::Stored)>,
         Option<FrontierBuilder>,
@@ -530,7 +531,8 @@ fn backend_for(
                 scope,
                 politeness(config, hosts)?,
                 config.redis.lease_time,
-            )?;
+            )?
+            .with_locator(Arc::clone(guard) as Arc<dyn shared::Locate>);
             // A request keeps its place at its address for as long as it may last.
             let hold = config.fetch.connect_timeout + config.fetch.timeout + ADDRESS_MARGIN;
             let workers = crawl::worker_tasks(concurrency, true);

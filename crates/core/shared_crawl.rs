@@ -50,10 +50,7 @@ pub(crate) async fn join_shared(
                 buckets: r.buckets.unwrap_or_else(|| store.default_buckets()),
                 seen_initial_capacity: r.seen_initial_capacity,
                 seen_rate: config.frontier.seen_false_positive_rate,
-                // A budget per domain is counted in the domain's bucket.
-                by_domain: r.buckets_by == BucketsBy::Domain
-                    || config.crawl.per_domain_hosts > 0
-                    || config.crawl.per_domain_pages > 0,
+                buckets_by: buckets_by(config),
                 ..shared::Layout::default()
             };
             let stored = config
@@ -63,12 +60,15 @@ pub(crate) async fn join_shared(
             store.create(layout, &settings, seeds).await?
         }
     };
-    if r.buckets_by == BucketsBy::Domain && !stored.layout.by_domain {
+    let asked = buckets_by(config);
+    if config.redis.buckets_by != BucketsBy::Auto && asked != stored.layout.buckets_by {
         // The layout is the crawl's, fixed when it was created: this process follows it.
         eprintln!(
-            "crawler: the crawl {:?} on {shown} was created with its hosts bucketed by host: \
-             --redis-buckets-by domain (redis.buckets_by) counts only when a crawl is created",
-            r.crawl_name
+            "crawler: the crawl {:?} on {shown} was created with its hosts bucketed by {}: \
+             --redis-buckets-by {} (redis.buckets_by) counts only when a crawl is created",
+            r.crawl_name,
+            stored.layout.buckets_by.as_str(),
+            asked.as_str()
         );
     }
     if stored.removing {
@@ -150,6 +150,24 @@ pub(crate) async fn join_shared(
 const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
+/// What a crawl created by this process buckets its hosts by: a budget per domain is
+/// counted in the domain's bucket (`Config::validate` refuses one by address); limits per
+/// address, by default, are one process's work by address.
+fn buckets_by(config: &Config) -> shared::BucketsBy {
+    let p = &config.politeness;
+    match config.redis.buckets_by {
+        _ if config.crawl.per_domain_hosts > 0 || config.crawl.per_domain_pages > 0 => {
+            shared::BucketsBy::Domain
+        }
+        BucketsBy::Auto if p.address_connections > 0 || !p.address_delay.is_zero() => {
+            shared::BucketsBy::Address
+        }
+        BucketsBy::Auto | BucketsBy::Host => shared::BucketsBy::Host,
+        BucketsBy::Domain => shared::BucketsBy::Domain,
+        BucketsBy::Address => shared::BucketsBy::Address,
+    }
+}
+
 async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>> {
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     while tokio::time::Instant::now() < deadline {
@@ -240,4 +258,28 @@ pub(crate) fn remove_crawl(runtime: &tokio::runtime::Runtime, config: &Config) -
         );
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crawl_with_limits_per_address_is_bucketed_by_address_unless_told_otherwise() {
+        let mut config = Config::default();
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Address);
+        config.politeness.address_connections = 0;
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Address);
+        config.politeness.address_delay = std::time::Duration::ZERO;
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Host);
+        config.redis.buckets_by = BucketsBy::Address;
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Address);
+        config.redis.buckets_by = BucketsBy::Host;
+        config.politeness.address_connections = 8;
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Host);
+        // A domain's budget is counted in its bucket, whatever was asked.
+        config.redis.buckets_by = BucketsBy::Auto;
+        config.crawl.per_domain_pages = 10;
+        assert_eq!(buckets_by(&config), shared::BucketsBy::Domain);
+    }
 }

@@ -15,7 +15,8 @@
 //!   delays, sitemaps);
 //! * `content.rs`: the content-seen test, bodies read grouped by bucket;
 //! * `group.rs`: group commit by bucket, for batches and content tests;
-//! * `addresses.rs`: politeness per address: one process at a time holds a server.
+//! * `addresses.rs`: politeness per address: one process at a time holds a server;
+//! * `places.rs`: which bucket a host goes to (by name, domain or address).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -34,7 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::scripts::{self, Scripts, millis};
 use crate::seen::{Frozen, FrozenGen, Generation, Probes, Schedule};
-use crate::store::{Layout, Share, Store, Stored};
+use crate::store::{BucketsBy, Layout, Share, Store, Stored};
 use crate::{Error, ErrorKind};
 
 mod addresses;
@@ -44,6 +45,7 @@ mod group;
 mod links;
 pub(crate) mod owned;
 mod owners;
+mod places;
 pub(crate) mod presence;
 mod sites;
 
@@ -51,6 +53,8 @@ pub use addresses::{TERM_LEAST, TERM_STARTS, address_term};
 use batch::*;
 use group::{Groups, Reply, Sending};
 use owners::{Counted, Owners, REPOLL, Search};
+use places::Placed;
+pub use places::{LOCATE_WAIT, Locate, Located, SystemLocator};
 use presence::*;
 pub use sites::{RobotsRead, SitemapMark};
 
@@ -349,6 +353,8 @@ struct Inner {
     sent: Sent,
     /// The addresses this process holds or asks for (politeness per address).
     holds: addresses::Holds,
+    /// The buckets of the hosts this process met, in a crawl bucketed by address.
+    places: places::Places,
 }
 
 impl Drop for Inner {
@@ -399,7 +405,7 @@ impl SharedFrontier {
         let layout = &stored.layout;
         // The tags of the crawl given, whichever store read it.
         store.use_layout(layout);
-        if scope.per_domain_budget() != (None, None) && !layout.by_domain {
+        if scope.per_domain_budget() != (None, None) && layout.buckets_by != BucketsBy::Domain {
             return Err(ErrorKind::BadLayout(
                 "the crawl keeps hosts by host, not by domain, so it cannot count pages and \
                  hosts per domain: it was created without crawl.per_domain_hosts, \
@@ -468,6 +474,7 @@ impl SharedFrontier {
             },
             owners: Owners::default(),
             holds: addresses::Holds::default(),
+            places: places::Places::default(),
             sent: Sent {
                 pending: Mutex::new(HashMap::new()),
                 pushed: RwLock::new(pushed),
@@ -493,6 +500,26 @@ impl SharedFrontier {
         Ok(SharedFrontier { inner })
     }
 
+    /// Gives the frontier the crawler's [`Locate`], which a crawl bucketed by address
+    /// ([`crate::BucketsBy::Address`]) places new hosts with: the answers its fetches
+    /// connect to, so that the names a server's limits count together are one bucket's.
+    /// Without it, the system's resolver ([`SystemLocator`]). Set once, before the first
+    /// push; a second is ignored. Other layouts never ask.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// # fn f(frontier: shared::SharedFrontier) {
+    /// let frontier = frontier.with_locator(std::sync::Arc::new(shared::SystemLocator));
+    /// # }
+    /// ```
+    pub fn with_locator(self, locator: Arc<dyn Locate>) -> SharedFrontier {
+        if !self.inner.places.set_locator(locator) {
+            tracing::debug!("a second locator, ignored");
+        }
+        self
+    }
+
     /// The store the crawl lives in.
     ///
     /// # Example
@@ -511,9 +538,10 @@ impl SharedFrontier {
     ///
     /// See [`SharedFrontier`].
     pub async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<u64, Error> {
+        let placed = self.inner.place(&seeds).await?;
         let links = seeds
             .into_iter()
-            .map(|seed| self.inner.link(seed, 0, None, None))
+            .map(|seed| self.inner.link(seed, 0, None, None, &placed))
             .collect::<Vec<_>>();
         self.inner.admit(links).await
     }
@@ -612,14 +640,20 @@ impl SharedFrontier {
         inner.check_server();
         let from: Arc<str> = Arc::from(page.as_str());
         let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
-        let mut links = Vec::with_capacity(urls.len());
+        let mut admitted = Vec::with_capacity(urls.len());
         for url in urls {
-            if let Err(reason) = inner.rules.scope.check_requisite(&url) {
-                inner.count_drop(reason.reason());
-            } else if inner.first_send(&url) {
-                links.push(inner.link(url, depth, Some(Arc::clone(&from)), memo));
+            match inner.rules.scope.check_requisite(&url) {
+                Err(reason) => inner.count_drop(reason.reason()),
+                Ok(()) => admitted.push(url),
             }
         }
+        // Before they are noted as being sent, which only their answer undoes.
+        let placed = inner.place(&admitted).await?;
+        let links = admitted
+            .into_iter()
+            .filter(|url| inner.first_send(url))
+            .map(|url| inner.link(url, depth, Some(Arc::clone(&from)), memo, &placed))
+            .collect();
         inner.admit(links).await.map(drop)
     }
 
@@ -638,7 +672,11 @@ impl SharedFrontier {
         }
         // The embedded frontier's limit, so that both stores keep the same memos.
         let memo = memo.filter(|memo| memo.len() <= frontier::MAX_MEMO_BYTES);
-        let link = vec![self.inner.link(url, depth, from.map(Arc::from), memo)];
+        let placed = self.inner.place([&url]).await?;
+        let link = vec![
+            self.inner
+                .link(url, depth, from.map(Arc::from), memo, &placed),
+        ];
         self.inner.admit(link).await.map(|new| new > 0)
     }
 
@@ -735,7 +773,10 @@ impl SharedFrontier {
     /// the links to other buckets (a step of each one's next batch script), then those of the
     /// page's own bucket in the same step as the completion, so that a page whose links stay
     /// on its site costs no round trip of its own for them, and a failure to admit them fails
-    /// the completion, whose page is fetched again. Other pages' links are admitted now.
+    /// the completion, whose page is fetched again. Other pages' links are admitted now. In
+    /// a crawl bucketed by address, a link's host this process has not met is placed first
+    /// (its place read from Redis, or looked up and written: see [`Locate`]), a lease's
+    /// links when it completes, once its own host is free.
     ///
     /// # Example
     ///
@@ -755,7 +796,7 @@ impl SharedFrontier {
         let inner = &self.inner;
         inner.check_server();
         let from: Arc<str> = Arc::from(page.as_str());
-        let mut links = Vec::with_capacity(hrefs.len());
+        let mut admitted = Vec::with_capacity(hrefs.len());
         // A link repeated on the page is judged once: its repeats count as its first
         // occurrence decided, a queued one's as seen, by the embedded frontier's rule.
         let mut judged = PageLinks::new(inner.rules.canon.max_length(), hrefs.len());
@@ -784,11 +825,23 @@ impl SharedFrontier {
                 continue;
             }
             judged.judged(href, Judged::Seen);
+            admitted.push(url);
+        }
+        // A lease's links wait for its completion, which places their hosts once it has
+        // freed its own (by address, a host new to the crawl is looked up first); others'
+        // are placed now, before they are noted as being sent, which only an answer undoes.
+        let held = inner.is_pending(page.as_str());
+        let placed = match held {
+            true => Placed::default(),
+            false => inner.place(&admitted).await?,
+        };
+        let mut links = Vec::with_capacity(admitted.len());
+        for url in admitted {
             if !inner.first_send(&url) {
                 tracing::trace!(%url, %page, "link not sent: sent before");
                 continue;
             }
-            links.push(inner.link(url, depth, Some(Arc::clone(&from)), None));
+            links.push(inner.link(url, depth, Some(Arc::clone(&from)), None, &placed));
         }
         {
             let mut pending = inner
@@ -799,6 +852,11 @@ impl SharedFrontier {
             if let Some(held) = pending.get_mut(page.as_str()) {
                 held.links.append(&mut links);
             }
+        }
+        if held && let Err(err) = inner.place_links(&mut links).await {
+            // Its lease ended meanwhile: they go now, placed.
+            inner.not_sending(&links);
+            return Err(err);
         }
         inner.admit(links).await.map(drop)
     }
@@ -976,7 +1034,12 @@ impl SharedFrontier {
                 .filter(|owned| owned.epoch == lease.epoch)
                 .and_then(|owned| owned.complete(lease.token, outcome, Instant::now()))
         };
-        let links = inner.let_go_pending(lease.url.as_str(), true);
+        let mut links = inner.let_go_pending(lease.url.as_str(), true);
+        if let Err(err) = inner.place_links(&mut links).await {
+            inner.not_sending(&links);
+            inner.give_up_bucket_of(&lease);
+            return Err(err);
+        }
         // The links to other buckets first: a process dying between the two scripts leaves
         // the page leased, so it is fetched again, rather than done with links never queued.
         let (links, others): (Vec<Link>, Vec<Link>) =
@@ -1251,6 +1314,15 @@ impl Inner {
         pending.entry(url.to_owned()).or_default().holders += 1;
     }
 
+    /// Whether `url` is a page this process holds a lease of (its links wait for it).
+    fn is_pending(&self, url: &str) -> bool {
+        self.sent
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(url)
+    }
+
     /// A lease of `url` ends: its completion takes the page's links (`completing`), or it is
     /// abandoned, and the links go with it only when no other lease of the page is held.
     fn let_go_pending(&self, url: &str, completing: bool) -> Vec<Link> {
@@ -1282,19 +1354,6 @@ impl Inner {
     /// Redis refused.
     fn give_up_bucket_of(&self, lease: &SharedLease) {
         self.drop_bucket(lease.bucket, lease.epoch, "a completion could not be sent");
-    }
-
-    fn bucket_of(&self, host: &str) -> u32 {
-        let mut sip = SipHasher13::new_with_key(&self.keys.sip_key);
-        // A crawl by domain keeps a domain's hosts in one bucket: its script then counts
-        // the domain's hosts and pages in one atomic step, and one process holds the
-        // servers that only the domain's names share.
-        let key = match self.keys.layout.by_domain {
-            true => frontier::registrable_domain_of(host),
-            false => host,
-        };
-        sip.write(key.as_bytes());
-        (sip.finish() % u64::from(self.keys.buckets)) as u32
     }
 
     /// Calls a function of the frontier's library (see [`crate::scripts`]).

@@ -6,7 +6,8 @@
 //! links it finds, takes [`SharedLease`]s of URLs to fetch, and completes them with the fetch's
 //! outcome. Inside Redis, in the order a URL meets them:
 //!
-//! * Buckets: hosts are hashed into [`Layout::buckets`] buckets; every key of a bucket
+//! * Buckets: hosts are hashed into [`Layout::buckets`] buckets (by name, registrable domain
+//!   or server address: [`BucketsBy`]); every key of a bucket
 //!   carries the bucket's hash tag, so that one Lua script (`scripts/`, one file each) works on keys of one
 //!   slot, on a cluster too, and each step is atomic.
 //! * The seen-test (`seen.rs` sizes it and keeps copies, `scripts/common.lua` runs it):
@@ -67,10 +68,11 @@ mod store;
 
 pub use error::{Error, ErrorKind};
 pub use frontier::{
-    Listed, Next, RobotsRead, SHARE_CHUNK, SHARE_HOLD, SharedFrontier, SharedLease, SitemapMark,
-    TERM_LEAST, TERM_STARTS, Totals, address_term,
+    LOCATE_WAIT, Listed, Locate, Located, Next, RobotsRead, SHARE_CHUNK, SHARE_HOLD,
+    SharedFrontier, SharedLease, SitemapMark, SystemLocator, TERM_LEAST, TERM_STARTS, Totals,
+    address_term,
 };
-pub use store::{Layout, Store, Stored};
+pub use store::{BucketsBy, Layout, Store, Stored};
 
 /// Compiles the README's example as a doc test.
 #[cfg(doctest)]

@@ -23,7 +23,7 @@ const SERVER_BUCKETS: u32 = 16;
 const CLUSTER_BUCKETS: u32 = 32;
 
 pub(crate) use record::Share;
-pub use record::{Layout, Stored};
+pub use record::{BucketsBy, Layout, Stored};
 
 /// How long a request is retried while the server is unreachable (restarting, a network
 /// blip) or refuses writes (out of memory) before the error is the caller's.

@@ -4,6 +4,7 @@
 #[allow(dead_code, unreachable_pub)]
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use frontier::{Canonical, Canonicalizer, Outcome, Politeness, ScopeRules};
@@ -472,6 +473,136 @@ async fn leases_go_to_the_host_that_waited_longest_whatever_its_bucket() {
     }
     assert_eq!(by_host.len(), hosts, "{by_host:?}");
     assert!(by_host.values().all(|&n| n == 10), "{by_host:?}");
+}
+
+/// Answers from a table of `host -> last octet of 10.0.0.x`, counting its calls.
+struct TableLocator {
+    table: fn(&str) -> Option<u8>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl shared::Locate for TableLocator {
+    fn address_of<'a>(&'a self, url: &'a frontier::Url) -> shared::Located<'a> {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let found = url.host_str().and_then(self.table);
+        Box::pin(async move { found.map(|x| std::net::Ipv4Addr::new(10, 0, 0, x).into()) })
+    }
+}
+
+impl TableLocator {
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The places a crawl by address keeps (host to bucket), read from Redis.
+fn places(server: &RedisServer) -> std::collections::HashMap<String, u32> {
+    let mut conn = connection(server);
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*:places").query(&mut conn).unwrap();
+    let mut all = std::collections::HashMap::new();
+    for key in keys {
+        let hash: std::collections::HashMap<String, u32> =
+            redis::cmd("HGETALL").arg(&key).query(&mut conn).unwrap();
+        all.extend(hash);
+    }
+    all
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_bucketed_by_address_stay_where_the_first_process_placed_them() {
+    let server = RedisServer::start();
+    let layout = Layout {
+        buckets: 16,
+        buckets_by: shared::BucketsBy::Address,
+        ..Layout::default()
+    };
+    // Twelve names on three servers as the first process sees them (and one that does not
+    // resolve); the second's resolver sees them all elsewhere, as round robin or a CDN may.
+    let first_sees = |host: &str| match host {
+        "lost.example" => None,
+        host => Some(host[1..host.find('.')?].parse::<u8>().ok()? % 3),
+    };
+    let first_locator = Arc::new(TableLocator {
+        table: first_sees,
+        calls: Default::default(),
+    });
+    let second_locator = Arc::new(TableLocator {
+        table: |_| Some(99),
+        calls: Default::default(),
+    });
+    let polite = || per_host(2, Duration::ZERO);
+    let first = frontier_with(
+        &server.url(),
+        "placed",
+        Duration::from_secs(30),
+        layout.clone(),
+        polite(),
+    )
+    .await
+    .with_locator(Arc::clone(&first_locator) as Arc<dyn shared::Locate>);
+    let second = frontier_with(
+        &server.url(),
+        "placed",
+        Duration::from_secs(30),
+        layout,
+        polite(),
+    )
+    .await
+    .with_locator(Arc::clone(&second_locator) as Arc<dyn shared::Locate>);
+    let canon = Canonicalizer::new();
+    let url = |host: &str, i: usize| canon.canonicalize(&format!("http://{host}/{i}")).unwrap();
+    let hosts: Vec<String> = (0..12)
+        .map(|n| format!("s{n}.example"))
+        .chain(["lost.example".to_owned()])
+        .collect();
+    let seeds: Vec<Canonical> = hosts.iter().map(|h| url(h, 0)).collect();
+    assert_eq!(first.push_seeds(seeds).await.unwrap(), 13);
+    // Each host looked up once, by the process that met it first.
+    assert_eq!(first_locator.calls(), 13);
+    let placed = places(&server);
+    assert_eq!(placed.len(), 13, "{placed:?}");
+    for n in 3..12 {
+        assert_eq!(
+            placed[&format!("s{n}.example")],
+            placed[&format!("s{}.example", n % 3)],
+            "the names of one server in one bucket: {placed:?}"
+        );
+    }
+    // The second process meets the same hosts (their places read, not looked up) and one
+    // new to the crawl, which it places itself.
+    let more: Vec<Canonical> = hosts
+        .iter()
+        .map(|h| url(h, 1))
+        .chain([url("t.example", 0)])
+        .collect();
+    assert_eq!(second.push_seeds(more).await.unwrap(), 14);
+    assert_eq!(second_locator.calls(), 1);
+    let after = places(&server);
+    assert_eq!(after.len(), 14);
+    assert!(
+        placed.iter().all(|(host, b)| after[host] == *b),
+        "{after:?}"
+    );
+    // Every URL is fetched once, whichever process owns its host's bucket.
+    let mut fetched = std::collections::HashSet::new();
+    let crawl = async {
+        while fetched.len() < 27 {
+            let (i, lease) = lease_of_either(&first, &second).await;
+            assert!(
+                fetched.insert(lease.url().to_string()),
+                "{} twice",
+                lease.url()
+            );
+            let owner = if i == 0 { &first } else { &second };
+            owner.complete(lease, Outcome::Success).await.unwrap();
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), crawl)
+        .await
+        .expect("every URL leased");
+    let totals = first.totals().await.unwrap();
+    assert_eq!((totals.done, totals.queued, totals.leased), (27, 0, 0));
 }
 
 /// Regression: a process letting buckets go to one that joined, while it still had leases

@@ -392,13 +392,14 @@ impl Inner {
         depth: u32,
         from: Option<Arc<str>>,
         memo: Option<&[u8]>,
+        placed: &Placed,
     ) -> Link {
         let host = url.host_key().to_owned();
         Link {
-            bucket: self.bucket_of(&host),
-            domain: match self.keys.layout.by_domain {
-                true => frontier::registrable_domain_of(&host).into(),
-                false => Box::from(""),
+            bucket: self.bucket_in(placed, &host),
+            domain: match self.keys.layout.buckets_by {
+                BucketsBy::Domain => frontier::registrable_domain_of(&host).into(),
+                BucketsBy::Host | BucketsBy::Address => Box::from(""),
             },
             probes: self.keys.schedule.probes(&self.keys.sip_key, url.as_str()),
             host,

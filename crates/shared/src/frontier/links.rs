@@ -146,7 +146,7 @@ impl Inner {
         }
         let mut links = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let Some(link) = self.read_entry(&String::from_utf8_lossy(entry)) else {
+            let Some(link) = self.read_entry(&String::from_utf8_lossy(entry), bucket) else {
                 tracing::warn!("a link in the list of bucket {bucket} does not read: dropped");
                 self.count_invalid("unreadable_link");
                 continue;
@@ -173,8 +173,8 @@ impl Inner {
         Ok(())
     }
 
-    /// A link as [`Inner::forward`] queued it.
-    fn read_entry(&self, entry: &str) -> Option<Link> {
+    /// A link as [`Inner::forward`] queued it in the list of `bucket`.
+    fn read_entry(&self, entry: &str, bucket: u32) -> Option<Link> {
         let mut parts = entry.splitn(4, ' ');
         let (Some(_), Some(depth), Some(url)) = (parts.next(), parts.next(), parts.next()) else {
             return None;
@@ -182,7 +182,20 @@ impl Inner {
         let (referrer, memo) = batch::entry_tail(parts.next());
         let depth: u32 = depth.parse().ok()?;
         let url = super::owners::canonical_again(&self.rules.canon, url)?;
-        Some(self.link(url, depth, referrer.map(Arc::from), memo.as_deref()))
+        // Its sender placed its host here (by address), whether this process knew or not.
+        self.learn_place(url.host_key(), bucket);
+        let mut link = self.link(
+            url,
+            depth,
+            referrer.map(Arc::from),
+            memo.as_deref(),
+            &Placed::default(),
+        );
+        if self.keys.layout.buckets_by == crate::BucketsBy::Address {
+            // The sender's place, even against this process's (one Redis went back on).
+            link.bucket = bucket;
+        }
+        Some(link)
     }
 }
 

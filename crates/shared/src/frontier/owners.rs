@@ -420,6 +420,7 @@ impl Inner {
         let (referrer, memo) = super::batch::entry_tail(parts.next());
         let depth: u32 = depth.parse().map_err(|_| bad())?;
         let url = canonical_again(&self.rules.canon, url).ok_or_else(bad)?;
+        self.learn_place(url.host_key(), bucket);
         self.counts.leases.fetch_add(1, Ordering::Relaxed);
         // Added to, not replaced: a lease of the same page may be held already.
         self.hold_pending(url.as_str());

@@ -281,8 +281,8 @@ impl Inner {
         });
     }
 
-    /// Forgets the links sent, the copies of frozen generations, the hosts whose
-    /// politeness it set, and the buckets it owns (see [`Inner::went_back`]): what it holds
+    /// Forgets the links sent, the copies of frozen generations, the hosts' places, the
+    /// hosts whose politeness it set, and the buckets it owns (see [`Inner::went_back`]): what it holds
     /// of them in memory may be newer than Redis, so they are taken anew at the next
     /// heartbeat, with their URLs in flight as Redis has them back in their queues.
     pub(super) fn forget_sent(&self) {
@@ -298,6 +298,7 @@ impl Inner {
             }
         }
         self.keys.frozen.clear();
+        self.places.forget();
         self.sent
             .policies
             .lock()

@@ -213,7 +213,7 @@ impl SharedFrontier {
     ) -> Result<SitemapMark, Error> {
         let inner = &self.inner;
         let host = url.host_key();
-        let tag = inner.store.tag(inner.bucket_of(host));
+        let tag = inner.store.tag(inner.site_bucket(host));
         let mut invocation = inner.scripts.mark_sitemap.prepare_invoke();
         invocation
             .key(format!("{tag}:sitemaps"))
@@ -247,7 +247,7 @@ impl SharedFrontier {
     pub async fn unmark_sitemap(&self, url: &Canonical) -> Result<(), Error> {
         let inner = &self.inner;
         let host = url.host_key();
-        let tag = inner.store.tag(inner.bucket_of(host));
+        let tag = inner.store.tag(inner.site_bucket(host));
         let mut invocation = inner.scripts.unmark_sitemap.prepare_invoke();
         invocation
             .key(format!("{tag}:sitemaps"))
@@ -266,7 +266,7 @@ impl SharedFrontier {
     /// See [`SharedFrontier::mark_sitemap`].
     pub async fn sitemap_level(&self, url: &Canonical) -> Result<Option<u8>, Error> {
         let inner = &self.inner;
-        let tag = inner.store.tag(inner.bucket_of(url.host_key()));
+        let tag = inner.store.tag(inner.site_bucket(url.host_key()));
         let mut cmd = redis::cmd("HGET");
         cmd.arg(format!("{tag}:sitemaps")).arg(url.as_str());
         let stored: Option<String> = inner.store.query(&cmd).await?;
@@ -414,8 +414,9 @@ impl Inner {
         Ok(u64::try_from(ago).ok().map(Duration::from_millis))
     }
 
-    /// The hash of the robots.txt files of `host`'s bucket (its claims are keys beside it).
+    /// The hash of `host`'s robots.txt files, in its site's bucket (`Inner::site_bucket`; its
+    /// claims are keys beside it).
     pub(super) fn robots_key(&self, host: &str) -> String {
-        format!("{}:robots", self.store.tag(self.bucket_of(host)))
+        format!("{}:robots", self.store.tag(self.site_bucket(host)))
     }
 }

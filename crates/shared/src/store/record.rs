@@ -87,11 +87,9 @@ pub struct Layout {
     /// The key of the SipHash the URLs and hosts are hashed with: random per crawl, so that
     /// no page can pick URLs that collide in it.
     pub key: [u8; 16],
-    /// Hosts go to buckets by their registrable domain rather than by host, so that one
-    /// script counts a domain's hosts and pages (the domain budgets need it), and a domain's
-    /// hosts are one process's (so are the servers only its names share). Default: false,
-    /// which spreads the hosts of one large domain (a blog platform's) over the buckets.
-    pub by_domain: bool,
+    /// What puts hosts in one bucket: their name, their registrable domain or their
+    /// server's address (see [`BucketsBy`]). Default: [`BucketsBy::Host`].
+    pub buckets_by: BucketsBy,
     /// Buckets of their own for the content-seen test ([`crate::SharedFrontier::seen_body`]),
     /// its bodies' digests hashed into them: tagged after the hosts' buckets, they hold no
     /// URL and no host, so that one script tests the bodies of many pages, where spread over
@@ -117,10 +115,61 @@ impl Default for Layout {
             seen_initial_capacity: 65_536,
             seen_rate: 1e-6,
             key,
-            by_domain: false,
+            buckets_by: BucketsBy::Host,
             content_buckets: 1,
             even_slots: true,
         }
+    }
+}
+
+/// What puts a crawl's hosts in one bucket, and so with one process (a bucket's hosts are
+/// scheduled by its owner): fixed when the crawl is created, as its record says
+/// (`buckets_by`).
+///
+/// # Example
+///
+/// ```
+/// let layout = shared::Layout { buckets_by: shared::BucketsBy::Address, ..Default::default() };
+/// assert_eq!(layout.buckets_by.as_str(), "address");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BucketsBy {
+    /// Each host by its name (with its port): a large domain's hosts (a blog platform's)
+    /// spread over the buckets.
+    #[default]
+    Host,
+    /// Each host by its registrable domain, so that one script counts a domain's hosts and
+    /// pages (the domain budgets need it), and the servers only a domain's names share are
+    /// one process's.
+    Domain,
+    /// Each host by the address of its server, as the frontier's locator finds it when the
+    /// host is first met ([`crate::SharedFrontier::with_locator`]), and kept in Redis so
+    /// that every process puts it in the same bucket: the names of one server (shared
+    /// hosting) are one process's, whose limits per address then never pass between
+    /// processes. A host that does not resolve goes by its name.
+    Address,
+}
+
+impl BucketsBy {
+    /// The name the crawl's record keeps it under: `host`, `domain` or `address`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// assert_eq!(shared::BucketsBy::Domain.as_str(), "domain");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BucketsBy::Host => "host",
+            BucketsBy::Domain => "domain",
+            BucketsBy::Address => "address",
+        }
+    }
+
+    fn from_str(text: &str) -> Option<BucketsBy> {
+        [BucketsBy::Host, BucketsBy::Domain, BucketsBy::Address]
+            .into_iter()
+            .find(|by| by.as_str() == text)
     }
 }
 
@@ -257,7 +306,7 @@ impl Store {
             .arg("key")
             .arg(hex(&layout.key))
             .arg("buckets_by")
-            .arg(if layout.by_domain { "domain" } else { "host" })
+            .arg(layout.buckets_by.as_str())
             .arg("content_buckets")
             .arg(layout.content_buckets)
             .arg("slots")
@@ -556,10 +605,9 @@ impl Store {
                 .ok_or_else(|| bad("seen_rate"))?,
             key: unhex(field("key")?).ok_or_else(|| bad("key"))?,
             // Absent from the crawls of earlier versions, which kept hosts by host.
-            by_domain: match meta.get("buckets_by").map(String::as_str) {
-                None | Some("host") => false,
-                Some("domain") => true,
-                Some(_) => return Err(bad("buckets_by")),
+            buckets_by: match meta.get("buckets_by").map(String::as_str) {
+                None => BucketsBy::Host,
+                Some(by) => BucketsBy::from_str(by).ok_or_else(|| bad("buckets_by"))?,
             },
             content_buckets: field("content_buckets")?
                 .parse()
