@@ -1505,6 +1505,20 @@ fn limits_per_address_put_a_servers_names_in_one_bucket() {
         }
     }
     assert_eq!(placed, 16);
+    // And each host was scheduled there alone: its state is in one bucket, its address's.
+    let mut states_of_address = HashMap::new();
+    let mut scheduled = 0;
+    for key in redis.cli(&["KEYS", "*:hosts"]).lines() {
+        for host in redis.cli(&["HKEYS", key]).lines() {
+            let host: usize = host[1..host.find('.').unwrap()].parse().unwrap();
+            let states = states_of_address
+                .entry(host % 4)
+                .or_insert_with(|| key.to_owned());
+            assert_eq!(states, key, "host {host}");
+            scheduled += 1;
+        }
+    }
+    assert_eq!(scheduled, 16);
 }
 
 /// `--redis-buckets-by domain` lays a crawl's hosts out by registrable domain when it is created

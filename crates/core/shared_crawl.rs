@@ -149,7 +149,6 @@ pub(crate) async fn join_shared(
 /// reached Redis first.
 const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
 /// What a crawl created by this process buckets its hosts by: a budget per domain is
 /// counted in the domain's bucket (`Config::validate` refuses one by address); limits per
 /// address, by default, are one process's work by address.
@@ -168,6 +167,7 @@ fn buckets_by(config: &Config) -> shared::BucketsBy {
     }
 }
 
+/// The crawl, once a process has created it, or `None` after [`JOIN_WAIT`].
 async fn wait_for_crawl(store: &shared::Store) -> Result<Option<shared::Stored>> {
     let deadline = tokio::time::Instant::now() + JOIN_WAIT;
     while tokio::time::Instant::now() < deadline {

@@ -406,13 +406,13 @@ impl SharedFrontier {
         // The tags of the crawl given, whichever store read it.
         store.use_layout(layout);
         if scope.per_domain_budget() != (None, None) && layout.buckets_by != BucketsBy::Domain {
-            return Err(ErrorKind::BadLayout(
-                "the crawl keeps hosts by host, not by domain, so it cannot count pages and \
+            return Err(ErrorKind::BadLayout(format!(
+                "the crawl keeps hosts by {}, not by domain, so it cannot count pages and \
                  hosts per domain: it was created without crawl.per_domain_hosts, \
                  crawl.per_domain_pages or redis.buckets_by = \"domain\"; start another under \
-                 a new crawl name to use them"
-                    .into(),
-            )
+                 a new crawl name to use them",
+                layout.buckets_by.as_str()
+            ))
             .into());
         }
         let pushed = new_pushed(layout)?;
@@ -731,6 +731,13 @@ impl SharedFrontier {
                     Share::Done => {}
                     Share::Taken => taken.push((k, chunk)),
                     Share::Mine => {
+                        // Their hosts placed at once (by address), not each by its URL's push.
+                        let rules = &self.inner.rules.scope;
+                        let admitted = chunk.iter().filter(|(url, depth, _)| match requisites {
+                            true => rules.check_requisite(url).is_ok(),
+                            false => rules.check(url, *depth).is_ok(),
+                        });
+                        self.inner.place(admitted.map(|(url, _, _)| url)).await?;
                         // A few hundred at a time, so that they go in batch scripts.
                         let mut chunk = chunk.into_iter();
                         loop {

@@ -603,6 +603,24 @@ async fn hosts_bucketed_by_address_stay_where_the_first_process_placed_them() {
         .expect("every URL leased");
     let totals = first.totals().await.unwrap();
     assert_eq!((totals.done, totals.queued, totals.leased), (27, 0, 0));
+    // Each host was scheduled in its place's bucket, and there alone: its state is there.
+    let mut conn = connection(&server);
+    let states: Vec<String> = redis::cmd("KEYS").arg("*:hosts").query(&mut conn).unwrap();
+    for (host, bucket) in &after {
+        let mut holding = Vec::new();
+        for key in &states {
+            let held: bool = redis::cmd("HEXISTS")
+                .arg(key)
+                .arg(host)
+                .query(&mut conn)
+                .unwrap();
+            if held {
+                holding.push(key.clone());
+            }
+        }
+        let placed_in = format!("{}:hosts", first.store().tag(*bucket));
+        assert_eq!(holding, [placed_in], "{host}");
+    }
 }
 
 /// Regression: a process letting buckets go to one that joined, while it still had leases

@@ -11,7 +11,8 @@
 //! process that finds a place written keeps it. Each process keeps the places it knows in
 //! memory: a link to a known host costs a map lookup, a host new to the process a read
 //! (`HGET`: one round trip for a page's new hosts), one new to the crawl a locate and a
-//! second round trip (`HSETNX` and `HGET`). A host that does not resolve (in
+//! second round trip (`HSETNX`; and an `HGET` for the places another process wrote
+//! meanwhile, whose locates were spent for nothing). A host that does not resolve (in
 //! [`LOCATE_WAIT`]) is placed by its name. After Redis goes back to an older state, a process forgets its places and reads
 //! them again; a host placed again there by a process whose resolver answers otherwise may
 //! have URLs in two buckets (two schedules of its delay, never a page lost).
@@ -27,6 +28,7 @@ use std::time::Duration;
 use frontier::{Canonical, Url};
 use futures_util::future::join_all;
 use siphasher::sip128::SipHasher13;
+use tokio::sync::Semaphore;
 
 use super::Inner;
 use super::batch::Link;
@@ -34,8 +36,13 @@ use crate::store::BucketsBy;
 use crate::{Error, ErrorKind};
 
 /// How long a host's address is looked for when it is placed: past it, the host goes by
-/// its name (a server too slow to name is rarely one to group).
-pub const LOCATE_WAIT: Duration = Duration::from_secs(5);
+/// its name (a server too slow to name is rarely one to group). Short, as a page's
+/// completion waits for its links' new hosts.
+pub const LOCATE_WAIT: Duration = Duration::from_secs(2);
+
+/// The most lookups a process has under way to place hosts: a long list of seeds, or a page
+/// of thousands of new names, asks its resolver a few hundred at a time.
+const LOCATING: usize = 256;
 
 /// What [`Locate::address_of`] answers, in time.
 pub type Located<'a> = Pin<Box<dyn Future<Output = Option<IpAddr>> + Send + 'a>>;
@@ -104,12 +111,23 @@ impl Locate for SystemLocator {
 pub(super) struct Placed(HashMap<String, u32>);
 
 /// This process's places (see the module's comment): what it knows, and how it finds more.
-#[derive(Default)]
 pub(super) struct Places {
     /// Hosts (`host_key`) and their buckets, as Redis keeps them.
     known: RwLock<HashMap<String, u32>>,
     /// The crawler's locator, if it gave one.
     locator: OnceLock<Arc<dyn Locate>>,
+    /// Lookups under way, at most [`LOCATING`].
+    locating: Semaphore,
+}
+
+impl Default for Places {
+    fn default() -> Places {
+        Places {
+            known: RwLock::default(),
+            locator: OnceLock::new(),
+            locating: Semaphore::new(LOCATING),
+        }
+    }
 }
 
 impl Places {
@@ -246,7 +264,8 @@ impl Inner {
 
     /// Reads the places of `hosts` from Redis; locates each host not placed there, and
     /// writes its place unless another process wrote one meanwhile: the place Redis keeps
-    /// is the one this process keeps. Only the first process to meet a host looks it up.
+    /// is the one this process keeps. A host is looked up by the pushes that meet it
+    /// before its place is written: one, but for a race.
     async fn place_hosts(&self, hosts: Vec<(String, Url)>) -> Result<HashMap<String, u32>, Error> {
         let reads: Vec<_> = hosts
             .iter()
@@ -280,6 +299,9 @@ impl Inner {
         let located = join_all(new.iter().map(|(_, url)| {
             let locator = Arc::clone(&locator);
             async move {
+                // The wait is the lookup's own: a page of many new names (or a long list of
+                // seeds) waits its turn, not to be placed by name.
+                let _turn = self.places.locating.acquire().await.ok()?;
                 tokio::time::timeout(LOCATE_WAIT, locator.address_of(url))
                     .await
                     .ok()
@@ -287,23 +309,44 @@ impl Inner {
             }
         }))
         .await;
-        let mut cmds = Vec::with_capacity(new.len() * 2);
+        let mut sets = Vec::with_capacity(new.len());
+        let mut mine = Vec::with_capacity(new.len());
         for ((host, _), address) in new.iter().zip(located) {
             let bucket = match address {
                 Some(IpAddr::V4(ip)) => self.hash_bucket(&ip.octets()),
                 Some(IpAddr::V6(ip)) => self.hash_bucket(&ip.octets()),
                 None => self.hash_bucket(host.as_bytes()),
             };
-            let key = self.places_key(host);
             let mut set = redis::cmd("HSETNX");
-            set.arg(&key).arg(host).arg(bucket);
-            let mut get = redis::cmd("HGET");
-            get.arg(&key).arg(host);
-            cmds.push(set);
-            cmds.push(get);
+            set.arg(self.places_key(host)).arg(host).arg(bucket);
+            sets.push(set);
+            mine.push(bucket);
         }
-        let answers: Vec<redis::Value> = self.store.query_each(&cmds).await?;
-        for ((host, _), answer) in new.into_iter().zip(answers.into_iter().skip(1).step_by(2)) {
+        let written: Vec<i64> = self.store.query_each(&sets).await?;
+        // A place another process wrote meanwhile is read after the writes (on a cluster
+        // the commands of one call go apart, in no order).
+        let mut theirs = Vec::new();
+        for (((host, _), bucket), written) in new.into_iter().zip(mine).zip(written) {
+            if written == 1 {
+                self.places.keep(host.clone(), bucket);
+                placed.insert(host, bucket);
+            } else {
+                theirs.push(host);
+            }
+        }
+        if theirs.is_empty() {
+            return Ok(placed);
+        }
+        let reads: Vec<_> = theirs
+            .iter()
+            .map(|host| {
+                let mut get = redis::cmd("HGET");
+                get.arg(self.places_key(host)).arg(host);
+                get
+            })
+            .collect();
+        let read: Vec<redis::Value> = self.store.query_each(&reads).await?;
+        for (host, answer) in theirs.into_iter().zip(read) {
             let bucket = self.read_place(&host, answer)?;
             placed.insert(host, bucket);
         }

@@ -293,8 +293,16 @@ impl SharedFrontier {
         // process whose bucket went to another meanwhile leaves the delay to that one,
         // which reads the robots.txt too before it fetches from the host.
         let bucket = inner.bucket_of(host);
-        if let Some(owned) = inner.owners.buckets().get_mut(&bucket) {
-            owned.crawl_delay(host, delay);
+        let mut buckets = inner.owners.buckets();
+        let set = buckets
+            .get_mut(&bucket)
+            .is_some_and(|owned| owned.crawl_delay(host, delay));
+        if !set && inner.keys.layout.buckets_by == crate::BucketsBy::Address {
+            // Its place forgotten (a broad crawl's map is bounded): whichever owned bucket
+            // schedules it.
+            buckets
+                .values_mut()
+                .any(|owned| owned.crawl_delay(host, delay));
         }
         Ok(())
     }
