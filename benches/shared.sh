@@ -25,6 +25,8 @@
 #                                           # its servers; NAMES_BY_ADDRESS=1 names them
 #                                           # hI.aJ.test (J: the address), a domain a server,
 #                                           # for CRAWLER_ARGS="--redis-buckets-by domain"
+#   DNS_DELAY_MS=300 ADDRESSES=100 HOSTS=1000 benches/shared.sh   # a slow name server:
+#                                           # testweb's answers each 300 ms late
 #   CRAWLER_BIN=../old/target/release/crawler benches/shared.sh   # another build
 #   COMMANDSTATS=stats benches/shared.sh    # Redis's INFO commandstats of each run (calls and
 #                                           # CPU by command), in stats.N for N processes
@@ -147,6 +149,7 @@ for n in $PROCESSES; do
         if [ "${NAMES_BY_ADDRESS:-0}" != 0 ]; then
             by_name+=(--names-by-address)
         fi
+        by_name+=(--dns-delay-ms "${DNS_DELAY_MS:-0}")
     fi
     "$bin/testweb" --hosts "$HOSTS" --pages "$PAGES" --latency-ms "$LATENCY_MS" --all-roots \
         --plain-links --port 0 "${by_name[@]}" >"$work/seeds" 2>"$work/server" &

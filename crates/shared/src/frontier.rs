@@ -538,12 +538,24 @@ impl SharedFrontier {
     ///
     /// See [`SharedFrontier`].
     pub async fn push_seeds(&self, seeds: Vec<Canonical>) -> Result<u64, Error> {
-        let placed = self.inner.place(&seeds).await?;
-        let links = seeds
-            .into_iter()
-            .map(|seed| self.inner.link(seed, 0, None, None, &placed))
-            .collect::<Vec<_>>();
-        self.inner.admit(links).await
+        // By address, a long list's hosts are looked up a few hundred at a time: each part
+        // queued once placed, so that the crawl begins after the first lookups, not the last.
+        let part = match self.inner.keys.layout.buckets_by {
+            BucketsBy::Address => places::LOCATING,
+            BucketsBy::Host | BucketsBy::Domain => seeds.len().max(1),
+        };
+        let mut new = 0;
+        let mut seeds = seeds.into_iter().peekable();
+        while seeds.peek().is_some() {
+            let seeds: Vec<Canonical> = seeds.by_ref().take(part).collect();
+            let placed = self.inner.place(&seeds).await?;
+            let links = seeds
+                .into_iter()
+                .map(|seed| self.inner.link(seed, 0, None, None, &placed))
+                .collect::<Vec<_>>();
+            new += self.inner.admit(links).await?;
+        }
+        Ok(new)
     }
 
     /// Pushes one URL already canonical, which `from` (a redirect, a sitemap) led to, if

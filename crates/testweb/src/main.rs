@@ -64,6 +64,10 @@ struct Args {
     /// write where (127.0.0.1:PORT, as the crawler's --dns-server takes it) to this file.
     #[arg(long, value_name = "FILE")]
     dns_out: Option<PathBuf>,
+    /// With --dns-out, answer each question only after this many milliseconds: a slow name
+    /// server (each question waits on its own; none holds up another).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    dns_delay_ms: u64,
     /// Spell every link the plain way instead of in many equivalent ways.
     #[arg(long)]
     plain_links: bool,
@@ -204,7 +208,13 @@ async fn serve(args: Args) -> std::io::Result<()> {
     }
     let dns = match &args.dns_out {
         Some(path) => {
-            let dns = testweb::DnsServer::start(web.names()).await?;
+            let names = web.names();
+            let dns = testweb::DnsServer::start(names.clone()).await?;
+            if args.dns_delay_ms > 0 {
+                for (name, _) in &names {
+                    dns.delay(name, Duration::from_millis(args.dns_delay_ms));
+                }
+            }
             std::fs::write(path, format!("{}\n", dns.addr()))?;
             Some(dns)
         }

@@ -42,7 +42,7 @@ pub const LOCATE_WAIT: Duration = Duration::from_secs(2);
 
 /// The most lookups a process has under way to place hosts: a long list of seeds, or a page
 /// of thousands of new names, asks its resolver a few hundred at a time.
-const LOCATING: usize = 256;
+pub(super) const LOCATING: usize = 256;
 
 /// What [`Locate::address_of`] answers, in time.
 pub type Located<'a> = Pin<Box<dyn Future<Output = Option<IpAddr>> + Send + 'a>>;
