@@ -134,12 +134,14 @@ impl SharedFrontier {
             return Ok(Turn::Go);
         }
         let terms = Terms { limits, hold };
-        self.inner
+        let turn = self
+            .inner
             .with_address(address, terms, |at, now| {
                 at.used = Some(now);
                 at.turn(host, now, true)
             })
-            .await
+            .await?;
+        self.inner.held_at_address(turn)
     }
 
     /// What [`enter_address`](Self::enter_address) would answer a request of `host`, without
@@ -175,13 +177,15 @@ impl SharedFrontier {
             return Ok(Turn::Go);
         }
         let terms = Terms { limits, hold };
-        self.inner
+        let turn = self
+            .inner
             .with_address(address, terms, |at, now| {
                 // Its turn comes next: not given back as unused meanwhile.
                 at.used = Some(now);
                 at.turn(host, now, false)
             })
-            .await
+            .await?;
+        self.inner.held_at_address(turn)
     }
 
     /// A request that [`enter_address`](Self::enter_address) let go has ended. When its
@@ -325,6 +329,16 @@ impl Inner {
     /// What `answer` makes of `address` (held under `terms`) once this process knows whether
     /// it holds it: `answer` is asked under the holds' lock; `None` while Redis must be
     /// asked, which is done (once for all the callers waiting), and `answer` asked again.
+    /// A request held back at its address (its connections full, or its turn to come) holds
+    /// the crawl back by its servers' politeness: its batches may wait for more (see
+    /// `batch::LINGER_PACED`), as for hosts whose turns have not come.
+    fn held_at_address(&self, turn: Turn) -> Result<Turn, Error> {
+        if turn != Turn::Go {
+            self.note_paced();
+        }
+        Ok(turn)
+    }
+
     async fn with_address<R>(
         self: &Arc<Self>,
         address: IpAddr,

@@ -72,14 +72,16 @@ fn next_tick(
 }
 
 impl Inner {
-    /// Notes that a worker found its next URL held by politeness (see [`linger`]).
+    /// Notes that a worker found its next URL held by politeness, its host's or its
+    /// address's (see [`linger`]).
     pub(super) fn note_paced(&self) {
         let ms = self.sent.ticks_from.elapsed().as_millis();
         let ms = u64::try_from(ms).unwrap_or(u64::MAX);
         self.sent.paced_at.store(ms, Ordering::Relaxed);
     }
 
-    /// Whether a worker found its next URL held by politeness within the last [`LINGER`].
+    /// Whether a worker found its next URL held by politeness (its host's or its address's)
+    /// within the last [`LINGER`].
     fn paced(&self) -> bool {
         let at = Duration::from_millis(self.sent.paced_at.load(Ordering::Relaxed));
         let ago = self.sent.ticks_from.elapsed().saturating_sub(at);
@@ -113,14 +115,18 @@ pub(super) const LINGER_PACED: Duration = Duration::from_millis(100);
 
 /// How long a bucket's next batch waits for more steps, if it does, with `completing`
 /// completions under way in the process, `paced` if a worker found its next URL held by
-/// politeness within the last [`LINGER`], and `steps` of the bucket already waiting, with
+/// politeness within the last [`LINGER`] (a host's turn to come, or its address's: its
+/// connections full, or its delay), and `steps` of the bucket already waiting, with
 /// `links` links between them: only while the process is busy ([`LINGER`]), or held by its
 /// servers' politeness rather than by what its batches bring ([`LINGER_PACED`]: its workers'
 /// places free, as each waits for its completion's answer), and the batch far from full. A
 /// broad crawl held to 20 ms a server sent 5,800 batches for 20,000 pages with two processes
 /// where the same crawl unheld sent 1,100 (docs/benchmarks.md, 2026-12-06): carrying a page
 /// or two each. A busy crawl not held waits no longer than `LINGER`: 100 ms doubled the
-/// issue's 100-host crawl's time, as its hosts wait for the answers.
+/// issue's 100-host crawl's time, as its hosts wait for the answers. A crawl held at its
+/// servers' connection limits (10 servers, 8 connections each) sent 0.9 requests a page
+/// before it counted as held, 0.34 after, in the same time (docs/benchmarks.md, 2026-12-07,
+/// afternoon).
 fn linger(completing: usize, paced: bool, steps: usize, links: usize) -> Option<Duration> {
     if steps >= MAX_STEPS / 2 || links >= MAX_BATCH / 2 {
         None
