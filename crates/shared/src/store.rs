@@ -17,10 +17,9 @@ use crate::{Error, ErrorKind};
 
 mod record;
 
-/// A new crawl's buckets on one server (see [`Store::default_buckets`]).
-const SERVER_BUCKETS: u32 = 16;
-/// A new crawl's buckets on a cluster, and [`Layout::default`]'s, which knows no server.
-const CLUSTER_BUCKETS: u32 = 32;
+/// A new crawl's buckets, on one server or a cluster (see [`Store::default_buckets`]), and
+/// [`Layout::default`]'s.
+const DEFAULT_BUCKETS: u32 = 16;
 
 pub(crate) use record::Share;
 pub use record::{BucketsBy, Layout, Stored};
@@ -387,12 +386,14 @@ impl Store {
     }
 
     /// The buckets a new crawl's hosts are hashed into unless its creator says otherwise:
-    /// 16 on one server, 32 on a cluster. Each bucket's scripts take the pages that wait
-    /// while its previous one runs, so fewer, busier buckets put more pages in a script:
-    /// a 3-master cluster's masters together do 1.01 times one server's work at 16, 1.10
-    /// times at 32, 1.29 times at 64 (`docs/benchmarks.md`, 2026-12-02). A cluster spreads
-    /// its buckets over its masters (32 more evenly than 16), and a bucket is leased by one
-    /// process at a time, so at most as many processes as buckets share a crawl's work.
+    /// 16, on one server or a cluster. Each bucket's scripts take the pages that wait while
+    /// its previous one runs, so fewer, busier buckets put more pages in a script: a
+    /// 3-master cluster's masters together executed 1.04 to 1.11 times one server's
+    /// instructions at 16, 1.23 to 1.30 at 32 (`docs/benchmarks.md`, 2026-12-07). A cluster
+    /// spreads 32 more evenly over its masters (its busiest holds 6 of 16 buckets, 11 of
+    /// 32), but at 16 the busiest still did less (some 790 M instructions against 900 to
+    /// 950 M). A bucket is leased by one process at a time, so at most as many processes as
+    /// buckets share a crawl's work: a crawl meant for more is created with more.
     ///
     /// # Example
     ///
@@ -406,11 +407,7 @@ impl Store {
     /// # Ok(()) }
     /// ```
     pub fn default_buckets(&self) -> u32 {
-        if self.is_cluster() {
-            CLUSTER_BUCKETS
-        } else {
-            SERVER_BUCKETS
-        }
+        DEFAULT_BUCKETS
     }
 
     /// Whether the store is a Redis Cluster.

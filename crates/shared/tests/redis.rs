@@ -438,7 +438,7 @@ async fn leases_go_to_the_host_that_waited_longest_whatever_its_bucket() {
         per_host(64, Duration::ZERO),
     )
     .await;
-    // Six hosts in 32 buckets: most buckets empty, maybe two hosts in one.
+    // Six hosts in 16 buckets: most buckets empty, maybe two hosts in one.
     let (hosts, each) = (6, 40);
     let canon = Canonicalizer::new();
     let seeds: Vec<Canonical> = (0..hosts * each)

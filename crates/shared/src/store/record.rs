@@ -76,7 +76,7 @@ pub struct Layout {
     /// Buckets hosts are hashed into. Each bucket's keys share one hash slot, so a script
     /// touches one slot; more buckets spread a cluster's load more evenly, and let more
     /// processes share the crawl (a bucket's hosts are leased by one process), but put
-    /// fewer pages in each script. Default: 32.
+    /// fewer pages in each script. Default: 16 ([`Store::default_buckets`]).
     pub buckets: u32,
     /// URLs the seen-test holds before it first grows, over all buckets (each takes at least
     /// 1,024). Default: 65,536: it doubles at each step, and sets take only their members'
@@ -111,7 +111,7 @@ impl Default for Layout {
         // Without the system's randomness the crawl is still correct, only predictable.
         let _ = getrandom::fill(&mut key);
         Layout {
-            buckets: super::CLUSTER_BUCKETS,
+            buckets: super::DEFAULT_BUCKETS,
             seen_initial_capacity: 65_536,
             seen_rate: 1e-6,
             key,
