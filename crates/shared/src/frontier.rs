@@ -600,7 +600,7 @@ impl SharedFrontier {
         memo: Option<&[u8]>,
         depth: u32,
     ) -> Result<bool, Error> {
-        let checked = self.inner.rules.scope.check(&url, depth);
+        let checked = self.inner.admits(&url, depth, false);
         self.push_checked(checked, url, from, memo, depth).await
     }
 
@@ -625,7 +625,7 @@ impl SharedFrontier {
         memo: Option<&[u8]>,
         depth: u32,
     ) -> Result<bool, Error> {
-        let checked = self.inner.rules.scope.check_requisite(&url);
+        let checked = self.inner.admits(&url, depth, true);
         self.push_checked(checked, url, from, memo, depth).await
     }
 
@@ -744,10 +744,8 @@ impl SharedFrontier {
                     Share::Taken => taken.push((k, chunk)),
                     Share::Mine => {
                         // Their hosts placed at once (by address), not each by its URL's push.
-                        let rules = &self.inner.rules.scope;
-                        let admitted = chunk.iter().filter(|(url, depth, _)| match requisites {
-                            true => rules.check_requisite(url).is_ok(),
-                            false => rules.check(url, *depth).is_ok(),
+                        let admitted = chunk.iter().filter(|(url, depth, _)| {
+                            self.inner.admits(url, *depth, requisites).is_ok()
                         });
                         self.inner.place(admitted.map(|(url, _, _)| url)).await?;
                         // A few hundred at a time, so that they go in batch scripts.
@@ -1331,6 +1329,20 @@ impl Inner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         pending.entry(url.to_owned()).or_default().holders += 1;
+    }
+
+    /// Whether the scope admits `url` pushed at `depth`, by the requisite rules for a
+    /// `requisite` (see [`SharedFrontier::push_requisite`]).
+    fn admits(
+        &self,
+        url: &Canonical,
+        depth: u32,
+        requisite: bool,
+    ) -> Result<(), frontier::DropReason> {
+        match requisite {
+            true => self.rules.scope.check_requisite(url),
+            false => self.rules.scope.check(url, depth),
+        }
     }
 
     /// Whether `url` is a page this process holds a lease of (its links wait for it).

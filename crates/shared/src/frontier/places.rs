@@ -219,6 +219,10 @@ impl Inner {
                 .unwrap_or_else(PoisonError::into_inner);
             for url in urls {
                 let host = url.host_key();
+                if placed.contains_key(host) {
+                    // A page's links are mostly to a few hosts: each copied once.
+                    continue;
+                }
                 match known.get(host) {
                     Some(&bucket) => {
                         placed.insert(host.to_owned(), bucket);
